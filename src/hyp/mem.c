@@ -1,0 +1,81 @@
+/* Guest RAM and the only way to reach it: bounds-checked accessors. */
+#include "mem.h"
+#include "platform.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+int guest_mem_init(struct guest_mem *m, uint64_t ram_size)
+{
+	void *p;
+
+	/* MAP_NORESERVE: an idle guest costs only the pages it touches. */
+	p = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->host = p;
+	m->ram_size = ram_size;
+	m->low_size = ram_size < GPA_LOW_RAM_MAX ? ram_size : GPA_LOW_RAM_MAX;
+	m->high_size = ram_size - m->low_size;
+	return 0;
+}
+
+void guest_mem_wrap(struct guest_mem *m, void *buf, uint64_t size)
+{
+	m->host = buf;
+	m->ram_size = size;
+	m->low_size = size;
+	m->high_size = 0;
+}
+
+void guest_mem_free(struct guest_mem *m)
+{
+	if (m->host)
+		munmap(m->host, m->ram_size);
+	m->host = NULL;
+}
+
+void *gpa_ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len)
+{
+	/* Written so that no sum can overflow: compare against what is left. */
+	if (gpa < m->low_size) {
+		if (len > m->low_size - gpa)
+			return NULL;
+		return m->host + gpa;
+	}
+	if (gpa >= GPA_HIGH_RAM_BASE && gpa - GPA_HIGH_RAM_BASE < m->high_size) {
+		uint64_t off = gpa - GPA_HIGH_RAM_BASE;
+
+		if (len > m->high_size - off)
+			return NULL;
+		return m->host + m->low_size + off;
+	}
+	return NULL;
+}
+
+int gpa_read(const struct guest_mem *m, uint64_t gpa, void *dst, size_t len)
+{
+	const void *p = gpa_ptr(m, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(dst, p, len);
+	return 0;
+}
+
+int gpa_write(const struct guest_mem *m, uint64_t gpa, const void *src, size_t len)
+{
+	void *p = gpa_ptr(m, gpa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(p, src, len);
+	return 0;
+}
+
+uint64_t guest_mem_end(const struct guest_mem *m)
+{
+	return m->high_size ? GPA_HIGH_RAM_BASE + m->high_size : m->low_size;
+}

@@ -1,0 +1,32 @@
+/* Guest memory: one host mapping of the guest's RAM, shown to the guest as
+ * up to two ranges (below GPA_LOW_RAM_MAX, and from 4 GiB).  Every access a
+ * device or loader makes goes through gpa_ptr(), which takes a length and
+ * returns NULL unless the whole range is RAM: a guest address is never
+ * turned into a pointer any other way. */
+#ifndef LODGE_MEM_H
+#define LODGE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct guest_mem {
+	uint8_t *host;       /* ram_size bytes, MAP_NORESERVE */
+	uint64_t ram_size;   /* total guest RAM */
+	uint64_t low_size;   /* RAM at GPA 0 .. low_size */
+	uint64_t high_size;  /* RAM at GPA 4 GiB .. 4 GiB + high_size */
+};
+
+/* Map ram_size bytes lazily. Returns 0 or -errno. */
+int guest_mem_init(struct guest_mem *m, uint64_t ram_size);
+/* For tests and tools: wrap an existing buffer as guest RAM from GPA 0. */
+void guest_mem_wrap(struct guest_mem *m, void *buf, uint64_t size);
+void guest_mem_free(struct guest_mem *m);
+
+/* Host pointer for [gpa, gpa+len), or NULL if any byte of it is not RAM. */
+void *gpa_ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len);
+int gpa_read(const struct guest_mem *m, uint64_t gpa, void *dst, size_t len);
+int gpa_write(const struct guest_mem *m, uint64_t gpa, const void *src, size_t len);
+/* The highest GPA + 1 that is RAM. */
+uint64_t guest_mem_end(const struct guest_mem *m);
+
+#endif

@@ -1,0 +1,2 @@
+# Placeholder until Mini-OS lands (owned by the Mini-OS work).
+MINIOS_ELF := $(BUILD)/minios/minios.elf

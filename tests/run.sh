@@ -1,0 +1,45 @@
+#!/bin/bash
+# Run every unit test binary and every integration test script, then print
+# the summary line CI reads:  "N passed, N failed[, N skipped]".
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+export TOP BUILD
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+
+run_one() {   # run_one LABEL CMD...: run a test, echo its lines, keep its verdicts
+	local label=$1 out rc
+	shift
+	echo "== $label"
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed 's/^/   /'
+	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' >>"$results"
+	if [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
+		echo "FAIL: $label: exited with status $rc" | tee -a "$results"
+	fi
+}
+
+for t in "$BUILD"/tests/test-*; do
+	[ -x "$t" ] || continue
+	run_one "unit $(basename "$t")" "$t"
+done
+for t in "$TOP"/tests/integ/*.sh; do
+	[ -f "$t" ] || continue
+	run_one "integ $(basename "$t" .sh)" bash "$t"
+done
+
+passed=$(grep -c '^PASS: ' "$results")
+failed=$(grep -c '^FAIL: ' "$results")
+skipped=$(grep -c '^SKIP: ' "$results")
+echo
+if [ "$failed" -gt 0 ]; then echo "Failed:"; grep '^FAIL: ' "$results" | sed 's/^/  /'; fi
+if [ "$skipped" -gt 0 ]; then echo "Skipped:"; grep '^SKIP: ' "$results" | sed 's/^/  /'; fi
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
