@@ -23,7 +23,7 @@ need_root() {
 }
 # kvm_backend: prints "pvm" when /dev/kvm is the PVM software backend, else "hw".
 kvm_backend() {
-	if grep -qs kvm_pvm /proc/modules || dmesg 2>/dev/null | grep -q 'kvm-pvm: loaded'; then
+	if [ -d /sys/module/kvm_pvm ]; then
 		echo pvm
 	else
 		echo hw

@@ -1,0 +1,207 @@
+/* A 16550A UART, enough of it for Linux's 8250 driver to probe it (scratch
+ * register, FIFO bits in IIR, loopback MSR test) and for interrupt-driven
+ * input and output.  Transmission is instant, so THR is always empty. */
+#include "devices.h"
+#include "bus.h"
+#include "console.h"
+#include "domain.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define UART_RBR 0   /* read, DLAB 0 */
+#define UART_THR 0   /* write, DLAB 0 */
+#define UART_IER 1
+#define UART_IIR 2   /* read */
+#define UART_FCR 2   /* write */
+#define UART_LCR 3
+#define UART_MCR 4
+#define UART_LSR 5
+#define UART_MSR 6
+#define UART_SCR 7
+
+#define IER_RDI   0x01
+#define IER_THRI  0x02
+#define IER_RLSI  0x04
+#define IER_MSI   0x08
+#define IIR_NONE  0x01
+#define IIR_THRI  0x02
+#define IIR_RDI   0x04
+#define IIR_FIFO  0xc0
+#define FCR_ENABLE 0x01
+#define FCR_CLEAR_RX 0x02
+#define LCR_DLAB  0x80
+#define MCR_DTR   0x01
+#define MCR_RTS   0x02
+#define MCR_OUT1  0x04
+#define MCR_OUT2  0x08
+#define MCR_LOOP  0x10
+#define LSR_DR    0x01
+#define LSR_THRE  0x20
+#define LSR_TEMT  0x40
+#define MSR_CTS   0x10
+#define MSR_DSR   0x20
+#define MSR_RI    0x40
+#define MSR_DCD   0x80
+
+/* Bounded: a guest that never reads its console cannot grow it. */
+#define UART_RX_FIFO 256
+
+struct uart {
+	struct domain *dom;
+	unsigned gsi;
+	pthread_mutex_t lock;
+	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
+	int thr_ipending;
+	int irq_level;
+	uint8_t rx[UART_RX_FIFO];
+	unsigned rx_head, rx_count;
+};
+
+static uint8_t uart_iir(const struct uart *u)
+{
+	uint8_t fifo = (u->fcr & FCR_ENABLE) ? IIR_FIFO : 0;
+
+	if ((u->ier & IER_RDI) && u->rx_count)
+		return IIR_RDI | fifo;
+	if ((u->ier & IER_THRI) && u->thr_ipending)
+		return IIR_THRI | fifo;
+	return IIR_NONE | fifo;
+}
+
+/* Called with the lock held after every state change: drive the line to
+ * the level the pending interrupts imply, touching KVM only on a change. */
+static void uart_update_irq(struct uart *u)
+{
+	int level = !(uart_iir(u) & IIR_NONE);
+
+	if (level != u->irq_level) {
+		u->irq_level = level;
+		kvm_irq_line(u->dom, u->gsi, level);
+	}
+}
+
+static void uart_rx_push(struct uart *u, uint8_t c)
+{
+	if (u->rx_count < UART_RX_FIFO) {
+		u->rx[(u->rx_head + u->rx_count) % UART_RX_FIFO] = c;
+		u->rx_count++;
+	}
+}
+
+static uint64_t uart_read(void *dev, uint64_t off, unsigned size)
+{
+	struct uart *u = dev;
+	uint8_t val = 0;
+
+	pthread_mutex_lock(&u->lock);
+	switch (off) {
+	case UART_RBR:
+		if (u->lcr & LCR_DLAB) {
+			val = u->dll;
+		} else if (u->rx_count) {
+			val = u->rx[u->rx_head];
+			u->rx_head = (u->rx_head + 1) % UART_RX_FIFO;
+			u->rx_count--;
+		}
+		break;
+	case UART_IER:
+		val = (u->lcr & LCR_DLAB) ? u->dlm : u->ier;
+		break;
+	case UART_IIR:
+		val = uart_iir(u);
+		/* Reading IIR while it reports THRE acknowledges it. */
+		if ((val & 0x0f) == IIR_THRI)
+			u->thr_ipending = 0;
+		break;
+	case UART_LCR: val = u->lcr; break;
+	case UART_MCR: val = u->mcr; break;
+	case UART_LSR:
+		val = LSR_THRE | LSR_TEMT | (u->rx_count ? LSR_DR : 0);
+		break;
+	case UART_MSR:
+		if (u->mcr & MCR_LOOP)   /* modem outputs looped back to inputs */
+			val = ((u->mcr & MCR_RTS) ? MSR_CTS : 0) | ((u->mcr & MCR_DTR) ? MSR_DSR : 0) |
+			      ((u->mcr & MCR_OUT1) ? MSR_RI : 0) | ((u->mcr & MCR_OUT2) ? MSR_DCD : 0);
+		else
+			val = MSR_DCD | MSR_DSR | MSR_CTS;
+		break;
+	case UART_SCR: val = u->scr; break;
+	}
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return val;
+}
+
+static void uart_write(void *dev, uint64_t off, unsigned size, uint64_t v)
+{
+	struct uart *u = dev;
+	uint8_t val = v;
+
+	pthread_mutex_lock(&u->lock);
+	switch (off) {
+	case UART_THR:
+		if (u->lcr & LCR_DLAB) {
+			u->dll = val;
+			break;
+		}
+		if (u->mcr & MCR_LOOP)
+			uart_rx_push(u, val);
+		else
+			console_output(&val, 1);
+		u->thr_ipending = 1;
+		break;
+	case UART_IER:
+		if (u->lcr & LCR_DLAB) {
+			u->dlm = val;
+			break;
+		}
+		/* Enabling THRI while THR is empty raises it at once. */
+		if (!(u->ier & IER_THRI) && (val & IER_THRI))
+			u->thr_ipending = 1;
+		u->ier = val & (IER_RDI | IER_THRI | IER_RLSI | IER_MSI);
+		break;
+	case UART_FCR:
+		u->fcr = val & FCR_ENABLE;
+		if (val & FCR_CLEAR_RX)
+			u->rx_count = 0;
+		break;
+	case UART_LCR: u->lcr = val; break;
+	case UART_MCR: u->mcr = val & 0x1f; break;
+	case UART_SCR: u->scr = val; break;
+	}
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static const struct bus_ops uart_ops = { .read = uart_read, .write = uart_write };
+
+size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	while (n < len && u->rx_count < UART_RX_FIFO)
+		uart_rx_push(u, buf[n++]);
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+struct uart *uart_create(struct domain *dom, uint16_t port, unsigned gsi)
+{
+	struct uart *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->dom = dom;
+	u->gsi = gsi;
+	u->dll = 12;   /* 9600 baud until the guest says otherwise */
+	pthread_mutex_init(&u->lock, NULL);
+	if (bus_register(BUS_PIO, port, 8, &uart_ops, u, "uart")) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}

@@ -1,0 +1,66 @@
+/* One domain: the KVM VM, its memory, its vCPUs and how it ended. */
+#ifndef LODGE_DOMAIN_H
+#define LODGE_DOMAIN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "mem.h"
+#include "platform.h"
+
+/* How a domain ended; also lodge-hyp's exit status (see lodge-hyp(8)). */
+enum domain_end {
+	DOMAIN_RUNNING  = -1,
+	DOMAIN_POWEROFF = 0,   /* the guest powered itself off */
+	DOMAIN_ERROR    = 1,   /* lodge-hyp itself failed */
+	DOMAIN_REBOOT   = 2,   /* the guest asked for a reset */
+	DOMAIN_CRASH    = 3,   /* triple fault or KVM internal error */
+	DOMAIN_STOPPED  = 4,   /* stopped from the host (console escape, signal) */
+};
+
+struct vcpu {
+	struct domain *dom;
+	unsigned id;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	pthread_t thread;
+};
+
+struct domain {
+	int kvm_fd, vm_fd;
+	struct guest_mem mem;
+	unsigned nvcpus;
+	struct vcpu vcpus[LODGE_MAX_VCPUS];
+
+	/* Set once, by the first vCPU or thread that ends the domain. */
+	_Atomic int end;
+	char end_reason[256];
+	int end_eventfd;       /* readable once end is set */
+};
+
+/* kvm.c */
+int kvm_open(struct domain *dom);
+int kvm_create_vm(struct domain *dom);
+int kvm_map_memory(struct domain *dom);
+int kvm_irq_line(struct domain *dom, unsigned gsi, int level);
+int kvm_max_vcpus(struct domain *dom);
+
+/* vcpu.c */
+int vcpu_create(struct domain *dom, unsigned id);
+int vcpu_start_all(struct domain *dom);
+void vcpu_stop_all(struct domain *dom);
+/* Registers of the boot vCPU, chosen by the kernel loader. */
+struct boot_entry;
+int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry);
+
+/* cpuid.c */
+int cpuid_setup(struct vcpu *v);
+
+/* Ends the domain with the given status and one-line reason; the first
+ * call wins. Safe from any thread. */
+void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

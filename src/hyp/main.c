@@ -1,0 +1,376 @@
+/* lodge-hyp: one process per domain.  Standalone mode: the guest's serial
+ * console is this terminal; the exit status says how the domain ended. */
+#include "acpi/acpi.h"
+#include "boot/boot.h"
+#include "console.h"
+#include "dev/devices.h"
+#include "domain.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LODGE_VERSION "0.1.0"
+#define MIN_MEMORY_MIB 4
+
+struct options {
+	const char *kernel, *initrd, *cmdline;
+	unsigned long memory_mib;
+	unsigned long vcpus;
+	int probe;
+};
+
+static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
+				    .end_eventfd = -1 };
+
+void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
+{
+	int expected = DOMAIN_RUNNING;
+	uint64_t one = 1;
+	va_list ap;
+
+	/* The reason is written before end is published, so whoever sees
+	 * end set also sees the reason. */
+	static atomic_flag claimed = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&claimed))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dom->end_reason, sizeof(dom->end_reason), fmt, ap);
+	va_end(ap);
+	atomic_compare_exchange_strong(&dom->end, &expected, how);
+	if (dom->end_eventfd >= 0 && write(dom->end_eventfd, &one, sizeof(one)) < 0) {
+		/* the eventfd cannot overflow with one write */
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
+		"                 [--memory MiB] [--vcpus N]\n"
+		"       lodge-hyp --probe\n"
+		"Runs one domain with its serial console on this terminal.\n"
+		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
+		"2 guest rebooted, 3 guest crashed, 4 stopped from the host.\n");
+}
+
+static int parse_number(const char *arg, const char *what, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-') {
+		log_err("%s must be a whole number, not '%s'", what, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "initrd", required_argument, NULL, 'i' },
+		{ "cmdline", required_argument, NULL, 'c' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "vcpus", required_argument, NULL, 'n' },
+		{ "probe", no_argument, NULL, 'p' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	*o = (struct options){ .cmdline = "", .memory_mib = 256, .vcpus = 1 };
+	while ((c = getopt_long(argc, argv, "k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'k': o->kernel = optarg; break;
+		case 'i': o->initrd = optarg; break;
+		case 'c': o->cmdline = optarg; break;
+		case 'm': if (parse_number(optarg, "--memory", &o->memory_mib)) return -EINVAL; break;
+		case 'n': if (parse_number(optarg, "--vcpus", &o->vcpus)) return -EINVAL; break;
+		case 'p': o->probe = 1; break;
+		case 'd': log_set_level(LOG_DEBUG); break;
+		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_err("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->probe && !o->kernel) {
+		log_err("no kernel given (--kernel FILE)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Map a whole file read-only; the caller unmaps it once loaded. */
+static int map_file(const char *path, const char *what, struct boot_image *img)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		log_err("cannot open %s %s: %s", what, path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		log_err("%s %s is not a non-empty regular file", what, path);
+		close(fd);
+		return -EINVAL;
+	}
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		log_err("cannot read %s %s: %s", what, path, strerror(errno));
+		return -errno;
+	}
+	*img = (struct boot_image){ .data = p, .size = st.st_size, .path = path };
+	return 0;
+}
+
+static void unmap_file(struct boot_image *img)
+{
+	if (img->data)
+		munmap((void *)img->data, img->size);
+	img->data = NULL;
+}
+
+static int open_kvm(struct domain *dom)
+{
+	int rc = kvm_open(dom);
+
+	if (rc == -ENOENT || rc == -ENXIO || rc == -ENODEV)
+		log_err("cannot open /dev/kvm: %s (is KVM available on this host?)", strerror(-rc));
+	else if (rc == -EACCES || rc == -EPERM)
+		log_err("cannot open /dev/kvm: permission denied (run as root or join the kvm group)");
+	else if (rc == -EPROTO)
+		log_err("/dev/kvm speaks an unsupported KVM API version");
+	else if (rc)
+		log_err("cannot open /dev/kvm: %s", strerror(-rc));
+	return rc;
+}
+
+/* One plain sentence on what this host's KVM means for guests. */
+static int probe(void)
+{
+	struct domain dom = { .kvm_fd = -1 };
+
+	if (open_kvm(&dom))
+		return 1;
+	if (access("/sys/module/kvm_pvm", F_OK) == 0)
+		printf("KVM backend: PVM (software, for nested clouds): guest kernel code is emulated "
+		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well but a stock "
+		       "Linux kernel gets only through its early boot.\n");
+	else if (access("/sys/module/kvm_intel", F_OK) == 0)
+		printf("KVM backend: hardware (Intel VT-x): unmodified guests, stock Linux "
+		       "kernels included, run at native speed.\n");
+	else if (access("/sys/module/kvm_amd", F_OK) == 0)
+		printf("KVM backend: hardware (AMD-V): unmodified guests, stock Linux "
+		       "kernels included, run at native speed.\n");
+	else
+		printf("KVM backend: unknown (no kvm_intel, kvm_amd or kvm_pvm module): "
+		       "guests may run, at a speed Lodge cannot predict.\n");
+	printf("vCPUs per domain: up to %d\n", kvm_max_vcpus(&dom));
+	return 0;
+}
+
+static int check_limits(struct domain *dom, const struct options *o)
+{
+	unsigned long host_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) *
+						 sysconf(_SC_PAGE_SIZE) >> 20);
+	int max = kvm_max_vcpus(dom);
+
+	if (o->memory_mib < MIN_MEMORY_MIB) {
+		log_err("--memory %lu MiB is too small: at least %d MiB", o->memory_mib, MIN_MEMORY_MIB);
+		return -EINVAL;
+	}
+	if (o->memory_mib > host_mib) {
+		log_err("--memory %lu MiB is more than this host has (%lu MiB)", o->memory_mib, host_mib);
+		return -EINVAL;
+	}
+	if (o->vcpus == 0 || o->vcpus > (unsigned long)max) {
+		log_err("--vcpus %lu is out of range: 1 to %d on this host", o->vcpus, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int setup_devices(struct domain *dom, struct uart **com1)
+{
+	int rc;
+
+	*com1 = uart_create(dom, PORT_COM1, IRQ_COM1);
+	if (!*com1)
+		return -ENOMEM;
+	if ((rc = acpi_pm_init(dom)) || (rc = i8042_init(dom)) ||
+	    (rc = rtc_init(dom)) || (rc = post_init(dom)))
+		return rc;
+	return 0;
+}
+
+/* Load the kernel (and initrd) and the ACPI tables; set vCPU 0 to enter. */
+static int load_guest(struct domain *dom, const struct options *o)
+{
+	struct boot_params_in in = { .cmdline = o->cmdline };
+	struct boot_entry entry;
+	char err[256] = "";
+	int rc;
+
+	rc = acpi_build(&dom->mem, &(struct acpi_platform){ .ncpus = dom->nvcpus }, &in.rsdp_gpa);
+	if (rc) {
+		log_err("cannot build the ACPI tables: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = map_file(o->kernel, "kernel", &in.kernel)))
+		return rc;
+	if (o->initrd && (rc = map_file(o->initrd, "initrd", &in.initrd))) {
+		unmap_file(&in.kernel);
+		return rc;
+	}
+	rc = boot_load(&dom->mem, &in, &entry, err, sizeof(err));
+	unmap_file(&in.kernel);
+	unmap_file(&in.initrd);
+	if (rc) {
+		log_err("%s", err[0] ? err : strerror(-rc));
+		return rc;
+	}
+	rc = vcpu_set_boot_state(&dom->vcpus[0], &entry);
+	if (rc)
+		log_err("cannot set the boot vCPU's registers: %s", strerror(-rc));
+	return rc;
+}
+
+/* The main thread's loop: console input to the UART, signals, and the
+ * domain's end.  Returns when the domain has ended. */
+static void run_console(struct domain *dom, struct uart *com1, int sig_fd)
+{
+	uint8_t pending[256];
+	size_t pending_len = 0, pending_off = 0;
+	int in_open = 1;
+
+	while (atomic_load(&dom->end) == DOMAIN_RUNNING) {
+		struct pollfd pfd[3] = {
+			{ .fd = dom->end_eventfd, .events = POLLIN },
+			{ .fd = sig_fd, .events = POLLIN },
+			{ .fd = (in_open && !pending_len) ? STDIN_FILENO : -1, .events = POLLIN },
+		};
+
+		/* Input the UART could not take yet: retry shortly. */
+		if (poll(pfd, 3, pending_len ? 10 : -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				domain_end(dom, DOMAIN_STOPPED, "stopped by signal %s",
+					   strsignal(si.ssi_signo));
+		}
+		if (pfd[2].revents & (POLLIN | POLLHUP)) {
+			ssize_t n = read(STDIN_FILENO, pending, sizeof(pending));
+
+			if (n <= 0) {
+				in_open = 0;    /* input closed: the guest runs on */
+			} else {
+				pending_len = n;
+				pending_off = 0;
+				if (console_is_tty() && memchr(pending, CONSOLE_ESCAPE, n))
+					domain_end(dom, DOMAIN_STOPPED, "stopped from the console (Ctrl-])");
+			}
+		}
+		if (pending_len) {
+			pending_off += uart_receive(com1, pending + pending_off, pending_len - pending_off);
+			if (pending_off == pending_len)
+				pending_len = 0;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct domain *dom = &the_domain;
+	struct options o;
+	struct uart *com1;
+	sigset_t sigs;
+	int sig_fd, status;
+	unsigned i;
+
+	log_init(argv[0]);
+	if (parse_options(argc, argv, &o))
+		return DOMAIN_ERROR;
+	if (o.probe)
+		return probe();
+	if (open_kvm(dom) || check_limits(dom, &o))
+		return DOMAIN_ERROR;
+	dom->nvcpus = o.vcpus;
+
+	if (guest_mem_init(&dom->mem, (uint64_t)o.memory_mib << 20)) {
+		log_err("cannot map %lu MiB of guest memory: %s", o.memory_mib, strerror(errno));
+		return DOMAIN_ERROR;
+	}
+	if ((status = kvm_create_vm(dom)) || (status = kvm_map_memory(dom))) {
+		log_err("cannot create the KVM virtual machine: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
+	for (i = 0; i < dom->nvcpus; i++)
+		if ((status = vcpu_create(dom, i))) {
+			log_err("cannot create vcpu%u: %s", i, strerror(-status));
+			return DOMAIN_ERROR;
+		}
+	if (load_guest(dom, &o))
+		return DOMAIN_ERROR;
+	if ((status = setup_devices(dom, &com1))) {
+		log_err("cannot set up devices: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
+
+	/* Signals that end the domain arrive through a signalfd in the main
+	 * loop; blocked before any thread starts so every thread inherits it. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	dom->end_eventfd = eventfd(0, EFD_CLOEXEC);
+	if (sig_fd < 0 || dom->end_eventfd < 0) {
+		log_err("cannot create event descriptors: %s", strerror(errno));
+		return DOMAIN_ERROR;
+	}
+	if ((status = console_init(STDIN_FILENO, STDOUT_FILENO))) {
+		log_err("cannot start the console: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
+	if (vcpu_start_all(dom) == 0)
+		run_console(dom, com1, sig_fd);
+	vcpu_stop_all(dom);
+	console_flush(1000);
+	console_restore();
+
+	status = atomic_load(&dom->end);
+	if (status == DOMAIN_POWEROFF)
+		log_info("%s", dom->end_reason);
+	else
+		log_err("%s", dom->end_reason);
+	return status;
+}

@@ -1,0 +1,300 @@
+/* vCPUs: one thread each, running KVM_RUN and dispatching exits to the
+ * buses.  Only vCPU 0 gets boot registers; the others wait in the
+ * in-kernel LAPIC for the guest's INIT/SIPI, as on real hardware. */
+#include "bus.h"
+#include "boot/boot.h"
+#include "domain.h"
+#include "log.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+#define MSR_IA32_SYSENTER_CS   0x174
+#define MSR_IA32_SYSENTER_ESP  0x175
+#define MSR_IA32_SYSENTER_EIP  0x176
+#define MSR_IA32_MISC_ENABLE   0x1a0
+#define MSR_STAR               0xc0000081
+#define MSR_LSTAR              0xc0000082
+#define MSR_CSTAR              0xc0000083
+#define MSR_SYSCALL_MASK       0xc0000084
+#define MSR_KERNEL_GS_BASE     0xc0000102
+#define MSR_IA32_TSC           0x10
+#define MISC_ENABLE_FAST_STRING 1
+
+#define APIC_LVT0     0x350
+#define APIC_LVT1     0x360
+#define APIC_MODE_EXTINT 0x7
+#define APIC_MODE_NMI    0x4
+
+static void vcpu_kick_handler(int sig) { (void)sig; }
+
+/* Virtual-wire mode: LINT0 delivers the 8259's ExtINT, LINT1 the NMI,
+ * which is what firmware leaves and what Linux expects to find. */
+static int vcpu_setup_lapic(struct vcpu *v)
+{
+	struct kvm_lapic_state lapic;
+	uint32_t lvt;
+
+	if (ioctl(v->fd, KVM_GET_LAPIC, &lapic) < 0)
+		return -errno;
+	memcpy(&lvt, lapic.regs + APIC_LVT0, 4);
+	lvt = (lvt & ~0x700u & ~0x10000u) | (APIC_MODE_EXTINT << 8);
+	memcpy(lapic.regs + APIC_LVT0, &lvt, 4);
+	memcpy(&lvt, lapic.regs + APIC_LVT1, 4);
+	lvt = (lvt & ~0x700u & ~0x10000u) | (APIC_MODE_NMI << 8);
+	memcpy(lapic.regs + APIC_LVT1, &lvt, 4);
+	if (ioctl(v->fd, KVM_SET_LAPIC, &lapic) < 0)
+		return -errno;
+	return 0;
+}
+
+static void vcpu_setup_msrs(struct vcpu *v)
+{
+	static const struct { uint32_t index; uint64_t data; } init[] = {
+		{ MSR_IA32_SYSENTER_CS, 0 }, { MSR_IA32_SYSENTER_ESP, 0 },
+		{ MSR_IA32_SYSENTER_EIP, 0 }, { MSR_STAR, 0 }, { MSR_LSTAR, 0 },
+		{ MSR_CSTAR, 0 }, { MSR_SYSCALL_MASK, 0 }, { MSR_KERNEL_GS_BASE, 0 },
+		{ MSR_IA32_TSC, 0 }, { MSR_IA32_MISC_ENABLE, MISC_ENABLE_FAST_STRING },
+	};
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[sizeof(init) / sizeof(init[0])];
+	} msrs = { .hdr.nmsrs = sizeof(init) / sizeof(init[0]) };
+	unsigned i;
+	int n;
+
+	for (i = 0; i < msrs.hdr.nmsrs; i++)
+		msrs.e[i] = (struct kvm_msr_entry){ .index = init[i].index, .data = init[i].data };
+	/* KVM_SET_MSRS returns how many it set; a backend that refuses some
+	 * (PVM owns the syscall MSRs) is not an error for booting. */
+	n = ioctl(v->fd, KVM_SET_MSRS, &msrs);
+	if (n != (int)msrs.hdr.nmsrs)
+		log_debug("vcpu%u: set %d of %u MSRs", v->id, n, msrs.hdr.nmsrs);
+}
+
+int vcpu_create(struct domain *dom, unsigned id)
+{
+	struct vcpu *v = &dom->vcpus[id];
+	int size, rc;
+
+	v->dom = dom;
+	v->id = id;
+	v->fd = ioctl(dom->vm_fd, KVM_CREATE_VCPU, id);
+	if (v->fd < 0)
+		return -errno;
+	size = ioctl(dom->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (size < (int)sizeof(struct kvm_run))
+		return -EPROTO;
+	v->run_size = size;
+	v->run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	if (v->run == MAP_FAILED) {
+		v->run = NULL;
+		return -errno;
+	}
+	rc = cpuid_setup(v);
+	if (rc)
+		return rc;
+	vcpu_setup_msrs(v);
+	return vcpu_setup_lapic(v);
+}
+
+static struct kvm_segment flat_segment(uint16_t sel, uint8_t type, int code64)
+{
+	return (struct kvm_segment){
+		.base = 0, .limit = 0xffffffff, .selector = sel, .type = type,
+		.present = 1, .dpl = 0, .db = !code64, .s = 1, .l = code64, .g = 1,
+	};
+}
+
+int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { .rflags = 0x2, .rip = entry->rip };
+	int code64 = entry->mode == BOOT_LINUX64;
+
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		return -errno;
+	sregs.cs = flat_segment(0x10, 0xb, code64);          /* execute/read, accessed */
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = flat_segment(0x18, 0x3, 0);
+	sregs.tr = (struct kvm_segment){ .selector = 0x20, .limit = 0x67, .type = 0xb,
+					 .present = 1, .s = 0 };  /* busy 32-bit TSS */
+	if (entry->mode == BOOT_LINUX64) {
+		sregs.gdt.base = GPA_BOOT_GDT;
+		sregs.gdt.limit = 4 * 8 - 1;
+		sregs.cr3 = GPA_BOOT_PML4;
+		sregs.cr4 = 0x20;                      /* PAE */
+		sregs.cr0 = 0x80000011;                /* PG | ET | PE */
+		sregs.efer = 0x500;                    /* LMA | LME */
+		regs.rsi = entry->arg;
+	} else {
+		sregs.cr0 = 0x11;                      /* ET | PE, paging off */
+		sregs.cr4 = 0;
+		sregs.efer = 0;
+		regs.rbx = entry->arg;
+	}
+	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0)
+		return -errno;
+	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0)
+		return -errno;
+	return 0;
+}
+
+static void vcpu_log_registers(struct vcpu *v)
+{
+	struct kvm_regs r;
+	struct kvm_sregs s;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 || ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
+		return;
+	log_err("vcpu%u: rip %016llx rsp %016llx rflags %08llx", v->id, r.rip, r.rsp, r.rflags);
+	log_err("vcpu%u: rax %016llx rbx %016llx rcx %016llx rdx %016llx", v->id, r.rax, r.rbx, r.rcx, r.rdx);
+	log_err("vcpu%u: rsi %016llx rdi %016llx rbp %016llx", v->id, r.rsi, r.rdi, r.rbp);
+	log_err("vcpu%u: cr0 %08llx cr2 %016llx cr3 %016llx cr4 %08llx efer %llx", v->id,
+		s.cr0, s.cr2, s.cr3, s.cr4, s.efer);
+	log_err("vcpu%u: cs %04x (base %llx, l %d, db %d) ss %04x idt %llx+%x gdt %llx+%x", v->id,
+		s.cs.selector, s.cs.base, s.cs.l, s.cs.db, s.ss.selector,
+		s.idt.base, s.idt.limit, s.gdt.base, s.gdt.limit);
+}
+
+static void vcpu_handle_io(struct kvm_run *run)
+{
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	uint32_t i;
+
+	for (i = 0; i < run->io.count; i++) {
+		bus_access(BUS_PIO, run->io.port, run->io.size,
+			   run->io.direction == KVM_EXIT_IO_OUT, data);
+		data += run->io.size;
+	}
+}
+
+/* Returns 0 to keep running, 1 when the domain has ended. */
+static int vcpu_handle_exit(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct domain *dom = v->dom;
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		vcpu_handle_io(run);
+		return 0;
+	case KVM_EXIT_MMIO:
+		bus_access(BUS_MMIO, run->mmio.phys_addr, run->mmio.len,
+			   run->mmio.is_write, run->mmio.data);
+		return 0;
+	case KVM_EXIT_INTR:
+		return 0;
+	case KVM_EXIT_HLT:
+		/* With the in-kernel irqchip HLT stays in the kernel; seeing it
+		 * means the vCPU halted with nothing able to wake it. */
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u halted with interrupts off", v->id);
+		return 1;
+	case KVM_EXIT_SHUTDOWN:
+		vcpu_log_registers(v);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u triple fault", v->id);
+		return 1;
+	case KVM_EXIT_SYSTEM_EVENT:
+		switch (run->system_event.type) {
+		case KVM_SYSTEM_EVENT_SHUTDOWN:
+			domain_end(dom, DOMAIN_POWEROFF, "guest powered off");
+			return 1;
+		case KVM_SYSTEM_EVENT_RESET:
+			domain_end(dom, DOMAIN_REBOOT, "guest rebooted");
+			return 1;
+		default:
+			domain_end(dom, DOMAIN_CRASH, "vcpu%u system event %u", v->id,
+				   run->system_event.type);
+			return 1;
+		}
+	case KVM_EXIT_INTERNAL_ERROR:
+		vcpu_log_registers(v);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u KVM internal error (suberror %u)",
+			   v->id, run->internal.suberror);
+		return 1;
+	case KVM_EXIT_FAIL_ENTRY:
+		vcpu_log_registers(v);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u failed to enter the guest (reason %#llx)",
+			   v->id, (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+		return 1;
+	default:
+		vcpu_log_registers(v);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u unexpected exit reason %u", v->id,
+			   run->exit_reason);
+		return 1;
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	char name[16];
+	sigset_t set;
+
+	snprintf(name, sizeof(name), "vcpu%u", v->id);
+	pthread_setname_np(pthread_self(), name);
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	while (atomic_load(&v->dom->end) == DOMAIN_RUNNING) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN) {
+				v->run->immediate_exit = 0;
+				continue;
+			}
+			domain_end(v->dom, DOMAIN_ERROR, "vcpu%u: KVM_RUN: %s", v->id, strerror(errno));
+			break;
+		}
+		if (vcpu_handle_exit(v))
+			break;
+	}
+	return NULL;
+}
+
+int vcpu_start_all(struct domain *dom)
+{
+	struct sigaction sa = { .sa_handler = vcpu_kick_handler };
+	sigset_t set, old;
+	unsigned i;
+	int rc;
+
+	sigaction(VCPU_KICK_SIGNAL, &sa, NULL);
+	/* Threads start with the kick signal blocked and unblock it
+	 * themselves, so only vCPU threads ever take it. */
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	for (i = 0; i < dom->nvcpus; i++) {
+		rc = pthread_create(&dom->vcpus[i].thread, NULL, vcpu_thread, &dom->vcpus[i]);
+		if (rc) {
+			domain_end(dom, DOMAIN_ERROR, "cannot start vcpu%u: %s", i, strerror(rc));
+			dom->nvcpus = i;
+			return -rc;
+		}
+	}
+	return 0;
+}
+
+/* Stop every vCPU and wait for its thread.  immediate_exit makes a KVM_RUN
+ * that has not yet entered the guest return at once, so a kick that lands
+ * between the loop's check and the ioctl is not lost. */
+void vcpu_stop_all(struct domain *dom)
+{
+	unsigned i;
+
+	for (i = 0; i < dom->nvcpus; i++) {
+		if (dom->vcpus[i].run)
+			dom->vcpus[i].run->immediate_exit = 1;
+		pthread_kill(dom->vcpus[i].thread, VCPU_KICK_SIGNAL);
+	}
+	for (i = 0; i < dom->nvcpus; i++)
+		pthread_join(dom->vcpus[i].thread, NULL);
+}
