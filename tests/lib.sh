@@ -4,8 +4,8 @@
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
-HYP=$BUILD/lodge-hyp
-MINIOS=$BUILD/minios/minios.elf
+HYP=${HYP:-$BUILD/lodge-hyp}
+MINIOS=${MINIOS:-$BUILD/minios/minios.elf}
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; }

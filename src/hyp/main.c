@@ -97,7 +97,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c;
 
 	*o = (struct options){ .cmdline = "", .memory_mib = 256, .vcpus = 1 };
-	while ((c = getopt_long(argc, argv, "k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
+	opterr = 0;   /* one message of our own, not getopt's plus usage */
+	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'k': o->kernel = optarg; break;
 		case 'i': o->initrd = optarg; break;
@@ -108,7 +109,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -EINVAL;
+		case ':':
+			log_err("option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			log_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {

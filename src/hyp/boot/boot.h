@@ -37,7 +37,8 @@ struct boot_params_in {
 int boot_load(const struct guest_mem *mem, const struct boot_params_in *in,
 	      struct boot_entry *entry, char *err, size_t errlen);
 
-/* Each loader: -ENOEXEC if the image is not its kind (try the next one). */
+/* Each loader: -ENOEXEC, with no message, if the image is not its kind at
+ * all (try the next one); any other error is final, with a message. */
 int bzimage_load(const struct guest_mem *mem, const struct boot_params_in *in,
 		 struct boot_entry *entry, char *err, size_t errlen);
 int pvh_load(const struct guest_mem *mem, const struct boot_params_in *in,

@@ -95,7 +95,7 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_params_in *in,
 	if (version < BOOT_PROTO_MIN || !(get16(img, HDR_XLOADFLAGS) & XLF_KERNEL_64)) {
 		snprintf(err, errlen, "%s: boot protocol %u.%02u without a 64-bit entry point (need 2.12 or later)",
 			 in->kernel.path, version >> 8, version & 0xff);
-		return -ENOEXEC;
+		return -EINVAL;
 	}
 	setup_size = ((size_t)(img[HDR_SETUP_SECTS] ? img[HDR_SETUP_SECTS] : 4) + 1) * 512;
 	hdr_end = 0x202 + img[HDR_JUMP_END];

@@ -118,7 +118,7 @@ int pvh_load(const struct guest_mem *mem, const struct boot_params_in *in,
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64 || eh.e_type != ET_EXEC) {
 		snprintf(err, errlen, "%s: not an x86-64 executable ELF64 kernel", in->kernel.path);
-		return -ENOEXEC;
+		return -EINVAL;
 	}
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
 	    eh.e_phnum > sizeof(ph) / sizeof(ph[0]) ||
@@ -130,7 +130,7 @@ int pvh_load(const struct guest_mem *mem, const struct boot_params_in *in,
 	if (pvh_find_entry(img, size, ph, eh.e_phnum, &entry32)) {
 		snprintf(err, errlen, "%s: ELF kernel without a PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)",
 			 in->kernel.path);
-		return -ENOEXEC;
+		return -EINVAL;
 	}
 
 	for (i = 0; i < eh.e_phnum; i++) {
