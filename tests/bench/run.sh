@@ -1,0 +1,16 @@
+#!/bin/bash
+# make bench: every benchmark, side by side with QEMU in the same run.
+# Results are printed and kept in build/bench/results.md for the README.
+set -eu
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+mkdir -p "$BUILD/bench"
+out=$BUILD/bench/results.md
+{
+	echo "## Boot (tests/bench/boot.py)"
+	echo
+	python3 "$TOP/tests/bench/boot.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+} | tee "$out"
+echo
+echo "results: $out"
