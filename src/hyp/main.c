@@ -1,11 +1,14 @@
 /* lodge-hyp: one process per domain.  Standalone mode: the guest's serial
  * console is this terminal; the exit status says how the domain ended. */
 #include "acpi/acpi.h"
+#include "backend/disk.h"
 #include "boot/boot.h"
 #include "console.h"
 #include "dev/devices.h"
+#include "dev/pci.h"
 #include "domain.h"
 #include "log.h"
+#include "virtio/blk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,12 +28,15 @@
 
 #define LODGE_VERSION "0.1.0"
 #define MIN_MEMORY_MIB 4
+#define MAX_DISKS 16
 
 struct options {
 	const char *kernel, *initrd, *cmdline;
 	unsigned long memory_mib;
 	unsigned long vcpus;
 	int probe;
+	unsigned ndisks;
+	struct disk disks[MAX_DISKS];
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -60,7 +66,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
-		"                 [--memory MiB] [--vcpus N]\n"
+		"                 [--memory MiB] [--vcpus N] [--disk PATH[,ro][,id=NAME][,direct]]...\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -88,6 +94,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "cmdline", required_argument, NULL, 'c' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "vcpus", required_argument, NULL, 'n' },
+		{ "disk", required_argument, NULL, 'D' },
 		{ "probe", no_argument, NULL, 'p' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
@@ -96,7 +103,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	*o = (struct options){ .cmdline = "", .memory_mib = 256, .vcpus = 1 };
+	char err[256];
+
+	memset(o, 0, sizeof(*o));
+	o->cmdline = "";
+	o->memory_mib = 256;
+	o->vcpus = 1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -105,6 +117,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'c': o->cmdline = optarg; break;
 		case 'm': if (parse_number(optarg, "--memory", &o->memory_mib)) return -EINVAL; break;
 		case 'n': if (parse_number(optarg, "--vcpus", &o->vcpus)) return -EINVAL; break;
+		case 'D':
+			if (o->ndisks == MAX_DISKS) {
+				log_err("too many disks (at most %d)", MAX_DISKS);
+				return -EINVAL;
+			}
+			if (disk_parse(optarg, &o->disks[o->ndisks], err, sizeof(err))) {
+				log_err("%s", err);
+				return -EINVAL;
+			}
+			o->ndisks++;
+			break;
 		case 'p': o->probe = 1; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
@@ -221,16 +244,39 @@ static int check_limits(struct domain *dom, const struct options *o)
 	return 0;
 }
 
-static int setup_devices(struct domain *dom, struct uart **com1)
+/* Open every disk first, so a disk that is missing or in use stops us
+ * before any device exists. */
+static int open_disks(struct options *o)
 {
+	char err[512];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < o->ndisks; i++) {
+		rc = disk_open(&o->disks[i], err, sizeof(err));
+		if (rc) {
+			log_err("%s", err);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int setup_devices(struct domain *dom, struct options *o, struct uart **com1)
+{
+	unsigned i;
 	int rc;
 
 	*com1 = uart_create(dom, PORT_COM1, IRQ_COM1);
 	if (!*com1)
 		return -ENOMEM;
 	if ((rc = acpi_pm_init(dom)) || (rc = i8042_init(dom)) ||
-	    (rc = rtc_init(dom)) || (rc = post_init(dom)))
+	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()))
 		return rc;
+	/* In order: the guest sees them as vda, vdb, ... */
+	for (i = 0; i < o->ndisks; i++)
+		if ((rc = virtio_blk_create(dom, &o->disks[i])))
+			return rc;
 	return 0;
 }
 
@@ -325,7 +371,7 @@ int main(int argc, char **argv)
 		return DOMAIN_ERROR;
 	if (o.probe)
 		return probe();
-	if (open_kvm(dom) || check_limits(dom, &o))
+	if (open_kvm(dom) || check_limits(dom, &o) || open_disks(&o))
 		return DOMAIN_ERROR;
 	dom->nvcpus = o.vcpus;
 
@@ -344,7 +390,7 @@ int main(int argc, char **argv)
 		}
 	if (load_guest(dom, &o))
 		return DOMAIN_ERROR;
-	if ((status = setup_devices(dom, &com1))) {
+	if ((status = setup_devices(dom, &o, &com1))) {
 		log_err("cannot set up devices: %s", strerror(-status));
 		return DOMAIN_ERROR;
 	}

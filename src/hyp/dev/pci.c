@@ -1,0 +1,283 @@
+#include "pci.h"
+#include "bus.h"
+#include "log.h"
+#include "platform.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#define PCI_CONF1_PORT     0xcf8
+#define PCI_CONF1_ENABLE   0x80000000u
+#define PCI_MAX_SLOTS      32
+#define PCI_MMIO_END       GPA_IOAPIC
+#define PCI_FIRST_INTX_GSI 16          /* IOAPIC pins above the ISA range */
+
+static struct {
+	pthread_rwlock_t lock;             /* config writes vs. BAR decoding */
+	uint32_t conf1_addr;
+	struct pci_dev *slots[PCI_MAX_SLOTS];
+	struct pci_dev host_bridge;
+	uint64_t mmio_next;
+	uint64_t decoded[PCI_MAX_SLOTS][PCI_MAX_BARS];  /* gpa while decoded, else 0 */
+} pci = { .lock = PTHREAD_RWLOCK_INITIALIZER };
+
+static uint32_t cfg_get(const struct pci_dev *pd, unsigned off, unsigned size)
+{
+	uint32_t v = 0;
+
+	memcpy(&v, pd->cfg + off, size);
+	return v;
+}
+
+static void cfg_put(struct pci_dev *pd, unsigned off, unsigned size, uint32_t v)
+{
+	memcpy(pd->cfg + off, &v, size);
+}
+
+void pci_dev_init(struct pci_dev *pd, uint16_t vendor, uint16_t device, uint32_t class_code,
+		  uint8_t revision, uint16_t subsys_vendor, uint16_t subsys_id)
+{
+	memset(pd->cfg, 0, sizeof(pd->cfg));
+	cfg_put(pd, PCI_VENDOR_ID, 2, vendor);
+	cfg_put(pd, PCI_DEVICE_ID, 2, device);
+	cfg_put(pd, PCI_REVISION_ID, 1, revision);
+	cfg_put(pd, PCI_CLASS_PROG, 3, class_code);
+	cfg_put(pd, PCI_SUBSYSTEM_VENDOR_ID, 2, subsys_vendor);
+	cfg_put(pd, PCI_SUBSYSTEM_ID, 2, subsys_id);
+	cfg_put(pd, PCI_INTERRUPT_PIN, 1, 1);      /* INTA# */
+	pd->cap_next = 0x40;
+}
+
+void pci_dev_add_bar(struct pci_dev *pd, unsigned bar, uint32_t size)
+{
+	pd->bar_size[bar] = size;
+}
+
+unsigned pci_dev_add_cap(struct pci_dev *pd, const void *cap, unsigned len)
+{
+	unsigned off = pd->cap_next;
+
+	if (off + len > PCI_CFG_SIZE)
+		return 0;
+	memcpy(pd->cfg + off, cap, len);
+	/* Link it at the end of the capability list. */
+	pd->cfg[off + 1] = 0;
+	if (!(pd->cfg[PCI_STATUS] & PCI_STATUS_CAP_LIST)) {
+		pd->cfg[PCI_STATUS] |= PCI_STATUS_CAP_LIST;
+		pd->cfg[PCI_CAPABILITY_LIST] = off;
+	} else {
+		unsigned p = pd->cfg[PCI_CAPABILITY_LIST];
+
+		while (pd->cfg[p + 1])
+			p = pd->cfg[p + 1];
+		pd->cfg[p + 1] = off;
+	}
+	pd->cap_next = (off + len + 3) & ~3u;
+	return off;
+}
+
+uint64_t pci_bar_gpa(const struct pci_dev *pd, unsigned bar)
+{
+	return pci.decoded[pd->slot][bar];
+}
+
+/* Recompute where each memory BAR of a device decodes, and tell the
+ * device about any change (it moves its ioeventfds). Lock held for write. */
+static void pci_update_decoding(struct pci_dev *pd)
+{
+	int mem_on = cfg_get(pd, PCI_COMMAND, 2) & PCI_COMMAND_MEMORY;
+	unsigned b;
+
+	for (b = 0; b < PCI_MAX_BARS; b++) {
+		uint64_t gpa = 0;
+
+		if (!pd->bar_size[b])
+			continue;
+		if (mem_on) {
+			gpa = cfg_get(pd, PCI_BAR0 + 4 * b, 4) & ~0xfULL;
+			/* Only inside the PCI window, never over RAM or the APICs. */
+			if (gpa < GPA_PCI_MMIO_BASE || gpa + pd->bar_size[b] > PCI_MMIO_END)
+				gpa = 0;
+		}
+		if (gpa != pci.decoded[pd->slot][b]) {
+			pci.decoded[pd->slot][b] = gpa;
+			if (pd->ops->bar_moved)
+				pd->ops->bar_moved(pd, b, gpa);
+		}
+	}
+}
+
+static void pci_cfg_write(struct pci_dev *pd, unsigned off, unsigned size, uint32_t val)
+{
+	if (off >= PCI_BAR0 && off < PCI_BAR0 + 4 * PCI_MAX_BARS) {
+		unsigned b = (off - PCI_BAR0) / 4;
+
+		if (size != 4 || (off & 3))
+			return;
+		/* Address bits below the size read back as zero: sizing works. */
+		val = pd->bar_size[b] ? (val & ~(pd->bar_size[b] - 1)) & ~0xfu : 0;
+		cfg_put(pd, off, 4, val);
+		pci_update_decoding(pd);
+		return;
+	}
+	if (off == PCI_COMMAND && size >= 2) {
+		cfg_put(pd, PCI_COMMAND, 2, val & (PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
+						   PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE));
+		pci_update_decoding(pd);
+		return;
+	}
+	if (off == PCI_INTERRUPT_LINE && size == 1) {
+		pd->cfg[off] = val;
+		return;
+	}
+	if (off >= 0x40 && pd->ops && pd->ops->cfg_write)
+		pd->ops->cfg_write(pd, off, size, val);
+}
+
+/* 0xCF8: the address register; 0xCFC-0xCFF: the data window. */
+static uint64_t conf1_read(void *dev, uint64_t off, unsigned size)
+{
+	uint32_t addr, val = 0xffffffff;
+	struct pci_dev *pd;
+	unsigned reg;
+
+	if (off < 4)
+		return off == 0 && size == 4 ? pci.conf1_addr : 0xffffffff;
+	pthread_rwlock_wrlock(&pci.lock);   /* cfg_read may refresh fields */
+	addr = pci.conf1_addr;
+	reg = (addr & 0xfc) + (off - 4);
+	pd = ((addr & PCI_CONF1_ENABLE) && ((addr >> 16) & 0xff) == 0 && ((addr >> 8) & 7) == 0)
+		? pci.slots[(addr >> 11) & 31] : NULL;
+	if (pd && reg + size <= PCI_CFG_SIZE) {
+		if (pd->ops && pd->ops->cfg_read)
+			pd->ops->cfg_read(pd, reg, size);
+		val = cfg_get(pd, reg, size);
+	}
+	pthread_rwlock_unlock(&pci.lock);
+	return val;
+}
+
+static void conf1_write(void *dev, uint64_t off, unsigned size, uint64_t val)
+{
+	uint32_t addr;
+	struct pci_dev *pd;
+	unsigned reg;
+
+	if (off < 4) {
+		if (off == 0 && size == 4)
+			pci.conf1_addr = val;
+		return;
+	}
+	pthread_rwlock_wrlock(&pci.lock);
+	addr = pci.conf1_addr;
+	reg = (addr & 0xfc) + (off - 4);
+	pd = ((addr & PCI_CONF1_ENABLE) && ((addr >> 16) & 0xff) == 0 && ((addr >> 8) & 7) == 0)
+		? pci.slots[(addr >> 11) & 31] : NULL;
+	if (pd && reg + size <= PCI_CFG_SIZE)
+		pci_cfg_write(pd, reg, size, val);
+	pthread_rwlock_unlock(&pci.lock);
+}
+
+static const struct bus_ops conf1_ops = { .read = conf1_read, .write = conf1_write };
+
+/* MMIO in the PCI window: find the BAR that decodes the address. */
+static struct pci_dev *pci_find_bar(uint64_t addr, unsigned *bar, uint64_t *off)
+{
+	unsigned s, b;
+
+	for (s = 0; s < PCI_MAX_SLOTS; s++) {
+		struct pci_dev *pd = pci.slots[s];
+
+		if (!pd)
+			continue;
+		for (b = 0; b < PCI_MAX_BARS; b++) {
+			uint64_t base = pci.decoded[s][b];
+
+			if (base && addr - base < pd->bar_size[b]) {
+				*bar = b;
+				*off = addr - base;
+				return pd;
+			}
+		}
+	}
+	return NULL;
+}
+
+static uint64_t pci_mmio_read(void *dev, uint64_t off, unsigned size)
+{
+	struct pci_dev *pd;
+	uint64_t val = ~0ULL, bar_off;
+	unsigned bar;
+
+	pthread_rwlock_rdlock(&pci.lock);
+	pd = pci_find_bar(GPA_PCI_MMIO_BASE + off, &bar, &bar_off);
+	if (pd && pd->ops->bar_read)
+		val = pd->ops->bar_read(pd, bar, bar_off, size);
+	pthread_rwlock_unlock(&pci.lock);
+	return val;
+}
+
+static void pci_mmio_write(void *dev, uint64_t off, unsigned size, uint64_t val)
+{
+	struct pci_dev *pd;
+	uint64_t bar_off;
+	unsigned bar;
+
+	pthread_rwlock_rdlock(&pci.lock);
+	pd = pci_find_bar(GPA_PCI_MMIO_BASE + off, &bar, &bar_off);
+	if (pd && pd->ops->bar_write)
+		pd->ops->bar_write(pd, bar, bar_off, size, val);
+	pthread_rwlock_unlock(&pci.lock);
+}
+
+static const struct bus_ops pci_mmio_ops = { .read = pci_mmio_read, .write = pci_mmio_write };
+static const struct pci_dev_ops host_bridge_ops = { 0 };
+
+int pci_init(void)
+{
+	int rc;
+
+	pci.mmio_next = GPA_PCI_MMIO_BASE;
+	/* 8086:0d57, the host bridge ID Firecracker also presents: Linux's
+	 * conf1 sanity check wants a host bridge or an Intel device on bus 0. */
+	pci_dev_init(&pci.host_bridge, 0x8086, 0x0d57, 0x060000, 0, 0, 0);
+	pci.host_bridge.cfg[PCI_INTERRUPT_PIN] = 0;
+	pci.host_bridge.ops = &host_bridge_ops;
+	pci.host_bridge.name = "host-bridge";
+	pci.slots[0] = &pci.host_bridge;
+	rc = bus_register(BUS_PIO, PCI_CONF1_PORT, 8, &conf1_ops, NULL, "pci-conf1");
+	if (!rc)
+		rc = bus_register(BUS_MMIO, GPA_PCI_MMIO_BASE, PCI_MMIO_END - GPA_PCI_MMIO_BASE,
+				  &pci_mmio_ops, NULL, "pci-mmio");
+	return rc;
+}
+
+int pci_register(struct pci_dev *pd)
+{
+	unsigned s, b;
+
+	for (s = 1; s < PCI_MAX_SLOTS && pci.slots[s]; s++)
+		;
+	if (s == PCI_MAX_SLOTS)
+		return -ENOSPC;
+	pd->slot = s;
+	pd->gsi = PCI_FIRST_INTX_GSI + (s % (IOAPIC_PINS - PCI_FIRST_INTX_GSI));
+	pd->cfg[PCI_INTERRUPT_LINE] = pd->gsi;
+	/* Firmware-style assignment: each BAR naturally aligned in the window,
+	 * memory decoding left for the guest to enable. */
+	for (b = 0; b < PCI_MAX_BARS; b++) {
+		uint64_t size = pd->bar_size[b];
+
+		if (!size)
+			continue;
+		pci.mmio_next = (pci.mmio_next + size - 1) & ~(size - 1);
+		if (pci.mmio_next + size > PCI_MMIO_END)
+			return -ENOSPC;
+		cfg_put(pd, PCI_BAR0 + 4 * b, 4, (uint32_t)pci.mmio_next);
+		pci.mmio_next += size;
+	}
+	pci.slots[s] = pd;
+	log_debug("pci 00:%02x.0 %s", s, pd->name);
+	return 0;
+}

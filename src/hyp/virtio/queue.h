@@ -1,0 +1,76 @@
+/* Split virtqueues (virtio 1.2 section 2.7): the only code that walks
+ * descriptor chains.  The ring lives in guest memory and is untrusted:
+ * its layout is checked once when the driver enables the queue, every
+ * descriptor as it is walked (index in range, buffer inside RAM, a hop
+ * budget against loops, indirect tables validated the same way), and any
+ * violation is reported as -EIO so the device can enter NEEDS_RESET. */
+#ifndef LODGE_VIRTIO_QUEUE_H
+#define LODGE_VIRTIO_QUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "mem.h"
+
+#define VIRTQ_DESC_F_NEXT      1
+#define VIRTQ_DESC_F_WRITE     2
+#define VIRTQ_DESC_F_INDIRECT  4
+#define VIRTQ_AVAIL_F_NO_INTERRUPT 1
+#define VIRTQ_USED_F_NO_NOTIFY 1
+
+#define VIRTQ_MAX_SIZE   1024   /* largest queue a device offers */
+#define VIRTQ_MAX_SEGS   1024   /* most buffers one chain may carry */
+
+struct virtq_desc  { uint64_t addr; uint32_t len; uint16_t flags, next; };
+struct virtq_avail { uint16_t flags, idx, ring[]; };
+struct virtq_used_elem { uint32_t id, len; };
+struct virtq_used  { uint16_t flags, idx; struct virtq_used_elem ring[]; };
+
+struct virtq {
+	/* Set by the transport from the driver's writes. */
+	uint16_t size;
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	bool event_idx;           /* VIRTIO_F_EVENT_IDX negotiated */
+
+	/* Valid once virtq_enable() succeeded. */
+	bool ready;
+	const struct guest_mem *mem;
+	struct virtq_desc *desc;
+	struct virtq_avail *avail;
+	struct virtq_used *used;
+	uint16_t last_avail;      /* next avail entry the device will take */
+	uint16_t used_idx;        /* our copy of used->idx */
+	uint16_t signalled_used;  /* used_idx when the driver was last interrupted */
+};
+
+/* A popped request: the chain's buffers as host iovecs, device-readable
+ * ones first (out), then device-writable ones (in). */
+struct virtq_req {
+	uint16_t head;
+	unsigned n_out, n_in;
+	uint64_t out_len, in_len;
+	struct iovec iov[VIRTQ_MAX_SEGS];
+};
+
+/* Check the ring's placement and make it live: -EINVAL if the size is not
+ * a power of two up to VIRTQ_MAX_SIZE, a part is misaligned or not in RAM. */
+int virtq_enable(struct virtq *q, const struct guest_mem *mem);
+void virtq_reset(struct virtq *q);
+
+/* Take the next available chain: 1 and *req filled, 0 if none, -EIO if
+ * the ring is malformed (the caller must stop using the queue). */
+int virtq_pop(struct virtq *q, struct virtq_req *req);
+/* Return a chain to the driver with the number of bytes written into it. */
+void virtq_push(struct virtq *q, uint16_t head, uint32_t written);
+/* After pushes: does the driver want an interrupt now? */
+bool virtq_need_interrupt(struct virtq *q);
+/* Suppress or allow the driver's notifications (kicks) while polling. */
+void virtq_set_notify(struct virtq *q, bool enable);
+
+/* Copy helpers over a request's iovecs, for headers that may be split
+ * across descriptors. Return bytes copied. */
+size_t iov_copy_from(const struct iovec *iov, unsigned n, size_t off, void *dst, size_t len);
+size_t iov_copy_to(const struct iovec *iov, unsigned n, size_t off, const void *src, size_t len);
+
+#endif
