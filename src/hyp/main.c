@@ -2,6 +2,7 @@
  * console is this terminal; the exit status says how the domain ended. */
 #include "acpi/acpi.h"
 #include "backend/disk.h"
+#include "backend/tap.h"
 #include "boot/boot.h"
 #include "console.h"
 #include "dev/devices.h"
@@ -9,6 +10,7 @@
 #include "domain.h"
 #include "log.h"
 #include "virtio/blk.h"
+#include "virtio/net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #define LODGE_VERSION "0.1.0"
 #define MIN_MEMORY_MIB 4
 #define MAX_DISKS 16
+#define MAX_NICS 8
 
 struct options {
 	const char *kernel, *initrd, *cmdline;
@@ -37,6 +40,8 @@ struct options {
 	int probe;
 	unsigned ndisks;
 	struct disk disks[MAX_DISKS];
+	unsigned nnics;
+	struct tap nics[MAX_NICS];
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -67,6 +72,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--vcpus N] [--disk PATH[,ro][,id=NAME][,direct]]...\n"
+		"                 [--net tap=NAME[,mac=MAC]]...\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -95,6 +101,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "memory", required_argument, NULL, 'm' },
 		{ "vcpus", required_argument, NULL, 'n' },
 		{ "disk", required_argument, NULL, 'D' },
+		{ "net", required_argument, NULL, 'N' },
 		{ "probe", no_argument, NULL, 'p' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
@@ -127,6 +134,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->ndisks++;
+			break;
+		case 'N':
+			if (o->nnics == MAX_NICS) {
+				log_err("too many network interfaces (at most %d)", MAX_NICS);
+				return -EINVAL;
+			}
+			if (tap_parse(optarg, &o->nics[o->nnics], err, sizeof(err))) {
+				log_err("%s", err);
+				return -EINVAL;
+			}
+			o->nnics++;
 			break;
 		case 'p': o->probe = 1; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
@@ -244,9 +262,9 @@ static int check_limits(struct domain *dom, const struct options *o)
 	return 0;
 }
 
-/* Open every disk first, so a disk that is missing or in use stops us
- * before any device exists. */
-static int open_disks(struct options *o)
+/* Open every disk and tap first, so one that is missing or in use stops
+ * us before any device exists. */
+static int open_backends(struct options *o)
 {
 	char err[512];
 	unsigned i;
@@ -254,6 +272,13 @@ static int open_disks(struct options *o)
 
 	for (i = 0; i < o->ndisks; i++) {
 		rc = disk_open(&o->disks[i], err, sizeof(err));
+		if (rc) {
+			log_err("%s", err);
+			return rc;
+		}
+	}
+	for (i = 0; i < o->nnics; i++) {
+		rc = tap_open(&o->nics[i], err, sizeof(err));
 		if (rc) {
 			log_err("%s", err);
 			return rc;
@@ -276,6 +301,9 @@ static int setup_devices(struct domain *dom, struct options *o, struct uart **co
 	/* In order: the guest sees them as vda, vdb, ... */
 	for (i = 0; i < o->ndisks; i++)
 		if ((rc = virtio_blk_create(dom, &o->disks[i])))
+			return rc;
+	for (i = 0; i < o->nnics; i++)
+		if ((rc = virtio_net_create(dom, &o->nics[i])))
 			return rc;
 	return 0;
 }
@@ -371,7 +399,7 @@ int main(int argc, char **argv)
 		return DOMAIN_ERROR;
 	if (o.probe)
 		return probe();
-	if (open_kvm(dom) || check_limits(dom, &o) || open_disks(&o))
+	if (open_kvm(dom) || check_limits(dom, &o) || open_backends(&o))
 		return DOMAIN_ERROR;
 	dom->nvcpus = o.vcpus;
 

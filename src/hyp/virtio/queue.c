@@ -144,6 +144,11 @@ int virtq_pop(struct virtq *q, struct virtq_req *req)
 	}
 }
 
+void virtq_unpop(struct virtq *q, uint16_t n)
+{
+	q->last_avail -= n;
+}
+
 void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
 {
 	struct virtq_used_elem *e = &q->used->ring[q->used_idx % q->size];

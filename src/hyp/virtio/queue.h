@@ -61,6 +61,8 @@ void virtq_reset(struct virtq *q);
 /* Take the next available chain: 1 and *req filled, 0 if none, -EIO if
  * the ring is malformed (the caller must stop using the queue). */
 int virtq_pop(struct virtq *q, struct virtq_req *req);
+/* Give back the last n popped chains unused (e.g. no packet to fill them). */
+void virtq_unpop(struct virtq *q, uint16_t n);
 /* Return a chain to the driver with the number of bytes written into it. */
 void virtq_push(struct virtq *q, uint16_t head, uint32_t written);
 /* After pushes: does the driver want an interrupt now? */

@@ -1,0 +1,322 @@
+/* virtio-net (virtio 1.2 section 5.1) on a tap.  The tap carries the same
+ * 12-byte virtio_net_hdr the guest uses, so frames pass in both directions
+ * without copying headers, and checksum/TSO offloads the guest negotiates
+ * are switched on in the tap (TUNSETOFFLOAD): bulk TCP stays in 64 KiB
+ * segments end to end.  One I/O thread per device serves both queues.
+ * With no receive buffers posted the thread stops reading the tap, whose
+ * own bounded queue then drops: lodge-hyp never buffers for the guest. */
+#include "net.h"
+#include "backend/tap.h"
+#include "domain.h"
+#include "log.h"
+#include "virtio.h"
+
+#include <errno.h>
+#include <linux/if_tun.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define VIRTIO_NET_F_CSUM        0
+#define VIRTIO_NET_F_GUEST_CSUM  1
+#define VIRTIO_NET_F_MTU         3
+#define VIRTIO_NET_F_MAC         5
+#define VIRTIO_NET_F_GUEST_TSO4  7
+#define VIRTIO_NET_F_GUEST_TSO6  8
+#define VIRTIO_NET_F_GUEST_ECN   9
+#define VIRTIO_NET_F_GUEST_UFO   10
+#define VIRTIO_NET_F_HOST_TSO4   11
+#define VIRTIO_NET_F_HOST_TSO6   12
+#define VIRTIO_NET_F_HOST_ECN    13
+#define VIRTIO_NET_F_HOST_UFO    14
+#define VIRTIO_NET_F_MRG_RXBUF   15
+#define VIRTIO_NET_F_STATUS      16
+#define VIRTIO_NET_S_LINK_UP     1
+
+#define NET_QUEUE_SIZE   256
+#define NET_RX           0
+#define NET_TX           1
+#define NET_HDR_LEN      12
+#define NET_MTU          1500
+#define NET_MAX_FRAME    (NET_HDR_LEN + 14 + NET_MTU + 4)   /* header, Ethernet, VLAN tag */
+#define NET_MAX_GSO      (NET_HDR_LEN + 65550)
+#define NET_RX_IOV       256
+#define NET_RX_CHAINS    64
+
+struct virtio_net_config {
+	uint8_t mac[6];
+	uint16_t status;
+	uint16_t max_virtqueue_pairs;
+	uint16_t mtu;
+} __attribute__((packed));
+
+struct virtio_net {
+	struct virtio_dev vdev;
+	struct tap *tap;
+	struct virtio_net_config config;
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	int stop_fd;
+	bool broken;
+	struct net_stats stats;
+	struct virtq_req req;
+	struct iovec rx_iov[NET_RX_IOV];
+	uint16_t rx_heads[NET_RX_CHAINS];
+	uint32_t rx_lens[NET_RX_CHAINS];
+};
+
+static void net_broken(struct virtio_net *n, const char *what)
+{
+	if (!n->broken)
+		virtio_needs_reset(&n->vdev, "malformed %s chain", what);
+	n->broken = true;
+}
+
+/* Guest to tap: each chain is a virtio_net_hdr and a frame, readable only.
+ * Returns false when the tap cannot take more now. */
+static bool net_tx(struct virtio_net *n)
+{
+	struct virtq *q = &n->vdev.vq[NET_TX];
+	int sent = 0;
+
+	while (!n->broken) {
+		int rc = virtq_pop(q, &n->req);
+		ssize_t w;
+
+		if (rc == 0)
+			break;
+		if (rc < 0 || n->req.n_in || n->req.out_len < NET_HDR_LEN) {
+			net_broken(n, "transmit");
+			break;
+		}
+		w = writev(n->tap->fd, n->req.iov, n->req.n_out);
+		if (w < 0 && errno == EAGAIN) {
+			virtq_unpop(q, 1);
+			return false;
+		}
+		if (w < 0) {
+			n->stats.tx_errors++;
+		} else {
+			n->stats.tx_packets++;
+			n->stats.tx_bytes += n->req.out_len - NET_HDR_LEN;
+		}
+		virtq_push(q, n->req.head, 0);
+		if (++sent == 64) {        /* let receive and interrupts interleave */
+			virtio_queue_interrupt(&n->vdev, NET_TX);
+			sent = 0;
+		}
+	}
+	virtio_queue_interrupt(&n->vdev, NET_TX);
+	return true;
+}
+
+/* Tap to guest: gather enough receive chains for the largest frame the
+ * offloads allow, read one frame into them, give back the chains it did
+ * not need.  Returns 1 if a frame was delivered, 0 if the tap is empty,
+ * -ENOBUFS if the guest posted too few buffers. */
+static int net_rx_one(struct virtio_net *n)
+{
+	struct virtq *q = &n->vdev.vq[NET_RX];
+	bool mrg = virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF);
+	bool gso = virtio_has_feature(&n->vdev, VIRTIO_NET_F_GUEST_TSO4) ||
+		   virtio_has_feature(&n->vdev, VIRTIO_NET_F_GUEST_TSO6) ||
+		   virtio_has_feature(&n->vdev, VIRTIO_NET_F_GUEST_UFO);
+	uint64_t want = gso ? NET_MAX_GSO : NET_MAX_FRAME, have = 0, left;
+	unsigned chains = 0, niov = 0, used, i;
+	ssize_t got;
+
+	while (have < want && chains < NET_RX_CHAINS) {
+		int rc = virtq_pop(q, &n->req);
+
+		if (rc == 0)
+			break;
+		if (rc < 0 || n->req.n_out || n->req.in_len < NET_HDR_LEN ||
+		    niov + n->req.n_in > NET_RX_IOV) {
+			if (rc > 0)
+				chains++;
+			virtq_unpop(q, chains);
+			net_broken(n, "receive");
+			return 0;
+		}
+		memcpy(n->rx_iov + niov, n->req.iov, n->req.n_in * sizeof(struct iovec));
+		niov += n->req.n_in;
+		n->rx_heads[chains] = n->req.head;
+		n->rx_lens[chains] = n->req.in_len;
+		have += n->req.in_len;
+		chains++;
+		if (!mrg)
+			break;    /* without MRG_RXBUF a frame must fit one chain */
+	}
+	if (chains == 0)
+		return -ENOBUFS;
+	got = readv(n->tap->fd, n->rx_iov, niov);
+	if (got <= 0) {
+		virtq_unpop(q, chains);
+		return 0;
+	}
+	/* How many chains the frame filled; the rest go back. */
+	for (used = 0, left = got; used < chains && left; used++)
+		left -= left < n->rx_lens[used] ? left : n->rx_lens[used];
+	if (mrg) {
+		uint16_t nbuf = used;
+
+		/* num_buffers, the last field of the header, in the first buffer. */
+		memcpy((uint8_t *)n->rx_iov[0].iov_base + 10, &nbuf, 2);
+	}
+	for (i = 0, left = got; i < used; i++) {
+		uint32_t len = left < n->rx_lens[i] ? left : n->rx_lens[i];
+
+		virtq_push(q, n->rx_heads[i], len);
+		left -= len;
+	}
+	virtq_unpop(q, chains - used);
+	n->stats.rx_packets++;
+	n->stats.rx_bytes += got - NET_HDR_LEN;
+	return 1;
+}
+
+static void *net_thread(void *arg)
+{
+	struct virtio_net *n = arg;
+	bool rx_starved = false, tx_blocked = false;
+	uint64_t v;
+
+	pthread_setname_np(pthread_self(), "net-io");
+	while (!atomic_load(&n->stop)) {
+		struct pollfd pfd[4] = {
+			{ .fd = n->stop_fd, .events = POLLIN },
+			{ .fd = n->vdev.kick_fd[NET_RX], .events = POLLIN },
+			{ .fd = n->vdev.kick_fd[NET_TX], .events = POLLIN },
+			{ .fd = n->tap->fd, .events = (rx_starved ? 0 : POLLIN) | (tx_blocked ? POLLOUT : 0) },
+		};
+		int delivered = 0, rc;
+
+		if (poll(pfd, 4, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN) {
+			if (read(n->vdev.kick_fd[NET_RX], &v, sizeof(v)) < 0)
+				v = 0;
+			rx_starved = false;
+		}
+		if ((pfd[2].revents & POLLIN) || (tx_blocked && (pfd[3].revents & POLLOUT))) {
+			if (pfd[2].revents & POLLIN && read(n->vdev.kick_fd[NET_TX], &v, sizeof(v)) < 0)
+				v = 0;
+			tx_blocked = !net_tx(n);
+		}
+		if (!rx_starved && !n->broken) {
+			while ((rc = net_rx_one(n)) > 0)
+				if (++delivered % 64 == 0)
+					virtio_queue_interrupt(&n->vdev, NET_RX);
+			if (rc == -ENOBUFS)
+				rx_starved = true;   /* until the guest posts buffers */
+			if (delivered)
+				virtio_queue_interrupt(&n->vdev, NET_RX);
+		}
+	}
+	return NULL;
+}
+
+static uint64_t net_features(struct virtio_dev *vdev)
+{
+	return (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |
+	       (1ULL << VIRTIO_NET_F_MTU) | (1ULL << VIRTIO_NET_F_MAC) |
+	       (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) |
+	       (1ULL << VIRTIO_NET_F_GUEST_ECN) |
+	       (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |
+	       (1ULL << VIRTIO_NET_F_HOST_ECN) |
+	       (1ULL << VIRTIO_NET_F_MRG_RXBUF) | (1ULL << VIRTIO_NET_F_STATUS);
+}
+
+static void net_config_read(struct virtio_dev *vdev, unsigned off, void *buf, unsigned len)
+{
+	struct virtio_net *n = vdev->priv;
+
+	memcpy(buf, (uint8_t *)&n->config + off, len);
+}
+
+static int net_start(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = vdev->priv;
+	unsigned tun = 0;
+
+	/* Offloads the guest can take on receive: the tap may hand it frames
+	 * with partial checksums or as large segments. */
+	if (virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_CSUM)) {
+		tun |= TUN_F_CSUM;
+		if (virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_TSO4))
+			tun |= TUN_F_TSO4;
+		if (virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_TSO6))
+			tun |= TUN_F_TSO6;
+		if (virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_ECN))
+			tun |= TUN_F_TSO_ECN;
+	}
+	if (tap_set_offload(n->tap, tun))
+		log_warn("tap %s: cannot set offloads %#x", n->tap->name, tun);
+	atomic_store(&n->stop, false);
+	n->broken = false;
+	if (pthread_create(&n->thread, NULL, net_thread, n))
+		return -EAGAIN;
+	n->running = true;
+	return 0;
+}
+
+static void net_reset(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = vdev->priv;
+	uint64_t one = 1, v;
+
+	if (!n->running)
+		return;
+	atomic_store(&n->stop, true);
+	if (write(n->stop_fd, &one, sizeof(one)) < 0)
+		log_debug("net reset: %s", strerror(errno));
+	pthread_join(n->thread, NULL);
+	if (read(n->stop_fd, &v, sizeof(v)) < 0)
+		v = 0;
+	n->running = false;
+}
+
+static const struct virtio_dev_ops net_ops = {
+	.name = "virtio-net",
+	.device_id = VIRTIO_ID_NET,
+	.pci_class = 0x020000,
+	.num_queues = 2,
+	.queue_max_size = NET_QUEUE_SIZE,
+	.features = net_features,
+	.config_read = net_config_read,
+	.start = net_start,
+	.reset = net_reset,
+};
+
+int virtio_net_create(struct domain *dom, struct tap *tap)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+	int rc;
+
+	if (!n)
+		return -ENOMEM;
+	n->tap = tap;
+	n->vdev.ops = &net_ops;
+	n->vdev.priv = n;
+	n->vdev.config_size = sizeof(n->config);
+	memcpy(n->config.mac, tap->mac, 6);
+	n->config.status = VIRTIO_NET_S_LINK_UP;
+	n->config.max_virtqueue_pairs = 1;
+	n->config.mtu = NET_MTU;
+	n->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (n->stop_fd < 0) {
+		free(n);
+		return -errno;
+	}
+	rc = virtio_pci_create(dom, &n->vdev);
+	if (rc) {
+		close(n->stop_fd);
+		free(n);
+	}
+	return rc;
+}
