@@ -72,7 +72,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--vcpus N] [--disk PATH[,ro][,id=NAME][,direct]]...\n"
-		"                 [--net tap=NAME[,mac=MAC]]...\n"
+		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"

@@ -1,4 +1,5 @@
 #include "tap.h"
+#include "netlink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,12 +41,13 @@ int tap_parse(const char *spec, struct tap *t, char *err, size_t errlen)
 	strcpy(buf, spec);
 	for (opt = strtok_r(buf, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
 		if (strncmp(opt, "tap=", 4) == 0) {
-			if (strlen(opt + 4) == 0 || strlen(opt + 4) >= IFNAMSIZ) {
-				snprintf(err, errlen, "net '%s': tap name must be 1 to %d characters",
-					 spec, IFNAMSIZ - 1);
+			if (netif_name_check(opt + 4, err, errlen))
 				return -EINVAL;
-			}
 			snprintf(t->name, sizeof(t->name), "%s", opt + 4);
+		} else if (strncmp(opt, "bridge=", 7) == 0) {
+			if (netif_name_check(opt + 7, err, errlen))
+				return -EINVAL;
+			snprintf(t->bridge, sizeof(t->bridge), "%s", opt + 7);
 		} else if (strncmp(opt, "mac=", 4) == 0) {
 			if (mac_parse(opt + 4, t->mac)) {
 				snprintf(err, errlen, "net '%s': malformed MAC address '%s' "
@@ -53,7 +55,7 @@ int tap_parse(const char *spec, struct tap *t, char *err, size_t errlen)
 				return -EINVAL;
 			}
 		} else {
-			snprintf(err, errlen, "net '%s': unknown option '%s' (tap=NAME, mac=MAC)", spec, opt);
+			snprintf(err, errlen, "net '%s': unknown option '%s' (tap=NAME, mac=MAC, bridge=BR)", spec, opt);
 			return -EINVAL;
 		}
 	}
@@ -102,6 +104,15 @@ int tap_open(struct tap *t, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	tap_set_offload(t, 0);
+	if (t->bridge[0]) {
+		int rc = nl_link_attach(t->name, t->bridge, err, errlen);
+
+		if (rc) {
+			close(t->fd);    /* the tap goes with its last descriptor */
+			t->fd = -1;
+			return rc;
+		}
+	}
 	return 0;
 }
 

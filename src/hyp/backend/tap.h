@@ -9,13 +9,16 @@
 
 struct tap {
 	char name[16];          /* IFNAMSIZ */
+	char bridge[16];        /* attach to this bridge once open; "" for none */
 	uint8_t mac[6];
 	int fd;
 };
 
-/* Parse "tap=NAME[,mac=MAC]". Returns 0 or -EINVAL with err set. */
+/* Parse "tap=NAME[,mac=MAC][,bridge=BR]". Returns 0 or -EINVAL with err set. */
 int tap_parse(const char *spec, struct tap *t, char *err, size_t errlen);
-/* Open (creating if needed) the tap, non-blocking, with 12-byte vnet headers. */
+/* Open (creating if needed) the tap, non-blocking, with 12-byte vnet
+ * headers, and attach it to its bridge.  A tap lodge-hyp creates is not
+ * persistent: it vanishes with the process, however the process ends. */
 int tap_open(struct tap *t, char *err, size_t errlen);
 /* Tell the tap which offloads the guest accepts on receive (TUN_F_*). */
 int tap_set_offload(struct tap *t, unsigned tun_flags);

@@ -1,0 +1,29 @@
+/* Bridges and vifs over rtnetlink (libnl-route-3): what Xen's
+ * network-bridge and vif-bridge scripts did with brctl and ifconfig. */
+#ifndef LODGE_NETLINK_H
+#define LODGE_NETLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct link_stats {
+	uint64_t rx_packets, rx_bytes, rx_dropped, rx_errors;
+	uint64_t tx_packets, tx_bytes, tx_dropped, tx_errors;
+};
+
+/* Is name a valid interface name (1..15 bytes, no '/', ':', space)? */
+int netif_name_check(const char *name, char *err, size_t errlen);
+
+/* All return 0 or -errno with a one-line message in err. */
+int nl_bridge_create(const char *name, char *err, size_t errlen);
+/* Refuses (-ENOTEMPTY) while interfaces are attached. */
+int nl_bridge_delete(const char *name, char *err, size_t errlen);
+/* Calls fn for every bridge with its number of attached ports. */
+int nl_bridge_list(void (*fn)(const char *name, int ports, int up, void *arg), void *arg,
+		   char *err, size_t errlen);
+/* Attach ifname to bridge and bring ifname up. */
+int nl_link_attach(const char *ifname, const char *bridge, char *err, size_t errlen);
+int nl_link_stats(const char *ifname, struct link_stats *st, char *err, size_t errlen);
+int nl_link_exists(const char *ifname);
+
+#endif
