@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 
+#define PM1_PWRBTN         0x0100     /* PWRBTN_STS / PWRBTN_EN */
 #define PM1_CNT_SCI_EN     0x0001
 #define PM1_CNT_SLP_EN     0x2000
 #define PM1_CNT_SLP_TYP(v) (((v) >> 10) & 7)
@@ -18,6 +19,7 @@ struct acpi_pm {
 	struct domain *dom;
 	pthread_mutex_t lock;
 	uint16_t pm1_sts, pm1_en, pm1_cnt;
+	int sci_level;
 };
 
 static struct acpi_pm acpi_pm = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -27,6 +29,26 @@ static void acpi_pm_sleep(struct acpi_pm *pm, unsigned slp_typ)
 	if (slp_typ == ACPI_S5_SLP_TYP)
 		domain_end(pm->dom, DOMAIN_POWEROFF, "guest powered off (ACPI S5)");
 	/* Other sleep states are not offered in the DSDT; ignore them. */
+}
+
+/* Lock held. The SCI is level-triggered: asserted while an enabled
+ * status bit is set, released when the guest clears it. */
+static void acpi_pm_update_sci(struct acpi_pm *pm)
+{
+	int level = (pm->pm1_sts & pm->pm1_en) != 0;
+
+	if (level != pm->sci_level) {
+		pm->sci_level = level;
+		kvm_irq_line(pm->dom, IRQ_SCI, level);
+	}
+}
+
+void acpi_pm_power_button(void)
+{
+	pthread_mutex_lock(&acpi_pm.lock);
+	acpi_pm.pm1_sts |= PM1_PWRBTN;
+	acpi_pm_update_sci(&acpi_pm);
+	pthread_mutex_unlock(&acpi_pm.lock);
 }
 
 /* PM1a_EVT_BLK: PM1_STS at +0 (write 1 to clear), PM1_EN at +2. */
@@ -51,6 +73,7 @@ static void pm1_evt_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 	pm->pm1_sts &= ~(uint16_t)(v & mask & 0xffff);
 	if (mask >> 16)
 		pm->pm1_en = (pm->pm1_en & ~(mask >> 16)) | (v >> 16);
+	acpi_pm_update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 }
 

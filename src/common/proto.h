@@ -1,0 +1,37 @@
+/* The Lodge control protocol between `lodge` (and the dashboard) and each
+ * domain's lodge-hyp.  Version 1.
+ *
+ * Transport: a Unix stream socket RUNDIR/DOMAIN/control, in a directory of
+ * mode 0700 owned by root: only root connects.
+ *
+ * Request: one line, at most PROTO_LINE_MAX bytes including the newline:
+ *     lodge/1 COMMAND [ARG ...]\n
+ * Reply: one line, "ok\n" or "error MESSAGE\n"; for commands that return
+ * data, "ok\n" is followed by "KEY VALUE\n" lines and an empty line.
+ * After "console" answers "ok\n" the connection carries the raw serial
+ * console both ways until either side closes it.  A request with another
+ * version gets "error protocol version X not supported (lodge-hyp speaks 1)".
+ *
+ * Commands:
+ *   status              keys: name id pid state vcpus memory_mib maxmem_mib
+ *                       cpu_ns vcpu_ns (space-separated, one per vCPU)
+ *                       rss_kib start_time uptime_s kernel end_reason
+ *   pause, unpause      stop/resume every vCPU
+ *   shutdown            press the ACPI power button (graceful)
+ *   reboot              reset the domain (on_reboot decides what follows)
+ *   destroy             end the domain at once
+ *   console [force]     attach to the serial console; one client at a time,
+ *                       "force" takes it over from the current one
+ *   console-log [BYTES] the last BYTES (default all kept) of console output
+ */
+#ifndef LODGE_PROTO_H
+#define LODGE_PROTO_H
+
+#define PROTO_VERSION   1
+#define PROTO_PREFIX    "lodge/"
+#define PROTO_LINE_MAX  1024
+#define PROTO_SOCKET    "control"
+#define PROTO_CONSOLE_LOG "console.log"
+#define PROTO_CONFIG    "config"       /* the domain's resolved config, written by the agent */
+
+#endif
