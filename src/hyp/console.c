@@ -2,31 +2,35 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#define CONSOLE_RING_SIZE (64 * 1024)
-
 static struct {
-	int in_fd, out_fd;
+	int in_fd, out_fd, log_fd;
+	char log_path[4096];
+	size_t log_cap, log_size;
 	int is_tty;
 	int termios_saved;
 	struct termios saved;
+	int event_fd;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;       /* output queued, or drained */
-	uint8_t ring[CONSOLE_RING_SIZE];
-	size_t head, count;        /* bytes [head, head+count) are queued */
-	int writing;               /* the output thread holds bytes in flight */
-	int dead;                  /* out_fd failed: discard from now on */
-	uint64_t dropped;
-} con = { .in_fd = -1, .out_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
-	  .cond = PTHREAD_COND_INITIALIZER };
+	pthread_cond_t cond;        /* output added, or the writer caught up */
+	uint8_t *ring;              /* CONSOLE_HISTORY bytes, allocated on first output */
+	uint64_t head;              /* bytes ever written */
+	uint64_t written;           /* how far the output thread got */
+	int event_pending;          /* event_fd written and not yet drained */
+} con = { .in_fd = -1, .out_fd = -1, .log_fd = -1, .event_fd = -1,
+	  .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 void console_restore(void)
 {
@@ -35,6 +39,18 @@ void console_restore(void)
 }
 
 int console_is_tty(void) { return con.is_tty; }
+int console_event_fd(void) { return con.event_fd; }
+
+void console_event_drain(void)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&con.lock);
+	if (read(con.event_fd, &v, sizeof(v)) < 0)
+		v = 0;
+	con.event_pending = 0;
+	pthread_mutex_unlock(&con.lock);
+}
 
 /* A crash must not leave the user's terminal raw: restore, then let the
  * default action (core dump) happen. */
@@ -45,6 +61,104 @@ static void console_fatal_signal(int sig)
 	raise(sig);
 }
 
+uint64_t console_head(void)
+{
+	uint64_t h;
+
+	pthread_mutex_lock(&con.lock);
+	h = con.head;
+	pthread_mutex_unlock(&con.lock);
+	return h;
+}
+
+/* Lock held. */
+static size_t console_copy_out(uint64_t *pos, void *dst, size_t max)
+{
+	size_t n, first, off;
+
+	if (con.head - *pos > CONSOLE_HISTORY)
+		*pos = con.head - CONSOLE_HISTORY;      /* fell behind: lose the oldest */
+	n = con.head - *pos;
+	if (n > max)
+		n = max;
+	off = *pos % CONSOLE_HISTORY;
+	first = CONSOLE_HISTORY - off < n ? CONSOLE_HISTORY - off : n;
+	memcpy(dst, con.ring + off, first);
+	memcpy((uint8_t *)dst + first, con.ring, n - first);
+	*pos += n;
+	return n;
+}
+
+size_t console_read(uint64_t *pos, void *dst, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&con.lock);
+	if (con.ring)
+		n = console_copy_out(pos, dst, max);
+	pthread_mutex_unlock(&con.lock);
+	return n;
+}
+
+void console_output(const uint8_t *buf, size_t len)
+{
+	uint64_t one = 1;
+	size_t i;
+	int notify;
+
+	pthread_mutex_lock(&con.lock);
+	if (!con.ring && !(con.ring = malloc(CONSOLE_HISTORY))) {
+		pthread_mutex_unlock(&con.lock);
+		return;
+	}
+	notify = !con.event_pending;
+	con.event_pending = 1;
+	for (i = 0; i < len; i++)
+		con.ring[(con.head + i) % CONSOLE_HISTORY] = buf[i];
+	con.head += len;
+	pthread_cond_signal(&con.cond);
+	pthread_mutex_unlock(&con.lock);
+	/* One eventfd write per wake-up of the control loop, not per byte. */
+	if (notify && con.event_fd >= 0 && write(con.event_fd, &one, sizeof(one)) < 0) {
+		/* counter saturated: the reader is awake anyway */
+	}
+}
+
+static void console_write_all(int *fd, const uint8_t *buf, size_t n)
+{
+	size_t off = 0;
+
+	while (*fd >= 0 && off < n) {
+		ssize_t w = write(*fd, buf + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			*fd = -1;     /* reader gone: keep the guest running, drop output */
+			return;
+		}
+		off += w;
+	}
+}
+
+/* Keep the log under its cap: console.log moves to console.log.1. */
+static void console_log_write(const uint8_t *buf, size_t n)
+{
+	if (con.log_fd < 0)
+		return;
+	if (con.log_size + n > con.log_cap) {
+		char old[sizeof(con.log_path) + 3];
+
+		snprintf(old, sizeof(old), "%s.1", con.log_path);
+		close(con.log_fd);
+		rename(con.log_path, old);
+		con.log_fd = open(con.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+		con.log_size = 0;
+	}
+	console_write_all(&con.log_fd, buf, n);
+	con.log_size += n;
+}
+
 static void *console_output_thread(void *arg)
 {
 	uint8_t chunk[4096];
@@ -53,58 +167,19 @@ static void *console_output_thread(void *arg)
 	pthread_setname_np(pthread_self(), "console");
 	pthread_mutex_lock(&con.lock);
 	for (;;) {
-		size_t n, first;
+		size_t n;
 
-		while (con.count == 0) {
-			con.writing = 0;
+		while (con.written == con.head) {
 			pthread_cond_broadcast(&con.cond);
 			pthread_cond_wait(&con.cond, &con.lock);
 		}
-		n = con.count < sizeof(chunk) ? con.count : sizeof(chunk);
-		first = CONSOLE_RING_SIZE - con.head;
-		if (first > n)
-			first = n;
-		memcpy(chunk, con.ring + con.head, first);
-		memcpy(chunk + first, con.ring, n - first);
-		con.head = (con.head + n) % CONSOLE_RING_SIZE;
-		con.count -= n;
-		con.writing = 1;
+		n = console_copy_out(&con.written, chunk, sizeof(chunk));
 		pthread_mutex_unlock(&con.lock);
-
-		for (size_t off = 0; off < n && !con.dead;) {
-			ssize_t w = write(con.out_fd, chunk + off, n - off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				con.dead = 1;   /* reader gone: the guest keeps running */
-				break;
-			}
-			off += w;
-		}
+		console_write_all(&con.out_fd, chunk, n);
+		console_log_write(chunk, n);
 		pthread_mutex_lock(&con.lock);
 	}
 	return NULL;
-}
-
-void console_output(const uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	if (con.dead)
-		return;
-	pthread_mutex_lock(&con.lock);
-	for (i = 0; i < len; i++) {
-		if (con.count == CONSOLE_RING_SIZE) {   /* full: drop the oldest */
-			con.head = (con.head + 1) % CONSOLE_RING_SIZE;
-			con.count--;
-			con.dropped++;
-		}
-		con.ring[(con.head + con.count) % CONSOLE_RING_SIZE] = buf[i];
-		con.count++;
-	}
-	pthread_cond_signal(&con.cond);
-	pthread_mutex_unlock(&con.lock);
 }
 
 void console_flush(int timeout_ms)
@@ -119,13 +194,13 @@ void console_flush(int timeout_ms)
 		deadline.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&con.lock);
-	while ((con.count || con.writing) && !con.dead)
+	while (con.written != con.head)
 		if (pthread_cond_timedwait(&con.cond, &con.lock, &deadline) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&con.lock);
 }
 
-int console_init(int in_fd, int out_fd)
+int console_init(int in_fd, int out_fd, const char *log_path, size_t log_cap)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	unsigned i;
@@ -133,7 +208,21 @@ int console_init(int in_fd, int out_fd)
 
 	con.in_fd = in_fd;
 	con.out_fd = out_fd;
-	con.is_tty = isatty(in_fd);
+	con.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (con.event_fd < 0)
+		return -errno;
+	if (log_path) {
+		struct stat st;
+
+		snprintf(con.log_path, sizeof(con.log_path), "%s", log_path);
+		con.log_cap = log_cap;
+		con.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (con.log_fd < 0)
+			return -errno;
+		if (fstat(con.log_fd, &st) == 0)
+			con.log_size = st.st_size;
+	}
+	con.is_tty = in_fd >= 0 && isatty(in_fd);
 	if (con.is_tty && tcgetattr(in_fd, &con.saved) == 0) {
 		struct termios raw = con.saved;
 
@@ -142,8 +231,6 @@ int console_init(int in_fd, int out_fd)
 		for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 			signal(fatal[i], console_fatal_signal);
 		cfmakeraw(&raw);
-		/* Keep output post-processing off but let our own log lines
-		 * (which carry \r\n) read well. */
 		if (tcsetattr(in_fd, TCSAFLUSH, &raw) < 0)
 			log_warn("cannot put the terminal in raw mode: %s", strerror(errno));
 	}

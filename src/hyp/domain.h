@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mem.h"
@@ -28,11 +29,29 @@ struct vcpu {
 	pthread_t thread;
 };
 
+/* What a domain does when the guest powers off, reboots or crashes. */
+enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE };
+
 struct domain {
+	/* Identity, for status replies. */
+	char name[64];
+	unsigned id;
+	const char *kernel;
+	unsigned long memory_mib;
+	uint64_t start_ns;     /* CLOCK_MONOTONIC at start */
+	long start_time;       /* wall clock at start, seconds */
+	enum domain_action on_poweroff, on_reboot, on_crash;
+
 	int kvm_fd, vm_fd;
 	struct guest_mem mem;
 	unsigned nvcpus;
 	struct vcpu vcpus[LODGE_MAX_VCPUS];
+
+	/* Pausing: vCPUs park between KVM_RUN calls while paused is set. */
+	pthread_mutex_t pause_lock;
+	pthread_cond_t pause_cond;
+	bool paused;
+	unsigned parked;
 
 	/* Set once, by the first vCPU or thread that ends the domain. */
 	_Atomic int end;
@@ -51,12 +70,30 @@ int kvm_max_vcpus(struct domain *dom);
 int vcpu_create(struct domain *dom, unsigned id);
 int vcpu_start_all(struct domain *dom);
 void vcpu_stop_all(struct domain *dom);
+/* Park every vCPU outside the guest (returns once all are parked), or let
+ * them run again. */
+void vcpu_pause_all(struct domain *dom);
+void vcpu_unpause_all(struct domain *dom);
+/* CPU time a vCPU thread has used, in nanoseconds. */
+uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */
 struct boot_entry;
 int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry);
 
 /* cpuid.c */
 int cpuid_setup(struct vcpu *v);
+
+/* The configured action for how the domain ended (destroy if still
+ * running, or stopped from the host). */
+static inline enum domain_action domain_action_for(struct domain *dom)
+{
+	switch (atomic_load(&dom->end)) {
+	case DOMAIN_POWEROFF: return dom->on_poweroff;
+	case DOMAIN_REBOOT:   return dom->on_reboot;
+	case DOMAIN_CRASH:    return dom->on_crash;
+	default:              return ACTION_DESTROY;
+	}
+}
 
 /* Ends the domain with the given status and one-line reason; the first
  * call wins. Safe from any thread. */

@@ -5,6 +5,7 @@
 #include "backend/tap.h"
 #include "boot/boot.h"
 #include "console.h"
+#include "ctl.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
 #include "domain.h"
@@ -26,6 +27,8 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LODGE_VERSION "0.1.0"
@@ -42,6 +45,12 @@ struct options {
 	struct disk disks[MAX_DISKS];
 	unsigned nnics;
 	struct tap nics[MAX_NICS];
+	/* Managed mode (the agent's): a runtime directory with the control
+	 * socket and console log; detached from the caller's terminal. */
+	const char *name, *runtime_dir;
+	unsigned long id, console_log_kib;
+	int detach;
+	enum domain_action on_poweroff, on_reboot, on_crash;
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -73,6 +82,9 @@ static void usage(FILE *f)
 		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--vcpus N] [--disk PATH[,ro][,id=NAME][,direct]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
+		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
+		"                  [--console-log-size KiB] [--on-poweroff|--on-reboot|--on-crash\n"
+		"                  destroy|restart|preserve]]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -92,6 +104,20 @@ static int parse_number(const char *arg, const char *what, unsigned long *out)
 	return 0;
 }
 
+static int parse_action(const char *arg, const char *what, enum domain_action *out)
+{
+	static const char *const names[] = { "destroy", "restart", "preserve" };
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*out = (enum domain_action)i;
+			return 0;
+		}
+	log_err("%s must be destroy, restart or preserve, not '%s'", what, arg);
+	return -EINVAL;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -103,6 +129,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "disk", required_argument, NULL, 'D' },
 		{ "net", required_argument, NULL, 'N' },
 		{ "probe", no_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'a' },
+		{ "id", required_argument, NULL, 'I' },
+		{ "runtime-dir", required_argument, NULL, 'R' },
+		{ "console-log-size", required_argument, NULL, 'L' },
+		{ "detach", no_argument, NULL, 'X' },
+		{ "on-poweroff", required_argument, NULL, 'P' },
+		{ "on-reboot", required_argument, NULL, 'B' },
+		{ "on-crash", required_argument, NULL, 'C' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -116,6 +150,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->cmdline = "";
 	o->memory_mib = 256;
 	o->vcpus = 1;
+	o->name = "domain";
+	o->console_log_kib = 1024;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -147,6 +183,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->nnics++;
 			break;
 		case 'p': o->probe = 1; break;
+		case 'a': o->name = optarg; break;
+		case 'I': if (parse_number(optarg, "--id", &o->id)) return -EINVAL; break;
+		case 'R': o->runtime_dir = optarg; break;
+		case 'L': if (parse_number(optarg, "--console-log-size", &o->console_log_kib)) return -EINVAL; break;
+		case 'X': o->detach = 1; break;
+		case 'P': if (parse_action(optarg, "--on-poweroff", &o->on_poweroff)) return -EINVAL; break;
+		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
+		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -164,6 +208,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (!o->probe && !o->kernel) {
 		log_err("no kernel given (--kernel FILE)");
+		return -EINVAL;
+	}
+	if (!o->runtime_dir && (o->detach || o->on_poweroff == ACTION_PRESERVE ||
+				o->on_reboot == ACTION_PRESERVE || o->on_crash == ACTION_PRESERVE)) {
+		log_err("--detach and preserve need --runtime-dir (somewhere to reach the domain)");
+		return -EINVAL;
+	}
+	if (o->runtime_dir && (!o->name[0] || strchr(o->name, '/') || o->name[0] == '.' ||
+			       strlen(o->name) >= sizeof(the_domain.name))) {
+		log_err("--name '%s' is not a valid domain name", o->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -340,49 +394,72 @@ static int load_guest(struct domain *dom, const struct options *o)
 	return rc;
 }
 
-/* The main thread's loop: console input to the UART, signals, and the
- * domain's end.  Returns when the domain has ended. */
-static void run_console(struct domain *dom, struct uart *com1, int sig_fd)
+/* --detach: the caller waits until the domain runs (or failed, with its
+ * one error line already on the caller's stderr) and then returns; the
+ * domain lives on in its own session, taking no terminal with it.  Must
+ * happen before KVM_CREATE_VM, which binds the VM to this address space. */
+static int detach_early(int *ready_fd)
 {
-	uint8_t pending[256];
-	size_t pending_len = 0, pending_off = 0;
-	int in_open = 1;
+	int pipefd[2];
+	pid_t pid;
+	char c;
 
-	while (atomic_load(&dom->end) == DOMAIN_RUNNING) {
-		struct pollfd pfd[3] = {
-			{ .fd = dom->end_eventfd, .events = POLLIN },
-			{ .fd = sig_fd, .events = POLLIN },
-			{ .fd = (in_open && !pending_len) ? STDIN_FILENO : -1, .events = POLLIN },
-		};
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		int st;
 
-		/* Input the UART could not take yet: retry shortly. */
-		if (poll(pfd, 3, pending_len ? 10 : -1) < 0 && errno != EINTR)
-			break;
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
-				domain_end(dom, DOMAIN_STOPPED, "stopped by signal %s",
-					   strsignal(si.ssi_signo));
-		}
-		if (pfd[2].revents & (POLLIN | POLLHUP)) {
-			ssize_t n = read(STDIN_FILENO, pending, sizeof(pending));
-
-			if (n <= 0) {
-				in_open = 0;    /* input closed: the guest runs on */
-			} else {
-				pending_len = n;
-				pending_off = 0;
-				if (console_is_tty() && memchr(pending, CONSOLE_ESCAPE, n))
-					domain_end(dom, DOMAIN_STOPPED, "stopped from the console (Ctrl-])");
-			}
-		}
-		if (pending_len) {
-			pending_off += uart_receive(com1, pending + pending_off, pending_len - pending_off);
-			if (pending_off == pending_len)
-				pending_len = 0;
-		}
+		close(pipefd[1]);
+		waitpid(pid, &st, 0);     /* the middle process exits at once */
+		exit(read(pipefd[0], &c, 1) == 1 ? 0 : DOMAIN_ERROR);
 	}
+	close(pipefd[0]);
+	setsid();
+	pid = fork();                     /* not a session leader: no controlling tty ever */
+	if (pid < 0)
+		_exit(DOMAIN_ERROR);
+	if (pid > 0)
+		_exit(0);
+	*ready_fd = pipefd[1];
+	return 0;
+}
+
+/* The domain runs: tell the waiting caller, and from now on log to the
+ * runtime directory instead of the caller's terminal. */
+static void detach_ready(int ready_fd, const char *dir)
+{
+	char path[4200];
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), log;
+
+	snprintf(path, sizeof(path), "%s/lodge-hyp.log", dir);
+	log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+	}
+	if (log >= 0)
+		dup2(log, STDERR_FILENO);
+	if (write(ready_fd, "r", 1) < 0) {
+		/* the caller went away; the domain runs regardless */
+	}
+	close(ready_fd);
+}
+
+static void remove_runtime_dir(const char *dir)
+{
+	static const char *const files[] = { "control", "console.log", "console.log.1",
+					     "lodge-hyp.log", "config" };
+	char path[4200];
+	unsigned i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 int main(int argc, char **argv)
@@ -390,8 +467,11 @@ int main(int argc, char **argv)
 	struct domain *dom = &the_domain;
 	struct options o;
 	struct uart *com1;
+	struct timespec ts;
+	char dir[4096] = "", log_path[4200];
 	sigset_t sigs;
-	int sig_fd, status;
+	int sig_fd, status, listen_fd = -1, ready_fd = -1, restarted;
+	bool destroyed;
 	unsigned i;
 
 	log_init(argv[0]);
@@ -399,9 +479,31 @@ int main(int argc, char **argv)
 		return DOMAIN_ERROR;
 	if (o.probe)
 		return probe();
+	/* A domain restarted by its own on_reboot/on_crash is already detached. */
+	restarted = getenv("LODGE_HYP_RESTARTED") != NULL;
+	unsetenv("LODGE_HYP_RESTARTED");
+	if (o.detach && !restarted && detach_early(&ready_fd)) {
+		log_err("cannot detach: %s", strerror(errno));
+		return DOMAIN_ERROR;
+	}
 	if (open_kvm(dom) || check_limits(dom, &o) || open_backends(&o))
 		return DOMAIN_ERROR;
 	dom->nvcpus = o.vcpus;
+	snprintf(dom->name, sizeof(dom->name), "%s", o.name);
+	dom->id = o.id;
+	dom->kernel = o.kernel;
+	dom->memory_mib = o.memory_mib;
+	dom->on_poweroff = o.on_poweroff;
+	dom->on_reboot = o.on_reboot;
+	dom->on_crash = o.on_crash;
+	pthread_mutex_init(&dom->pause_lock, NULL);
+	pthread_cond_init(&dom->pause_cond, NULL);
+	if (o.runtime_dir) {
+		mkdir(o.runtime_dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
+		if ((listen_fd = ctl_listen(dir)) < 0)
+			return DOMAIN_ERROR;
+	}
 
 	if (guest_mem_init(&dom->mem, (uint64_t)o.memory_mib << 20)) {
 		log_err("cannot map %lu MiB of guest memory: %s", o.memory_mib, strerror(errno));
@@ -437,12 +539,22 @@ int main(int argc, char **argv)
 		log_err("cannot create event descriptors: %s", strerror(errno));
 		return DOMAIN_ERROR;
 	}
-	if ((status = console_init(STDIN_FILENO, STDOUT_FILENO))) {
+	snprintf(log_path, sizeof(log_path), "%s/console.log", dir);
+	status = o.runtime_dir
+		? console_init(-1, -1, log_path, (size_t)o.console_log_kib << 10)
+		: console_init(STDIN_FILENO, STDOUT_FILENO, NULL, 0);
+	if (status) {
 		log_err("cannot start the console: %s", strerror(-status));
 		return DOMAIN_ERROR;
 	}
-	if (vcpu_start_all(dom) == 0)
-		run_console(dom, com1, sig_fd);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	dom->start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	dom->start_time = time(NULL);
+	if (vcpu_start_all(dom))
+		return DOMAIN_ERROR;
+	if (ready_fd >= 0)
+		detach_ready(ready_fd, dir);
+	destroyed = ctl_run(dom, com1, o.runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd);
 	vcpu_stop_all(dom);
 	console_flush(1000);
 	console_restore();
@@ -452,5 +564,16 @@ int main(int argc, char **argv)
 		log_info("%s", dom->end_reason);
 	else
 		log_err("%s", dom->end_reason);
+	if (!destroyed && domain_action_for(dom) == ACTION_RESTART) {
+		/* A fresh process image is a fresh machine: new memory, new
+		 * vCPUs, devices reset, the same runtime directory and log. */
+		log_info("restarting domain %s", dom->name);
+		setenv("LODGE_HYP_RESTARTED", "1", 1);
+		execv("/proc/self/exe", argv);
+		log_err("cannot restart: %s", strerror(errno));
+		status = DOMAIN_ERROR;
+	}
+	if (dir[0])
+		remove_runtime_dir(dir);
 	return status;
 }

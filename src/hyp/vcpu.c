@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define VCPU_KICK_SIGNAL SIGUSR1
@@ -232,6 +233,62 @@ static int vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
+/* Wait outside the guest while the domain is paused (or until it ends). */
+static void vcpu_park(struct vcpu *v)
+{
+	struct domain *dom = v->dom;
+
+	pthread_mutex_lock(&dom->pause_lock);
+	dom->parked++;
+	pthread_cond_broadcast(&dom->pause_cond);
+	while (dom->paused && atomic_load(&dom->end) == DOMAIN_RUNNING)
+		pthread_cond_wait(&dom->pause_cond, &dom->pause_lock);
+	dom->parked--;
+	pthread_mutex_unlock(&dom->pause_lock);
+	v->run->immediate_exit = 0;
+}
+
+static void vcpu_kick_all(struct domain *dom)
+{
+	unsigned i;
+
+	for (i = 0; i < dom->nvcpus; i++) {
+		if (dom->vcpus[i].run)
+			dom->vcpus[i].run->immediate_exit = 1;
+		pthread_kill(dom->vcpus[i].thread, VCPU_KICK_SIGNAL);
+	}
+}
+
+void vcpu_pause_all(struct domain *dom)
+{
+	pthread_mutex_lock(&dom->pause_lock);
+	dom->paused = true;
+	pthread_mutex_unlock(&dom->pause_lock);
+	vcpu_kick_all(dom);
+	pthread_mutex_lock(&dom->pause_lock);
+	while (dom->parked < dom->nvcpus && atomic_load(&dom->end) == DOMAIN_RUNNING)
+		pthread_cond_wait(&dom->pause_cond, &dom->pause_lock);
+	pthread_mutex_unlock(&dom->pause_lock);
+}
+
+void vcpu_unpause_all(struct domain *dom)
+{
+	pthread_mutex_lock(&dom->pause_lock);
+	dom->paused = false;
+	pthread_cond_broadcast(&dom->pause_cond);
+	pthread_mutex_unlock(&dom->pause_lock);
+}
+
+uint64_t vcpu_cpu_ns(struct vcpu *v)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (pthread_getcpuclockid(v->thread, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -245,6 +302,8 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	while (atomic_load(&v->dom->end) == DOMAIN_RUNNING) {
+		if (v->dom->paused)
+			vcpu_park(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				v->run->immediate_exit = 0;
@@ -290,11 +349,10 @@ void vcpu_stop_all(struct domain *dom)
 {
 	unsigned i;
 
-	for (i = 0; i < dom->nvcpus; i++) {
-		if (dom->vcpus[i].run)
-			dom->vcpus[i].run->immediate_exit = 1;
-		pthread_kill(dom->vcpus[i].thread, VCPU_KICK_SIGNAL);
-	}
+	vcpu_kick_all(dom);
+	pthread_mutex_lock(&dom->pause_lock);       /* wake parked vCPUs to exit */
+	pthread_cond_broadcast(&dom->pause_cond);
+	pthread_mutex_unlock(&dom->pause_lock);
 	for (i = 0; i < dom->nvcpus; i++)
 		pthread_join(dom->vcpus[i].thread, NULL);
 }

@@ -1,0 +1,431 @@
+#include "ctl.h"
+#include "console.h"
+#include "dev/devices.h"
+#include "domain.h"
+#include "log.h"
+#include "proto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CTL_MAX_CLIENTS  16
+#define CTL_REPLAY_BYTES (16 * 1024)   /* console history shown on attach */
+
+struct ctl_client {
+	int fd;
+	char in[PROTO_LINE_MAX];
+	size_t in_len;
+	bool console;              /* raw console stream after "ok" */
+	uint64_t con_pos;          /* next console byte to send */
+	uint8_t out[4096];         /* console bytes the socket would not take yet */
+	size_t out_len, out_off;
+};
+
+struct ctl {
+	struct domain *dom;
+	struct uart *com1;
+	int in_fd, listen_fd, sig_fd;
+	bool destroyed;
+	struct ctl_client clients[CTL_MAX_CLIENTS];
+	uint8_t pending[256];      /* console input the UART has not taken yet */
+	size_t pending_len, pending_off;
+};
+
+static const char *const state_names[] = { "running", "paused", "shutdown", "crashed" };
+
+static const char *ctl_state(struct ctl *c)
+{
+	int end = atomic_load(&c->dom->end);
+
+	if (end == DOMAIN_RUNNING)
+		return c->dom->paused ? state_names[1] : state_names[0];
+	return end == DOMAIN_CRASH ? state_names[3] : state_names[2];
+}
+
+static void client_close(struct ctl_client *cl)
+{
+	if (cl->fd >= 0)
+		close(cl->fd);
+	cl->fd = -1;
+	cl->in_len = 0;
+	cl->console = false;
+	cl->out_len = cl->out_off = 0;
+}
+
+/* Replies are small: send them whole or drop a client that will not read. */
+static void client_send(struct ctl_client *cl, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (send(cl->fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL) != n)
+		client_close(cl);
+}
+
+static void ctl_status(struct ctl *c, struct ctl_client *cl)
+{
+	struct domain *dom = c->dom;
+	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
+	uint64_t total = 0, now_ns;
+	struct timespec ts;
+	unsigned long rss_pages = 0;
+	unsigned i;
+	FILE *f;
+
+	for (i = 0; i < dom->nvcpus; i++) {
+		uint64_t ns = vcpu_cpu_ns(&dom->vcpus[i]);
+		size_t len = strlen(vcpu_ns);
+
+		total += ns;
+		snprintf(vcpu_ns + len, sizeof(vcpu_ns) - len, "%s%llu", i ? " " : "", (unsigned long long)ns);
+	}
+	/* statm is one short read, cheap enough to answer 50 domains a second. */
+	if ((f = fopen("/proc/self/statm", "r"))) {
+		unsigned long size;
+
+		if (fscanf(f, "%lu %lu", &size, &rss_pages) != 2)
+			rss_pages = 0;
+		fclose(f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
+		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
+		    "kernel %s\nend_reason %s\n\n",
+		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib,
+		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
+		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
+		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-");
+}
+
+static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
+{
+	unsigned i;
+	uint64_t head = console_head();
+
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_client *other = &c->clients[i];
+
+		if (other != cl && other->fd >= 0 && other->console) {
+			if (!force) {
+				client_send(cl, "error the console is in use by another client "
+					    "(lodge console --force takes it over)\n");
+				return;
+			}
+			/* Tell the one being replaced why its console ended. */
+			send(other->fd, "\r\n[lodge: console taken over by another client]\r\n", 50,
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
+			client_close(other);
+		}
+	}
+	client_send(cl, "ok\n");
+	if (cl->fd < 0)
+		return;
+	cl->console = true;
+	cl->con_pos = head > CTL_REPLAY_BYTES ? head - CTL_REPLAY_BYTES : 0;
+}
+
+/* The last bytes of console output, then close: `lodge console --log`. */
+static void ctl_console_log(struct ctl_client *cl, const char *arg)
+{
+	uint64_t head = console_head(), want = arg ? strtoull(arg, NULL, 10) : CONSOLE_HISTORY;
+	uint64_t pos = head > want ? head - want : 0;
+	uint8_t buf[4096];
+	size_t n;
+
+	client_send(cl, "ok\n");
+	while (cl->fd >= 0 && (n = console_read(&pos, buf, sizeof(buf))) > 0) {
+		int fl = fcntl(cl->fd, F_GETFL);
+
+		/* Blocking for this one-shot dump: the client asked for it all. */
+		fcntl(cl->fd, F_SETFL, fl & ~O_NONBLOCK);
+		if (send(cl->fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n)
+			break;
+	}
+	client_close(cl);
+}
+
+static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
+{
+	char *argv[4] = { 0 }, *save = NULL, *tok;
+	int argc = 0, end = atomic_load(&c->dom->end);
+	long version;
+	char *rest;
+
+	for (tok = strtok_r(line, " \t", &save); tok && argc < 4; tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	if (argc < 2 || strncmp(argv[0], PROTO_PREFIX, strlen(PROTO_PREFIX)) != 0) {
+		client_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
+		return;
+	}
+	version = strtol(argv[0] + strlen(PROTO_PREFIX), &rest, 10);
+	if (*rest || version != PROTO_VERSION) {
+		client_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
+			    argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);
+		return;
+	}
+	if (strcmp(argv[1], "status") == 0) {
+		ctl_status(c, cl);
+	} else if (strcmp(argv[1], "destroy") == 0) {
+		domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
+		c->destroyed = true;
+		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "console") == 0) {
+		ctl_attach_console(c, cl, argc > 2 && strcmp(argv[2], "force") == 0);
+	} else if (strcmp(argv[1], "console-log") == 0) {
+		ctl_console_log(cl, argc > 2 ? argv[2] : NULL);
+	} else if (end != DOMAIN_RUNNING) {
+		client_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
+	} else if (strcmp(argv[1], "pause") == 0) {
+		vcpu_pause_all(c->dom);
+		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "unpause") == 0) {
+		vcpu_unpause_all(c->dom);
+		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "shutdown") == 0) {
+		if (c->dom->paused)
+			vcpu_unpause_all(c->dom);   /* a paused guest cannot hear the button */
+		acpi_pm_power_button();
+		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "reboot") == 0) {
+		domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
+		client_send(cl, "ok\n");
+	} else {
+		client_send(cl, "error unknown command '%s'\n", argv[1]);
+	}
+}
+
+/* Bytes from a client: request lines, or console input once attached. */
+static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
+{
+	char buf[PROTO_LINE_MAX];
+	ssize_t n;
+
+	if (cl->console) {
+		if (c->pending_len) 
+			return;                       /* the UART is still busy with earlier input */
+		n = recv(cl->fd, c->pending, sizeof(c->pending), MSG_DONTWAIT);
+		if (n <= 0) {
+			if (n == 0 || errno != EAGAIN)
+				client_close(cl);
+			return;
+		}
+		c->pending_len = n;
+		c->pending_off = 0;
+		return;
+	}
+	n = recv(cl->fd, buf, sizeof(buf) - cl->in_len, MSG_DONTWAIT);
+	if (n <= 0) {
+		if (n == 0 || errno != EAGAIN)
+			client_close(cl);
+		return;
+	}
+	memcpy(cl->in + cl->in_len, buf, n);
+	cl->in_len += n;
+	while (cl->fd >= 0 && !cl->console) {
+		char *nl = memchr(cl->in, '\n', cl->in_len);
+		size_t len;
+
+		if (!nl) {
+			if (cl->in_len == sizeof(cl->in)) {
+				client_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
+				client_close(cl);
+			}
+			return;
+		}
+		*nl = '\0';
+		len = nl - cl->in + 1;
+		ctl_request(c, cl, cl->in);
+		if (cl->fd < 0)
+			return;
+		memmove(cl->in, cl->in + len, cl->in_len - len);
+		cl->in_len -= len;
+	}
+}
+
+/* Send an attached console client what the guest printed since last time. */
+static void ctl_client_output(struct ctl_client *cl)
+{
+	while (cl->fd >= 0) {
+		ssize_t w;
+
+		if (cl->out_off == cl->out_len) {
+			cl->out_len = console_read(&cl->con_pos, cl->out, sizeof(cl->out));
+			cl->out_off = 0;
+			if (!cl->out_len)
+				return;
+		}
+		w = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno != EAGAIN)
+				client_close(cl);
+			return;             /* poll for POLLOUT */
+		}
+		cl->out_off += w;
+	}
+}
+
+static void ctl_accept(struct ctl *c)
+{
+	int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	unsigned i;
+
+	if (fd < 0)
+		return;
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (c->clients[i].fd < 0) {
+			c->clients[i].fd = fd;
+			return;
+		}
+	send(fd, "error too many clients\n", 23, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
+static void ctl_stdin(struct ctl *c)
+{
+	ssize_t n = read(c->in_fd, c->pending, sizeof(c->pending));
+
+	if (n <= 0) {
+		c->in_fd = -1;            /* input closed: the guest runs on */
+		return;
+	}
+	c->pending_len = n;
+	c->pending_off = 0;
+	if (console_is_tty() && memchr(c->pending, CONSOLE_ESCAPE, n))
+		domain_end(c->dom, DOMAIN_STOPPED, "stopped from the console (Ctrl-])");
+}
+
+static bool ctl_done(struct ctl *c)
+{
+	if (atomic_load(&c->dom->end) == DOMAIN_RUNNING)
+		return false;
+	return c->destroyed || domain_action_for(c->dom) != ACTION_PRESERVE;
+}
+
+bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd)
+{
+	struct ctl c = { .dom = dom, .com1 = com1, .in_fd = in_fd, .listen_fd = listen_fd,
+			 .sig_fd = sig_fd };
+	enum { P_END, P_SIG, P_STDIN, P_LISTEN, P_CONSOLE, P_CLIENT0 };
+	struct pollfd pfd[P_CLIENT0 + CTL_MAX_CLIENTS];
+	unsigned i;
+
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		c.clients[i].fd = -1;
+	while (!ctl_done(&c)) {
+		int ended = atomic_load(&dom->end) != DOMAIN_RUNNING;
+
+		pfd[P_END] = (struct pollfd){ ended ? -1 : dom->end_eventfd, POLLIN, 0 };
+		pfd[P_SIG] = (struct pollfd){ sig_fd, POLLIN, 0 };
+		pfd[P_STDIN] = (struct pollfd){ c.pending_len ? -1 : c.in_fd, POLLIN, 0 };
+		pfd[P_LISTEN] = (struct pollfd){ listen_fd, POLLIN, 0 };
+		pfd[P_CONSOLE] = (struct pollfd){ console_event_fd(), POLLIN, 0 };
+		for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+			struct ctl_client *cl = &c.clients[i];
+			short ev = (cl->console && c.pending_len) ? 0 : POLLIN;
+
+			if (cl->console && cl->out_off < cl->out_len)
+				ev |= POLLOUT;
+			pfd[P_CLIENT0 + i] = (struct pollfd){ cl->fd, ev, 0 };
+		}
+		/* Input the UART could not take yet: retry shortly. */
+		if (poll(pfd, P_CLIENT0 + CTL_MAX_CLIENTS, c.pending_len ? 10 : -1) < 0 && errno != EINTR)
+			break;
+
+		if (pfd[P_SIG].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				domain_end(dom, DOMAIN_STOPPED, "stopped by signal %s", strsignal(si.ssi_signo));
+				c.destroyed = true;
+			}
+		}
+		if (pfd[P_STDIN].revents & (POLLIN | POLLHUP))
+			ctl_stdin(&c);
+		if (pfd[P_LISTEN].revents & POLLIN)
+			ctl_accept(&c);
+		if (pfd[P_CONSOLE].revents & POLLIN)
+			console_event_drain();
+		for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+			struct ctl_client *cl = &c.clients[i];
+			short rev = pfd[P_CLIENT0 + i].revents;
+
+			if (cl->fd < 0 || pfd[P_CLIENT0 + i].fd != cl->fd)
+				continue;
+			if (rev & (POLLIN | POLLHUP | POLLERR))
+				ctl_client_input(&c, cl);
+			if (cl->console)
+				ctl_client_output(cl);
+		}
+		if (c.pending_len) {
+			c.pending_off += uart_receive(com1, c.pending + c.pending_off,
+						      c.pending_len - c.pending_off);
+			if (c.pending_off == c.pending_len)
+				c.pending_len = 0;
+		}
+	}
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		if (c.clients[i].console)
+			ctl_client_output(&c.clients[i]);   /* the last words, best effort */
+		client_close(&c.clients[i]);
+	}
+	return c.destroyed;
+}
+
+int ctl_listen(const char *dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_err("cannot create %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (chmod(dir, 0700) < 0) {
+		log_err("cannot set the mode of %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, PROTO_SOCKET) >= sizeof(sa.sun_path)) {
+		log_err("runtime directory path %s is too long for a socket", dir);
+		return -ENAMETOOLONG;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket that answers belongs to a live domain; one that refuses
+	 * was left by a lodge-hyp that died, and is replaced. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		log_err("a domain is already running in %s", dir);
+		close(fd);
+		return -EEXIST;
+	}
+	unlink(sa.sun_path);
+	close(fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+		log_err("cannot listen on %s: %s", sa.sun_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	return fd;
+}
