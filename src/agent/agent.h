@@ -13,6 +13,28 @@ struct command {
 	int (*run)(int argc, char **argv);
 };
 
+#include "config.h"
+
+/* main.c: the host config, with --root applied; prints its own error. */
+int agent_host_config(struct host_config *hc);
+
+/* cmd-domain.c */
+int cmd_create(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_unpause(int argc, char **argv);
+int cmd_shutdown(int argc, char **argv);
+int cmd_reboot(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+int cmd_uptime(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+/* cmd-console.c */
+int cmd_console(int argc, char **argv);
+int console_attach(const char *rundir, const char *name, int force);
+/* cmd-info.c, cmd-autostart.c */
+int cmd_info(int argc, char **argv);
+int cmd_autostart(int argc, char **argv);
+
 /* cmd-bridge.c */
 int cmd_bridge_create(int argc, char **argv);
 int cmd_bridge_delete(int argc, char **argv);

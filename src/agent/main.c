@@ -4,9 +4,22 @@
 #include "log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct command commands[] = {
+	{ "create", "[-c] [-p] FILE|NAME", "start a domain from its config (-c: attach the console, -p: paused)", cmd_create },
+	{ "list", "[-l] [-o tsv]", "list domains, Domain-0 first", cmd_list },
+	{ "console", "[--force|--log] NAME", "attach to a domain's serial console (Ctrl-] detaches)", cmd_console },
+	{ "pause", "NAME", "stop a domain's vCPUs", cmd_pause },
+	{ "unpause", "NAME", "let a paused domain run again", cmd_unpause },
+	{ "shutdown", "[-w] [-t SECS] NAME", "ask the guest to power off (ACPI power button)", cmd_shutdown },
+	{ "reboot", "NAME", "reset the domain (on_reboot decides what follows)", cmd_reboot },
+	{ "destroy", "NAME", "end a domain at once", cmd_destroy },
+	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
+	{ "uptime", "", "how long each domain has run", cmd_uptime },
+	{ "config", "NAME", "print a domain's resolved config", cmd_config },
+	{ "autostart", "", "start the domains marked autostart", cmd_autostart },
 	{ "bridge-create", "BRIDGE", "create a bridge and bring it up", cmd_bridge_create },
 	{ "bridge-delete", "BRIDGE", "delete a bridge (refused while vifs are attached)", cmd_bridge_delete },
 	{ "bridge-list", "", "list bridges with their port counts", cmd_bridge_list },
@@ -17,9 +30,10 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: lodge COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(f, "usage: lodge [--root DIR] COMMAND [ARGS]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-14s %-10s %s\n", commands[i].name, commands[i].args, commands[i].help);
+		fprintf(f, "  %-14s %-22s %s\n", commands[i].name, commands[i].args, commands[i].help);
+	fprintf(f, "\n--root DIR (or LODGE_ROOT) puts /etc/lodge and /run/lodge under DIR.\n");
 }
 
 static const struct command *find_command(const char *name)
@@ -43,12 +57,31 @@ static const struct command *find_command(const char *name)
 	return found;
 }
 
+int agent_host_config(struct host_config *hc)
+{
+	char err[1024];
+
+	if (host_config_load(hc, err, sizeof(err))) {
+		log_err("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *cmd;
 	int rc;
 
 	log_init("lodge");
+	if (getenv("LODGE_ROOT"))
+		cfg_set_root(getenv("LODGE_ROOT"));
+	while (argc > 2 && strcmp(argv[1], "--root") == 0) {
+		cfg_set_root(argv[2]);
+		argv[2] = argv[0];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
 		return argc < 2 ? EXIT_USAGE : 0;

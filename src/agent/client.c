@@ -1,0 +1,127 @@
+#include "client.h"
+#include "proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+int client_connect(const char *rundir, const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/%s", rundir, name,
+			     PROTO_SOCKET) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Read one line (without the newline) byte by byte: the bytes after it may
+ * belong to the console stream and must stay in the socket. */
+static int read_line(int fd, char *buf, size_t len, long deadline)
+{
+	size_t n = 0;
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		long left = deadline - now_ms();
+		char c;
+		ssize_t r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		r = read(fd, &c, 1);
+		if (r <= 0)
+			return r == 0 ? -ECONNRESET : -errno;
+		if (c == '\n') {
+			buf[n] = '\0';
+			return n;
+		}
+		if (n + 1 < len)
+			buf[n++] = c;
+	}
+}
+
+int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms)
+{
+	char line[PROTO_LINE_MAX];
+	long deadline = now_ms() + timeout_ms;
+	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -E2BIG;
+	if (send(fd, line, n, MSG_NOSIGNAL) != n)
+		return -errno;
+	if ((rc = read_line(fd, line, sizeof(line), deadline)) < 0)
+		return rc;
+	if (strncmp(line, "error ", 6) == 0) {
+		snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, line + 6);
+		return 0;
+	}
+	if (strcmp(line, "ok") != 0)
+		return -EPROTO;
+	while (with_keys) {
+		char *sp;
+
+		if ((rc = read_line(fd, line, sizeof(line), deadline)) < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		sp = strchr(line, ' ');
+		if (!sp || r->nkeys == CLIENT_MAX_KEYS)
+			continue;
+		*sp = '\0';
+		snprintf(r->key[r->nkeys], sizeof(r->key[0]), "%.*s", (int)sizeof(r->key[0]) - 1, line);
+		snprintf(r->value[r->nkeys], sizeof(r->value[0]), "%.*s", (int)sizeof(r->value[0]) - 1, sp + 1);
+		r->nkeys++;
+	}
+	return 0;
+}
+
+int client_call(const char *rundir, const char *name, const char *cmd, int with_keys,
+		struct reply *r)
+{
+	int fd = client_connect(rundir, name), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = client_request(fd, cmd, with_keys, r, 5000);
+	close(fd);
+	return rc;
+}
+
+const char *reply_get(const struct reply *r, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nkeys; i++)
+		if (strcmp(r->key[i], key) == 0)
+			return r->value[i];
+	return NULL;
+}

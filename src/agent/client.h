@@ -1,0 +1,29 @@
+/* The agent's side of the control protocol (src/common/proto.h). */
+#ifndef LODGE_CLIENT_H
+#define LODGE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLIENT_MAX_KEYS 32
+
+struct reply {
+	char error[512];               /* "" on ok */
+	unsigned nkeys;
+	char key[CLIENT_MAX_KEYS][32];
+	char value[CLIENT_MAX_KEYS][512];
+};
+
+/* Connect to RUNDIR/NAME/control. Returns the fd, -ECONNREFUSED or -ENOENT
+ * for a domain that is not running (a stale or absent directory). */
+int client_connect(const char *rundir, const char *name);
+/* Send "lodge/1 CMD" and read the reply (keys only for commands that
+ * return them). Returns 0 (even for an "error" reply: see r->error) or
+ * -errno on a transport failure. The fd stays open for "console". */
+int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms);
+/* One-shot: connect, request, close. */
+int client_call(const char *rundir, const char *name, const char *cmd, int with_keys,
+		struct reply *r);
+const char *reply_get(const struct reply *r, const char *key);
+
+#endif

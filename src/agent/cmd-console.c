@@ -1,0 +1,151 @@
+/* lodge console NAME [--force | --log]: the guest's serial console on this
+ * terminal until Ctrl-] (the domain runs on). */
+#include "agent.h"
+#include "client.h"
+#include "log.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define ESCAPE_KEY 0x1d   /* Ctrl-] */
+
+static struct termios saved_tio;
+static int tio_saved;
+
+static void restore_tty(void)
+{
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+	tio_saved = 0;
+}
+
+static void restore_and_die(int sig)
+{
+	restore_tty();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int relay(int fd)
+{
+	char buf[4096];
+
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+		struct termios raw = saved_tio;
+
+		tio_saved = 1;
+		signal(SIGTERM, restore_and_die);
+		signal(SIGHUP, restore_and_die);
+		signal(SIGSEGV, restore_and_die);
+		cfmakeraw(&raw);
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+		fprintf(stderr, "[lodge: connected; Ctrl-] detaches]\r\n");
+	}
+	for (;;) {
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & (POLLIN | POLLHUP)) {
+			n = read(fd, buf, sizeof(buf));
+			if (n <= 0)
+				break;    /* the domain ended or another client took over */
+			if (write(STDOUT_FILENO, buf, n) != n)
+				break;
+		}
+		if (p[1].revents & (POLLIN | POLLHUP)) {
+			char *esc;
+
+			n = read(STDIN_FILENO, buf, sizeof(buf));
+			if (n <= 0) {
+				p[1].fd = -1;
+				shutdown(fd, SHUT_WR);
+				continue;
+			}
+			esc = tio_saved ? memchr(buf, ESCAPE_KEY, n) : NULL;
+			if (esc)
+				n = esc - buf;
+			if (n > 0 && write(fd, buf, n) != n)
+				break;
+			if (esc)
+				break;
+		}
+	}
+	restore_tty();
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "\n[lodge: detached]\n");
+	return 0;
+}
+
+int console_attach(const char *rundir, const char *name, int force)
+{
+	struct reply r;
+	int fd = client_connect(rundir, name), rc;
+
+	if (fd < 0) {
+		log_err("no domain named %s is running", name);
+		return 1;
+	}
+	rc = client_request(fd, force ? "console force" : "console", 0, &r, 5000);
+	if (rc || r.error[0]) {
+		log_err("%s", rc ? strerror(-rc) : r.error);
+		close(fd);
+		return 1;
+	}
+	rc = relay(fd);
+	close(fd);
+	return rc;
+}
+
+static int console_log(const char *rundir, const char *name)
+{
+	struct reply r;
+	char buf[4096];
+	ssize_t n;
+	int fd = client_connect(rundir, name);
+
+	if (fd < 0) {
+		log_err("no domain named %s is running", name);
+		return 1;
+	}
+	if (client_request(fd, "console-log", 0, &r, 5000) || r.error[0]) {
+		log_err("%s: cannot read the console log", name);
+		close(fd);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(STDOUT_FILENO, buf, n) != n)
+			break;
+	close(fd);
+	return 0;
+}
+
+int cmd_console(int argc, char **argv)
+{
+	struct host_config hc;
+	const char *name = NULL;
+	int i, force = 0, log_only = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0)
+			force = 1;
+		else if (strcmp(argv[i], "--log") == 0 || strcmp(argv[i], "-l") == 0)
+			log_only = 1;
+		else if (!name && argv[i][0] != '-')
+			name = argv[i];
+		else
+			return EXIT_USAGE;
+	}
+	if (!name)
+		return EXIT_USAGE;
+	if (agent_host_config(&hc))
+		return 1;
+	return log_only ? console_log(hc.runtime_dir, name) : console_attach(hc.runtime_dir, name, force);
+}

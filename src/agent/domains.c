@@ -1,0 +1,233 @@
+#include "domains.h"
+#include "log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_DOMAINS 1024
+
+static void status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
+{
+	const char *v;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	if ((v = reply_get(r, "id"))) st->id = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "pid"))) st->pid = atoi(v);
+	if ((v = reply_get(r, "state"))) snprintf(st->state, sizeof(st->state), "%s", v);
+	if ((v = reply_get(r, "vcpus"))) st->vcpus = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "memory_mib"))) st->memory_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "cpu_ns"))) st->cpu_ns = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
+}
+
+int domain_status(const char *rundir, const char *name, struct dom_status *st)
+{
+	struct reply r;
+	int rc = client_call(rundir, name, "status", 1, &r);
+
+	if (rc == -ECONNREFUSED || rc == -ENOENT || rc == -ENOTDIR)
+		return -ENOENT;
+	if (rc)
+		return rc;
+	if (r.error[0])
+		return -EPROTO;
+	status_from_reply(&r, name, st);
+	return 0;
+}
+
+/* A directory whose socket no longer answers: its lodge-hyp died without
+ * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
+static void remove_stale(const char *rundir, const char *name)
+{
+	static const char *const files[] = { "control", "console.log", "console.log.1",
+					     "lodge-hyp.log", "config" };
+	char path[4200];
+	unsigned i;
+
+	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
+		 name, rundir, name);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", rundir, name, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%s", rundir, name);
+	rmdir(path);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct dom_status *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg)
+{
+	static struct dom_status found[MAX_DOMAINS];
+	DIR *d = opendir(rundir);
+	struct dirent *de;
+	int n = 0, i;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < MAX_DOMAINS) {
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		switch (domain_status(rundir, de->d_name, &found[n])) {
+		case 0:
+			n++;
+			break;
+		case -ENOENT:
+			remove_stale(rundir, de->d_name);
+			break;
+		default:
+			log_warn("domain %s does not answer", de->d_name);
+		}
+	}
+	closedir(d);
+	qsort(found, n, sizeof(found[0]), by_id);
+	for (i = 0; i < n; i++)
+		fn(&found[i], arg);
+	return n;
+}
+
+static void mark_id(const struct dom_status *st, void *arg)
+{
+	uint8_t *used = arg;
+
+	if (st->id < MAX_DOMAINS)
+		used[st->id] = 1;
+}
+
+void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16])
+{
+	if ((size_t)snprintf(out, 16, "vif-%s.%u", name, n) >= 16)
+		snprintf(out, 16, "vif%u.%u", id, n);
+}
+
+/* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
+static const char *hyp_path(void)
+{
+	static char path[4096];
+	ssize_t n;
+	char *slash;
+
+	if (getenv("LODGE_HYP"))
+		return getenv("LODGE_HYP");
+	n = readlink("/proc/self/exe", path, sizeof(path) - 16);
+	if (n > 0) {
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash + 1, "lodge-hyp");
+			if (access(path, X_OK) == 0)
+				return path;
+		}
+	}
+	return "lodge-hyp";
+}
+
+static const char *const action_names[] = { "destroy", "restart", "preserve" };
+
+int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused)
+{
+	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
+	char mem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
+	const char *argv[80];
+	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
+	unsigned i, a = 0, nextid;
+	struct dom_status st;
+	pid_t pid;
+	int wst;
+
+	if (domain_status(hc->runtime_dir, dc->name, &st) == 0) {
+		log_err("domain %s is already running (id %u)", dc->name, st.id);
+		return -EEXIST;
+	}
+	domains_scan(hc->runtime_dir, mark_id, used);
+	for (nextid = 1; nextid < MAX_DOMAINS && used[nextid]; nextid++)
+		;
+	if (mkdir(hc->runtime_dir, 0755) < 0 && errno != EEXIST) {
+		log_err("cannot create %s: %s", hc->runtime_dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(mem, sizeof(mem), "%u", dc->memory_mib);
+	snprintf(vcpus, sizeof(vcpus), "%u", dc->vcpus);
+	snprintf(id, sizeof(id), "%u", nextid);
+	snprintf(logsize, sizeof(logsize), "%u", hc->console_log_kib);
+	argv[a++] = hyp_path();
+	argv[a++] = "--kernel"; argv[a++] = dc->kernel;
+	if (dc->ramdisk[0]) { argv[a++] = "--initrd"; argv[a++] = dc->ramdisk; }
+	argv[a++] = "--cmdline"; argv[a++] = dc->cmdline;
+	argv[a++] = "--memory"; argv[a++] = mem;
+	argv[a++] = "--vcpus"; argv[a++] = vcpus;
+	for (i = 0; i < dc->ndisks; i++) {
+		snprintf(args[i], sizeof(args[i]), "%s%s,id=%s", dc->disks[i].path,
+			 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+		argv[a++] = "--disk";
+		argv[a++] = args[i];
+	}
+	for (i = 0; i < dc->nvifs; i++) {
+		const struct cfg_vif *v = &dc->vifs[i];
+		char *s = args[CFG_MAX_DISKS + i], name[16];
+		uint8_t mac[6];
+
+		if (v->vifname[0])
+			snprintf(name, sizeof(name), "%s", v->vifname);
+		else
+			domain_vif_name(dc->name, nextid, i, name);
+		memcpy(mac, v->mac, 6);
+		if (!v->mac_set)
+			cfg_default_mac(dc->name, i, mac);
+		snprintf(s, CFG_PATH_MAX, "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
+			 v->bridge[0] ? v->bridge : hc->default_bridge,
+			 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		argv[a++] = "--net";
+		argv[a++] = s;
+	}
+	argv[a++] = "--name"; argv[a++] = dc->name;
+	argv[a++] = "--id"; argv[a++] = id;
+	argv[a++] = "--runtime-dir"; argv[a++] = hc->runtime_dir;
+	argv[a++] = "--console-log-size"; argv[a++] = logsize;
+	argv[a++] = "--on-poweroff"; argv[a++] = action_names[dc->on_poweroff];
+	argv[a++] = "--on-reboot"; argv[a++] = action_names[dc->on_reboot];
+	argv[a++] = "--on-crash"; argv[a++] = action_names[dc->on_crash];
+	argv[a++] = "--detach";
+	argv[a] = NULL;
+
+	/* lodge-hyp --detach returns once the domain runs, having printed its
+	 * own one-line error otherwise; it leaves nothing behind on failure. */
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		log_err("cannot run %s: %s", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+		return -EIO;
+	snprintf(dir, sizeof(dir), "%s/%s/config", hc->runtime_dir, dc->name);
+	{
+		char err[512];
+
+		if (domain_config_save(dir, dc, err, sizeof(err)))
+			log_warn("cannot keep the resolved config: %s", err);
+	}
+	if (paused) {
+		struct reply r;
+
+		client_call(hc->runtime_dir, dc->name, "pause", 0, &r);
+	}
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* Running domains, as the agent sees them: directories in the runtime
+ * directory whose control socket answers.  Nothing else is remembered. */
+#ifndef LODGE_DOMAINS_H
+#define LODGE_DOMAINS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "config.h"
+
+struct dom_status {
+	char name[CFG_NAME_MAX];
+	unsigned id;
+	int pid;
+	char state[16];
+	unsigned vcpus;
+	unsigned long memory_mib;
+	uint64_t cpu_ns;
+	unsigned long rss_kib;
+	unsigned long uptime_s;
+	char end_reason[256];
+};
+
+/* Visit every running domain (sorted by id). Stale directories (their
+ * lodge-hyp is gone) are reported on stderr and removed. Returns the count. */
+int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg);
+/* Status of one domain: 0, -ENOENT if no such domain is running. */
+int domain_status(const char *rundir, const char *name, struct dom_status *st);
+/* Start a domain from a validated config: lodge-hyp detached, taps on
+ * their bridges. Returns 0 once it runs, or -errno with the error already
+ * printed (by lodge-hyp or here). */
+int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused);
+/* The vif's interface name: vif-NAME.N if it fits IFNAMSIZ, else vifID.N. */
+void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16]);
+
+#endif
