@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -47,11 +46,19 @@ static int relay(int fd)
 		tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
 		fprintf(stderr, "[lodge: connected; Ctrl-] detaches]\r\n");
 	}
-	for (;;) {
-		struct pollfd p[2] = { { fd, POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
-		ssize_t n;
+	int in_open = 1;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+	for (;;) {
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { in_open ? STDIN_FILENO : -1, POLLIN, 0 } };
+		ssize_t n;
+		int ready;
+
+		/* Scripted input (not a terminal) that has ended: stay for the
+		 * guest's answer, and leave once it has been quiet for a while. */
+		ready = poll(p, 2, in_open ? -1 : 1500);
+		if (ready < 0 && errno != EINTR)
+			break;
+		if (ready == 0)
 			break;
 		if (p[0].revents & (POLLIN | POLLHUP)) {
 			n = read(fd, buf, sizeof(buf));
@@ -65,8 +72,7 @@ static int relay(int fd)
 
 			n = read(STDIN_FILENO, buf, sizeof(buf));
 			if (n <= 0) {
-				p[1].fd = -1;
-				shutdown(fd, SHUT_WR);
+				in_open = 0;
 				continue;
 			}
 			esc = tio_saved ? memchr(buf, ESCAPE_KEY, n) : NULL;

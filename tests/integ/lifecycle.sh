@@ -1,0 +1,157 @@
+#!/bin/bash
+# The console agent with real domains: create from a config, list, console,
+# pause/unpause, shutdown through the guest's own power-button handler,
+# reboot, destroy; a killed CLI leaves the domain running; a killed
+# lodge-hyp leaves a stale entry that list reports and cleans.
+. "$(dirname "$0")/../lib.sh"
+
+need_kvm "domain lifecycle" || exit 0
+if [ ! -f "$MINIOS" ]; then skip "domain lifecycle" "Mini-OS not built"; exit 0; fi
+LODGE=$BUILD/lodge
+ROOT=$TMPDIR_TEST/root
+RUN=$ROOT/run/lodge
+mkdir -p "$ROOT/etc/lodge/domains"
+lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
+cleanup() {
+	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
+	rm -rf "$TMPDIR_TEST"
+}
+trap cleanup EXIT
+
+cat >"$ROOT/etc/lodge/domains/web.cfg" <<CFG
+# a Mini-OS web server that is not one
+name = "web"
+memory = 64
+vcpus = 2
+kernel = "$MINIOS"
+on_reboot = "restart"
+CFG
+
+# field NAME COLUMN: a column of lodge list -o tsv for a domain
+field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
+wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
+	local i=0 secs=$1
+	shift
+	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
+	return 1
+}
+console_shows() { lodge console --log "$1" 2>/dev/null | grep -q -- "$2"; }
+booted() { console_shows "$1" 'minios> '; }
+
+if lodge create web; then pass "create from a config"; else fail "create from a config" "exit $?"; exit 0; fi
+wait_until 30 booted web
+
+if [ "$(field web 4)" = 2 ] && [ "$(field web 3)" = 64 ] && [ "$(field web 5)" = running ]; then
+	pass "list shows it running with 2 vCPUs and 64 MiB"
+else
+	fail "list shows it running" "$(lodge list -o tsv)"
+fi
+if lodge list | head -2 | tail -1 | grep -q '^Domain-0'; then
+	pass "list shows Domain-0 first"
+else
+	fail "list shows Domain-0 first" "$(lodge list | head -3)"
+fi
+if console_shows web 'Lodge Mini-OS' && console_shows web 'smp: 2 of 2 CPUs up'; then
+	pass "console keeps the boot log from before anyone attached"
+else
+	fail "console keeps the boot log" "$(lodge console --log web | head -5)"
+fi
+out=$( (sleep 0.5; echo "echo lodge-console-ok"; sleep 1) | lodge console web 2>/dev/null)
+if grep -q '^lodge-console-ok' <<<"$(tr -d '\r' <<<"$out")"; then
+	pass "console accepts a command and shows its output"
+else
+	fail "console accepts a command" "$(tail -3 <<<"$out")"
+fi
+
+# Pause: CPU time stops growing while the guest burns CPU; unpause resumes.
+( echo "burn 30"; sleep 0.5 ) | lodge console web >/dev/null 2>&1
+sleep 1
+lodge pause web
+t1=$(field web 6); sleep 1.5; t2=$(field web 6)
+if [ "$(field web 5)" = paused ] && [ "$t1" = "$t2" ]; then
+	pass "pause stops its CPU time from growing"
+else
+	fail "pause stops its CPU time" "state $(field web 5), time $t1 -> $t2"
+fi
+lodge unpause web
+sleep 1.5; t3=$(field web 6)
+if [ "$(field web 5)" = running ] && awk -v a="$t2" -v b="$t3" 'BEGIN { exit !(b > a) }'; then
+	pass "unpause resumes it"
+else
+	fail "unpause resumes it" "state $(field web 5), time $t2 -> $t3"
+fi
+
+# Reboot: on_reboot = restart brings it back with a new boot log.
+lodge reboot web
+if wait_until 30 sh -c "[ \$($LODGE --root $ROOT console --log web 2>/dev/null | grep -c 'Lodge Mini-OS') -ge 2 ]" &&
+   [ "$(field web 5)" = running ]; then
+	pass "reboot returns it running with a new boot log"
+else
+	fail "reboot returns it running" "$(lodge console --log web | grep -c 'Lodge Mini-OS') banners, state $(field web 5)"
+fi
+wait_until 30 sh -c "$LODGE --root $ROOT console --log web | tail -c 200 | grep -q 'minios> '"
+
+# Shutdown: the guest's ACPI power-button handler powers it off.
+if lodge shutdown -w -t 30 web && [ ! -d "$RUN/web" ]; then
+	pass "shutdown powers the guest off through its own handler"
+else
+	fail "shutdown through the guest's handler" "still there: $(lodge list -o tsv | grep web)"
+fi
+
+# Destroy removes the domain and its runtime directory.
+lodge create web && wait_until 30 booted web
+lodge destroy web
+if [ -z "$(field web 1)" ] && [ ! -d "$RUN/web" ]; then
+	pass "destroy removes it and its runtime dir"
+else
+	fail "destroy removes it" "$(ls "$RUN" 2>&1)"
+fi
+
+# A CLI killed mid-session leaves the domain running and findable.
+lodge create web && wait_until 30 booted web
+( sleep 30 | "$LODGE" --root "$ROOT" console web >/dev/null 2>&1 ) &
+sleep 1
+pkill -9 -f "lodge --root $ROOT console web"
+sleep 0.5
+if [ "$(field web 5)" = running ]; then
+	pass "a CLI killed with SIGKILL mid-session leaves the domain running"
+else
+	fail "a killed CLI leaves the domain running" "$(lodge list -o tsv)"
+fi
+
+# lodge-hyp killed: list reports the stale entry and cleans it.
+pid=$(lodge list -o tsv | awk -F'\t' '$1 == "web" { print $9 }')
+kill -9 "$pid"
+sleep 0.3
+err=$(lodge list 2>&1 >/dev/null)
+if grep -q 'domain web is gone' <<<"$err" && [ ! -d "$RUN/web" ] && [ -z "$(field web 1)" ]; then
+	pass "a killed lodge-hyp leaves a stale entry that list reports and cleans"
+else
+	fail "stale entry reported and cleaned" "$err; $(ls "$RUN")"
+fi
+
+# Refusals before any process starts, leaving nothing behind.
+lodge create web && wait_until 30 booted web
+msg=$(lodge create web 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'domain web is already running' <<<"$msg"; then
+	pass "create with a name that is taken fails"
+else
+	fail "create with a name that is taken" "$rc: $msg"
+fi
+lodge destroy web
+sed 's/^memory = 64/memory = 99999999/' "$ROOT/etc/lodge/domains/web.cfg" >"$ROOT/etc/lodge/domains/big.cfg"
+sed -i 's/^name = "web"/name = "big"/' "$ROOT/etc/lodge/domains/big.cfg"
+msg=$(lodge create big 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -Eq 'host has [0-9]+ MiB available|maxmem|memory' <<<"$msg" && [ ! -d "$RUN/big" ]; then
+	pass "create with more memory than the host has fails, nothing left"
+else
+	fail "create with too much memory" "$rc: $msg"
+fi
+sed 's#^kernel = .*#kernel = "/nonexistent/kernel"#; s/^name = "web"/name = "nok"/' \
+	"$ROOT/etc/lodge/domains/web.cfg" >"$ROOT/etc/lodge/domains/nok.cfg"
+msg=$(lodge create nok 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'nok.cfg:[0-9]*: kernel' <<<"$msg" && [ ! -d "$RUN/nok" ]; then
+	pass "create with a kernel that does not exist fails with file:line, nothing left"
+else
+	fail "create with a missing kernel" "$rc: $msg"
+fi
