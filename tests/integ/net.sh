@@ -1,0 +1,143 @@
+#!/bin/bash
+# virtio-net on taps and bridges, inside network namespaces this test makes
+# and removes (the host's own interfaces are never touched): the host pings
+# a Mini-OS guest, two guests ping each other, a burst arrives complete and
+# in order, taps go with their domain, bad input leaves nothing behind.
+. "$(dirname "$0")/../lib.sh"
+
+need_kvm "virtio-net" || exit 0
+need_root "virtio-net" || exit 0
+if [ ! -f "$MINIOS" ]; then skip "virtio-net" "Mini-OS not built"; exit 0; fi
+if ! ip netns add "lodge-net-$$" 2>/dev/null; then skip "virtio-net" "cannot create network namespaces"; exit 0; fi
+NS=lodge-net-$$
+T=$TMPDIR_TEST
+LODGE=$BUILD/lodge
+in_ns() { ip netns exec "$NS" "$@"; }
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+in_ns ip link set lo up
+in_ns "$LODGE" bridge-create lbr0 || { fail "bridge-create" "could not create lbr0"; exit 0; }
+in_ns ip addr add 10.77.0.1/24 dev lbr0
+pass "bridge created over netlink"
+
+# guest NAME IP TAP [MAC]: a Mini-OS guest on lbr0, console on a fifo.
+guest() {
+	local name=$1 ip=$2 tap=$3 mac=${4:+,mac=$4}
+	mkfifo "$T/$name.in"
+	in_ns "$HYP" --kernel "$MINIOS" --memory 64 --cmdline "ip=$ip/24" \
+		--net "tap=$tap,bridge=lbr0$mac" <"$T/$name.in" >"$T/$name.out" 2>&1 &
+	pids+=($!)
+	eval "exec {fd_$name}>\"$T/$name.in\""
+}
+say() { local fd; eval "fd=\$fd_$1"; echo "$2" >&$fd; }
+
+guest a 10.77.0.2 vif-a.0 02:4c:00:00:00:0a
+guest b 10.77.0.3 vif-b.0
+if wait_for "$T/a.out" 'minios> ' 30 && wait_for "$T/b.out" 'minios> ' 30; then
+	pass "two guests boot with virtio-net"
+else
+	fail "two guests boot with virtio-net" "$(tail -2 "$T/a.out" "$T/b.out")"
+fi
+
+if in_ns ip link show vif-a.0 | grep -q 'master lbr0' && in_ns ip link show vif-a.0 | grep -q 'state UP\|,UP'; then
+	pass "tap attached to the bridge and up"
+else
+	fail "tap attached to the bridge" "$(in_ns ip link show vif-a.0)"
+fi
+if grep -q '02:4c:00:00:00:0a' "$T/a.out"; then pass "guest sees the configured MAC"; else fail "configured MAC" "$(grep -i mac "$T/a.out")"; fi
+
+if in_ns ping -c 3 -W 5 10.77.0.2 >"$T/ping.out" 2>&1; then
+	pass "the host pings a guest through bridge, tap and virtio-net"
+else
+	fail "the host pings a guest" "$(tail -2 "$T/ping.out")"
+fi
+
+say a "ping 10.77.0.3 3"
+if wait_for "$T/a.out" 'ping: 3/3 replies' 30; then
+	pass "two guests on one bridge ping each other"
+else
+	fail "two guests ping each other" "$(grep ping "$T/a.out" | tail -2)"
+fi
+
+# A burst of 2000 numbered frames from guest a, captured on the bridge.
+python3 - "$NS" >"$T/burst.out" 2>&1 <<'PY' &
+import socket, struct, sys, time, os, subprocess
+fd = os.open("/var/run/netns/" + sys.argv[1], os.O_RDONLY)
+os.setns(fd, 0)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b5))
+s.bind(("lbr0", 0))
+s.settimeout(20)
+seqs = []
+try:
+    while len(seqs) < 2000:
+        f = s.recv(2048)
+        seqs.append(struct.unpack(">I", f[14:18])[0])
+except socket.timeout:
+    pass
+print("got", len(seqs), "in-order" if seqs == list(range(len(seqs))) else "out-of-order")
+PY
+cap=$!
+sleep 1
+say a "net-send 2000 1000"
+wait $cap
+if grep -q 'got 2000 in-order' "$T/burst.out"; then
+	pass "a burst of 2000 frames arrives complete and in order"
+else
+	fail "burst complete and in order" "$(cat "$T/burst.out")"
+fi
+
+# Deleting a bridge with vifs attached is refused.
+msg=$(in_ns "$LODGE" bridge-delete lbr0 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'still has 2 interfaces attached' <<<"$msg"; then
+	pass "deleting a bridge with vifs attached is refused"
+else
+	fail "bridge delete refused while in use" "$rc: $msg"
+fi
+
+# When a domain ends its tap is gone; the bridge stays.
+say a "poweroff"
+sleep 1
+kill "${pids[0]}" 2>/dev/null
+wait "${pids[0]}" 2>/dev/null
+if ! in_ns ip link show vif-a.0 >/dev/null 2>&1 && in_ns ip link show lbr0 >/dev/null 2>&1; then
+	pass "the domain's tap is gone when it ends; the bridge stays"
+else
+	fail "tap gone with its domain" "$(in_ns ip -br link)"
+fi
+
+# Bad input: clear errors, no half-made interfaces.
+expect_bad() {   # NAME PATTERN NETSPEC
+	local out rc
+	out=$(in_ns timeout 20 "$HYP" --kernel "$MINIOS" --memory 64 --net "$3" </dev/null 2>&1 >/dev/null); rc=$?
+	if [ $rc -eq 1 ] && grep -q -- "$2" <<<"$out" && ! in_ns ip link show vif-bad.0 >/dev/null 2>&1; then
+		pass "$1"
+	else
+		fail "$1" "$rc: $out"
+	fi
+}
+expect_bad "bridge name over IFNAMSIZ refused" "must be 1 to 15 characters" "tap=vif-bad.0,bridge=a-very-long-bridge-name"
+expect_bad "malformed MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=02:00:zz:00:00:01"
+expect_bad "multicast MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=01:00:5e:00:00:01"
+expect_bad "bridge that does not exist refused, no tap left" "no bridge named nosuchbr" "tap=vif-bad.0,bridge=nosuchbr"
+msg=$(in_ns "$LODGE" bridge-create a-very-long-bridge-name 2>&1)
+if [ $? -ne 0 ] && grep -q 'must be 1 to 15 characters' <<<"$msg"; then
+	pass "bridge-create refuses a name over IFNAMSIZ"
+else
+	fail "bridge-create long name" "$msg"
+fi
+
+say b "poweroff"
+sleep 1
+kill "${pids[1]}" 2>/dev/null; wait "${pids[1]}" 2>/dev/null
+if in_ns "$LODGE" bridge-delete lbr0 && ! in_ns ip link show lbr0 >/dev/null 2>&1; then
+	pass "an empty bridge is deleted"
+else
+	fail "empty bridge deleted" "$(in_ns ip -br link)"
+fi
