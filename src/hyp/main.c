@@ -560,7 +560,7 @@ int main(int argc, char **argv)
 	console_restore();
 
 	status = atomic_load(&dom->end);
-	if (status == DOMAIN_POWEROFF)
+	if (status == DOMAIN_POWEROFF || status == DOMAIN_REBOOT)
 		log_info("%s", dom->end_reason);
 	else
 		log_err("%s", dom->end_reason);

@@ -1,0 +1,88 @@
+/* Lodge Mini-OS: shared declarations. */
+#ifndef MINIOS_H
+#define MINIOS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MINIOS_VERSION "0.1.0"
+#define MAX_CPUS 64
+
+/* lib.c */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+char *strchr(const char *s, int c);
+uint64_t strtou64(const char *s, const char **end);
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* uart.c: COM1 */
+void uart_init(void);
+void uart_putc(char c);
+void uart_puts(const char *s);
+void uart_rx_irq(void);
+int uart_getc(void);           /* -1 if nothing received */
+
+/* apic.c: local APIC, IOAPIC, IDT, time */
+typedef void (*irq_handler_t)(void);
+void idt_init(void);
+void idt_load(void);
+void idt_set(unsigned vector, irq_handler_t fn);
+void lapic_init(void);
+void lapic_eoi(void);
+uint32_t lapic_id(void);
+void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low);
+void ioapic_route(unsigned pin, unsigned vector, int level_triggered);
+uint64_t time_ns(void);        /* monotonic, from the LAPIC timer */
+void delay_us(uint64_t us);
+void ap_idle_init(void);
+
+/* acpi.c */
+struct acpi_info {
+	uint64_t rsdp;
+	char tables[16][5];
+	uint64_t table_addr[16];
+	unsigned ntables;
+	unsigned ncpus;                 /* enabled LAPICs in the MADT */
+	uint32_t apic_ids[MAX_CPUS];
+	const uint8_t *fadt, *dsdt;
+};
+extern struct acpi_info acpi;
+int acpi_init(uint64_t rsdp_hint);
+int acpi_s5_type(unsigned *slp_typ);
+
+/* smp.c */
+extern volatile unsigned cpus_up;
+void smp_start(void);
+/* Run fn(cpu) on application processor cpu (1..cpus_up-1); 0 if it took it. */
+int smp_run_on(unsigned cpu, void (*fn)(unsigned cpu));
+
+/* power.c */
+void power_off(void);
+void power_reboot(void);
+void power_crash(void);
+void power_button_init(void);
+
+/* shell.c */
+struct command {
+	const char *name, *args, *help;
+	void (*run)(int argc, char **argv);
+};
+void shell_init(void);
+void shell_register(const struct command *cmds, unsigned n);
+void shell_run_line(char *line);
+void shell_loop(void);
+void shell_run_cmdline(const char *cmdline);
+
+/* main.c */
+extern const char *boot_cmdline;
+extern uint64_t ram_bytes;
+const char *cmdline_get(const char *key, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,225 @@
+/* The serial console's command shell: one table of commands. */
+#include "io.h"
+#include "minios.h"
+
+#define LINE_MAX 256
+
+#define MAX_TABLES 8
+
+/* The base commands, then each driver's own table. */
+static struct { const struct command *cmds; unsigned n; } tables[MAX_TABLES];
+static unsigned ntables;
+
+void shell_register(const struct command *cmds, unsigned n)
+{
+	if (ntables < MAX_TABLES) {
+		tables[ntables].cmds = cmds;
+		tables[ntables++].n = n;
+	}
+}
+
+static void cmd_help(int argc, char **argv)
+{
+	unsigned t, i;
+
+	for (t = 0; t < ntables; t++)
+		for (i = 0; i < tables[t].n; i++)
+			printf("  %s %s - %s\n", tables[t].cmds[i].name, tables[t].cmds[i].args,
+			       tables[t].cmds[i].help);
+}
+
+static void cmd_echo(int argc, char **argv)
+{
+	char line[LINE_MAX];
+	size_t len = 0;
+	int i;
+
+	line[0] = '\0';
+	for (i = 1; i < argc; i++)
+		len += snprintf(line + len, sizeof(line) - len, "%s%s", i > 1 ? " " : "", argv[i]);
+	printf("%s\n", line);
+}
+
+static void cmd_cpus(int argc, char **argv) { printf("cpus: %u up\n", cpus_up); }
+static void cmd_mem(int argc, char **argv) { printf("mem: %lu MiB RAM\n", ram_bytes >> 20); }
+static void cmd_cmdline(int argc, char **argv) { printf("cmdline: %s\n", boot_cmdline); }
+static void cmd_poweroff(int argc, char **argv) { power_off(); }
+static void cmd_reboot(int argc, char **argv) { power_reboot(); }
+static void cmd_crash(int argc, char **argv) { power_crash(); }
+
+static void cmd_acpi(int argc, char **argv)
+{
+	unsigned i;
+
+	for (i = 0; i < acpi.ntables; i++)
+		printf("acpi: %s at %lx\n", acpi.tables[i], acpi.table_addr[i]);
+	printf("acpi: %u CPUs in the MADT\n", acpi.ncpus);
+}
+
+static void cmd_uptime(int argc, char **argv)
+{
+	uint64_t ms = time_ns() / 1000000;
+
+	printf("uptime: %lu.%03lu s\n", ms / 1000, ms % 1000);
+}
+
+/* burn SECONDS [NCPUS]: keep NCPUS vCPUs busy for SECONDS. */
+static volatile uint64_t burn_until;
+
+static void burn_here(unsigned cpu)
+{
+	while (time_ns() < burn_until)
+		for (volatile int i = 0; i < 1000; i++)
+			;
+}
+
+static void cmd_burn(int argc, char **argv)
+{
+	uint64_t secs = argc > 1 ? strtou64(argv[1], NULL) : 10;
+	unsigned n = argc > 2 ? strtou64(argv[2], NULL) : 1, i;
+
+	if (n > cpus_up)
+		n = cpus_up;
+	burn_until = time_ns() + secs * 1000000000ULL;
+	printf("burn: %lu s on %u CPUs\n", secs, n);
+	for (i = 1; i < n; i++)
+		smp_run_on(i, burn_here);
+	burn_here(0);
+	printf("burn: done\n");
+}
+
+/* touch MIB: write every page of MIB MiB above the kernel, so the host
+ * sees the guest's resident memory grow. */
+static void cmd_touch(int argc, char **argv)
+{
+	extern char _end[];
+	uint64_t mib = argc > 1 ? strtou64(argv[1], NULL) : 16;
+	uint64_t start = ((uint64_t)_end + (2 << 20)) & ~((1ULL << 21) - 1), a, end;
+
+	end = start + (mib << 20);
+	if (end > ram_bytes || end > 0xc0000000ULL)
+		end = ram_bytes < 0xc0000000ULL ? ram_bytes : 0xc0000000ULL;
+	for (a = start; a < end; a += 4096)
+		*(volatile uint64_t *)a = a;
+	printf("touch: %lu MiB\n", (end - start) >> 20);
+}
+
+static const struct command commands[] = {
+	{ "help", "", "this list", cmd_help },
+	{ "echo", "TEXT", "print TEXT", cmd_echo },
+	{ "cpus", "", "how many CPUs are up", cmd_cpus },
+	{ "mem", "", "RAM from the memory map", cmd_mem },
+	{ "acpi", "", "the ACPI tables found", cmd_acpi },
+	{ "cmdline", "", "the kernel command line", cmd_cmdline },
+	{ "uptime", "", "time since boot", cmd_uptime },
+	{ "burn", "SECONDS [NCPUS]", "keep CPUs busy", cmd_burn },
+	{ "touch", "MIB", "write to MIB MiB of memory", cmd_touch },
+	{ "poweroff", "", "ACPI S5", cmd_poweroff },
+	{ "reboot", "", "ACPI reset register", cmd_reboot },
+	{ "crash", "", "triple fault", cmd_crash },
+};
+
+void shell_init(void)
+{
+	shell_register(commands, sizeof(commands) / sizeof(commands[0]));
+}
+
+void shell_run_line(char *line)
+{
+	char *argv[16];
+	int argc = 0;
+	unsigned t, i;
+
+	while (*line && argc < 16) {
+		while (*line == ' ' || *line == '\t')
+			*line++ = '\0';
+		if (!*line)
+			break;
+		argv[argc++] = line;
+		while (*line && *line != ' ' && *line != '\t')
+			line++;
+	}
+	if (!argc)
+		return;
+	for (t = 0; t < ntables; t++)
+		for (i = 0; i < tables[t].n; i++)
+			if (strcmp(argv[0], tables[t].cmds[i].name) == 0) {
+				tables[t].cmds[i].run(argc, argv);
+				return;
+			}
+	printf("unknown command: %s\n", argv[0]);
+}
+
+/* run="cmd1; cmd2" (or run=cmd1;cmd2 with '+' for spaces) from the
+ * kernel command line, before the prompt. */
+void shell_run_cmdline(const char *cmdline)
+{
+	char buf[1024], *p, *cmd;
+	const char *s = cmdline;
+	size_t n = 0;
+	int quoted;
+
+	while (*s && !(strncmp(s, "run=", 4) == 0 && (s == cmdline || s[-1] == ' ')))
+		s++;
+	if (!*s)
+		return;
+	s += 4;
+	quoted = *s == '"';
+	if (quoted)
+		s++;
+	while (*s && n + 1 < sizeof(buf) && (quoted ? *s != '"' : *s != ' ')) {
+		buf[n++] = (!quoted && *s == '+') ? ' ' : *s;
+		s++;
+	}
+	buf[n] = '\0';
+	for (cmd = buf; cmd; cmd = p) {
+		p = strchr(cmd, ';');
+		if (p)
+			*p++ = '\0';
+		while (*cmd == ' ')
+			cmd++;
+		if (!*cmd)
+			continue;
+		printf("minios> %s\n", cmd);
+		shell_run_line(cmd);
+	}
+}
+
+void shell_loop(void)
+{
+	char line[LINE_MAX];
+	size_t len = 0;
+	int last = 0;
+
+	uart_puts("minios> ");
+	for (;;) {
+		int c = uart_getc();
+
+		if (c < 0) {
+			idle();
+			continue;
+		}
+		if (c == '\n' && last == '\r') {      /* CR LF is one end of line */
+			last = 0;
+			continue;
+		}
+		last = c;
+		if (c == '\r' || c == '\n') {
+			uart_puts("\n");
+			line[len] = '\0';
+			shell_run_line(line);
+			len = 0;
+			uart_puts("minios> ");
+		} else if (c == 0x7f || c == 0x08) {
+			if (len) {
+				len--;
+				uart_puts("\b \b");
+			}
+		} else if (c >= 0x20 && c < 0x7f && len + 1 < sizeof(line)) {
+			char echo[2] = { (char)c, 0 };
+
+			line[len++] = c;
+			uart_puts(echo);
+		}
+	}
+}

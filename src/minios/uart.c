@@ -1,0 +1,75 @@
+/* COM1, a 16550: output by polling, input by interrupt into a ring. */
+#include "io.h"
+#include "minios.h"
+
+#define COM1     0x3f8
+#define THR      0
+#define RBR      0
+#define IER      1
+#define FCR      2
+#define LCR      3
+#define MCR      4
+#define LSR      5
+#define LSR_DR   0x01
+#define LSR_THRE 0x20
+
+static volatile uint8_t rx_ring[256];
+static volatile unsigned rx_head, rx_tail;
+static volatile int uart_lock;
+
+void uart_init(void)
+{
+	outb(COM1 + IER, 0x01);         /* receive interrupts */
+	outb(COM1 + FCR, 0x01);
+	outb(COM1 + MCR, 0x0b);         /* DTR, RTS, OUT2 (gates the IRQ on a real PC) */
+}
+
+static void uart_lock_take(void)
+{
+	while (__atomic_exchange_n(&uart_lock, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
+}
+
+static void uart_putc_raw(char c)
+{
+	while (!(inb(COM1 + LSR) & LSR_THRE))
+		cpu_relax();
+	outb(COM1 + THR, c);
+}
+
+void uart_putc(char c)
+{
+	if (c == '\n')
+		uart_putc_raw('\r');
+	uart_putc_raw(c);
+}
+
+/* Whole strings under one lock, so lines from several CPUs do not mix. */
+void uart_puts(const char *s)
+{
+	uart_lock_take();
+	for (; *s; s++)
+		uart_putc(*s);
+	__atomic_store_n(&uart_lock, 0, __ATOMIC_RELEASE);
+}
+
+void uart_rx_irq(void)
+{
+	while (inb(COM1 + LSR) & LSR_DR) {
+		uint8_t c = inb(COM1 + RBR);
+
+		if (rx_head - rx_tail < sizeof(rx_ring))
+			rx_ring[rx_head++ % sizeof(rx_ring)] = c;
+	}
+}
+
+int uart_getc(void)
+{
+	int c;
+
+	if (rx_tail == rx_head)
+		return -1;
+	c = rx_ring[rx_tail % sizeof(rx_ring)];
+	rx_tail++;
+	return c;
+}
