@@ -44,7 +44,14 @@ static void cmd_cpus(int argc, char **argv) { printf("cpus: %u up\n", cpus_up); 
 static void cmd_mem(int argc, char **argv) { printf("mem: %lu MiB RAM\n", ram_bytes >> 20); }
 static void cmd_cmdline(int argc, char **argv) { printf("cmdline: %s\n", boot_cmdline); }
 static void cmd_poweroff(int argc, char **argv) { power_off(); }
-static void cmd_reboot(int argc, char **argv) { power_reboot(); }
+static void cmd_reboot(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "kbd") == 0) {
+		printf("minios: rebooting through the keyboard controller\n");
+		outb(0x64, 0xfe);
+	}
+	power_reboot();
+}
 static void cmd_crash(int argc, char **argv) { power_crash(); }
 
 static void cmd_acpi(int argc, char **argv)
@@ -115,7 +122,7 @@ static const struct command commands[] = {
 	{ "burn", "SECONDS [NCPUS]", "keep CPUs busy", cmd_burn },
 	{ "touch", "MIB", "write to MIB MiB of memory", cmd_touch },
 	{ "poweroff", "", "ACPI S5", cmd_poweroff },
-	{ "reboot", "", "ACPI reset register", cmd_reboot },
+	{ "reboot", "[kbd]", "ACPI reset register (kbd: the i8042 reset line)", cmd_reboot },
 	{ "crash", "", "triple fault", cmd_crash },
 };
 
