@@ -137,7 +137,14 @@ pdpt:
 	.quad pd1 + PTE_P + PTE_W
 	.quad pd2 + PTE_P + PTE_W
 	.quad pd3 + PTE_P + PTE_W
-	.fill 508, 8, 0
+	/* 4 GiB up, in 1 GiB pages, uncached: only touched where a firmware
+	 * put a 64-bit PCI BAR (QEMU's pc machine may), so a CPU without
+	 * 1 GiB pages never walks them otherwise. */
+	.set g, 4
+	.rept 508
+	.quad (g << 30) + PTE_P + PTE_W + PTE_PS + PTE_PCD + PTE_PWT
+	.set g, g + 1
+	.endr
 pd0:
 	.set i, 0
 	.rept 512

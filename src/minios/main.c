@@ -4,6 +4,9 @@
 
 #define HVM_START_MAGIC 0x336ec578
 #define VEC_UART 0x24
+#define VEC_VIRTIO_WAKE 0x30          /* VEC_VIRTIO: wakes the shell loop */
+
+static void virtio_interrupt(void) { }
 
 struct hvm_start_info {
 	uint32_t magic, version, flags, nr_modules;
@@ -89,6 +92,8 @@ void kmain(const struct hvm_start_info *si)
 	power_button_init();
 	smp_start();
 	shell_init();
+	idt_set(VEC_VIRTIO_WAKE, virtio_interrupt);
+	blk_init();
 	shell_run_cmdline(boot_cmdline);
 	shell_loop();
 }

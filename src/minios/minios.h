@@ -80,6 +80,10 @@ void shell_run_line(char *line);
 void shell_loop(void);
 void shell_run_cmdline(const char *cmdline);
 
+/* blk.c, net.c */
+void blk_init(void);
+void net_init(void);
+
 /* main.c */
 extern const char *boot_cmdline;
 extern uint64_t ram_bytes;

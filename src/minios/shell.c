@@ -131,7 +131,22 @@ void shell_init(void)
 	shell_register(commands, sizeof(commands) / sizeof(commands[0]));
 }
 
+static void shell_run_one(char *line);
+
+/* A line may hold several commands separated by ';'. */
 void shell_run_line(char *line)
+{
+	char *next;
+
+	for (; line; line = next) {
+		next = strchr(line, ';');
+		if (next)
+			*next++ = '\0';
+		shell_run_one(line);
+	}
+}
+
+static void shell_run_one(char *line)
 {
 	char *argv[16];
 	int argc = 0;
@@ -188,7 +203,7 @@ void shell_run_cmdline(const char *cmdline)
 		if (!*cmd)
 			continue;
 		printf("minios> %s\n", cmd);
-		shell_run_line(cmd);
+		shell_run_one(cmd);
 	}
 }
 

@@ -1,0 +1,191 @@
+#include "io.h"
+#include "minios.h"
+#include "pci.h"
+#include "virtio.h"
+
+#define CAP_COMMON 1
+#define CAP_NOTIFY 2
+#define CAP_ISR    3
+#define CAP_DEVICE 4
+
+/* common configuration offsets (virtio 1.2, 4.1.4.3) */
+#define C_DFSELECT 0x00
+#define C_DF       0x04
+#define C_GFSELECT 0x08
+#define C_GF       0x0c
+#define C_MSIX     0x10
+#define C_STATUS   0x14
+#define C_QSELECT  0x16
+#define C_QSIZE    0x18
+#define C_QMSIX    0x1a
+#define C_QENABLE  0x1c
+#define C_QNOFF    0x1e
+#define C_QDESC    0x20
+#define C_QDRIVER  0x28
+#define C_QDEVICE  0x30
+
+void *kalloc(uint64_t size, uint64_t align)
+{
+	extern char _end[];
+	static uint64_t next;
+	uint64_t p;
+
+	if (!next)
+		next = ((uint64_t)_end + 0xfffff) & ~0xfffffULL;   /* 1 MiB past the kernel */
+	p = (next + align - 1) & ~(align - 1);
+	next = p + size;
+	memset((void *)p, 0, size);
+	return (void *)p;
+}
+
+int virtio_find(uint16_t type, unsigned nth, struct vdev *d)
+{
+	unsigned dev, found = 0;
+
+	for (dev = 0; dev < 32; dev++) {
+		uint32_t id = pci_read32(dev, 0);
+		uint16_t vendor = id, device = id >> 16, t;
+		unsigned cap;
+
+		if (vendor != 0x1af4)
+			continue;
+		if (device >= 0x1040 && device < 0x1080)
+			t = device - 0x1040;
+		else if (device >= 0x1000 && device < 0x1040)
+			t = pci_read16(dev, 0x2e);         /* transitional: subsystem id */
+		else
+			continue;
+		if (t != type || found++ != nth)
+			continue;
+		memset(d, 0, sizeof(*d));
+		d->pci = dev;
+		d->type = t;
+		pci_write16(dev, 0x04, pci_read16(dev, 0x04) | 0x6);  /* memory, bus master */
+		for (cap = pci_find_cap(dev, 0x09, 0); cap; cap = pci_find_cap(dev, 0x09, cap)) {
+			uint8_t kind = pci_read8(dev, cap + 3), bar = pci_read8(dev, cap + 4);
+			uint64_t addr = pci_bar(dev, bar) + pci_read32(dev, cap + 8);
+
+			if (kind == CAP_COMMON && !d->common) d->common = addr;
+			else if (kind == CAP_ISR && !d->isr) d->isr = addr;
+			else if (kind == CAP_DEVICE && !d->device) d->device = addr;
+			else if (kind == CAP_NOTIFY && !d->notify_base) {
+				d->notify_base = addr;
+				d->notify_mult = pci_read32(dev, cap + 16);
+			}
+		}
+		return d->common && d->notify_base ? 0 : -1;
+	}
+	return -1;
+}
+
+uint8_t virtio_status(struct vdev *d) { return mmio_read8(d->common + C_STATUS); }
+
+int virtio_init(struct vdev *d, uint64_t want)
+{
+	uint64_t offered;
+
+	mmio_write8(d->common + C_STATUS, 0);
+	while (mmio_read8(d->common + C_STATUS))
+		cpu_relax();
+	mmio_write8(d->common + C_STATUS, 1 | 2);          /* ACKNOWLEDGE | DRIVER */
+	mmio_write32(d->common + C_DFSELECT, 0);
+	offered = mmio_read32(d->common + C_DF);
+	mmio_write32(d->common + C_DFSELECT, 1);
+	offered |= (uint64_t)mmio_read32(d->common + C_DF) << 32;
+	d->features = offered & (want | (1ULL << VIRTIO_F_VERSION_1));
+	if (!(d->features & (1ULL << VIRTIO_F_VERSION_1)))
+		return -1;
+	mmio_write32(d->common + C_GFSELECT, 0);
+	mmio_write32(d->common + C_GF, (uint32_t)d->features);
+	mmio_write32(d->common + C_GFSELECT, 1);
+	mmio_write32(d->common + C_GF, d->features >> 32);
+	mmio_write8(d->common + C_STATUS, 1 | 2 | 8);      /* FEATURES_OK */
+	if (!(mmio_read8(d->common + C_STATUS) & 8))
+		return -1;
+	if (pci_msix_enable(d->pci, VEC_VIRTIO) == 0)
+		mmio_write16(d->common + C_MSIX, 0xffff);     /* no config interrupts */
+	return 0;
+}
+
+int virtio_vq_setup(struct vdev *d, unsigned index, struct vq *q, unsigned max_size)
+{
+	uint16_t size, i;
+
+	mmio_write16(d->common + C_QSELECT, index);
+	size = mmio_read16(d->common + C_QSIZE);
+	if (!size)
+		return -1;
+	if (size > max_size)
+		size = max_size;
+	memset(q, 0, sizeof(*q));
+	q->size = size;
+	q->index = index;
+	q->desc = kalloc(16 * size, 4096);
+	q->avail = kalloc(6 + 2 * size, 4096);
+	q->used = kalloc(6 + 8 * size, 4096);
+	for (i = 0; i < size; i++)
+		q->desc[i].next = i + 1;
+	q->nfree = size;
+	mmio_write16(d->common + C_QSIZE, size);
+	mmio_write64(d->common + C_QDESC, (uint64_t)q->desc);
+	mmio_write64(d->common + C_QDRIVER, (uint64_t)q->avail);
+	mmio_write64(d->common + C_QDEVICE, (uint64_t)q->used);
+	mmio_write16(d->common + C_QMSIX, 0);            /* MSI-X entry 0 (if enabled) */
+	q->notify = d->notify_base + (uint64_t)mmio_read16(d->common + C_QNOFF) * d->notify_mult;
+	mmio_write16(d->common + C_QENABLE, 1);
+	return 0;
+}
+
+void virtio_driver_ok(struct vdev *d)
+{
+	mmio_write8(d->common + C_STATUS, 1 | 2 | 4 | 8);
+}
+
+int vq_add(struct vq *q, const struct vbuf *bufs, unsigned n)
+{
+	uint16_t head = q->free_head, i = head, last = head;
+	unsigned k;
+
+	if (n == 0 || q->nfree < n)
+		return -1;
+	for (k = 0; k < n; k++) {
+		q->desc[i].addr = bufs[k].addr;
+		q->desc[i].len = bufs[k].len;
+		q->desc[i].flags = (bufs[k].write ? VRING_DESC_F_WRITE : 0) | (k + 1 < n ? VRING_DESC_F_NEXT : 0);
+		last = i;
+		i = q->desc[i].next;
+	}
+	q->free_head = i;
+	q->nfree -= n;
+	(void)last;
+	q->avail->ring[q->avail->idx % q->size] = head;
+	barrier();                    /* the entry before the index that publishes it */
+	q->avail->idx++;
+	return head;
+}
+
+void vq_kick(struct vq *q)
+{
+	mb();                         /* avail idx visible before the notify */
+	mmio_write16(q->notify, q->index);
+}
+
+int vq_get(struct vq *q, uint32_t *len)
+{
+	uint16_t head, i, n = 1;
+
+	if (q->last_used == q->used->idx)
+		return -1;
+	barrier();
+	head = q->used->ring[q->last_used % q->size].id;
+	if (len)
+		*len = q->used->ring[q->last_used % q->size].len;
+	q->last_used++;
+	/* Return the chain to the free list. */
+	for (i = head; q->desc[i].flags & VRING_DESC_F_NEXT; i = q->desc[i].next)
+		n++;
+	q->desc[i].next = q->free_head;
+	q->free_head = head;
+	q->nfree += n;
+	return head;
+}
