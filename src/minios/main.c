@@ -94,6 +94,8 @@ void kmain(const struct hvm_start_info *si)
 	shell_init();
 	idt_set(VEC_VIRTIO_WAKE, virtio_interrupt);
 	blk_init();
+	net_init();
+	shell_set_poll(net_poll);
 	shell_run_cmdline(boot_cmdline);
 	shell_loop();
 }

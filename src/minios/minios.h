@@ -76,6 +76,8 @@ struct command {
 };
 void shell_init(void);
 void shell_register(const struct command *cmds, unsigned n);
+/* Called after every wake-up of the idle shell (device polling). */
+void shell_set_poll(void (*fn)(void));
 void shell_run_line(char *line);
 void shell_loop(void);
 void shell_run_cmdline(const char *cmdline);
@@ -83,6 +85,7 @@ void shell_run_cmdline(const char *cmdline);
 /* blk.c, net.c */
 void blk_init(void);
 void net_init(void);
+void net_poll(void);
 
 /* main.c */
 extern const char *boot_cmdline;

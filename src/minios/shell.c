@@ -207,6 +207,10 @@ void shell_run_cmdline(const char *cmdline)
 	}
 }
 
+static void (*poll_fn)(void);
+
+void shell_set_poll(void (*fn)(void)) { poll_fn = fn; }
+
 void shell_loop(void)
 {
 	char line[LINE_MAX];
@@ -215,8 +219,11 @@ void shell_loop(void)
 
 	uart_puts("minios> ");
 	for (;;) {
-		int c = uart_getc();
+		int c;
 
+		if (poll_fn)
+			poll_fn();
+		c = uart_getc();
 		if (c < 0) {
 			idle();
 			continue;

@@ -67,10 +67,8 @@ else
 fi
 
 # A burst of 2000 numbered frames from guest a, captured on the bridge.
-python3 - "$NS" >"$T/burst.out" 2>&1 <<'PY' &
-import socket, struct, sys, time, os, subprocess
-fd = os.open("/var/run/netns/" + sys.argv[1], os.O_RDONLY)
-os.setns(fd, 0)
+in_ns python3 - >"$T/burst.out" 2>&1 <<'PY' &
+import socket, struct
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88b5))
 s.bind(("lbr0", 0))
 s.settimeout(20)
