@@ -11,6 +11,10 @@ out=$BUILD/bench/results.md
 	echo "## Boot (tests/bench/boot.py)"
 	echo
 	python3 "$TOP/tests/bench/boot.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
+	echo "## virtio-blk (tests/bench/blk.py)"
+	echo
+	python3 "$TOP/tests/bench/blk.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
 } | tee "$out"
 echo
 echo "results: $out"

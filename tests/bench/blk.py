@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""virtio-blk benchmark: Mini-OS drives sequential 1 MiB requests (32 in
+flight) and 4 KiB random reads (32 in flight) on a file-backed disk opened
+with O_DIRECT, under lodge-hyp and under QEMU's virtio-blk-pci on the same
+file, in the same run; fio gives the host's own figures for the same
+pattern on the same file."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SEQ_MIB = int(os.environ.get("BLK_SEQ_MIB", "1024"))
+RAND_MIB = int(os.environ.get("BLK_RAND_MIB", "64"))
+CMDS = ("blk-bench vda read %d 1024 32; blk-bench vda write %d 1024 32; "
+        "blk-bench vda randread %d 4 32; poweroff" % (SEQ_MIB, SEQ_MIB, RAND_MIB))
+
+
+def guest_run(argv):
+    out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=900).stdout
+    res = {}
+    for kind, mibs, iops in re.findall(rb"blk-bench: (\w+) \d+ MiB in \d+ ms: (\d+) MiB/s, (\d+) IOPS", out):
+        res[kind.decode()] = (int(mibs), int(iops))
+    if len(res) != 3:
+        raise RuntimeError("guest did not report: %r" % out[-500:])
+    return res
+
+
+def fio(path, rw, bs, size_mib):
+    out = subprocess.run(["fio", "--name=b", "--filename=" + path, "--direct=1", "--ioengine=io_uring",
+                          "--rw=" + rw, "--bs=" + bs, "--iodepth=32", "--size=%dM" % size_mib,
+                          "--output-format=json"], capture_output=True, check=True, timeout=900).stdout
+    job = json.loads(out)["jobs"][0]
+    part = job["read"] if "read" in rw else job["write"]
+    return int(part["bw_bytes"] / (1 << 20)), int(part["iops"])
+
+
+def main():
+    hyp, minios = sys.argv[1], sys.argv[2]
+    d = tempfile.mkdtemp(prefix="lodge-bench-blk.", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
+    img = os.path.join(d, "disk.img")
+    # Really allocated blocks, so reads go to the disk and not to a hole.
+    subprocess.run(["dd", "if=/dev/zero", "of=" + img, "bs=1M", "count=%d" % (SEQ_MIB + 64),
+                    "oflag=direct", "status=none"], check=True)
+    try:
+        host = {"read": fio(img, "read", "1M", SEQ_MIB), "write": fio(img, "write", "1M", SEQ_MIB),
+                "randread": fio(img, "randread", "4k", RAND_MIB)}
+        lodge = guest_run([hyp, "--kernel", minios, "--memory", "256", "--disk", img + ",direct",
+                           "--cmdline", 'run="%s"' % CMDS])
+        qemu = guest_run(["qemu-system-x86_64", "-accel", "kvm", "-M", "pc", "-cpu", "host,-arch-capabilities",
+                          "-m", "256", "-nographic", "-nodefaults", "-serial", "stdio", "-no-reboot",
+                          "-drive", "file=%s,if=none,id=d0,format=raw,cache=none,aio=io_uring" % img,
+                          "-device", "virtio-blk-pci,drive=d0,disable-legacy=on",
+                          "-kernel", minios, "-append", 'run="%s"' % CMDS])
+    finally:
+        os.unlink(img)
+        os.rmdir(d)
+
+    print("virtio-blk, Mini-OS on a file-backed disk with O_DIRECT (sequential %d MiB in 1 MiB "
+          "requests, 32 in flight; random 4 KiB reads, 32 in flight); host = fio, same file, same pattern\n"
+          % SEQ_MIB)
+    print("| pattern | host fio | lodge-hyp | QEMU virtio-blk-pci | lodge / host | lodge / QEMU |")
+    print("|---|---|---|---|---|---|")
+    for kind, unit, idx in (("read", "MiB/s", 0), ("write", "MiB/s", 0), ("randread", "IOPS", 1)):
+        h, l, q = host[kind][idx], lodge[kind][idx], qemu[kind][idx]
+        print("| %s | %d %s | %d %s | %d %s | %.2f | %.2f |" % (
+            "sequential " + kind if kind != "randread" else "random 4 KiB read",
+            h, unit, l, unit, q, unit, l / h if h else 0, l / q if q else 0))
+    seq_ok = all(lodge[k][0] >= 0.9 * host[k][0] for k in ("read", "write"))
+    rand_ok = lodge["randread"][1] >= qemu["randread"][1]
+    print("\nTargets: sequential within 10%% of the host: %s; random-read IOPS at least QEMU's: %s" % (
+        "met" if seq_ok else "NOT met", "met" if rand_ok else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
