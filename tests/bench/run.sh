@@ -15,6 +15,10 @@ out=$BUILD/bench/results.md
 	echo "## virtio-blk (tests/bench/blk.py)"
 	echo
 	python3 "$TOP/tests/bench/blk.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
+	echo "## virtio-net (tests/bench/net.py)"
+	echo
+	python3 "$TOP/tests/bench/net.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
 } | tee "$out"
 echo
 echo "results: $out"
