@@ -1,0 +1,75 @@
+/* Private to config.c and config-keys.c: the key tables that drive both
+ * libconfuse's options and the checks, and the state of one parse. */
+#ifndef LODGE_CONFIG_KEYS_H
+#define LODGE_CONFIG_KEYS_H
+
+#include "config.h"
+
+#include <confuse.h>
+
+#define MAX_KEYS     24      /* per table */
+#define MAX_KEY_LEN  32
+#define MAX_SITES    256     /* key statements noted per file */
+#define MAX_VALUES   512     /* values noted per file */
+
+enum key_type { KT_STR, KT_INT, KT_BOOL, KT_LIST };
+
+struct load_ctx;
+
+struct cfg_key {
+	const char *name;
+	enum key_type type;
+	const char *def;        /* default as written in a file; NULL: none */
+	/* Check value index of the option: 0, or nonzero with why set. */
+	int (*check)(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned index, char *why, size_t whylen);
+	const char *help;
+};
+
+extern const struct cfg_key domain_keys[], host_keys[];
+
+/* Where a key statement ("key =" or "key +=") or a value starts. */
+struct key_site {
+	char key[MAX_KEY_LEN];
+	int line;
+	bool append;
+};
+struct value_site {
+	int site;               /* index into sites: the statement it belongs to */
+	int line;
+};
+
+struct load_ctx {
+	const char *file;                  /* as given: messages name it so */
+	char dir[CFG_PATH_MAX];            /* its absolute directory */
+	const struct cfg_key *keys;
+	const struct host_config *hc;      /* domains: the default bridge */
+	bool check_bridges;
+	struct key_site sites[MAX_SITES];
+	unsigned nsites;
+	struct value_site values[MAX_VALUES];
+	unsigned nvalues;
+	int cur_site, nlines;
+	char *err;
+	size_t errlen;
+	int err_line;                      /* 0: no error yet */
+};
+
+/* config-keys.c */
+const struct cfg_key *cfg_find_key(const struct cfg_key *keys, const char *name);
+/* libconfuse options for the table, ended by CFG_END; returns their count. */
+unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts);
+int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
+int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen);
+int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen);
+int cfg_parse_action(const char *text, enum cfg_action *act, char *why, size_t whylen);
+
+/* config.c */
+void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto);
+int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto);
+/* path relative to the config file's directory, absolute paths as written;
+ * -ENAMETOOLONG if it does not fit. */
+int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len);
+
+#endif

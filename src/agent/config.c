@@ -1,0 +1,640 @@
+/* Domain and host configuration files, read with libconfuse.
+ *
+ * A Xen user writes  disk = [ 'file:/img,vda,w' ]  while libconfuse wants
+ * disk = { "file:/img,vda,w" }, so the text is rewritten first (same line
+ * count).  That pass also notes on which line each key and each list value
+ * sits, because libconfuse 3.3's cfg_opt_t carries no line and cfg->line
+ * in a callback is where the lexer is (one token ahead), not where the key
+ * was.  Per-key checks run as libconfuse validate callbacks, so the first
+ * error in the file is the one reported; checks that need two keys run
+ * after the parse.  The table of keys is in config-keys.c. */
+#include "config-keys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root_prefix[CFG_PATH_MAX];
+
+void cfg_set_root(const char *root)
+{
+	size_t len;
+
+	snprintf(root_prefix, sizeof(root_prefix), "%s", root ? root : "");
+	len = strlen(root_prefix);
+	while (len > 0 && root_prefix[len - 1] == '/')   /* "/" and "" mean no prefix */
+		root_prefix[--len] = '\0';
+}
+
+const char *cfg_root(void)
+{
+	return root_prefix;
+}
+
+/* libconfuse's callbacks get only the cfg_t, so the file being read is
+ * reached through this pointer (one parse at a time per thread). */
+static __thread struct load_ctx *current_ctx;
+
+/* Keep the first error by position in the file: callbacks run in file
+ * order, but the pre-pass finds repeated keys before libconfuse starts. */
+void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+
+	if (ctx->err_line && line >= ctx->err_line)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(ctx->err, ctx->errlen, "%s:%d: %s: %s", ctx->file, line, key, what);
+	ctx->err_line = line;
+}
+
+/* ---- where things are: the pre-pass's notes ------------------------------ */
+
+static void note_key(struct load_ctx *ctx, const char *name, size_t len, int line, bool append)
+{
+	struct key_site *s;
+	unsigned i;
+
+	if (ctx->nsites == MAX_SITES) {
+		ctx->cur_site = -1;
+		return;
+	}
+	s = &ctx->sites[ctx->nsites];
+	snprintf(s->key, sizeof(s->key), "%.*s", (int)len, name);
+	s->line = line;
+	s->append = append;
+	ctx->cur_site = (int)ctx->nsites++;
+	for (i = 0; !append && i + 1 < ctx->nsites; i++)
+		if (!ctx->sites[i].append && strcmp(ctx->sites[i].key, s->key) == 0) {
+			cfg_fail(ctx, line, s->key, "set twice (first on line %d)", ctx->sites[i].line);
+			break;
+		}
+}
+
+static void note_value(struct load_ctx *ctx, int line)
+{
+	if (ctx->cur_site < 0 || ctx->nvalues == MAX_VALUES)
+		return;
+	ctx->values[ctx->nvalues].site = ctx->cur_site;
+	ctx->values[ctx->nvalues].line = line;
+	ctx->nvalues++;
+}
+
+/* The statement of key that libconfuse is reading when its lexer is at
+ * line upto (or the last one, upto 0): the last site at or before it. */
+static int key_site(const struct load_ctx *ctx, const char *key, int upto)
+{
+	int i, found = -1;
+
+	for (i = 0; i < (int)ctx->nsites; i++)
+		if (strcmp(ctx->sites[i].key, key) == 0 &&
+		    (found < 0 || upto <= 0 || ctx->sites[i].line <= upto))
+			found = i;
+	return found;
+}
+
+int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto)
+{
+	int s = key_site(ctx, key, upto);
+
+	return s < 0 ? 1 : ctx->sites[s].line;
+}
+
+/* Line of value index of a list: values count from its last plain "="
+ * and go on through later "+=" statements, as libconfuse stores them. */
+int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto)
+{
+	int s = key_site(ctx, key, upto), start = s;
+	unsigned v, n = 0;
+
+	if (s < 0)
+		return 1;
+	while (start > 0 && ctx->sites[start].append) {   /* back to its "=" */
+		int prev = key_site(ctx, key, ctx->sites[start].line - 1);
+
+		if (prev < 0 || prev >= start)
+			break;
+		start = prev;
+	}
+	for (v = 0; v < ctx->nvalues; v++) {
+		int vs = ctx->values[v].site;
+
+		if (vs < start || vs > s || strcmp(ctx->sites[vs].key, key) != 0)
+			continue;
+		if (n++ == index)
+			return ctx->values[v].line;
+	}
+	return ctx->sites[s].line;
+}
+
+/* ---- Xen syntax to libconfuse syntax -------------------------------------- */
+
+static bool word_char(char c)
+{
+	return c && !strchr(" \t\r\n=+{}[](),\"'#", c);
+}
+
+/* [ ] become { }, 'single' becomes "double" (escaping " and \ inside, as
+ * single quotes take text literally), # comments become blanks (libconfuse
+ * 3.3 counts the newline after a # comment twice).  Newlines are copied,
+ * so every line keeps its number.  Returns a malloc'd string or NULL. */
+static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
+{
+	char *out = malloc(2 * len + 1), *o = out;
+	int line = 1, depth = 0;
+	size_t i = 0, j, k;
+
+	if (!out)
+		return NULL;
+	ctx->cur_site = -1;
+	while (i < len) {
+		char c = in[i], quote;
+
+		if (c == '#') {
+			for (; i < len && in[i] != '\n'; i++)
+				*o++ = ' ';
+		} else if (c == '"' || c == '\'') {
+			note_value(ctx, line);
+			quote = c;
+			*o++ = '"';
+			for (i++; i < len && in[i] != quote; i++) {
+				if (quote == '"' && in[i] == '\\' && i + 1 < len)
+					*o++ = in[i++];
+				else if (quote == '\'' && (in[i] == '"' || in[i] == '\\'))
+					*o++ = '\\';
+				line += in[i] == '\n';
+				*o++ = in[i];
+			}
+			if (i < len) {          /* unterminated: libconfuse says so */
+				*o++ = '"';
+				i++;
+			}
+		} else if (word_char(c)) {
+			for (j = i; j < len && word_char(in[j]); j++)
+				;
+			for (k = j; k < len && (in[k] == ' ' || in[k] == '\t'); k++)
+				;
+			if (depth <= 0 && k < len && (in[k] == '=' || (in[k] == '+' && k + 1 < len && in[k + 1] == '=')))
+				note_key(ctx, in + i, j - i, line, in[k] == '+');
+			else
+				note_value(ctx, line);
+			memcpy(o, in + i, j - i);
+			o += j - i;
+			i = j;
+		} else {
+			if (c == '[' || c == '{' || c == '(')
+				depth++;
+			else if (c == ']' || c == '}' || c == ')')
+				depth--;
+			*o++ = c == '[' ? '{' : c == ']' ? '}' : c;
+			line += c == '\n';
+			i++;
+		}
+	}
+	*o = '\0';
+	ctx->nlines = len && in[len - 1] == '\n' ? line - 1 : line;   /* the last line with text */
+	return out;
+}
+
+/* ---- libconfuse's own messages, in our shape ---------------------------- */
+
+static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
+{
+	struct load_ctx *ctx = current_ctx;
+	char msg[512], key[MAX_KEY_LEN] = "", *q;
+	const char *what = msg;
+	int line = cfg->line > ctx->nlines ? ctx->nlines : cfg->line, s;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Messages about an option name it as "... option 'X'". */
+	if ((q = strstr(msg, "option '"))) {
+		snprintf(key, sizeof(key), "%s", q + 8);
+		if (strchr(key, '\''))
+			*strchr(key, '\'') = '\0';
+		line = cfg_key_line(ctx, key, line);
+		if (strncmp(msg, "no such option", 14) == 0)
+			what = "unknown key (see lodge.conf(5))";
+		else if (strncmp(msg, "invalid integer", 15) == 0)
+			what = "not a number";
+		else if (strncmp(msg, "attempt to append", 17) == 0)
+			what = "'+=' works on lists only";
+		else if (q > msg + 5 && strncmp(q - 5, " for ", 5) == 0)
+			q[-5] = '\0';     /* "invalid X value for option 'k'" */
+	} else {
+		/* A syntax error: name the statement it is in, if any. */
+		for (s = (int)ctx->nsites - 1; s >= 0 && ctx->sites[s].line > line; s--)
+			;
+		snprintf(key, sizeof(key), "%s", s >= 0 ? ctx->sites[s].key : "syntax");
+	}
+	cfg_fail(ctx, line, key, "%s", what);
+}
+
+/* ---- reading a file -------------------------------------------------------- */
+
+/* snprintf that says when the path did not fit. */
+static int path_printf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Absolute directory of path, so relative paths in it resolve the same
+ * wherever the agent runs and a saved config reads back identically. */
+static int config_dir(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	char cwd[CFG_PATH_MAX];
+
+	if (path[0] == '/')
+		return path_printf(dir, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	if (slash)
+		return path_printf(dir, len, "%s/%.*s", cwd, (int)(slash - path), path);
+	return path_printf(dir, len, "%s", cwd);
+}
+
+int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len)
+{
+	if (path[0] == '/' || path[0] == '\0')
+		return path_printf(out, len, "%s", path);
+	return path_printf(out, len, "%s/%s", strcmp(ctx->dir, "/") ? ctx->dir : "", path);
+}
+
+static int ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->file = file;
+	ctx->err = err;
+	ctx->errlen = errlen;
+	err[0] = '\0';
+	rc = config_dir(file, ctx->dir, sizeof(ctx->dir));
+	if (rc)
+		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
+	return rc;
+}
+
+/* One per validated key: check every value (all of a list, as libconfuse
+ * calls this after each element too; the checks are pure). */
+static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
+{
+	struct load_ctx *ctx = current_ctx;
+	const struct cfg_key *k = cfg_find_key(ctx->keys, opt->name);
+	char why[1024];
+	unsigned i, n = cfg_opt_size(opt);
+	int line;
+
+	for (i = 0; k && k->check && i < n; i++) {
+		why[0] = '\0';
+		if (k->check(ctx, opt, i, why, sizeof(why)) == 0)
+			continue;
+		line = k->type == KT_LIST ? cfg_value_line(ctx, opt->name, i, cfg->line)
+					  : cfg_key_line(ctx, opt->name, cfg->line);
+		cfg_fail(ctx, line, opt->name, "%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse file with the keys table; returns the cfg_t (to free) or NULL
+ * with ctx's error set. */
+static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
+{
+	cfg_opt_t opts[MAX_KEYS + 1];
+	char *text = NULL, *confuse_text;
+	size_t len = 0;
+	unsigned n;
+	cfg_t *cfg;
+	FILE *f;
+	int rc;
+
+	ctx->keys = keys;
+	f = fopen(ctx->file, "r");
+	if (!f) {
+		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->file, strerror(errno));
+		ctx->err_line = -1;
+		return NULL;
+	}
+	rc = getdelim(&text, &len, '\0', f);    /* the whole file */
+	fclose(f);
+	if (rc < 0) {
+		free(text);
+		text = strdup("");
+		rc = 0;
+	}
+	confuse_text = text ? xen_to_confuse(ctx, text, (size_t)rc) : NULL;
+	free(text);
+	if (!confuse_text) {
+		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		return NULL;
+	}
+	n = cfg_build_opts(keys, opts);
+	cfg = cfg_init(opts, CFGF_NONE);
+	if (!cfg) {
+		free(confuse_text);
+		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		return NULL;
+	}
+	cfg_set_error_function(cfg, confuse_error);
+	for (n = 0; keys[n].name; n++)
+		if (keys[n].check)
+			cfg_set_validate_func(cfg, keys[n].name, validate_key);
+	current_ctx = ctx;
+	rc = cfg_parse_buf(cfg, confuse_text);
+	current_ctx = NULL;
+	free(confuse_text);
+	if (rc != CFG_SUCCESS && !ctx->err_line)
+		cfg_fail(ctx, 1, "syntax", "cannot parse");
+	if (ctx->err_line) {       /* includes a key set twice, found by the pre-pass */
+		cfg_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* ---- the host: lodge.conf ------------------------------------------------- */
+
+static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *out, size_t len)
+{
+	const struct cfg_key *k = cfg_find_key(host_keys, key);
+	int rc;
+
+	if (cfg && key_site(ctx, key, 0) >= 0)
+		rc = cfg_resolve(ctx, cfg_getstr(cfg, key), out, len);
+	else
+		rc = path_printf(out, len, "%s%s", root_prefix, k->def);   /* --root prefixes defaults only */
+	if (rc)
+		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "path too long");
+	return rc;
+}
+
+int host_config_load(struct host_config *hc, char *err, size_t errlen)
+{
+	char file[CFG_PATH_MAX];
+	struct load_ctx ctx;
+	cfg_t *cfg = NULL;
+	int rc;
+
+	memset(hc, 0, sizeof(*hc));
+	if (path_printf(file, sizeof(file), "%s/etc/lodge/lodge.conf", root_prefix)) {
+		snprintf(err, errlen, "--root %s: path too long", root_prefix);
+		return -ENAMETOOLONG;
+	}
+	if ((rc = ctx_init(&ctx, file, err, errlen)))
+		return rc;
+	if (access(file, F_OK) == 0 && !(cfg = parse_file(&ctx, host_keys)))
+		return -EINVAL;
+	if ((rc = host_path(&ctx, cfg, "runtime_dir", hc->runtime_dir, sizeof(hc->runtime_dir))) ||
+	    (rc = host_path(&ctx, cfg, "domains_dir", hc->domains_dir, sizeof(hc->domains_dir))) ||
+	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir)))) {
+		if (cfg)
+			cfg_free(cfg);
+		return rc;
+	}
+	snprintf(hc->default_bridge, sizeof(hc->default_bridge), "%s",
+		 cfg ? cfg_getstr(cfg, "default_bridge") : cfg_find_key(host_keys, "default_bridge")->def);
+	hc->console_log_kib = cfg ? (unsigned)cfg_getint(cfg, "console_log_size")
+				  : (unsigned)atoi(cfg_find_key(host_keys, "console_log_size")->def);
+	if (cfg)
+		cfg_free(cfg);
+	return 0;
+}
+
+/* ---- a domain ---------------------------------------------------------------- */
+
+static int parse_action_key(cfg_t *cfg, const char *key, enum cfg_action *act)
+{
+	char why[256];
+
+	return cfg_parse_action(cfg_getstr(cfg, key), act, why, sizeof(why));
+}
+
+/* What the validate callbacks cannot see alone: required keys, maxmem
+ * against memory, cmdline from root and extra.  Fills dc. */
+static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *dc)
+{
+	const char *cmdline = cfg_getstr(cfg, "cmdline"), *root = cfg_getstr(cfg, "root");
+	const char *extra = cfg_getstr(cfg, "extra");
+	char why[1024];
+	unsigned i;
+	int len;
+
+	if (!cfg_getstr(cfg, "name") || !cfg_getstr(cfg, "name")[0]) {
+		cfg_fail(ctx, 1, "name", "missing: every domain needs a name");
+		return -EINVAL;
+	}
+	if (!cfg_getstr(cfg, "kernel") || !cfg_getstr(cfg, "kernel")[0]) {
+		cfg_fail(ctx, 1, "kernel", "missing: nothing to boot");
+		return -EINVAL;
+	}
+	snprintf(dc->name, sizeof(dc->name), "%s", cfg_getstr(cfg, "name"));
+	dc->memory_mib = (unsigned)cfg_getint(cfg, "memory");
+	dc->maxmem_mib = (unsigned)cfg_getint(cfg, "maxmem");
+	if (dc->maxmem_mib && dc->maxmem_mib < dc->memory_mib) {
+		cfg_fail(ctx, cfg_key_line(ctx, "maxmem", 0), "maxmem",
+			 "%u MiB is below memory (%u MiB)", dc->maxmem_mib, dc->memory_mib);
+		return -EINVAL;
+	}
+	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
+	/* Paths fit: the validate callbacks resolved them already. */
+	cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
+	if (cfg_getstr(cfg, "ramdisk"))
+		cfg_resolve(ctx, cfg_getstr(cfg, "ramdisk"), dc->ramdisk, sizeof(dc->ramdisk));
+	/* As xl: cmdline wins; else "root=ROOT EXTRA". */
+	if (cmdline)
+		len = snprintf(dc->cmdline, sizeof(dc->cmdline), "%s", cmdline);
+	else
+		len = snprintf(dc->cmdline, sizeof(dc->cmdline), "%s%s%s%s", root ? "root=" : "",
+			       root ? root : "", root && extra ? " " : "", extra ? extra : "");
+	if (len >= (int)sizeof(dc->cmdline)) {
+		const char *key = cmdline ? "cmdline" : extra ? "extra" : "root";
+
+		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "the command line is longer than %zu bytes",
+			 sizeof(dc->cmdline) - 1);
+		return -EINVAL;
+	}
+	dc->ndisks = cfg_size(cfg, "disk");
+	for (i = 0; i < dc->ndisks; i++)
+		if (cfg_parse_disk(ctx, cfg_getnstr(cfg, "disk", i), &dc->disks[i], why, sizeof(why)))
+			return -EINVAL;        /* cannot happen: validated */
+	dc->nvifs = cfg_size(cfg, "vif");
+	for (i = 0; i < dc->nvifs; i++)
+		if (cfg_parse_vif(cfg_getnstr(cfg, "vif", i), &dc->vifs[i], why, sizeof(why)))
+			return -EINVAL;
+	if (parse_action_key(cfg, "on_poweroff", &dc->on_poweroff) ||
+	    parse_action_key(cfg, "on_reboot", &dc->on_reboot) ||
+	    parse_action_key(cfg, "on_crash", &dc->on_crash))
+		return -EINVAL;
+	dc->autostart = cfg_getbool(cfg, "autostart");
+	return 0;
+}
+
+int domain_config_load(const char *path, const struct host_config *hc, bool check_bridges,
+		       struct domain_config *dc, char *err, size_t errlen)
+{
+	struct load_ctx ctx;
+	cfg_t *cfg;
+	int rc;
+
+	if ((rc = ctx_init(&ctx, path, err, errlen)))
+		return rc;
+	ctx.hc = hc;
+	ctx.check_bridges = check_bridges;
+	memset(dc, 0, sizeof(*dc));
+	snprintf(dc->file, sizeof(dc->file), "%s", path);
+	cfg = parse_file(&ctx, domain_keys);
+	if (!cfg)
+		return -EINVAL;
+	rc = fill_domain(&ctx, cfg, dc);
+	cfg_free(cfg);
+	return rc;
+}
+
+/* ---- writing a domain ------------------------------------------------------ */
+
+static void put_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void put_key(FILE *f, const char *key, const char *value)
+{
+	fprintf(f, "%s = ", key);
+	put_string(f, value);
+	fputc('\n', f);
+}
+
+static void write_domain(FILE *f, const struct domain_config *dc)
+{
+	static const char *const actions[] = { "destroy", "restart", "preserve" };
+	char spec[CFG_PATH_MAX + 64];
+	unsigned i;
+
+	fprintf(f, "# Lodge domain %s (syntax: lodge.conf(5))\n", dc->name);
+	put_key(f, "name", dc->name);
+	fprintf(f, "memory = %u\n", dc->memory_mib);
+	if (dc->maxmem_mib)
+		fprintf(f, "maxmem = %u\n", dc->maxmem_mib);
+	fprintf(f, "vcpus = %u\n", dc->vcpus);
+	put_key(f, "kernel", dc->kernel);
+	if (dc->ramdisk[0])
+		put_key(f, "ramdisk", dc->ramdisk);
+	if (dc->cmdline[0])
+		put_key(f, "cmdline", dc->cmdline);
+	for (i = 0; i < dc->ndisks; i++) {
+		const struct cfg_disk *d = &dc->disks[i];
+
+		snprintf(spec, sizeof(spec), "%s:%s,%s,%s", d->is_phy ? "phy" : "file", d->path, d->vdev,
+			 d->readonly ? "r" : "w");
+		fprintf(f, "%s", i == 0 ? "disk = [ " : ",\n         ");
+		put_string(f, spec);
+		fprintf(f, "%s", i + 1 == dc->ndisks ? " ]\n" : "");
+	}
+	for (i = 0; i < dc->nvifs; i++) {
+		const struct cfg_vif *v = &dc->vifs[i];
+		const uint8_t *m = v->mac;
+		int n = 0;
+
+		spec[0] = '\0';
+		if (v->bridge[0])
+			n += snprintf(spec + n, sizeof(spec) - n, "bridge=%s", v->bridge);
+		if (v->mac_set)
+			n += snprintf(spec + n, sizeof(spec) - n, "%smac=%02x:%02x:%02x:%02x:%02x:%02x",
+				      n ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5]);
+		if (v->vifname[0])
+			snprintf(spec + n, sizeof(spec) - n, "%svifname=%s", n ? "," : "", v->vifname);
+		fprintf(f, "%s", i == 0 ? "vif = [ " : ",\n        ");
+		put_string(f, spec);
+		fprintf(f, "%s", i + 1 == dc->nvifs ? " ]\n" : "");
+	}
+	put_key(f, "on_poweroff", actions[dc->on_poweroff]);
+	put_key(f, "on_reboot", actions[dc->on_reboot]);
+	put_key(f, "on_crash", actions[dc->on_crash]);
+	fprintf(f, "autostart = %s\n", dc->autostart ? "true" : "false");
+}
+
+/* A regular file (or a new one) is replaced atomically: a reader never
+ * sees half of it.  "/dev/stdout" (lodge config) is written to stdout
+ * itself: opening it anew would truncate a redirected file.  Anything
+ * else that is not a regular file, a symlink included, is written
+ * through, as renaming over it would replace the link itself. */
+int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen)
+{
+	char tmp[CFG_PATH_MAX + 16];
+	struct stat st;
+	bool to_stdout = strcmp(path, "/dev/stdout") == 0 || strcmp(path, "-") == 0;
+	bool direct = to_stdout || (lstat(path, &st) == 0 && !S_ISREG(st.st_mode));
+	FILE *f;
+	int rc = 0;
+
+	if (path_printf(tmp, sizeof(tmp), "%s.tmp", path)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	f = to_stdout ? stdout : fopen(direct ? path : tmp, "w");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", direct ? path : tmp, strerror(errno));
+		return rc;
+	}
+	write_domain(f, dc);
+	if (fflush(f) != 0 || ferror(f))
+		rc = -(errno ? errno : EIO);
+	if (!to_stdout && fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (!rc && !direct && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		if (!direct)
+			unlink(tmp);
+	}
+	return rc;
+}
+
+/* FNV-1a over the domain name, a 0 byte and the vif index, folded to the
+ * 32 bits after the 02:4c prefix (locally administered, unicast; 0x4c is
+ * 'L').  Two given vifs collide with probability 2^-32; among k vifs on
+ * one host about k^2 / 2^33 (1e-4 at k = 1000).  The agent refuses a MAC
+ * a running domain already uses, so a collision fails loudly. */
+void cfg_default_mac(const char *domain, unsigned n, uint8_t mac[6])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const unsigned char *p = (const unsigned char *)domain;
+	uint32_t folded;
+	unsigned i;
+
+	for (; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	h = (h ^ 0) * 0x100000001b3ull;
+	for (i = 0; i < 4; i++)
+		h = (h ^ ((n >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	folded = (uint32_t)(h ^ (h >> 32));
+	mac[0] = 0x02;
+	mac[1] = 0x4c;
+	mac[2] = folded >> 24;
+	mac[3] = folded >> 16;
+	mac[4] = folded >> 8;
+	mac[5] = folded;
+}
