@@ -28,6 +28,8 @@ int cmd_reboot(int argc, char **argv);
 int cmd_destroy(int argc, char **argv);
 int cmd_uptime(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+/* cmd-check.c */
+int cmd_check(int argc, char **argv);
 /* cmd-console.c */
 int cmd_console(int argc, char **argv);
 int console_attach(const char *rundir, const char *name, int force);

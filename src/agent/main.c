@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
 	{ "uptime", "", "how long each domain has run", cmd_uptime },
 	{ "config", "NAME", "print a domain's resolved config", cmd_config },
+	{ "check", "FILE|NAME", "validate a domain config without starting it", cmd_check },
 	{ "autostart", "", "start the domains marked autostart", cmd_autostart },
 	{ "bridge-create", "BRIDGE", "create a bridge and bring it up", cmd_bridge_create },
 	{ "bridge-delete", "BRIDGE", "delete a bridge (refused while vifs are attached)", cmd_bridge_delete },
