@@ -1,0 +1,334 @@
+/* Config files: every fixture in tests/config (pass-*.cfg must load,
+ * fail-*.cfg must fail with the one message its "# expect: LINE: KEY: TEXT"
+ * comment or fail-*.ok file names), the save/load round trip, Xen's list
+ * syntax, relative paths, default MACs, --root, and lodge check itself. */
+#include "config.h"
+#include "unit.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char fixtures[CFG_PATH_MAX], tmpdir[] = "/tmp/lodge-config.XXXXXX";
+static struct host_config hc;
+static struct domain_config dc, dc2;
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* "LINE: KEY: TEXT" from fail-X.ok, else from the "# expect:" comment. */
+static int expectation(const char *cfg, char *out, size_t len)
+{
+	char path[CFG_PATH_MAX + 8], line[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.*s.ok", (int)(strlen(cfg) - 4), cfg);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(line, sizeof(line), f))
+			snprintf(out, len, "%s", line);
+		fclose(f);
+		out[strcspn(out, "\n")] = '\0';
+		return 0;
+	}
+	if (!(f = fopen(cfg, "r")))
+		return -1;
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if ((p = strstr(line, "# expect: "))) {
+			snprintf(out, len, "%s", p + 10);
+			out[strcspn(out, "\n")] = '\0';
+			break;
+		}
+	fclose(f);
+	return out[0] ? 0 : -1;
+}
+
+static void check_fail_fixture(const char *path, const char *base)
+{
+	char expect[1024], err[2048], prefix[CFG_PATH_MAX + 256], name[300];
+	const char *text;
+	int line, n = 0;
+	char key[64];
+
+	snprintf(name, sizeof(name), "%s fails as expected", base);
+	if (expectation(path, expect, sizeof(expect)) ||
+	    sscanf(expect, "%d: %63[^:]: %n", &line, key, &n) != 2 || !n) {
+		CHECK(name, !"an '# expect: LINE: KEY: TEXT' comment or a .ok file");
+		return;
+	}
+	text = expect + n;
+	snprintf(prefix, sizeof(prefix), "%s:%d: %s: ", path, line, key);
+	/* Bridges are checked here: fail-bridge-unknown needs it. */
+	if (domain_config_load(path, &hc, true, &dc, err, sizeof(err)) >= 0) {
+		CHECK(name, !"loads but should fail");
+		return;
+	}
+	if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err + strlen(prefix), text) ||
+	    strchr(err, '\n')) {
+		printf("FAIL: %s: got \"%s\", want \"%s%s...\"\n", name, err, prefix, text);
+		unit_failures++;
+		return;
+	}
+	CHECK(name, 1);
+}
+
+static void test_fixtures(void)
+{
+	struct dirent **list;
+	char path[CFG_PATH_MAX + 300], err[2048], name[300];
+	int i, n = scandir(fixtures, &list, NULL, alphasort), npass = 0, nfail = 0;
+
+	CHECK("fixture directory readable", n > 0);
+	for (i = 0; i < n; i++) {
+		const char *base = list[i]->d_name;
+		size_t len = strlen(base);
+
+		snprintf(path, sizeof(path), "%s/%s", fixtures, base);
+		if (len > 4 && strcmp(base + len - 4, ".cfg") == 0 && strncmp(base, "pass-", 5) == 0) {
+			int rc = domain_config_load(path, &hc, false, &dc, err, sizeof(err));
+
+			snprintf(name, sizeof(name), "%s loads", base);
+			if (rc)
+				printf("FAIL: %s: %s\n", name, err), unit_failures++;
+			else
+				CHECK(name, 1);
+			npass++;
+		} else if (len > 4 && strcmp(base + len - 4, ".cfg") == 0 && strncmp(base, "fail-", 5) == 0) {
+			check_fail_fixture(path, base);
+			nfail++;
+		}
+		free(list[i]);
+	}
+	free(list);
+	CHECK("fixtures include pass and fail files", npass >= 3 && nfail >= 20);
+}
+
+static void test_values(void)
+{
+	char path[CFG_PATH_MAX + 64], err[2048], want[CFG_PATH_MAX + 64];
+	uint8_t mac[6] = { 0x02, 0x4c, 0, 0, 0, 0x0a };
+
+	snprintf(path, sizeof(path), "%s/pass-xm-2005.cfg", fixtures);
+	CHECK("xm 2005 config loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	snprintf(want, sizeof(want), "%s/dummy-kernel", fixtures);
+	CHECK("relative kernel is relative to the config's directory", strcmp(dc.kernel, want) == 0);
+	CHECK("relative ramdisk too", strcmp(dc.ramdisk, want) == 0);
+	snprintf(want, sizeof(want), "%s/dummy-disk.img", fixtures);
+	CHECK("relative disk too", dc.ndisks == 2 && strcmp(dc.disks[0].path, want) == 0);
+	CHECK("file: disk hda1 writable", !strcmp(dc.disks[0].vdev, "hda1") && !dc.disks[0].readonly && !dc.disks[0].is_phy);
+	CHECK("phy:null is /dev/null, read-only", !strcmp(dc.disks[1].path, "/dev/null") && dc.disks[1].readonly &&
+	      dc.disks[1].is_phy && !strcmp(dc.disks[1].vdev, "hdb"));
+	CHECK("root and extra joined as xl does", strcmp(dc.cmdline, "root=/dev/hda1 ro console=ttyS0") == 0);
+	CHECK("memory, vcpus, name", dc.memory_mib == 64 && dc.vcpus == 2 && !strcmp(dc.name, "web-01"));
+	CHECK("actions", dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART && dc.on_crash == ACT_PRESERVE);
+
+	snprintf(path, sizeof(path), "%s/pass-xl-modern.cfg", fixtures);
+	CHECK("xl config loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("numbers given as strings", dc.memory_mib == 512 && dc.maxmem_mib == 1024 && dc.vcpus == 4);
+	CHECK("cmdline overrides root", strcmp(dc.cmdline, "console=ttyS0 quiet") == 0);
+	CHECK("three disk forms", dc.ndisks == 3 && !strcmp(dc.disks[0].vdev, "xvda") && !dc.disks[0].readonly &&
+	      dc.disks[1].readonly && !strcmp(dc.disks[2].vdev, "vdc") && dc.disks[2].readonly);
+	CHECK("vif keys", dc.nvifs == 3 && !strcmp(dc.vifs[0].bridge, "br0") && dc.vifs[0].mac_set &&
+	      !memcmp(dc.vifs[0].mac, mac, 6) && !strcmp(dc.vifs[0].vifname, "db0"));
+	CHECK("vif without mac or bridge", !dc.vifs[1].mac_set && !strcmp(dc.vifs[1].bridge, "br1") &&
+	      !dc.vifs[2].bridge[0] && !dc.vifs[2].mac_set);
+	CHECK("autostart = 1", dc.autostart);
+
+	snprintf(path, sizeof(path), "%s/pass-minimal.cfg", fixtures);
+	CHECK("minimal loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("xl's defaults", dc.memory_mib == 128 && dc.vcpus == 1 && dc.maxmem_mib == 0 && !dc.ndisks &&
+	      !dc.nvifs && dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART &&
+	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0]);
+}
+
+/* Save, load back: the same config; save again: the same bytes. */
+static void test_round_trip(void)
+{
+	char path[CFG_PATH_MAX + 64], saved[300], saved2[300], err[2048], a[8192], b[8192];
+	FILE *f;
+	size_t na = 0, nb = 0;
+
+	snprintf(path, sizeof(path), "%s/pass-xl-modern.cfg", fixtures);
+	snprintf(saved, sizeof(saved), "%s/saved.cfg", tmpdir);
+	snprintf(saved2, sizeof(saved2), "%s/saved2.cfg", tmpdir);
+	CHECK("load for round trip", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	strcpy(dc.cmdline, "quote\" backslash\\ 'single' [x] # not a comment");
+	CHECK("save", domain_config_save(saved, &dc, err, sizeof(err)) == 0);
+	CHECK("saved file loads", domain_config_load(saved, &hc, false, &dc2, err, sizeof(err)) == 0);
+	memcpy(dc2.file, dc.file, sizeof(dc.file));
+	CHECK("round trip is identical", memcmp(&dc, &dc2, sizeof(dc)) == 0);
+	CHECK("save again", domain_config_save(saved2, &dc2, err, sizeof(err)) == 0);
+	if ((f = fopen(saved, "r"))) { na = fread(a, 1, sizeof(a), f); fclose(f); }
+	if ((f = fopen(saved2, "r"))) { nb = fread(b, 1, sizeof(b), f); fclose(f); }
+	CHECK("second save is byte-identical", na > 0 && na == nb && !memcmp(a, b, na));
+	CHECK("no temporary left behind", access(strcat(saved, ".tmp"), F_OK) != 0);
+}
+
+/* Brackets, single quotes, comments holding both, on lines that keep
+ * their numbers: the error on line 9 is reported on line 9. */
+static void test_xen_syntax(void)
+{
+	char path[300], text[4 * CFG_PATH_MAX], err[2048], want[400];
+
+	snprintf(path, sizeof(path), "%s/xen.cfg", tmpdir);
+	snprintf(text, sizeof(text),
+		 "name = 'xen' # it's [a] \"comment\"\n"
+		 "kernel = '%s/dummy-kernel'\n"
+		 "disk = [\n"
+		 "  '%s/dummy-disk.img,raw,xvda,rw', # ['x'] \"y\"\n"
+		 "  \"%s/dummy-disk.img,raw,xvdb,ro\"\n"
+		 "]\n"
+		 "extra = 'a \"quoted\" \\\\word'\n"
+		 "\n"
+		 "vcpus = 0\n", fixtures, fixtures, fixtures);
+	write_file(path, text);
+	snprintf(want, sizeof(want), "%s:9: vcpus: ", path);
+	CHECK("lines survive the rewrite", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
+	      strncmp(err, want, strlen(want)) == 0);
+	*strrchr(text, 'v') = '\0';
+	write_file(path, text);
+	CHECK("brackets and single quotes parse", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("list values", dc.ndisks == 2 && !strcmp(dc.disks[1].vdev, "xvdb") && dc.disks[1].readonly);
+	CHECK("single quotes are literal", strcmp(dc.cmdline, "a \"quoted\" \\\\word") == 0);
+	CHECK("absolute paths used as written", strncmp(dc.kernel, fixtures, strlen(fixtures)) == 0);
+}
+
+static int mac_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 6);
+}
+
+static void test_default_mac(void)
+{
+	static uint8_t macs[2000][6];
+	uint8_t m1[6], m2[6];
+	char name[32];
+	unsigned i, dups = 0;
+
+	cfg_default_mac("web", 0, m1);
+	cfg_default_mac("web", 0, m2);
+	CHECK("default MAC is stable", memcmp(m1, m2, 6) == 0);
+	CHECK("02:4c prefix: locally administered, unicast", m1[0] == 0x02 && m1[1] == 0x4c);
+	cfg_default_mac("web", 1, m2);
+	CHECK("index changes the MAC", memcmp(m1, m2, 6) != 0);
+	cfg_default_mac("weB", 0, m2);
+	CHECK("name changes the MAC", memcmp(m1, m2, 6) != 0);
+	for (i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "dom%u", i / 2);
+		cfg_default_mac(name, i % 2, macs[i]);
+	}
+	qsort(macs, 2000, 6, mac_cmp);
+	for (i = 1; i < 2000; i++)
+		dups += memcmp(macs[i - 1], macs[i], 6) == 0;
+	CHECK("1000 domains x 2 vifs: all MACs differ", dups == 0);
+}
+
+static void test_root(void)
+{
+	char want[CFG_PATH_MAX + 64], path[CFG_PATH_MAX + 64], err[2048];
+
+	snprintf(want, sizeof(want), "%s/run/lodge", tmpdir);
+	CHECK("root prefixes runtime_dir", strcmp(hc.runtime_dir, want) == 0);
+	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
+	CHECK("root prefixes domains_dir", strcmp(hc.domains_dir, want) == 0);
+	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024);
+
+	snprintf(path, sizeof(path), "%s/etc", tmpdir);
+	mkdir(path, 0755);
+	strcat(path, "/lodge");
+	mkdir(path, 0755);
+	strcat(path, "/lodge.conf");
+	write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
+			 "console_log_size = \"64\"\n");
+	CHECK("lodge.conf loads", host_config_load(&hc, err, sizeof(err)) == 0);
+	CHECK("values in lodge.conf are used as written", strcmp(hc.runtime_dir, "/srv/run") == 0);
+	snprintf(want, sizeof(want), "%s/etc/lodge/images", tmpdir);
+	CHECK("relative to lodge.conf's directory", strcmp(hc.image_dir, want) == 0);
+	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
+	CHECK("unset keys keep prefixed defaults", strcmp(hc.domains_dir, want) == 0);
+	CHECK("bridge and log size", !strcmp(hc.default_bridge, "br7") && hc.console_log_kib == 64);
+	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
+	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
+	CHECK("lodge.conf errors have file, line, key",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
+	unlink(path);
+
+	cfg_set_root("/");
+	CHECK("root / is no prefix", host_config_load(&hc, err, sizeof(err)) == 0 || strstr(err, "/etc/lodge/lodge.conf:"));
+	CHECK("default paths without root", strcmp(hc.runtime_dir, "/run/lodge") == 0 || strstr(err, "lodge.conf"));
+	cfg_set_root(tmpdir);
+	host_config_load(&hc, err, sizeof(err));
+}
+
+/* The command: one line out, exit 0 or 1; NAME looks in domains_dir. */
+static void test_check_command(void)
+{
+	const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+	char lodge[CFG_PATH_MAX], cmd[3 * CFG_PATH_MAX], out[4096], path[CFG_PATH_MAX + 64];
+	size_t n;
+	FILE *p;
+	int st;
+
+	snprintf(lodge, sizeof(lodge), "%s/lodge", build);
+	if (access(lodge, X_OK) != 0) {
+		printf("SKIP: lodge check: %s not built\n", lodge);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s --root %s check %s/pass-minimal.cfg 2>&1", lodge, tmpdir, fixtures);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
+	out[n] = '\0';
+	st = p ? pclose(p) : -1;
+	snprintf(path, sizeof(path), "%s/pass-minimal.cfg: ok\n", fixtures);
+	CHECK("lodge check FILE: ok, exit 0", WIFEXITED(st) && WEXITSTATUS(st) == 0 && !strcmp(out, path));
+
+	snprintf(path, sizeof(path), "%s/etc/lodge/domains", tmpdir);
+	mkdir(path, 0755);
+	strcat(path, "/bad.cfg");
+	write_file(path, "name = 'bad'\nkernel = '/nonexistent'\n");
+	snprintf(cmd, sizeof(cmd), "%s --root %s check bad 2>&1", lodge, tmpdir);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
+	out[n] = '\0';
+	st = p ? pclose(p) : -1;
+	snprintf(cmd, sizeof(cmd), "%s:2: kernel: cannot read '/nonexistent'", path);
+	CHECK("lodge check NAME: one error line, exit 1", WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+	      !strncmp(out, cmd, strlen(cmd)) && strchr(out, '\n') == out + n - 1);
+}
+
+int main(void)
+{
+	char err[1024];
+
+	if (getenv("TOP"))
+		snprintf(fixtures, sizeof(fixtures), "%s/tests/config", getenv("TOP"));
+	else if (!realpath("tests/config", fixtures))
+		snprintf(fixtures, sizeof(fixtures), "tests/config");
+	if (!mkdtemp(tmpdir)) {
+		printf("FAIL: mkdtemp\n");
+		return 1;
+	}
+	cfg_set_root(tmpdir);
+	CHECK("host defaults without lodge.conf", host_config_load(&hc, err, sizeof(err)) == 0);
+	test_fixtures();
+	test_values();
+	test_round_trip();
+	test_xen_syntax();
+	test_default_mac();
+	test_root();
+	test_check_command();
+	snprintf(err, sizeof(err), "rm -rf %s", tmpdir);
+	if (system(err) != 0)
+		printf("FAIL: cannot remove %s\n", tmpdir);
+	UNIT_EXIT();
+}
