@@ -137,6 +137,25 @@ static const char *hyp_path(void)
 	return "lodge-hyp";
 }
 
+/* mkdir -p: the runtime directory may live under a fresh --root. */
+static int mkdir_parents(const char *path, mode_t mode)
+{
+	char buf[CFG_PATH_MAX];
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 static const char *const action_names[] = { "destroy", "restart", "preserve" };
 
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused)
@@ -148,7 +167,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	unsigned i, a = 0, nextid;
 	struct dom_status st;
 	pid_t pid;
-	int wst;
+	int wst, rc;
 
 	if (domain_status(hc->runtime_dir, dc->name, &st) == 0) {
 		log_err("domain %s is already running (id %u)", dc->name, st.id);
@@ -157,9 +176,9 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	domains_scan(hc->runtime_dir, mark_id, used);
 	for (nextid = 1; nextid < MAX_DOMAINS && used[nextid]; nextid++)
 		;
-	if (mkdir(hc->runtime_dir, 0755) < 0 && errno != EEXIST) {
-		log_err("cannot create %s: %s", hc->runtime_dir, strerror(errno));
-		return -errno;
+	if ((rc = mkdir_parents(hc->runtime_dir, 0755))) {
+		log_err("cannot create %s: %s", hc->runtime_dir, strerror(-rc));
+		return rc;
 	}
 	snprintf(mem, sizeof(mem), "%u", dc->memory_mib);
 	snprintf(vcpus, sizeof(vcpus), "%u", dc->vcpus);

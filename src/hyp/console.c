@@ -200,6 +200,25 @@ void console_flush(int timeout_ms)
 	pthread_mutex_unlock(&con.lock);
 }
 
+/* A domain restarted in place (on_reboot = restart) keeps what its
+ * previous boot printed: the history starts with the log's tail. */
+static void console_history_from_log(const char *path, off_t size)
+{
+	size_t want = size < (off_t)CONSOLE_HISTORY ? (size_t)size : CONSOLE_HISTORY;
+	ssize_t n;
+	int fd;
+
+	if (!want || !(con.ring = malloc(CONSOLE_HISTORY)))
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = pread(fd, con.ring, want, size - want);
+	close(fd);
+	if (n > 0)
+		con.head = con.written = n;   /* already in the log: not written again */
+}
+
 int console_init(int in_fd, int out_fd, const char *log_path, size_t log_cap)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
@@ -221,6 +240,7 @@ int console_init(int in_fd, int out_fd, const char *log_path, size_t log_cap)
 			return -errno;
 		if (fstat(con.log_fd, &st) == 0)
 			con.log_size = st.st_size;
+		console_history_from_log(log_path, st.st_size);
 	}
 	con.is_tty = in_fd >= 0 && isatty(in_fd);
 	if (con.is_tty && tcgetattr(in_fd, &con.saved) == 0) {

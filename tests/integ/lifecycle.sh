@@ -109,7 +109,8 @@ fi
 
 # A CLI killed mid-session leaves the domain running and findable.
 lodge create web && wait_until 30 booted web
-( sleep 30 | "$LODGE" --root "$ROOT" console web >/dev/null 2>&1 ) &
+( sleep 30 | "$LODGE" --root "$ROOT" console web >/dev/null 2>&1 ) 2>/dev/null &
+disown
 sleep 1
 pkill -9 -f "lodge --root $ROOT console web"
 sleep 0.5
