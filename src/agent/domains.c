@@ -111,8 +111,13 @@ static void mark_id(const struct dom_status *st, void *arg)
 
 void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16])
 {
-	if ((size_t)snprintf(out, 16, "vif-%s.%u", name, n) >= 16)
-		snprintf(out, 16, "vif%u.%u", id, n);
+	char full[CFG_NAME_MAX + 24];
+
+	snprintf(full, sizeof(full), "vif-%s.%u", name, n);
+	if (strlen(full) < 16)
+		memcpy(out, full, strlen(full) + 1);
+	else
+		snprintf(out, 16, "vif%u.%u", id % 100000, n % 100);
 }
 
 /* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
