@@ -29,6 +29,13 @@
 _start32:
 	cli
 	movl %ebx, %edi                 /* start_info, first C argument later */
+	movl $start64_far, %esi
+	/* fall through */
+
+/* Protected mode to long mode with the static page tables, then a far
+ * jump through the pointer at %esi (no stack needed: PVH gives none, and
+ * APs arrive together).  The BSP and every AP come here. */
+enter_long_mode:
 	lgdtl gdt_ptr
 	movl $CR4_PAE, %eax
 	movl %eax, %cr4
@@ -40,7 +47,14 @@ _start32:
 	wrmsr
 	movl $(CR0_PG | CR0_PE | 0x10), %eax
 	movl %eax, %cr0
-	ljmpl $0x08, $start64
+	ljmpl *(%esi)
+	.align 8
+start64_far:
+	.long start64
+	.word 0x08
+ap64_far:
+	.long ap64
+	.word 0x08
 
 	.code64
 start64:
@@ -76,18 +90,8 @@ tramp32:
 	movl $0x20, %eax
 	movl %eax, %ds
 	movl %eax, %ss
-	lgdtl gdt_ptr
-	movl $CR4_PAE, %eax
-	movl %eax, %cr4
-	movl $pml4, %eax
-	movl %eax, %cr3
-	movl $MSR_EFER, %ecx
-	rdmsr
-	orl $EFER_LME, %eax
-	wrmsr
-	movl $(CR0_PG | CR0_PE | 0x10), %eax
-	movl %eax, %cr0
-	ljmpl $0x08, $ap64
+	movl $ap64_far, %esi
+	ljmpl $0x18, $enter_long_mode
 	.align 8
 tramp_gdt:
 	.quad 0

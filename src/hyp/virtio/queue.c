@@ -189,12 +189,16 @@ void virtq_set_notify(struct virtq *q, bool enable)
 	full_fence();
 }
 
-size_t iov_copy_from(const struct iovec *iov, unsigned n, size_t off, void *dst, size_t len)
+/* Copy between a flat buffer and the bytes [off, off+len) of an iovec
+ * array, in either direction; returns the bytes copied. */
+static size_t iov_copy(const struct iovec *iov, unsigned n, size_t off, uint8_t *buf, size_t len,
+		       bool to_iov)
 {
 	size_t done = 0;
 	unsigned i;
 
 	for (i = 0; i < n && done < len; i++) {
+		uint8_t *base = iov[i].iov_base;
 		size_t take;
 
 		if (off >= iov[i].iov_len) {
@@ -204,31 +208,22 @@ size_t iov_copy_from(const struct iovec *iov, unsigned n, size_t off, void *dst,
 		take = iov[i].iov_len - off;
 		if (take > len - done)
 			take = len - done;
-		memcpy((uint8_t *)dst + done, (uint8_t *)iov[i].iov_base + off, take);
+		if (to_iov)
+			memcpy(base + off, buf + done, take);
+		else
+			memcpy(buf + done, base + off, take);
 		done += take;
 		off = 0;
 	}
 	return done;
 }
 
+size_t iov_copy_from(const struct iovec *iov, unsigned n, size_t off, void *dst, size_t len)
+{
+	return iov_copy(iov, n, off, dst, len, false);
+}
+
 size_t iov_copy_to(const struct iovec *iov, unsigned n, size_t off, const void *src, size_t len)
 {
-	size_t done = 0;
-	unsigned i;
-
-	for (i = 0; i < n && done < len; i++) {
-		size_t take;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		take = iov[i].iov_len - off;
-		if (take > len - done)
-			take = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off, (const uint8_t *)src + done, take);
-		done += take;
-		off = 0;
-	}
-	return done;
+	return iov_copy(iov, n, off, (uint8_t *)src, len, true);
 }
