@@ -66,9 +66,61 @@ static int read_line(int fd, char *buf, size_t len, long deadline)
 	}
 }
 
+/* A reply with keys ends with an empty line and nothing follows it, so it
+ * can be read in large pieces: one or two reads instead of one per byte. */
+static int read_reply(int fd, char *buf, size_t len, long deadline)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		long left = deadline - now_ms();
+		ssize_t r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		r = read(fd, buf + n, len - 1 - n);
+		if (r <= 0)
+			return r == 0 ? -ECONNRESET : -errno;
+		n += r;
+		buf[n] = '\0';
+		if (strncmp(buf, "error ", 6) == 0 ? memchr(buf, '\n', n) != NULL : strstr(buf, "\n\n") != NULL)
+			return n;
+	}
+	return -EPROTO;
+}
+
+static int parse_reply(char *buf, struct reply *r)
+{
+	char *line, *save = NULL;
+
+	line = strtok_r(buf, "\n", &save);
+	if (!line)
+		return -EPROTO;
+	if (strncmp(line, "error ", 6) == 0) {
+		snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, line + 6);
+		return 0;
+	}
+	if (strcmp(line, "ok") != 0)
+		return -EPROTO;
+	while ((line = strtok_r(NULL, "\n", &save)) && r->nkeys < CLIENT_MAX_KEYS) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		snprintf(r->key[r->nkeys], sizeof(r->key[0]), "%.*s", (int)sizeof(r->key[0]) - 1, line);
+		snprintf(r->value[r->nkeys], sizeof(r->value[0]), "%.*s", (int)sizeof(r->value[0]) - 1, sp + 1);
+		r->nkeys++;
+	}
+	return 0;
+}
+
 int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms)
 {
-	char line[PROTO_LINE_MAX];
+	char line[PROTO_LINE_MAX], reply[8192];
 	long deadline = now_ms() + timeout_ms;
 	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
 	int rc;
@@ -78,6 +130,11 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 		return -E2BIG;
 	if (send(fd, line, n, MSG_NOSIGNAL) != n)
 		return -errno;
+	if (with_keys) {
+		if ((rc = read_reply(fd, reply, sizeof(reply), deadline)) < 0)
+			return rc;
+		return parse_reply(reply, r);
+	}
 	if ((rc = read_line(fd, line, sizeof(line), deadline)) < 0)
 		return rc;
 	if (strncmp(line, "error ", 6) == 0) {
@@ -86,21 +143,6 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 	}
 	if (strcmp(line, "ok") != 0)
 		return -EPROTO;
-	while (with_keys) {
-		char *sp;
-
-		if ((rc = read_line(fd, line, sizeof(line), deadline)) < 0)
-			return rc;
-		if (rc == 0)
-			break;
-		sp = strchr(line, ' ');
-		if (!sp || r->nkeys == CLIENT_MAX_KEYS)
-			continue;
-		*sp = '\0';
-		snprintf(r->key[r->nkeys], sizeof(r->key[0]), "%.*s", (int)sizeof(r->key[0]) - 1, line);
-		snprintf(r->value[r->nkeys], sizeof(r->value[0]), "%.*s", (int)sizeof(r->value[0]) - 1, sp + 1);
-		r->nkeys++;
-	}
 	return 0;
 }
 

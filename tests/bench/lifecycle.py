@@ -28,7 +28,7 @@ def wait_file(path, needle, timeout=60):
 
 
 def main():
-    lodge, minios = sys.argv[1], sys.argv[2]
+    lodge, minios = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     root = tempfile.mkdtemp(prefix="lodge-bench-life.")
     doms = os.path.join(root, "etc/lodge/domains")
     os.makedirs(doms)

@@ -19,6 +19,10 @@ out=$BUILD/bench/results.md
 	echo "## virtio-net (tests/bench/net.py)"
 	echo
 	python3 "$TOP/tests/bench/net.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
+	echo "## Domain lifecycle (tests/bench/lifecycle.py)"
+	echo
+	python3 "$TOP/tests/bench/lifecycle.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 } | tee "$out"
 echo
 echo "results: $out"
