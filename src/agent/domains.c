@@ -28,6 +28,16 @@ static void status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
+	if ((v = reply_get(r, "vcpu_ns"))) {
+		char *end;
+		unsigned i;
+
+		for (i = 0; i < 64 && *v; i++, v = end) {
+			st->vcpu_ns[i] = strtoull(v, &end, 10);
+			if (end == v)
+				break;
+		}
+	}
 }
 
 int domain_status(const char *rundir, const char *name, struct dom_status *st)

@@ -20,6 +20,7 @@ struct dom_status {
 	unsigned long rss_kib;
 	unsigned long uptime_s;
 	char end_reason[256];
+	uint64_t vcpu_ns[64];          /* per vCPU, as many as vcpus */
 };
 
 /* Visit every running domain (sorted by id). Stale directories (their

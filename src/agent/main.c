@@ -2,12 +2,14 @@
  * command works, as with xl. */
 #include "agent.h"
 #include "log.h"
+#include "tui.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const struct command commands[] = {
+	{ "top", "[-b] [-n N] [-d SECS] [-C]", "the dashboard (also lodge with no command)", tui_main },
 	{ "create", "[-c] [-p] FILE|NAME", "start a domain from its config (-c: attach the console, -p: paused)", cmd_create },
 	{ "list", "[-l] [-o tsv]", "list domains, Domain-0 first", cmd_list },
 	{ "console", "[--force|--log] NAME", "attach to a domain's serial console (Ctrl-] detaches)", cmd_console },
@@ -83,9 +85,12 @@ int main(int argc, char **argv)
 		argc -= 2;
 		argv += 2;
 	}
-	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+	/* No command (or only dashboard options): the dashboard. */
+	if (argc < 2 || argv[1][0] == '-')
+		return tui_main(argc, argv);
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
 		usage(stdout);
-		return argc < 2 ? EXIT_USAGE : 0;
+		return 0;
 	}
 	cmd = find_command(argv[1]);
 	if (!cmd)

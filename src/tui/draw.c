@@ -1,0 +1,357 @@
+/* Drawing: the header, the domain table, the detail view, the help
+ * overlay, the status line and the key bar.  Only curses' own diffing
+ * decides what reaches the terminal: nothing here clears the screen. */
+#include "tui.h"
+#include "client.h"
+#include "netlink.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char spark_levels[] = " .:-=+*#%@";
+
+void tui_status(struct tui *t, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->status, sizeof(t->status), fmt, ap);
+	va_end(ap);
+	t->status_error = error;
+}
+
+static void spark(char *out, const float *hist, unsigned len, unsigned width, float max)
+{
+	unsigned i;
+
+	for (i = 0; i < width; i++) {
+		/* Newest on the right. */
+		unsigned age = width - 1 - i;
+		float v = age < len ? hist[age] : -1;
+		int lvl;
+
+		if (v < 0) {
+			out[i] = ' ';
+			continue;
+		}
+		lvl = max > 0 ? (int)(v / max * (sizeof(spark_levels) - 2) + 0.999f) : 0;
+		if (lvl < 0) lvl = 0;
+		if (lvl > (int)sizeof(spark_levels) - 2) lvl = sizeof(spark_levels) - 2;
+		out[i] = spark_levels[lvl];
+	}
+	out[width] = '\0';
+}
+
+static void fmt_uptime(char *buf, size_t len, unsigned long s)
+{
+	if (s >= 86400)
+		snprintf(buf, len, "%lud%02luh", s / 86400, s / 3600 % 24);
+	else
+		snprintf(buf, len, "%02lu:%02lu:%02lu", s / 3600, s / 60 % 60, s % 60);
+}
+
+/* State in words and attributes, never by colour alone. */
+static const char *state_word(const char *state, attr_t *attr)
+{
+	*attr = A_NORMAL;
+	if (strcmp(state, "running") == 0)
+		return "run";
+	if (strcmp(state, "paused") == 0) {
+		*attr = A_BOLD;
+		return "PAUSE";
+	}
+	if (strcmp(state, "crashed") == 0) {
+		*attr = A_BOLD | A_UNDERLINE;
+		return "CRASH";
+	}
+	return "shut";
+}
+
+static void draw_header(struct tui *t)
+{
+	unsigned counts[4] = { 0 }, i;
+	char clock[16];
+	time_t now = time(NULL);
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	for (i = 0; i < t->ndoms; i++) {
+		const char *s = t->doms[i].st.state;
+
+		counts[strcmp(s, "running") == 0 ? 0 : strcmp(s, "paused") == 0 ? 1 :
+		       strcmp(s, "crashed") == 0 ? 3 : 2]++;
+	}
+	mvprintw(0, 0, "lodge %s  %u CPUs  load %.2f %.2f %.2f  free for guests %lu of %lu MiB",
+		 clock, t->host.ncpus, t->host.load1, t->host.load5, t->host.load15,
+		 t->host.mem_avail_mib, t->host.mem_total_mib);
+	clrtoeol();
+	mvprintw(1, 0, "domains %u: %u running, %u paused, %u shutdown, %u crashed   sort %s%s%s%s%s",
+		 t->ndoms, counts[0], counts[1], counts[3 - 1], counts[3], sort_name(t->sort),
+		 t->sort_reverse ? " (rev)" : "", t->filter[0] ? "  filter /" : "", t->filter,
+		 t->frozen ? "  FROZEN" : "");
+	clrtoeol();
+}
+
+static void draw_bars(struct tui *t)
+{
+	static const char *const keys[][2] = {
+		{ "?", "Help" }, { "/", "Filter" }, { "<>", "Sort" }, { "n", "New" }, { "c", "Console" },
+		{ "p", "Pause" }, { "s", "Shutdown" }, { "r", "Reboot" }, { "k", "Kill" }, { "q", "Quit" },
+	};
+	unsigned i;
+
+	move(LINES - 2, 0);
+	if (t->status[0]) {
+		if (t->status_error)
+			attron(A_BOLD);
+		printw("%s%.*s", t->status_error ? "error: " : "", COLS - 8, t->status);
+		attroff(A_BOLD);
+	}
+	clrtoeol();
+	move(LINES - 1, 0);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (getcurx(stdscr) + (int)(strlen(keys[i][0]) + strlen(keys[i][1])) + 1 >= COLS)
+			break;
+		attron(A_BOLD);
+		printw("%s", keys[i][0]);
+		attroff(A_BOLD);
+		attron(A_REVERSE);
+		printw("%s", keys[i][1]);
+		attroff(A_REVERSE);
+		printw(" ");
+	}
+	clrtoeol();
+}
+
+static void draw_row(struct tui *t, int y, const struct dom_status *st, double cpu, const char *spk,
+		     bool selected)
+{
+	char up[32], id[16];
+	attr_t attr;
+	const char *word = state_word(st->state, &attr);
+
+	fmt_uptime(up, sizeof(up), st->uptime_s);
+	snprintf(id, sizeof(id), "%u", st->id);
+	move(y, 0);
+	if (selected)
+		attron(A_REVERSE);
+	printw("%4s %-16.16s ", id, st->name);
+	attron(attr);
+	printw("%-5s", word);
+	attroff(attr);
+	if (selected)
+		attron(A_REVERSE);
+	printw(" %6.1f %7lu %7lu %2u %8s  %-*s", cpu, st->memory_mib, st->rss_kib / 1024, st->vcpus, up,
+	       COLS >= 100 ? COLS - 87 : 0, spk);
+	if (COLS >= 100)
+		printw("  %9s %9s", "-", "-");  /* net and disk rates: counters to come */
+	clrtoeol();
+	attroff(A_REVERSE);
+}
+
+void draw_table(struct tui *t)
+{
+	int rows = LINES - 5, y = 3, i;
+	int wide = COLS >= 100;     /* room for the NET and DISK columns */
+	unsigned spark_w = COLS > 64 + 8 + wide * 21 ? COLS - 66 - wide * 21 : 1;
+	char spk[256];
+	struct dom_status dom0;
+
+	if (spark_w > 60)
+		spark_w = 60;
+	draw_header(t);
+	move(2, 0);
+	attron(A_REVERSE);
+	printw("%4s %-16s %-5s %6s %7s %7s %2s %8s  %-*s", "ID", "NAME", "ST", "%CPU", "MEM(M)", "RSS(M)",
+	       "VC", "UPTIME", (int)spark_w, "CPU HISTORY");
+	if (COLS >= 100)
+		printw("  %9s %9s", "NET rx/tx", "DISK r/w");
+	hline(' ', COLS);
+	attroff(A_REVERSE);
+
+	/* Keep the selection on screen. */
+	if (t->selected < t->top)
+		t->top = t->selected;
+	if ((int)t->selected >= (int)t->top + rows)
+		t->top = t->selected - rows + 1;
+	for (i = 0; i < rows; i++, y++) {
+		unsigned row = t->top + i;
+
+		if (row == 0) {
+			memset(&dom0, 0, sizeof(dom0));
+			snprintf(dom0.name, sizeof(dom0.name), "Domain-0");
+			snprintf(dom0.state, sizeof(dom0.state), "running");
+			dom0.vcpus = t->host.ncpus;
+			dom0.memory_mib = t->host.mem_total_mib;
+			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
+			spk[0] = '\0';
+			draw_row(t, y, &dom0, t->host.cpu_pct, "", t->selected == 0);
+		} else if (row <= t->nshown) {
+			struct dom_sample *d = &t->doms[t->order[row - 1]];
+
+			spark(spk, d->cpu_hist, d->hist_len, spark_w, 100.0f * (d->st.vcpus ? d->st.vcpus : 1));
+			draw_row(t, y, &d->st, d->cpu_pct, spk, t->selected == row);
+		} else {
+			move(y, 0);
+			clrtoeol();
+		}
+	}
+	draw_bars(t);
+}
+
+/* The console's last lines, through the control socket. */
+static void console_tail(struct tui *t, const char *name, char *buf, size_t len)
+{
+	struct reply r;
+	size_t n = 0;
+	ssize_t got;
+	int fd = client_connect(t->hc.runtime_dir, name);
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	if (client_request(fd, "console-log 2048", 0, &r, 300) == 0 && !r.error[0])
+		while (n + 1 < len && (got = read(fd, buf + n, len - 1 - n)) > 0)
+			n += got;
+	buf[n] = '\0';
+	close(fd);
+}
+
+void draw_detail(struct tui *t)
+{
+	struct dom_sample *d = tui_selected(t);
+	static struct domain_config dc;
+	char path[CFG_PATH_MAX + 80], err[512], spk[128], tail[2048 + 1], up[32];
+	unsigned i, w = COLS > 20 ? COLS - 20 : 1;
+	int y = 0, lines_left;
+
+	if (w > 100)
+		w = 100;
+	erase();
+	if (!d) {
+		mvprintw(0, 0, "Domain-0: the host. %u CPUs, %lu MiB, %lu MiB free for guests.", t->host.ncpus,
+			 t->host.mem_total_mib, t->host.mem_avail_mib);
+		mvprintw(2, 0, "Esc returns to the table.");
+		draw_bars(t);
+		return;
+	}
+	fmt_uptime(up, sizeof(up), d->st.uptime_s);
+	mvprintw(y++, 0, "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB assigned, %lu MiB resident",
+		 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.memory_mib,
+		 d->st.rss_kib / 1024);
+	y++;
+	for (i = 0; i < d->st.vcpus && i < 8; i++) {
+		int bar = (int)(d->vcpu_pct[i] / 100.0 * 40 + 0.5);
+
+		if (bar > 40) bar = 40;
+		mvprintw(y++, 0, "vcpu%-2u [%-40.*s] %5.1f%%", i, bar, "########################################",
+			 d->vcpu_pct[i]);
+	}
+	spark(spk, d->cpu_hist, d->hist_len, w, 100.0f * (d->st.vcpus ? d->st.vcpus : 1));
+	mvprintw(y++, 0, "CPU      |%s|", spk);
+	spark(spk, d->rss_hist, d->hist_len, w, d->st.memory_mib ? (float)d->st.memory_mib : 1);
+	mvprintw(y++, 0, "resident |%s|", spk);
+	y++;
+	snprintf(path, sizeof(path), "%s/%s/config", t->hc.runtime_dir, d->st.name);
+	if (domain_config_load(path, &t->hc, false, &dc, err, sizeof(err)) == 0) {
+		mvprintw(y++, 0, "kernel %.*s", COLS - 8, dc.kernel);
+		for (i = 0; i < dc.ndisks; i++) {
+			mvprintw(y++, 0, "disk %-5s %s %s", dc.disks[i].vdev, dc.disks[i].readonly ? "ro" : "rw",
+				 dc.disks[i].path);
+		}
+		for (i = 0; i < dc.nvifs; i++) {
+			struct link_stats ls;
+			char vif[16];
+
+			if (dc.vifs[i].vifname[0])
+				snprintf(vif, sizeof(vif), "%s", dc.vifs[i].vifname);
+			else
+				domain_vif_name(d->st.name, d->st.id, i, vif);
+			if (nl_link_stats(vif, &ls, err, sizeof(err)) == 0)
+				/* The tap's rx is what the guest sent. */
+				mvprintw(y++, 0, "vif %s on %s: guest tx %llu pkts %llu B, rx %llu pkts %llu B, drops %llu",
+					 vif, dc.vifs[i].bridge[0] ? dc.vifs[i].bridge : t->hc.default_bridge,
+					 (unsigned long long)ls.rx_packets, (unsigned long long)ls.rx_bytes,
+					 (unsigned long long)ls.tx_packets, (unsigned long long)ls.tx_bytes,
+					 (unsigned long long)(ls.rx_dropped + ls.tx_dropped));
+			else
+				mvprintw(y++, 0, "vif %s: %s", vif, err);
+		}
+	}
+	y++;
+	mvprintw(y++, 0, "console (last lines):");
+	console_tail(t, d->st.name, tail, sizeof(tail));
+	lines_left = LINES - 3 - y;
+	if (lines_left > 0) {
+		/* Show the last lines_left lines of the tail. */
+		char *p = tail + strlen(tail), *lines[64];
+		int n = 0, k;
+
+		while (p > tail && n < lines_left && n < 64) {
+			char *e = p;
+
+			while (p > tail && p[-1] != '\n')
+				p--;
+			if (e > p || n)
+				lines[n++] = p;
+			if (p > tail)
+				*--p = '\0';
+		}
+		for (k = n - 1; k >= 0; k--) {
+			char *cr = strchr(lines[k], '\r');
+
+			if (cr)
+				*cr = '\0';
+			mvprintw(y++, 2, "%.*s", COLS - 3, lines[k]);
+		}
+	}
+	draw_bars(t);
+}
+
+void draw_help(struct tui *t)
+{
+	static const char *const help[] = {
+		"Lodge dashboard keys (F-keys have letter twins for serial consoles)",
+		"",
+		"  Up/Down PgUp/PgDn Home/End   move         Enter/F5   domain details",
+		"  ? h F1    this help                       Esc        back to the table",
+		"  / F3      filter by name (Esc clears)     < > F6     sort column",
+		"  I         invert the sort                 P M        sort by CPU / memory",
+		"  n F7      create a domain                 c          console (Ctrl-] returns)",
+		"  p         pause / unpause                 s          shutdown (power button)",
+		"  r         reboot                          k F9       destroy (kill)",
+		"  d         refresh interval                Z          freeze updates",
+		"  Ctrl-L    redraw                          q F10      quit (domains keep running)",
+		"",
+		"States: run, PAUSE (bold), shut, CRASH (bold underlined).",
+		"Press any key to return.",
+	};
+	int w = 78, h = sizeof(help) / sizeof(help[0]) + 2, y0 = (LINES - h) / 2, x0 = (COLS - w) / 2, i;
+
+	if (x0 < 0) x0 = 0;
+	if (y0 < 0) y0 = 0;
+	for (i = 0; i < h; i++) {
+		move(y0 + i, x0);
+		hline(' ', w);
+	}
+	attron(A_BOLD);
+	mvhline(y0, x0, ACS_HLINE, w);
+	mvhline(y0 + h - 1, x0, ACS_HLINE, w);
+	mvvline(y0, x0, ACS_VLINE, h);
+	mvvline(y0, x0 + w - 1, ACS_VLINE, h);
+	mvaddch(y0, x0, ACS_ULCORNER);
+	mvaddch(y0, x0 + w - 1, ACS_URCORNER);
+	mvaddch(y0 + h - 1, x0, ACS_LLCORNER);
+	mvaddch(y0 + h - 1, x0 + w - 1, ACS_LRCORNER);
+	attroff(A_BOLD);
+	for (i = 0; i < (int)(sizeof(help) / sizeof(help[0])); i++)
+		mvprintw(y0 + 1 + i, x0 + 2, "%.*s", w - 4, help[i]);
+}
+
+void draw_init(struct tui *t)
+{
+	(void)t;
+}

@@ -1,0 +1,155 @@
+/* Sampling: the host from /proc, the domains from their control sockets;
+ * rates from the difference between two samples. */
+#include "tui.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct scan_ctx {
+	struct tui *t;
+	double dt_ns;
+};
+
+static struct dom_sample *find_or_add(struct tui *t, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->ndoms; i++)
+		if (strcmp(t->doms[i].st.name, name) == 0)
+			return &t->doms[i];
+	if (t->ndoms == TUI_MAX_DOMAINS)
+		return NULL;
+	memset(&t->doms[t->ndoms], 0, sizeof(t->doms[0]));
+	return &t->doms[t->ndoms++];
+}
+
+static void on_domain(const struct dom_status *st, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct dom_sample *d = find_or_add(c->t, st->name);
+	unsigned i;
+
+	if (!d)
+		return;
+	if (d->st.name[0] && c->dt_ns > 0 && d->st.pid == st->pid) {
+		d->cpu_pct = (double)(st->cpu_ns - d->st.cpu_ns) * 100.0 / c->dt_ns;
+		for (i = 0; i < st->vcpus && i < 64; i++)
+			d->vcpu_pct[i] = (double)(st->vcpu_ns[i] - d->st.vcpu_ns[i]) * 100.0 / c->dt_ns;
+		if (d->cpu_pct < 0)
+			d->cpu_pct = 0;
+	}
+	d->st = *st;
+	d->seen = true;
+	memmove(d->cpu_hist + 1, d->cpu_hist, sizeof(d->cpu_hist) - sizeof(d->cpu_hist[0]));
+	memmove(d->rss_hist + 1, d->rss_hist, sizeof(d->rss_hist) - sizeof(d->rss_hist[0]));
+	d->cpu_hist[0] = d->cpu_pct;
+	d->rss_hist[0] = st->rss_kib / 1024.0;
+	if (d->hist_len < TUI_HISTORY)
+		d->hist_len++;
+}
+
+static void sample_host(struct host_sample *h)
+{
+	unsigned long long v[8] = { 0 };
+	char line[256];
+	FILE *f;
+
+	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if ((f = fopen("/proc/loadavg", "r"))) {
+		if (fscanf(f, "%lf %lf %lf", &h->load1, &h->load5, &h->load15) != 3)
+			h->load1 = h->load5 = h->load15 = 0;
+		fclose(f);
+	}
+	if ((f = fopen("/proc/meminfo", "r"))) {
+		unsigned long kib;
+
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "MemTotal: %lu", &kib) == 1)
+				h->mem_total_mib = kib / 1024;
+			else if (sscanf(line, "MemAvailable: %lu", &kib) == 1)
+				h->mem_avail_mib = kib / 1024;
+		}
+		fclose(f);
+	}
+	if ((f = fopen("/proc/stat", "r"))) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+			uint64_t busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+			uint64_t total = busy + v[3] + v[4];
+
+			if (h->total_ticks && total > h->total_ticks)
+				h->cpu_pct = (double)(busy - h->busy_ticks) * 100.0 * h->ncpus /
+					     (double)(total - h->total_ticks);
+			h->busy_ticks = busy;
+			h->total_ticks = total;
+		}
+		fclose(f);
+	}
+}
+
+void sample_all(struct tui *t)
+{
+	uint64_t now = tui_now_ns();
+	struct scan_ctx c = { t, t->last_sample_ns ? (double)(now - t->last_sample_ns) : 0 };
+	unsigned i, j;
+
+	sample_host(&t->host);
+	for (i = 0; i < t->ndoms; i++)
+		t->doms[i].seen = false;
+	domains_scan(t->hc.runtime_dir, on_domain, &c);
+	/* Domains that are gone leave the table. */
+	for (i = j = 0; i < t->ndoms; i++)
+		if (t->doms[i].seen)
+			t->doms[j++] = t->doms[i];
+	t->ndoms = j;
+	t->last_sample_ns = now;
+	sample_sort(t);
+}
+
+static const char *const sort_names[SORT_NKEYS] = {
+	"ID", "NAME", "STATE", "%CPU", "MEM", "RSS", "VCPUS", "UPTIME",
+};
+
+const char *sort_name(enum sort_key k) { return sort_names[k]; }
+
+static struct tui *sort_tui;
+
+static int cmp(const void *a, const void *b)
+{
+	const struct dom_sample *x = &sort_tui->doms[*(const unsigned *)a];
+	const struct dom_sample *y = &sort_tui->doms[*(const unsigned *)b];
+	double d = 0;
+
+	switch (sort_tui->sort) {
+	case SORT_ID: d = (double)x->st.id - y->st.id; break;
+	case SORT_NAME: d = strcmp(x->st.name, y->st.name); break;
+	case SORT_STATE: d = strcmp(x->st.state, y->st.state); break;
+	case SORT_CPU: d = y->cpu_pct - x->cpu_pct; break;         /* busiest first */
+	case SORT_MEM: d = (double)y->st.memory_mib - x->st.memory_mib; break;
+	case SORT_RSS: d = (double)y->st.rss_kib - x->st.rss_kib; break;
+	case SORT_VCPUS: d = (double)y->st.vcpus - x->st.vcpus; break;
+	case SORT_UPTIME: d = (double)y->st.uptime_s - x->st.uptime_s; break;
+	case SORT_NKEYS: break;
+	}
+	if (d == 0)
+		d = (double)x->st.id - y->st.id;
+	if (sort_tui->sort_reverse)
+		d = -d;
+	return d < 0 ? -1 : d > 0;
+}
+
+void sample_sort(struct tui *t)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < t->ndoms; i++)
+		if (!t->filter[0] || strstr(t->doms[i].st.name, t->filter))
+			t->order[n++] = i;
+	sort_tui = t;
+	qsort(t->order, n, sizeof(t->order[0]), cmp);
+	t->nshown = n;
+	if (t->selected >= n + 1)
+		t->selected = n;       /* row 0 is Domain-0; rows 1..n the domains */
+}

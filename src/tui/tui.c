@@ -1,0 +1,286 @@
+/* The dashboard's loop: sample on a timer, redraw, dispatch keys through
+ * one table.  The terminal is restored on every exit path. */
+#include "tui.h"
+#include "agent.h"
+
+#include <curses.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct tui the_tui;
+static volatile sig_atomic_t got_signal;
+static int saved_stderr = -1;
+
+uint64_t tui_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct dom_sample *tui_selected(struct tui *t)
+{
+	if (t->selected == 0 || t->selected > t->nshown)
+		return NULL;
+	return &t->doms[t->order[t->selected - 1]];
+}
+
+static volatile sig_atomic_t got_winch;
+
+static void on_signal(int sig) { got_signal = sig; }
+static void on_winch(int sig) { (void)sig; got_winch = 1; }
+
+/* Follow the terminal's size; done here rather than left to curses'
+ * own handler so it works the same under every terminal and multiplexer. */
+static void follow_resize(void)
+{
+	struct winsize ws;
+
+	got_winch = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+		resizeterm(ws.ws_row, ws.ws_col);
+		clearok(stdscr, TRUE);
+	}
+}
+
+static void restore_terminal(void)
+{
+	if (!isendwin())
+		endwin();
+	if (saved_stderr >= 0) {
+		dup2(saved_stderr, STDERR_FILENO);
+		saved_stderr = -1;
+	}
+}
+
+static void on_crash(int sig)
+{
+	restore_terminal();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+typedef void (*key_fn)(struct tui *t);
+
+static void k_quit(struct tui *t) { t->quit = true; }
+static void k_help(struct tui *t) { t->view = VIEW_HELP; }
+static void k_detail(struct tui *t) { t->view = t->view == VIEW_DETAIL ? VIEW_TABLE : VIEW_DETAIL; }
+static void k_back(struct tui *t) { t->view = VIEW_TABLE; }
+static void k_up(struct tui *t) { if (t->selected) t->selected--; }
+static void k_down(struct tui *t) { if (t->selected < t->nshown) t->selected++; }
+static void k_pgup(struct tui *t) { t->selected = t->selected > (unsigned)(LINES - 6) ? t->selected - (LINES - 6) : 0; }
+static void k_pgdn(struct tui *t) { t->selected += LINES - 6; if (t->selected > t->nshown) t->selected = t->nshown; }
+static void k_home(struct tui *t) { t->selected = 0; }
+static void k_end(struct tui *t) { t->selected = t->nshown; }
+static void k_sort_next(struct tui *t) { t->sort = (t->sort + 1) % SORT_NKEYS; sample_sort(t); }
+static void k_sort_prev(struct tui *t) { t->sort = (t->sort + SORT_NKEYS - 1) % SORT_NKEYS; sample_sort(t); }
+static void k_invert(struct tui *t) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
+static void k_sort_cpu(struct tui *t) { t->sort = SORT_CPU; sample_sort(t); }
+static void k_sort_mem(struct tui *t) { t->sort = SORT_RSS; sample_sort(t); }
+static void k_freeze(struct tui *t) { t->frozen = !t->frozen; }
+static void k_redraw(struct tui *t) { clearok(stdscr, TRUE); }
+static void k_console(struct tui *t) { action_console(t); }
+static void k_filter(struct tui *t) { action_filter(t); }
+static void k_delay(struct tui *t) { action_delay(t); }
+static void k_create(struct tui *t) { view_create(t); sample_all(t); }
+
+static void k_pause(struct tui *t)
+{
+	struct dom_sample *d = tui_selected(t);
+
+	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? "unpause" : "pause");
+	sample_all(t);
+}
+
+static void confirm_then(struct tui *t, const char *what, const char *cmd)
+{
+	struct dom_sample *d = tui_selected(t);
+	char q[160];
+
+	if (!d) {
+		tui_status(t, true, "Domain-0 is the host: select a domain");
+		return;
+	}
+	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
+	if (tui_confirm(t, q)) {
+		action_request(t, cmd);
+		sample_all(t);
+	} else {
+		tui_status(t, false, "%s cancelled", what);
+	}
+}
+
+static void k_shutdown(struct tui *t) { confirm_then(t, "Shut down", "shutdown"); }
+static void k_reboot(struct tui *t) { confirm_then(t, "Reboot", "reboot"); }
+static void k_destroy(struct tui *t) { confirm_then(t, "Destroy", "destroy"); }
+
+/* One key table: each action once, with every key that reaches it
+ * (F-keys have letter twins: serial consoles often lack F-keys). */
+static const struct { int key; key_fn fn; } keys[] = {
+	{ 'q', k_quit }, { KEY_F(10), k_quit },
+	{ '?', k_help }, { 'h', k_help }, { KEY_F(1), k_help },
+	{ '\n', k_detail }, { '\r', k_detail }, { KEY_ENTER, k_detail }, { KEY_F(5), k_detail },
+	{ 27, k_back },
+	{ KEY_UP, k_up }, { 'K', k_up }, { KEY_DOWN, k_down }, { 'J', k_down },
+	{ KEY_PPAGE, k_pgup }, { KEY_NPAGE, k_pgdn }, { KEY_HOME, k_home }, { KEY_END, k_end },
+	{ '>', k_sort_next }, { '.', k_sort_next }, { KEY_F(6), k_sort_next }, { '<', k_sort_prev }, { ',', k_sort_prev },
+	{ 'I', k_invert }, { 'P', k_sort_cpu }, { 'M', k_sort_mem },
+	{ '/', k_filter }, { KEY_F(3), k_filter }, { KEY_F(4), k_filter }, { '\\', k_filter },
+	{ 'n', k_create }, { KEY_F(7), k_create },
+	{ 'c', k_console },
+	{ 'p', k_pause },
+	{ 's', k_shutdown }, { 'r', k_reboot },
+	{ 'k', k_destroy }, { KEY_F(9), k_destroy },
+	{ 'd', k_delay }, { 'Z', k_freeze }, { 'z', k_freeze }, { 12, k_redraw },
+};
+
+static void dispatch(struct tui *t, int c)
+{
+	unsigned i;
+
+	if (t->view == VIEW_HELP) {
+		t->view = VIEW_TABLE;      /* any key closes the help */
+		return;
+	}
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].key == c) {
+			keys[i].fn(t);
+			return;
+		}
+}
+
+static void draw(struct tui *t)
+{
+	if (t->view == VIEW_DETAIL)
+		draw_detail(t);
+	else
+		draw_table(t);
+	if (t->view == VIEW_HELP)
+		draw_help(t);
+	refresh();
+}
+
+/* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */
+static int batch(struct tui *t, int iterations)
+{
+	int i;
+	unsigned k;
+
+	for (i = 0; iterations <= 0 || i < iterations; i++) {
+		if (i)
+			usleep(t->delay_ms * 1000);
+		sample_all(t);
+		if (i == 0 && iterations != 1) {
+			usleep(t->delay_ms * 1000);
+			sample_all(t);
+		}
+		printf("%4s %-16s %-8s %6s %7s %7s %5s %9s\n", "ID", "NAME", "STATE", "%CPU", "MEM(M)", "RSS(M)",
+		       "VCPUS", "UPTIME(s)");
+		printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9s\n", 0, "Domain-0", "running", t->host.cpu_pct,
+		       t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib, t->host.ncpus, "-");
+		for (k = 0; k < t->nshown; k++) {
+			struct dom_sample *d = &t->doms[t->order[k]];
+
+			printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9lu\n", d->st.id, d->st.name, d->st.state,
+			       d->cpu_pct, d->st.memory_mib, d->st.rss_kib / 1024, d->st.vcpus, d->st.uptime_s);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
+int tui_main(int argc, char **argv)
+{
+	struct tui *t = &the_tui;
+	static const int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+	int i, iterations = 0, batch_mode = 0, c;
+	uint64_t next;
+
+	t->delay_ms = 1000;
+	t->sort = SORT_ID;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-b") == 0)
+			batch_mode = 1;
+		else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			iterations = atoi(argv[++i]);
+		else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc)
+			t->delay_ms = (int)(atof(argv[++i]) * 1000);
+		else if (strcmp(argv[i], "-C") == 0 || strcmp(argv[i], "--monochrome") == 0)
+			t->monochrome = true;
+		else {
+			fprintf(stderr, "usage: lodge [top] [-b] [-n N] [-d SECONDS] [-C]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (t->delay_ms < 100)
+		t->delay_ms = 100;
+	if (agent_host_config(&t->hc))
+		return 1;
+	if (batch_mode)
+		return batch(t, iterations);
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "lodge: the dashboard needs a terminal (lodge top -b prints text)\n");
+		return 1;
+	}
+
+	/* Library messages (a failing lodge-hyp, say) must not scribble on
+	 * the screen: stderr goes to a file, and failures show in the status
+	 * line instead. */
+	saved_stderr = dup(STDERR_FILENO);
+	{
+		char path[] = "/tmp/lodge-dashboard.XXXXXX";
+		int fd = mkstemp(path);
+
+		if (fd >= 0) {
+			unlink(path);
+			dup2(fd, STDERR_FILENO);
+			close(fd);
+		}
+	}
+	atexit(restore_terminal);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_signal);
+	for (i = 0; i < (int)(sizeof(crash) / sizeof(crash[0])); i++)
+		signal(crash[i], on_crash);
+	initscr();
+	signal(SIGWINCH, on_winch);
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(50);
+	timeout(t->delay_ms);
+	draw_init(t);
+
+	sample_all(t);
+	next = tui_now_ns() + (uint64_t)t->delay_ms * 1000000;
+	while (!t->quit && !got_signal) {
+		uint64_t now;
+
+		if (got_winch)
+			follow_resize();
+		draw(t);
+		c = getch();
+		if (c != ERR && c != KEY_RESIZE)
+			dispatch(t, c);
+		now = tui_now_ns();
+		if (now >= next) {
+			if (!t->frozen)
+				sample_all(t);
+			next = now + (uint64_t)t->delay_ms * 1000000;
+		}
+		/* Wait only what is left of the interval for the next key. */
+		timeout(next > now ? (int)((next - now) / 1000000) + 1 : 0);
+	}
+	restore_terminal();
+	return 0;
+}

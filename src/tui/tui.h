@@ -1,0 +1,82 @@
+/* The dashboard: `lodge` with no arguments.  Data comes only through the
+ * agent's interfaces (control sockets, configs, netlink); views draw,
+ * actions return what to redraw and never draw. */
+#ifndef LODGE_TUI_H
+#define LODGE_TUI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "domains.h"
+
+#define TUI_MAX_DOMAINS 256
+#define TUI_HISTORY     120        /* samples kept for sparklines */
+
+struct dom_sample {
+	struct dom_status st;
+	double cpu_pct;                /* of one CPU, summed over vCPUs */
+	double vcpu_pct[64];
+	float cpu_hist[TUI_HISTORY];   /* for the sparklines */
+	float rss_hist[TUI_HISTORY];
+	unsigned hist_len;
+	bool seen;
+};
+
+struct host_sample {
+	unsigned ncpus;
+	double load1, load5, load15;
+	unsigned long mem_total_mib, mem_avail_mib;
+	double cpu_pct;                /* the host, all CPUs, of one CPU */
+	uint64_t busy_ticks, total_ticks;
+};
+
+enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NKEYS };
+
+struct tui {
+	struct host_config hc;
+	struct host_sample host;
+	struct dom_sample doms[TUI_MAX_DOMAINS];
+	unsigned ndoms;
+	unsigned order[TUI_MAX_DOMAINS];   /* doms[] indexes, sorted and filtered */
+	unsigned nshown;
+	unsigned selected, top;            /* row in order[], first row drawn */
+	enum sort_key sort;
+	bool sort_reverse;
+	char filter[32];
+	int delay_ms;
+	bool frozen, monochrome, quit;
+	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_HELP, VIEW_CREATE } view;
+	char status[160];                  /* the status line: last result or error */
+	bool status_error;
+	uint64_t last_sample_ns;
+};
+
+/* sample.c */
+void sample_all(struct tui *t);
+void sample_sort(struct tui *t);
+const char *sort_name(enum sort_key k);
+
+/* draw.c */
+void draw_init(struct tui *t);
+void draw_table(struct tui *t);
+void draw_detail(struct tui *t);
+void draw_help(struct tui *t);
+void tui_status(struct tui *t, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* actions.c */
+bool tui_confirm(struct tui *t, const char *question);
+void action_request(struct tui *t, const char *cmd);
+void action_console(struct tui *t);
+void action_filter(struct tui *t);
+void action_delay(struct tui *t);
+
+/* create.c */
+void view_create(struct tui *t);
+
+/* tui.c */
+int tui_main(int argc, char **argv);
+struct dom_sample *tui_selected(struct tui *t);
+uint64_t tui_now_ns(void);
+
+#endif

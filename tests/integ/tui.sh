@@ -1,0 +1,181 @@
+#!/bin/bash
+# The dashboard in a real terminal: tmux runs `lodge`, the test types keys
+# with send-keys and reads the screen with capture-pane.  Mini-OS guests
+# burn CPU and touch memory so the live figures have something to show.
+. "$(dirname "$0")/../lib.sh"
+
+need_kvm "dashboard" || exit 0
+if [ ! -f "$MINIOS" ]; then skip "dashboard" "Mini-OS not built"; exit 0; fi
+if ! command -v tmux >/dev/null; then skip "dashboard" "tmux not installed"; exit 0; fi
+LODGE=$BUILD/lodge
+ROOT=$TMPDIR_TEST/root
+S=lodge-tui-$$
+mkdir -p "$ROOT/etc/lodge/domains" "$ROOT/var/lib/lodge/images"
+lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
+cleanup() {
+	tmux kill-session -t "$S" 2>/dev/null
+	for d in "$ROOT"/run/lodge/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
+	"$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1
+	rm -rf "$TMPDIR_TEST"
+}
+trap cleanup EXIT
+for n in alpha beta; do
+	printf 'name = "%s"\nmemory = 64\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS" >"$ROOT/etc/lodge/domains/$n.cfg"
+	lodge create "$n" >/dev/null || { fail "dashboard" "could not create $n"; exit 0; }
+done
+
+screen() { tmux capture-pane -p -t "$S"; }
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
+# shows SECONDS PATTERN: wait until the screen matches
+shows() {
+	local i=0
+	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" && return 0; sleep 0.2; i=$((i + 1)); done
+	return 1
+}
+row() { screen | grep -E "^ +[0-9]+ $1 "; }
+start() {   # start TERM [COLS ROWS]
+	tmux kill-session -t "$S" 2>/dev/null
+	tmux new-session -d -s "$S" -x "${2:-80}" -y "${3:-24}" \
+		"TERM=$1 $LODGE --root $ROOT -d 0.5; sleep 30"
+}
+
+start xterm
+if shows 10 'Domain-0' && shows 10 ' alpha ' && shows 10 ' beta '; then
+	pass "the table lists Domain-0 and the running domains"
+else
+	fail "the table lists the domains" "$(screen | head -8)"
+fi
+if screen | sed -n 3p | grep -q 'ID.*NAME.*ST.*%CPU.*MEM.*RSS'; then pass "column header"; else fail "column header" "$(screen | sed -n 3p)"; fi
+if [ "$(screen | wc -L)" -le 80 ] && screen | tail -1 | grep -q 'Help.*Quit'; then
+	pass "fits 80x24 with the key bar on the bottom line"
+else
+	fail "80x24 layout" "$(screen | tail -2)"
+fi
+
+# CPU% rises when the guest burns CPU.
+( echo "burn 20"; sleep 0.5 ) | lodge console alpha >/dev/null 2>&1
+if shows 10 '^ +[0-9]+ alpha +run +([2-9][0-9]|1[0-9][0-9])\.[0-9]'; then
+	pass "CPU% rises while the guest burns CPU"
+else
+	fail "CPU% rises" "$(row alpha)"
+fi
+# Resident memory rises when the guest touches memory.
+before=$(row beta | awk '{ print $6 }')
+( echo "touch 40"; sleep 0.5 ) | lodge console beta >/dev/null 2>&1
+sleep 2
+after=$(row beta | awk '{ print $6 }')
+if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -ge $((before + 30)) ]; then
+	pass "resident memory rises when the guest touches 40 MiB ($before -> $after MiB)"
+else
+	fail "resident memory rises" "$before -> $after: $(row beta)"
+fi
+
+# Sort by CPU puts the busy one first; filter shows only matches.
+keys P
+if screen | grep -E '^ +[0-9]+ (alpha|beta) ' | head -1 | grep -q alpha; then pass "P sorts by CPU"; else fail "P sorts by CPU" "$(screen | sed -n 4,7p)"; fi
+keys '/' ; keys b e t a Enter
+if shows 5 ' beta ' && ! screen | grep -q ' alpha '; then pass "/ filters by name"; else fail "/ filter" "$(screen | sed -n 4,7p)"; fi
+keys '/' ; keys Escape
+shows 5 ' alpha ' || true
+
+# Help overlay, then back.
+keys '?'
+if shows 5 'Lodge dashboard keys' && screen | grep -q 'Ctrl-\]'; then pass "? shows the help overlay"; else fail "help overlay" "$(screen | head -5)"; fi
+keys x
+if ! screen | grep -q 'Lodge dashboard keys'; then pass "any key closes the help"; else fail "help closes" "still shown"; fi
+
+# select NAME: filter down to it and move onto its row.
+select_dom() { keys '/'; keys Escape; keys '/'; tmux send-keys -t "$S" -l "$1"; keys Enter; keys Home; keys Down; }
+select_dom beta
+keys p
+if shows 5 'PAUSE' && lodge list -o tsv | grep -q $'\tpaused\t'; then pass "p pauses the selected domain"; else fail "pause from the keyboard" "$(screen | sed -n 4,7p)"; fi
+keys p
+if shows 5 'unpause .*: done' && ! lodge list -o tsv | grep -q $'\tpaused\t'; then pass "p again unpauses it"; else fail "unpause from the keyboard" "$(screen | tail -2)"; fi
+
+# Detail view: per-vCPU line and console tail; Esc returns.
+keys Enter
+if shows 5 'vcpu0' && shows 5 'console \(last lines\)' && screen | grep -q 'minios>'; then
+	pass "Enter shows the detail view with vCPUs and the console's last lines"
+else
+	fail "detail view" "$(screen | head -12)"
+fi
+keys Escape
+
+# Console attach and return, the screen restored.
+keys c
+if shows 5 'Ctrl-\] returns' ; then
+	keys Enter
+	if shows 5 'minios> '; then pass "c attaches the console"; else fail "console attach" "$(screen | tail -3)"; fi
+	tmux send-keys -t "$S" C-]
+	sleep 0.8
+	if shows 5 'ID +NAME' && shows 5 'back from the console'; then pass "Ctrl-] returns to the dashboard, restored"; else fail "console return" "$(screen | head -5)"; fi
+else
+	fail "console attach" "$(screen | tail -3)"
+fi
+
+# Shutdown with confirmation: 'n' cancels, 'y' does it.
+victim=beta
+select_dom beta
+keys s
+if shows 3 'Shut down .*\(y/n\)'; then pass "shutdown asks for confirmation"; else fail "shutdown confirmation" "$(screen | tail -2)"; fi
+keys n
+keys s; keys y
+if shows 15 "shutdown $victim: done" && for i in $(seq 30); do lodge list -o tsv | grep -q "^$victim"$'\t' || break; sleep 0.5; done && ! lodge list -o tsv | grep -q "^$victim"$'\t'; then
+	pass "shutdown from the keyboard powers the guest off"
+else
+	fail "shutdown from the keyboard" "$(lodge list -o tsv)"
+fi
+
+# Destroy with confirmation.
+select_dom alpha
+keys k; keys y
+sleep 1
+if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "k destroys the selected domain"; else fail "destroy from the keyboard" "$(lodge list -o tsv)"; fi
+
+# The create form: invalid input creates nothing; valid input creates a
+# guest with a new file-backed disk and a bridged vif.
+"$LODGE" bridge-create "lodgetui$$" >/dev/null
+keys '/'; keys Escape                                    # no filter: all domains
+keys n
+if shows 5 'Create a domain'; then pass "n opens the create form"; else fail "create form" "$(screen | head -3)"; fi
+keys Escape
+keys n
+keys Down; keys BSpace BSpace; keys 0; keys Enter      # memory 0, name left empty
+for i in $(seq 8); do keys Down; done                  # to [ Create ]
+keys Enter
+if shows 5 'nothing created' && ! ls "$ROOT/etc/lodge/domains" | grep -q '^\.cfg'; then
+	pass "invalid form input shows the error and creates nothing"
+else
+	fail "invalid form input" "$(screen | head -16)"
+fi
+keys Escape
+keys n
+keys g a m m a                                            # name
+for i in $(seq 6); do keys Down; done                     # to Disk
+keys n e w : 8
+keys Down; keys Down
+tmux send-keys -t "$S" -l "lodgetui$$"; sleep 0.3
+keys Down; keys Down; keys Enter
+if shows 15 'created gamma' && shows 10 ' gamma ' && [ -f "$ROOT/etc/lodge/domains/gamma.cfg" ] &&
+   [ -f "$ROOT/var/lib/lodge/images/gamma-vda.img" ] && ip link show | grep -q "master lodgetui$$"; then
+	pass "the form creates a guest with a new disk and a bridged vif, and it is listed"
+else
+	fail "create from the form" "$(screen | tail -4)"
+fi
+
+# TERM=vt100 without colour, resize, quit.
+start vt100
+if shows 10 'Domain-0' && shows 5 ' gamma '; then pass "works with TERM=vt100"; else fail "TERM=vt100" "$(screen | head -5)"; fi
+keys '?'
+if shows 5 'Lodge dashboard keys'; then pass "help overlay on vt100"; else fail "vt100 help" "$(screen | head -5)"; fi
+keys x
+tmux resize-window -t "$S" -x 100 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 100 -y 30
+sleep 1.5
+if screen | sed -n 3p | grep -q 'NET rx/tx' && [ "$(screen | wc -l)" -ge 30 ]; then pass "resizes live (100x30 shows more columns)"; else fail "resize" "$(screen | sed -n 3p)"; fi
+keys q
+sleep 0.5
+if [ "$(tmux display -p -t "$S" '#{pane_current_command}')" = sleep ] && lodge list -o tsv | grep -q '^gamma'; then
+	pass "q quits and the domains keep running"
+else
+	fail "quit" "$(screen | head -3)"
+fi
