@@ -187,6 +187,7 @@ void draw_table(struct tui *t)
 			dom0.vcpus = t->host.ncpus;
 			dom0.memory_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
+			dom0.uptime_s = t->host.uptime_s;
 			spk[0] = '\0';
 			draw_row(t, y, &dom0, t->host.cpu_pct, "", t->selected == 0);
 		} else if (row <= t->nshown) {
@@ -239,9 +240,14 @@ void draw_detail(struct tui *t)
 		return;
 	}
 	fmt_uptime(up, sizeof(up), d->st.uptime_s);
-	mvprintw(y++, 0, "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB assigned, %lu MiB resident",
-		 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.memory_mib,
-		 d->st.rss_kib / 1024);
+	{
+		char line[512];
+
+		snprintf(line, sizeof(line), "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB, %lu MiB resident",
+			 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.memory_mib,
+			 d->st.rss_kib / 1024);
+		mvprintw(y++, 0, "%.*s", COLS, line);
+	}
 	y++;
 	for (i = 0; i < d->st.vcpus && i < 8; i++) {
 		int bar = (int)(d->vcpu_pct[i] / 100.0 * 40 + 0.5);

@@ -73,6 +73,13 @@ static void sample_host(struct host_sample *h)
 		}
 		fclose(f);
 	}
+	if ((f = fopen("/proc/uptime", "r"))) {
+		double up;
+
+		if (fscanf(f, "%lf", &up) == 1)
+			h->uptime_s = up;
+		fclose(f);
+	}
 	if ((f = fopen("/proc/stat", "r"))) {
 		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
 			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {

@@ -29,6 +29,7 @@ struct host_sample {
 	unsigned long mem_total_mib, mem_avail_mib;
 	double cpu_pct;                /* the host, all CPUs, of one CPU */
 	uint64_t busy_ticks, total_ticks;
+	unsigned long uptime_s;
 };
 
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NKEYS };
