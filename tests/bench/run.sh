@@ -23,6 +23,10 @@ out=$BUILD/bench/results.md
 	echo "## Domain lifecycle (tests/bench/lifecycle.py)"
 	echo
 	python3 "$TOP/tests/bench/lifecycle.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
+	echo "## Dashboard (tests/bench/tui.py)"
+	echo
+	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 } | tee "$out"
 echo
 echo "results: $out"
