@@ -4,14 +4,31 @@
 #include "netlink.h"
 
 #include <stdio.h>
+#include <string.h>
 
+/* bridge-create BRIDGE [--nic NIC [--force]]: with a NIC, the host's
+ * interface joins the bridge and its addresses and routes move onto it. */
 int cmd_bridge_create(int argc, char **argv)
 {
-	char err[256];
+	const char *bridge = NULL, *nic = NULL;
+	char err[512];
+	int i, force = 0, rc;
 
-	if (argc != 2)
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--nic") == 0 && i + 1 < argc)
+			nic = argv[++i];
+		else if (strcmp(argv[i], "--force") == 0)
+			force = 1;
+		else if (!bridge && argv[i][0] != '-')
+			bridge = argv[i];
+		else
+			return EXIT_USAGE;
+	}
+	if (!bridge || (force && !nic))
 		return EXIT_USAGE;
-	if (nl_bridge_create(argv[1], err, sizeof(err))) {
+	rc = nic ? nl_bridge_adopt_nic(bridge, nic, force, err, sizeof(err))
+		 : nl_bridge_create(bridge, err, sizeof(err));
+	if (rc) {
 		log_err("%s", err);
 		return 1;
 	}
@@ -22,8 +39,17 @@ int cmd_bridge_delete(int argc, char **argv)
 {
 	char err[256];
 
+	char nic[16];
+
 	if (argc != 2)
 		return EXIT_USAGE;
+	/* A host NIC it adopted goes back first, with its addresses. */
+	if (nl_bridge_release_nic(argv[1], nic, sizeof(nic), err, sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	if (nic[0])
+		printf("%s left %s with its addresses and routes\n", nic, argv[1]);
 	if (nl_bridge_delete(argv[1], err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;

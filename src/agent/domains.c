@@ -171,6 +171,44 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+/* The MAC a vif of a config gets. */
+static void vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
+{
+	if (dc->vifs[i].mac_set)
+		memcpy(mac, dc->vifs[i].mac, 6);
+	else
+		cfg_default_mac(dc->name, i, mac);
+}
+
+struct mac_check {
+	const struct domain_config *dc;
+	const char *rundir;
+	const struct host_config *hc;
+	char clash[CFG_NAME_MAX];
+};
+
+/* Two domains on one host never share a MAC: compare with every running
+ * domain's resolved config. */
+static void check_macs(const struct dom_status *st, void *arg)
+{
+	static struct domain_config other;
+	struct mac_check *m = arg;
+	char path[CFG_PATH_MAX + 80], err[256];
+	uint8_t a[6], b[6];
+	unsigned i, k;
+
+	snprintf(path, sizeof(path), "%s/%s/config", m->rundir, st->name);
+	if (m->clash[0] || domain_config_load(path, m->hc, false, &other, err, sizeof(err)))
+		return;
+	for (i = 0; i < m->dc->nvifs; i++)
+		for (k = 0; k < other.nvifs; k++) {
+			vif_mac(m->dc, i, a);
+			vif_mac(&other, k, b);
+			if (memcmp(a, b, 6) == 0)
+				snprintf(m->clash, sizeof(m->clash), "%s", st->name);
+		}
+}
+
 static const char *const action_names[] = { "destroy", "restart", "preserve" };
 
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused)
@@ -189,6 +227,15 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		return -EEXIST;
 	}
 	domains_scan(hc->runtime_dir, mark_id, used);
+	if (dc->nvifs) {
+		struct mac_check m = { dc, hc->runtime_dir, hc, "" };
+
+		domains_scan(hc->runtime_dir, check_macs, &m);
+		if (m.clash[0]) {
+			log_err("domain %s: a MAC of its vifs is already used by domain %s", dc->name, m.clash);
+			return -EEXIST;
+		}
+	}
 	for (nextid = 1; nextid < MAX_DOMAINS && used[nextid]; nextid++)
 		;
 	if ((rc = mkdir_parents(hc->runtime_dir, 0755))) {
@@ -220,9 +267,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 			snprintf(name, sizeof(name), "%s", v->vifname);
 		else
 			domain_vif_name(dc->name, nextid, i, name);
-		memcpy(mac, v->mac, 6);
-		if (!v->mac_set)
-			cfg_default_mac(dc->name, i, mac);
+		vif_mac(dc, i, mac);
 		snprintf(s, CFG_PATH_MAX, "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
 			 v->bridge[0] ? v->bridge : hc->default_bridge,
 			 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);

@@ -23,8 +23,8 @@ static const struct command commands[] = {
 	{ "config", "NAME", "print a domain's resolved config", cmd_config },
 	{ "check", "FILE|NAME", "validate a domain config without starting it", cmd_check },
 	{ "autostart", "", "start the domains marked autostart", cmd_autostart },
-	{ "bridge-create", "BRIDGE", "create a bridge and bring it up", cmd_bridge_create },
-	{ "bridge-delete", "BRIDGE", "delete a bridge (refused while vifs are attached)", cmd_bridge_delete },
+	{ "bridge-create", "BRIDGE [--nic NIC [--force]]", "create a bridge (with NIC: move the host's NIC and its addresses onto it)", cmd_bridge_create },
+	{ "bridge-delete", "BRIDGE", "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", cmd_bridge_delete },
 	{ "bridge-list", "", "list bridges with their port counts", cmd_bridge_list },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

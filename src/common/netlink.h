@@ -23,6 +23,13 @@ int nl_bridge_list(void (*fn)(const char *name, int ports, int up, void *arg), v
 		   char *err, size_t errlen);
 /* Attach ifname to bridge and bring ifname up. */
 int nl_link_attach(const char *ifname, const char *bridge, char *err, size_t errlen);
+/* Put a host NIC on a bridge (made if needed) and move its addresses and
+ * routes onto the bridge; refused (-EPERM) for the NIC carrying the
+ * current ssh session unless force. */
+int nl_bridge_adopt_nic(const char *bridge, const char *nic, int force, char *err, size_t errlen);
+/* Undo it: the adopted NIC (a port that is not a tap) leaves the bridge
+ * and takes its addresses and routes back. nic_out "" if none. */
+int nl_bridge_release_nic(const char *bridge, char *nic_out, size_t niclen, char *err, size_t errlen);
 int nl_link_stats(const char *ifname, struct link_stats *st, char *err, size_t errlen);
 int nl_link_exists(const char *ifname);
 

@@ -131,6 +131,22 @@ else
 	fail "bridge-create long name" "$msg"
 fi
 
+# Two domains never share a MAC: the second create is refused.
+R=$T/root
+mkdir -p "$R/etc/lodge/domains"
+for n in m1 m2; do
+	printf 'name = "%s"\nmemory = 32\nkernel = "%s"\nvif = [ "bridge=lbr0,mac=02:4c:00:00:00:77" ]\n' \
+		"$n" "$MINIOS" >"$R/etc/lodge/domains/$n.cfg"
+done
+in_ns "$LODGE" --root "$R" create m1 >/dev/null 2>&1
+msg=$(in_ns "$LODGE" --root "$R" create m2 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'already used by domain m1' <<<"$msg" && [ ! -d "$R/run/lodge/m2" ]; then
+	pass "a second domain with the same MAC is refused"
+else
+	fail "duplicate MAC refused" "$rc: $msg"
+fi
+in_ns "$LODGE" --root "$R" destroy m1 >/dev/null 2>&1
+
 say b "poweroff"
 sleep 1
 kill "${pids[1]}" 2>/dev/null; wait "${pids[1]}" 2>/dev/null
@@ -139,3 +155,35 @@ if in_ns "$LODGE" bridge-delete lbr0 && ! in_ns ip link show lbr0 >/dev/null 2>&
 else
 	fail "empty bridge deleted" "$(in_ns ip -br link)"
 fi
+
+# A host NIC on a bridge (what Xen's network-bridge did): its addresses and
+# default route move onto the bridge and back; refused for the NIC that
+# carries the ssh session unless forced.
+NA=lodge-nic-a-$$ NB=lodge-nic-b-$$
+ip netns add "$NA" && ip netns add "$NB"
+ip link add vA netns "$NA" type veth peer name vB netns "$NB"
+ip netns exec "$NA" sh -c 'ip link set lo up; ip link set vA up; ip addr add 10.88.0.2/24 dev vA; ip route add default via 10.88.0.1'
+ip netns exec "$NB" sh -c 'ip link set vB up; ip addr add 10.88.0.1/24 dev vB'
+a() { ip netns exec "$NA" "$@"; }
+msg=$(a env SSH_CONNECTION="10.88.0.1 50000 10.88.0.2 22" "$LODGE" bridge-create xbr0 --nic vA 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'carries this ssh session' <<<"$msg" && a ip -br addr show vA | grep -q 10.88.0.2 &&
+   ! a ip link show xbr0 >/dev/null 2>&1; then
+	pass "the NIC carrying the ssh session is not moved without --force"
+else
+	fail "ssh session guard" "$rc: $msg"
+fi
+if a "$LODGE" bridge-create xbr0 --nic vA && a ip -br addr show xbr0 | grep -q 10.88.0.2 &&
+   a ip route | grep -q 'default via 10.88.0.1 dev xbr0' && a ip link show vA | grep -q 'master xbr0' &&
+   a ping -c 1 -W 3 10.88.0.1 >/dev/null; then
+	pass "a host NIC joins a bridge with its address and default route"
+else
+	fail "NIC onto a bridge" "$(a ip -br addr; a ip route)"
+fi
+if a "$LODGE" bridge-delete xbr0 >/dev/null && a ip -br addr show vA | grep -q 10.88.0.2 &&
+   a ip route | grep -q 'default via 10.88.0.1 dev vA' && ! a ip link show xbr0 >/dev/null 2>&1 &&
+   a ping -c 1 -W 3 10.88.0.1 >/dev/null; then
+	pass "deleting the bridge gives the NIC its address and route back"
+else
+	fail "NIC back from the bridge" "$(a ip -br addr; a ip route)"
+fi
+ip netns del "$NA"; ip netns del "$NB"
