@@ -37,6 +37,10 @@ int console_attach(const char *rundir, const char *name, int force);
 int cmd_info(int argc, char **argv);
 int cmd_autostart(int argc, char **argv);
 
+/* cmd-devices.c */
+int cmd_block_list(int argc, char **argv);
+int cmd_network_list(int argc, char **argv);
+
 /* cmd-bridge.c */
 int cmd_bridge_create(int argc, char **argv);
 int cmd_bridge_delete(int argc, char **argv);

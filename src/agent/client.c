@@ -120,7 +120,7 @@ static int parse_reply(char *buf, struct reply *r)
 
 int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms)
 {
-	char line[PROTO_LINE_MAX], reply[8192];
+	char line[PROTO_LINE_MAX], reply[16384];
 	long deadline = now_ms() + timeout_ms;
 	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
 	int rc;

@@ -5,13 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CLIENT_MAX_KEYS 32
+#define CLIENT_MAX_KEYS 80
 
 struct reply {
 	char error[512];               /* "" on ok */
 	unsigned nkeys;
 	char key[CLIENT_MAX_KEYS][32];
-	char value[CLIENT_MAX_KEYS][512];
+	char value[CLIENT_MAX_KEYS][1400];   /* vcpu_ns of 64 vCPUs fits */
 };
 
 /* Connect to RUNDIR/NAME/control. Returns the fd, -ECONNREFUSED or -ENOENT

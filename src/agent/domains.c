@@ -13,6 +13,29 @@
 
 #define MAX_DOMAINS 1024
 
+/* "diskN" and "vifN" lines: five counters each. */
+static void io_from_reply(const struct reply *r, const char *kind, struct dev_io *dev, unsigned max,
+			  unsigned *n, struct dev_io *sum)
+{
+	char key[16];
+	const char *v;
+
+	for (*n = 0; *n < max; (*n)++) {
+		struct dev_io *d = &dev[*n];
+
+		snprintf(key, sizeof(key), "%s%u", kind, *n);
+		if (!(v = reply_get(r, key)) ||
+		    sscanf(v, "%lu %lu %lu %lu %lu", &d->in_ops, &d->in_bytes, &d->out_ops, &d->out_bytes,
+			   &d->errors) != 5)
+			break;
+		sum->in_ops += d->in_ops;
+		sum->in_bytes += d->in_bytes;
+		sum->out_ops += d->out_ops;
+		sum->out_bytes += d->out_bytes;
+		sum->errors += d->errors;
+	}
+}
+
 static void status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
 {
 	const char *v;
@@ -28,6 +51,8 @@ static void status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
+	io_from_reply(r, "disk", st->disk, DOM_MAX_DISKS, &st->ndisks, &st->disk_sum);
+	io_from_reply(r, "vif", st->vif, DOM_MAX_VIFS, &st->nvifs, &st->vif_sum);
 	if ((v = reply_get(r, "vcpu_ns"))) {
 		char *end;
 		unsigned i;

@@ -9,6 +9,15 @@
 #include "client.h"
 #include "config.h"
 
+/* One device's counters as the guest sees them: "in" is disk reads or
+ * packets received, "out" disk writes or packets sent. */
+struct dev_io {
+	uint64_t in_ops, in_bytes, out_ops, out_bytes, errors;
+};
+
+#define DOM_MAX_DISKS 16
+#define DOM_MAX_VIFS  8
+
 struct dom_status {
 	char name[CFG_NAME_MAX];
 	unsigned id;
@@ -21,6 +30,9 @@ struct dom_status {
 	unsigned long uptime_s;
 	char end_reason[256];
 	uint64_t vcpu_ns[64];          /* per vCPU, as many as vcpus */
+	struct dev_io disk[DOM_MAX_DISKS], vif[DOM_MAX_VIFS];
+	unsigned ndisks, nvifs;
+	struct dev_io disk_sum, vif_sum;
 };
 
 /* Visit every running domain (sorted by id). Stale directories (their

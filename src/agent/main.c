@@ -18,6 +18,8 @@ static const struct command commands[] = {
 	{ "shutdown", "[-w] [-t SECS] NAME", "ask the guest to power off (ACPI power button)", cmd_shutdown },
 	{ "reboot", "NAME", "reset the domain (on_reboot decides what follows)", cmd_reboot },
 	{ "destroy", "NAME", "end a domain at once", cmd_destroy },
+	{ "block-list", "NAME", "a domain's disks with their I/O counters", cmd_block_list },
+	{ "network-list", "NAME", "a domain's vifs with their traffic counters", cmd_network_list },
 	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
 	{ "uptime", "", "how long each domain has run", cmd_uptime },
 	{ "config", "NAME", "print a domain's resolved config", cmd_config },

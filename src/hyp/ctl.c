@@ -66,7 +66,7 @@ static void client_close(struct ctl_client *cl)
 /* Replies are small: send them whole or drop a client that will not read. */
 static void client_send(struct ctl_client *cl, const char *fmt, ...)
 {
-	char buf[2048];
+	char buf[8192];
 	va_list ap;
 	int n;
 
@@ -81,10 +81,46 @@ static void client_send(struct ctl_client *cl, const char *fmt, ...)
 		client_close(cl);
 }
 
+/* Per-device lines ("disk0 ...", "vif0 ...") and the sums over each kind. */
+static void format_io(const struct domain *dom, char *buf, size_t len)
+{
+	static const char *const kind_name[] = { [IO_DISK] = "disk", [IO_VIF] = "vif" };
+	static const char *const sum_keys[][4] = {
+		[IO_DISK] = { "disk_rd_ops", "disk_rd_bytes", "disk_wr_ops", "disk_wr_bytes" },
+		[IO_VIF] = { "net_rx_packets", "net_rx_bytes", "net_tx_packets", "net_tx_bytes" },
+	};
+	uint64_t sum[2][4] = { { 0 } };
+	unsigned count[2] = { 0, 0 }, i, k;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < dom->nio && n < len; i++) {
+		const struct io_counters *c = dom->io[i].counters;
+		enum io_kind kind = dom->io[i].kind;
+		uint64_t v[5] = {
+			atomic_load_explicit(&c->in_ops, memory_order_relaxed),
+			atomic_load_explicit(&c->in_bytes, memory_order_relaxed),
+			atomic_load_explicit(&c->out_ops, memory_order_relaxed),
+			atomic_load_explicit(&c->out_bytes, memory_order_relaxed),
+			atomic_load_explicit(&c->errors, memory_order_relaxed),
+		};
+
+		for (k = 0; k < 4; k++)
+			sum[kind][k] += v[k];
+		n += snprintf(buf + n, len - n, "%s%u %llu %llu %llu %llu %llu\n", kind_name[kind], count[kind]++,
+			      (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+			      (unsigned long long)v[3], (unsigned long long)v[4]);
+	}
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < 4 && n < len; k++)
+			n += snprintf(buf + n, len - n, "%s %llu\n", sum_keys[i][k], (unsigned long long)sum[i][k]);
+}
+
 static void ctl_status(struct ctl *c, struct ctl_client *cl)
 {
 	struct domain *dom = c->dom;
 	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
+	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32];
 	uint64_t total = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages = 0;
@@ -106,15 +142,16 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 			rss_pages = 0;
 		fclose(f);
 	}
+	format_io(dom, io, sizeof(io));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
-		    "kernel %s\nend_reason %s\n\n",
+		    "kernel %s\nend_reason %s\n%s\n",
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib,
 		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
-		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-");
+		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-", io);
 }
 
 static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)

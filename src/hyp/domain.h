@@ -29,6 +29,29 @@ struct vcpu {
 	pthread_t thread;
 };
 
+/* I/O counters of one device, as the guest sees it: "in" is toward the
+ * guest (disk reads, packets received), "out" away from it (disk writes,
+ * packets sent).  Only the device's I/O thread writes them; the control
+ * socket reads them, so each is an atomic word and no lock is taken. */
+struct io_counters {
+	_Atomic uint64_t in_ops, in_bytes, out_ops, out_bytes, errors;
+};
+
+static inline void io_count(_Atomic uint64_t *c, uint64_t n)
+{
+	/* One writer: a relaxed load and store, not a locked add. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+enum io_kind { IO_DISK, IO_VIF };
+#define LODGE_MAX_IO_DEVICES 32
+
+struct io_device {
+	enum io_kind kind;
+	const struct io_counters *counters;
+};
+
 /* What a domain does when the guest powers off, reboots or crashes. */
 enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE };
 
@@ -46,6 +69,10 @@ struct domain {
 	struct guest_mem mem;
 	unsigned nvcpus;
 	struct vcpu vcpus[LODGE_MAX_VCPUS];
+
+	/* Every disk and vif, in the order the guest sees them. */
+	struct io_device io[LODGE_MAX_IO_DEVICES];
+	unsigned nio;
 
 	/* Pausing: vCPUs park between KVM_RUN calls while paused is set. */
 	pthread_mutex_t pause_lock;
@@ -79,6 +106,9 @@ uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */
 struct boot_entry;
 int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry);
+
+/* main.c: list a device's counters in the status reply. */
+void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c);
 
 /* cpuid.c */
 int cpuid_setup(struct vcpu *v);

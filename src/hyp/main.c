@@ -35,6 +35,7 @@
 #define MIN_MEMORY_MIB 4
 #define MAX_DISKS 16
 #define MAX_NICS 8
+_Static_assert(MAX_DISKS + MAX_NICS <= LODGE_MAX_IO_DEVICES, "every device has counters");
 
 struct options {
 	const char *kernel, *initrd, *cmdline;
@@ -55,6 +56,13 @@ struct options {
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
 				    .end_eventfd = -1 };
+
+void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c)
+{
+	/* Bounded by MAX_DISKS + MAX_NICS, checked when the options are read. */
+	if (dom->nio < LODGE_MAX_IO_DEVICES)
+		dom->io[dom->nio++] = (struct io_device){ kind, c };
+}
 
 void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
 {

@@ -46,6 +46,24 @@ static void spark(char *out, const float *hist, unsigned len, unsigned width, fl
 	out[width] = '\0';
 }
 
+/* Bytes a second in at most 6 characters: 0, 812, 12.3K, 456K, 1.2M, 3.4G. */
+void fmt_rate(char *buf, size_t len, double v)
+{
+	static const char units[] = "KMGT";
+	unsigned u = 0;
+
+	if (v < 999.5) {
+		snprintf(buf, len, "%.0f", v);
+		return;
+	}
+	v /= 1024;
+	while (v >= 999.5 && u < sizeof(units) - 2) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, v < 9.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
+
 static void fmt_uptime(char *buf, size_t len, unsigned long s)
 {
 	if (s >= 86400)
@@ -126,15 +144,49 @@ static void draw_bars(struct tui *t)
 	clrtoeol();
 }
 
-static void draw_row(struct tui *t, int y, const struct dom_status *st, double cpu, const char *spk,
-		     bool selected)
+/* The table's columns after UPTIME: I/O rates, then the CPU sparkline in
+ * what is left.  80 columns have room for one rate each for network and
+ * disk; 100 and more split them into rx/tx and read/write. */
+struct table_layout {
+	bool split;             /* rx, tx, read, write in their own columns */
+	unsigned spark_w;       /* 0: no sparkline */
+};
+
+#define TABLE_FIXED 62      /* ID .. UPTIME */
+
+static struct table_layout table_layout(void)
 {
-	char up[32], id[16];
+	struct table_layout l = { .split = COLS >= 100 };
+	int left = COLS - TABLE_FIXED - (l.split ? 28 : 14) - 2;
+
+	l.spark_w = left >= 8 ? (left > 60 ? 60 : left) : 0;
+	return l;
+}
+
+/* Rates of a row: Domain-0 has none of its own ("-"). */
+struct row_rates {
+	bool known;
+	double net_rx, net_tx, disk_rd, disk_wr;
+};
+
+static void draw_row(const struct table_layout *l, int y, const struct dom_status *st, double cpu,
+		     const struct row_rates *r, const char *spk, bool selected)
+{
+	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-";
 	attr_t attr;
 	const char *word = state_word(st->state, &attr);
 
 	fmt_uptime(up, sizeof(up), st->uptime_s);
 	snprintf(id, sizeof(id), "%u", st->id);
+	if (r->known && l->split) {
+		fmt_rate(a, sizeof(a), r->net_rx);
+		fmt_rate(b, sizeof(b), r->net_tx);
+		fmt_rate(c, sizeof(c), r->disk_rd);
+		fmt_rate(d, sizeof(d), r->disk_wr);
+	} else if (r->known) {
+		fmt_rate(a, sizeof(a), r->net_rx + r->net_tx);
+		fmt_rate(b, sizeof(b), r->disk_rd + r->disk_wr);
+	}
 	move(y, 0);
 	if (selected)
 		attron(A_REVERSE);
@@ -144,10 +196,13 @@ static void draw_row(struct tui *t, int y, const struct dom_status *st, double c
 	attroff(attr);
 	if (selected)
 		attron(A_REVERSE);
-	printw(" %6.1f %7lu %7lu %2u %8s  %-*s", cpu, st->memory_mib, st->rss_kib / 1024, st->vcpus, up,
-	       COLS >= 100 ? COLS - 87 : 0, spk);
-	if (COLS >= 100)
-		printw("  %9s %9s", "-", "-");  /* net and disk rates: counters to come */
+	printw(" %6.1f %7lu %7lu %2u %8s", cpu, st->memory_mib, st->rss_kib / 1024, st->vcpus, up);
+	if (l->split)
+		printw(" %6s %6s %6s %6s", a, b, c, d);
+	else
+		printw(" %6s %6s", a, b);
+	if (l->spark_w)
+		printw("  %-*s", (int)l->spark_w, spk);
 	clrtoeol();
 	attroff(A_REVERSE);
 }
@@ -155,20 +210,22 @@ static void draw_row(struct tui *t, int y, const struct dom_status *st, double c
 void draw_table(struct tui *t)
 {
 	int rows = LINES - 5, y = 3, i;
-	int wide = COLS >= 100;     /* room for the NET and DISK columns */
-	unsigned spark_w = COLS > 64 + 8 + wide * 21 ? COLS - 66 - wide * 21 : 1;
+	struct table_layout l = table_layout();
 	char spk[256];
 	struct dom_status dom0;
+	static const struct row_rates no_rates;
 
-	if (spark_w > 60)
-		spark_w = 60;
 	draw_header(t);
 	move(2, 0);
 	attron(A_REVERSE);
-	printw("%4s %-16s %-5s %6s %7s %7s %2s %8s  %-*s", "ID", "NAME", "ST", "%CPU", "MEM(M)", "RSS(M)",
-	       "VC", "UPTIME", (int)spark_w, "CPU HISTORY");
-	if (COLS >= 100)
-		printw("  %9s %9s", "NET rx/tx", "DISK r/w");
+	printw("%4s %-16s %-5s %6s %7s %7s %2s %8s", "ID", "NAME", "ST", "%CPU", "MEM(M)", "RSS(M)", "VC",
+	       "UPTIME");
+	if (l.split)
+		printw(" %6s %6s %6s %6s", "NETRX", "NETTX", "DSKRD", "DSKWR");
+	else
+		printw(" %6s %6s", "NET/s", "DISK/s");
+	if (l.spark_w)
+		printw("  %-*s", (int)l.spark_w, "CPU HISTORY");
 	hline(' ', COLS);
 	attroff(A_REVERSE);
 
@@ -188,13 +245,16 @@ void draw_table(struct tui *t)
 			dom0.memory_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
 			dom0.uptime_s = t->host.uptime_s;
-			spk[0] = '\0';
-			draw_row(t, y, &dom0, t->host.cpu_pct, "", t->selected == 0);
+			draw_row(&l, y, &dom0, t->host.cpu_pct, &no_rates, "", t->selected == 0);
 		} else if (row <= t->nshown) {
 			struct dom_sample *d = &t->doms[t->order[row - 1]];
+			struct row_rates r = { true, d->net_rx_bps, d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps };
 
-			spark(spk, d->cpu_hist, d->hist_len, spark_w, 100.0f * (d->st.vcpus ? d->st.vcpus : 1));
-			draw_row(t, y, &d->st, d->cpu_pct, spk, t->selected == row);
+			spk[0] = '\0';
+			if (l.spark_w)
+				spark(spk, d->cpu_hist, d->hist_len, l.spark_w,
+				      100.0f * (d->st.vcpus ? d->st.vcpus : 1));
+			draw_row(&l, y, &d->st, d->cpu_pct, &r, spk, t->selected == row);
 		} else {
 			move(y, 0);
 			clrtoeol();
@@ -265,7 +325,14 @@ void draw_detail(struct tui *t)
 	if (domain_config_load(path, &t->hc, false, &dc, err, sizeof(err)) == 0) {
 		mvprintw(y++, 0, "kernel %.*s", COLS - 8, dc.kernel);
 		for (i = 0; i < dc.ndisks; i++) {
-			mvprintw(y++, 0, "disk %-5s %s %s", dc.disks[i].vdev, dc.disks[i].readonly ? "ro" : "rw",
+			char rd[16] = "-", wr[16] = "-";
+
+			if (i < d->st.ndisks) {
+				fmt_rate(rd, sizeof(rd), d->disk_rd_dev_bps[i]);
+				fmt_rate(wr, sizeof(wr), d->disk_wr_dev_bps[i]);
+			}
+			mvprintw(y++, 0, "disk %-5s %s read %6s/s write %6s/s  %.*s", dc.disks[i].vdev,
+				 dc.disks[i].readonly ? "ro" : "rw", rd, wr, COLS > 44 ? COLS - 44 : 0,
 				 dc.disks[i].path);
 		}
 		for (i = 0; i < dc.nvifs; i++) {

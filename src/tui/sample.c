@@ -25,6 +25,12 @@ static struct dom_sample *find_or_add(struct tui *t, const char *name)
 	return &t->doms[t->ndoms++];
 }
 
+/* Bytes a second between two readings of a counter (0 if it went back). */
+static double rate(uint64_t now, uint64_t before, double dt_ns)
+{
+	return now >= before ? (double)(now - before) * 1e9 / dt_ns : 0;
+}
+
 static void on_domain(const struct dom_status *st, void *arg)
 {
 	struct scan_ctx *c = arg;
@@ -39,6 +45,14 @@ static void on_domain(const struct dom_status *st, void *arg)
 			d->vcpu_pct[i] = (double)(st->vcpu_ns[i] - d->st.vcpu_ns[i]) * 100.0 / c->dt_ns;
 		if (d->cpu_pct < 0)
 			d->cpu_pct = 0;
+		d->net_rx_bps = rate(st->vif_sum.in_bytes, d->st.vif_sum.in_bytes, c->dt_ns);
+		d->net_tx_bps = rate(st->vif_sum.out_bytes, d->st.vif_sum.out_bytes, c->dt_ns);
+		d->disk_rd_bps = rate(st->disk_sum.in_bytes, d->st.disk_sum.in_bytes, c->dt_ns);
+		d->disk_wr_bps = rate(st->disk_sum.out_bytes, d->st.disk_sum.out_bytes, c->dt_ns);
+		for (i = 0; i < st->ndisks && i < d->st.ndisks; i++) {
+			d->disk_rd_dev_bps[i] = rate(st->disk[i].in_bytes, d->st.disk[i].in_bytes, c->dt_ns);
+			d->disk_wr_dev_bps[i] = rate(st->disk[i].out_bytes, d->st.disk[i].out_bytes, c->dt_ns);
+		}
 	}
 	d->st = *st;
 	d->seen = true;
@@ -116,7 +130,7 @@ void sample_all(struct tui *t)
 }
 
 static const char *const sort_names[SORT_NKEYS] = {
-	"ID", "NAME", "STATE", "%CPU", "MEM", "RSS", "VCPUS", "UPTIME",
+	"ID", "NAME", "STATE", "%CPU", "MEM", "RSS", "VCPUS", "UPTIME", "NET", "DISK",
 };
 
 const char *sort_name(enum sort_key k) { return sort_names[k]; }
@@ -138,6 +152,8 @@ static int cmp(const void *a, const void *b)
 	case SORT_RSS: d = (double)y->st.rss_kib - x->st.rss_kib; break;
 	case SORT_VCPUS: d = (double)y->st.vcpus - x->st.vcpus; break;
 	case SORT_UPTIME: d = (double)y->st.uptime_s - x->st.uptime_s; break;
+	case SORT_NET: d = (y->net_rx_bps + y->net_tx_bps) - (x->net_rx_bps + x->net_tx_bps); break;
+	case SORT_DISK: d = (y->disk_rd_bps + y->disk_wr_bps) - (x->disk_rd_bps + x->disk_wr_bps); break;
 	case SORT_NKEYS: break;
 	}
 	if (d == 0)

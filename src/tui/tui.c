@@ -181,15 +181,19 @@ static int batch(struct tui *t, int iterations)
 			usleep(t->delay_ms * 1000);
 			sample_all(t);
 		}
-		printf("%4s %-16s %-8s %6s %7s %7s %5s %9s\n", "ID", "NAME", "STATE", "%CPU", "MEM(M)", "RSS(M)",
-		       "VCPUS", "UPTIME(s)");
-		printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9s\n", 0, "Domain-0", "running", t->host.cpu_pct,
-		       t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib, t->host.ncpus, "-");
+		/* Rates in bytes a second, as the guest sees them, for scripts. */
+		printf("%4s %-16s %-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "ID", "NAME", "STATE", "%CPU",
+		       "MEM(M)", "RSS(M)", "VCPUS", "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)",
+		       "DSKWR(B/s)");
+		printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", 0, "Domain-0", "running",
+		       t->host.cpu_pct, t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib,
+		       t->host.ncpus, "-", "-", "-", "-", "-");
 		for (k = 0; k < t->nshown; k++) {
 			struct dom_sample *d = &t->doms[t->order[k]];
 
-			printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9lu\n", d->st.id, d->st.name, d->st.state,
-			       d->cpu_pct, d->st.memory_mib, d->st.rss_kib / 1024, d->st.vcpus, d->st.uptime_s);
+			printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", d->st.id,
+			       d->st.name, d->st.state, d->cpu_pct, d->st.memory_mib, d->st.rss_kib / 1024, d->st.vcpus,
+			       d->st.uptime_s, d->net_rx_bps, d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps);
 		}
 		printf("\n");
 		fflush(stdout);

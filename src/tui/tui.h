@@ -17,6 +17,9 @@ struct dom_sample {
 	struct dom_status st;
 	double cpu_pct;                /* of one CPU, summed over vCPUs */
 	double vcpu_pct[64];
+	/* Bytes a second, as the guest sees them. */
+	double net_rx_bps, net_tx_bps, disk_rd_bps, disk_wr_bps;
+	double disk_rd_dev_bps[DOM_MAX_DISKS], disk_wr_dev_bps[DOM_MAX_DISKS];
 	float cpu_hist[TUI_HISTORY];   /* for the sparklines */
 	float rss_hist[TUI_HISTORY];
 	unsigned hist_len;
@@ -32,7 +35,8 @@ struct host_sample {
 	unsigned long uptime_s;
 };
 
-enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NKEYS };
+enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
+		SORT_DISK, SORT_NKEYS };
 
 struct tui {
 	struct host_config hc;
@@ -59,6 +63,7 @@ void sample_sort(struct tui *t);
 const char *sort_name(enum sort_key k);
 
 /* draw.c */
+void fmt_rate(char *buf, size_t len, double bytes_per_s);
 void draw_init(struct tui *t);
 void draw_table(struct tui *t);
 void draw_detail(struct tui *t);

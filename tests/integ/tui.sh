@@ -171,7 +171,7 @@ if shows 5 'Lodge dashboard keys'; then pass "help overlay on vt100"; else fail 
 keys x
 tmux resize-window -t "$S" -x 100 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 100 -y 30
 sleep 1.5
-if screen | sed -n 3p | grep -q 'NET rx/tx' && [ "$(screen | wc -l)" -ge 30 ]; then pass "resizes live (100x30 shows more columns)"; else fail "resize" "$(screen | sed -n 3p)"; fi
+if screen | sed -n 3p | grep -q 'NETRX.*NETTX.*DSKRD.*DSKWR' && [ "$(screen | wc -l)" -ge 30 ]; then pass "resizes live (100x30 shows more columns)"; else fail "resize" "$(screen | sed -n 3p)"; fi
 keys q
 sleep 0.5
 if [ "$(tmux display -p -t "$S" '#{pane_current_command}')" = sleep ] && lodge list -o tsv | grep -q '^gamma'; then

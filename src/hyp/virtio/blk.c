@@ -83,6 +83,7 @@ struct virtio_blk {
 	unsigned inflight;
 	struct blk_slot slots[BLK_QUEUE_SIZE];
 	struct virtq_req req;        /* scratch for the chain being parsed */
+	struct io_counters io;
 };
 
 /* Copy the part [off, off+len) of an iovec array into dst (at most max). */
@@ -112,6 +113,15 @@ static unsigned iov_slice(const struct iovec *src, unsigned n, uint64_t off, uin
 
 static void blk_complete(struct virtio_blk *b, struct blk_slot *s, uint8_t status)
 {
+	if (status == VIRTIO_BLK_S_IOERR) {
+		io_count(&b->io.errors, 1);
+	} else if (status == VIRTIO_BLK_S_OK && s->type == VIRTIO_BLK_T_IN) {
+		io_count(&b->io.in_ops, 1);
+		io_count(&b->io.in_bytes, s->len);
+	} else if (status == VIRTIO_BLK_S_OK && s->type == VIRTIO_BLK_T_OUT) {
+		io_count(&b->io.out_ops, 1);
+		io_count(&b->io.out_bytes, s->len);
+	}
 	*s->status = status;
 	virtq_push(&b->vdev.vq[0], s->head, s->written);
 	if (s->busy) {
@@ -466,6 +476,8 @@ int virtio_blk_create(struct domain *dom, struct disk *disk)
 	if (rc) {
 		io_uring_queue_exit(&b->ring);
 		free(b);
+		return rc;
 	}
-	return rc;
+	domain_add_io(dom, IO_DISK, &b->io);
+	return 0;
 }

@@ -63,7 +63,7 @@ struct virtio_net {
 	atomic_bool stop;
 	int stop_fd;
 	bool broken;
-	struct net_stats stats;
+	struct io_counters io;
 	struct virtq_req req;
 	struct iovec rx_iov[NET_RX_IOV];
 	uint16_t rx_heads[NET_RX_CHAINS];
@@ -100,10 +100,10 @@ static bool net_tx(struct virtio_net *n)
 			return false;
 		}
 		if (w < 0) {
-			n->stats.tx_errors++;
+			io_count(&n->io.errors, 1);
 		} else {
-			n->stats.tx_packets++;
-			n->stats.tx_bytes += n->req.out_len - NET_HDR_LEN;
+			io_count(&n->io.out_ops, 1);
+			io_count(&n->io.out_bytes, n->req.out_len - NET_HDR_LEN);
 		}
 		virtq_push(q, n->req.head, 0);
 		if (++sent == 64) {        /* let receive and interrupts interleave */
@@ -175,8 +175,8 @@ static int net_rx_one(struct virtio_net *n)
 		left -= len;
 	}
 	virtq_unpop(q, chains - used);
-	n->stats.rx_packets++;
-	n->stats.rx_bytes += got - NET_HDR_LEN;
+	io_count(&n->io.in_ops, 1);
+	io_count(&n->io.in_bytes, got - NET_HDR_LEN);
 	return 1;
 }
 
@@ -317,6 +317,8 @@ int virtio_net_create(struct domain *dom, struct tap *tap)
 	if (rc) {
 		close(n->stop_fd);
 		free(n);
+		return rc;
 	}
-	return rc;
+	domain_add_io(dom, IO_VIF, &n->io);
+	return 0;
 }
