@@ -16,6 +16,13 @@
  *   status              keys: name id pid state vcpus memory_mib maxmem_mib
  *                       cpu_ns vcpu_ns (space-separated, one per vCPU)
  *                       rss_kib start_time uptime_s kernel end_reason
+ *                       diskN, vifN (one per device, in guest order): five
+ *                         counters "IN_OPS IN_BYTES OUT_OPS OUT_BYTES ERRORS"
+ *                         as the guest sees them (in = disk reads, packets
+ *                         received; out = disk writes, packets sent)
+ *                       disk_rd_ops disk_rd_bytes disk_wr_ops disk_wr_bytes
+ *                       net_rx_packets net_rx_bytes net_tx_packets
+ *                       net_tx_bytes: the sums
  *   pause, unpause      stop/resume every vCPU
  *   shutdown            press the ACPI power button (graceful)
  *   reboot              reset the domain (on_reboot decides what follows)
