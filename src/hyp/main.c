@@ -57,13 +57,6 @@ struct options {
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
 				    .end_eventfd = -1 };
 
-void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c)
-{
-	/* Bounded by MAX_DISKS + MAX_NICS, checked when the options are read. */
-	if (dom->nio < LODGE_MAX_IO_DEVICES)
-		dom->io[dom->nio++] = (struct io_device){ kind, c };
-}
-
 void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
 {
 	int expected = DOMAIN_RUNNING;
