@@ -86,16 +86,24 @@ static int read_reply(int fd, char *buf, size_t len, long deadline)
 			return r == 0 ? -ECONNRESET : -errno;
 		n += r;
 		buf[n] = '\0';
-		if (strncmp(buf, "error ", 6) == 0 ? memchr(buf, '\n', n) != NULL : strstr(buf, "\n\n") != NULL)
+		if (client_reply_complete(buf, n))
 			return n;
 	}
 	return -EPROTO;
 }
 
-static int parse_reply(char *buf, struct reply *r)
+bool client_reply_complete(const char *buf, size_t n)
+{
+	return strncmp(buf, "error ", 6) == 0 ? memchr(buf, '\n', n) != NULL : strstr(buf, "\n\n") != NULL;
+}
+
+int client_parse_reply(char *buf, struct reply *r)
 {
 	char *line, *save = NULL;
 
+	/* Not memset: a reply is ~100 KiB, and the dashboard reads 50 a second. */
+	r->error[0] = '\0';
+	r->nkeys = 0;
 	line = strtok_r(buf, "\n", &save);
 	if (!line)
 		return -EPROTO;
@@ -125,7 +133,8 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
 	int rc;
 
-	memset(r, 0, sizeof(*r));
+	r->error[0] = '\0';
+	r->nkeys = 0;
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
 	if (send(fd, line, n, MSG_NOSIGNAL) != n)
@@ -133,7 +142,7 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 	if (with_keys) {
 		if ((rc = read_reply(fd, reply, sizeof(reply), deadline)) < 0)
 			return rc;
-		return parse_reply(reply, r);
+		return client_parse_reply(reply, r);
 	}
 	if ((rc = read_line(fd, line, sizeof(line), deadline)) < 0)
 		return rc;

@@ -2,6 +2,7 @@
 #ifndef LODGE_CLIENT_H
 #define LODGE_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,10 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 /* One-shot: connect, request, close. */
 int client_call(const char *rundir, const char *name, const char *cmd, int with_keys,
 		struct reply *r);
+/* Has BUF (N bytes, NUL-terminated) a whole reply with keys? */
+bool client_reply_complete(const char *buf, size_t n);
+/* Parse a whole reply in place (BUF is modified). 0 or -EPROTO. */
+int client_parse_reply(char *buf, struct reply *r);
 const char *reply_get(const struct reply *r, const char *key);
 
 #endif

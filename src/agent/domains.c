@@ -36,7 +36,7 @@ static void io_from_reply(const struct reply *r, const char *kind, struct dev_io
 	}
 }
 
-static void status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
+void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
 {
 	const char *v;
 
@@ -76,13 +76,13 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st)
 		return rc;
 	if (r.error[0])
 		return -EPROTO;
-	status_from_reply(&r, name, st);
+	domain_status_from_reply(&r, name, st);
 	return 0;
 }
 
 /* A directory whose socket no longer answers: its lodge-hyp died without
  * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
-static void remove_stale(const char *rundir, const char *name)
+void domain_remove_stale(const char *rundir, const char *name)
 {
 	static const char *const files[] = { "control", "console.log", "console.log.1",
 					     "lodge-hyp.log", "config" };
@@ -99,40 +99,15 @@ static void remove_stale(const char *rundir, const char *name)
 	rmdir(path);
 }
 
-static int by_id(const void *a, const void *b)
-{
-	const struct dom_status *x = a, *y = b;
-
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg)
 {
-	static struct dom_status found[MAX_DOMAINS];
-	DIR *d = opendir(rundir);
-	struct dirent *de;
-	int n = 0, i;
+	struct status_poller *p = status_poller_new();
+	int n;
 
-	if (!d)
+	if (!p)
 		return 0;
-	while ((de = readdir(d)) && n < MAX_DOMAINS) {
-		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
-			continue;
-		switch (domain_status(rundir, de->d_name, &found[n])) {
-		case 0:
-			n++;
-			break;
-		case -ENOENT:
-			remove_stale(rundir, de->d_name);
-			break;
-		default:
-			log_warn("domain %s does not answer", de->d_name);
-		}
-	}
-	closedir(d);
-	qsort(found, n, sizeof(found[0]), by_id);
-	for (i = 0; i < n; i++)
-		fn(&found[i], arg);
+	n = status_poller_scan(p, rundir, fn, arg);
+	status_poller_free(p);
 	return n;
 }
 

@@ -38,6 +38,17 @@ struct dom_status {
 /* Visit every running domain (sorted by id). Stale directories (their
  * lodge-hyp is gone) are reported on stderr and removed. Returns the count. */
 int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg);
+/* The same, over connections kept between calls, all domains asked at
+ * once (status-poll.c): the dashboard's sampler. */
+struct status_poller;
+struct status_poller *status_poller_new(void);
+int status_poller_scan(struct status_poller *p, const char *rundir,
+		       void (*fn)(const struct dom_status *, void *), void *arg);
+void status_poller_free(struct status_poller *p);
+/* A reply's keys as a dom_status. */
+void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st);
+/* Remove the runtime directory of a domain whose lodge-hyp is gone (with a warning). */
+void domain_remove_stale(const char *rundir, const char *name);
 /* Status of one domain: 0, -ENOENT if no such domain is running. */
 int domain_status(const char *rundir, const char *name, struct dom_status *st);
 /* Start a domain from a validated config: lodge-hyp detached, taps on

@@ -119,7 +119,10 @@ void sample_all(struct tui *t)
 	sample_host(&t->host);
 	for (i = 0; i < t->ndoms; i++)
 		t->doms[i].seen = false;
-	domains_scan(t->hc.runtime_dir, on_domain, &c);
+	if (!t->poller)
+		t->poller = status_poller_new();
+	if (t->poller)
+		status_poller_scan(t->poller, t->hc.runtime_dir, on_domain, &c);
 	/* Domains that are gone leave the table. */
 	for (i = j = 0; i < t->ndoms; i++)
 		if (t->doms[i].seen)

@@ -286,5 +286,6 @@ int tui_main(int argc, char **argv)
 		timeout(next > now ? (int)((next - now) / 1000000) + 1 : 0);
 	}
 	restore_terminal();
+	status_poller_free(t->poller);
 	return 0;
 }

@@ -55,6 +55,7 @@ struct tui {
 	char status[160];                  /* the status line: last result or error */
 	bool status_error;
 	uint64_t last_sample_ns;
+	struct status_poller *poller;      /* control connections kept between samples */
 };
 
 /* sample.c */

@@ -1,0 +1,209 @@
+/* Every running domain's status in one round trip: requests go out on all
+ * control sockets before any reply is read, over connections kept open
+ * between calls.  The dashboard asks 50 domains every second; a connect
+ * and close per domain was most of its CPU time, and waiting for each
+ * reply in turn most of its latency. */
+#include "domains.h"
+#include "log.h"
+#include "proto.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLL_MAX_DOMAINS 1024
+#define POLL_REPLY_MAX   16384
+#define POLL_TIMEOUT_MS  2000
+
+struct poll_conn {
+	char name[CFG_NAME_MAX];
+	int fd;                 /* -1: not connected */
+	char *buf;              /* the reply so far */
+	size_t len;
+	bool waiting, seen;
+};
+
+struct status_poller {
+	struct poll_conn conn[POLL_MAX_DOMAINS];
+	unsigned n;
+};
+
+struct status_poller *status_poller_new(void)
+{
+	return calloc(1, sizeof(struct status_poller));
+}
+
+static void conn_close(struct poll_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->waiting = false;
+}
+
+void status_poller_free(struct status_poller *p)
+{
+	unsigned i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		conn_close(&p->conn[i]);
+		free(p->conn[i].buf);
+	}
+	free(p);
+}
+
+/* Bring the list in line with the runtime directory's entries. */
+static void update_names(struct status_poller *p, const char *rundir)
+{
+	DIR *d = opendir(rundir);
+	struct dirent *de;
+	unsigned i, j;
+
+	for (i = 0; i < p->n; i++)
+		p->conn[i].seen = false;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    strlen(de->d_name) >= CFG_NAME_MAX)
+			continue;
+		for (i = 0; i < p->n && strcmp(p->conn[i].name, de->d_name); i++)
+			;
+		if (i == p->n) {
+			if (p->n == POLL_MAX_DOMAINS)
+				continue;
+			p->conn[p->n++] = (struct poll_conn){ .fd = -1 };
+			memcpy(p->conn[i].name, de->d_name, strlen(de->d_name) + 1);
+		}
+		p->conn[i].seen = true;
+	}
+	if (d)
+		closedir(d);
+	for (i = j = 0; i < p->n; i++) {
+		if (p->conn[i].seen) {
+			p->conn[j++] = p->conn[i];
+		} else {
+			conn_close(&p->conn[i]);
+			free(p->conn[i].buf);
+		}
+	}
+	p->n = j;
+}
+
+/* Send the status request, connecting (once more, if a kept connection
+ * was closed by a lodge-hyp that ended) as needed.  False: not running. */
+static bool send_request(struct poll_conn *c, const char *rundir)
+{
+	char req[64];
+	int len = snprintf(req, sizeof(req), "%s%d status\n", PROTO_PREFIX, PROTO_VERSION), tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (c->fd < 0) {
+			int fd = client_connect(rundir, c->name);
+
+			if (fd == -ECONNREFUSED || fd == -ENOENT || fd == -ENOTDIR) {
+				domain_remove_stale(rundir, c->name);
+				return false;
+			}
+			if (fd < 0) {
+				log_warn("domain %s: %s", c->name, strerror(-fd));
+				return false;
+			}
+			c->fd = fd;
+		}
+		if (send(c->fd, req, len, MSG_NOSIGNAL) == len) {
+			c->len = 0;
+			c->waiting = true;
+			return true;
+		}
+		conn_close(c);
+	}
+	return false;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Read what has arrived; true once the reply is whole (or the link died). */
+static bool receive(struct poll_conn *c)
+{
+	ssize_t r;
+
+	if (!c->buf && !(c->buf = malloc(POLL_REPLY_MAX)))
+		return conn_close(c), true;
+	r = recv(c->fd, c->buf + c->len, POLL_REPLY_MAX - 1 - c->len, MSG_DONTWAIT);
+	if (r < 0 && errno == EAGAIN)
+		return false;
+	if (r <= 0 || c->len + r >= POLL_REPLY_MAX - 1) {
+		conn_close(c);         /* the domain ended, or a reply we cannot hold */
+		return true;
+	}
+	c->len += r;
+	c->buf[c->len] = '\0';
+	if (!client_reply_complete(c->buf, c->len))
+		return false;
+	c->waiting = false;
+	return true;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct dom_status *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int status_poller_scan(struct status_poller *p, const char *rundir,
+		       void (*fn)(const struct dom_status *, void *), void *arg)
+{
+	static struct pollfd pfd[POLL_MAX_DOMAINS];
+	static unsigned idx[POLL_MAX_DOMAINS];
+	static struct dom_status found[POLL_MAX_DOMAINS];
+	static struct reply reply;
+	long deadline = now_ms() + POLL_TIMEOUT_MS;
+	unsigned i, npfd, nfound = 0;
+
+	update_names(p, rundir);
+	for (i = 0; i < p->n; i++)
+		send_request(&p->conn[i], rundir);
+	for (;;) {
+		long left = deadline - now_ms();
+
+		for (i = npfd = 0; i < p->n; i++)
+			if (p->conn[i].waiting) {
+				pfd[npfd] = (struct pollfd){ p->conn[i].fd, POLLIN, 0 };
+				idx[npfd++] = i;
+			}
+		if (npfd == 0 || left <= 0 || poll(pfd, npfd, left) < 0)
+			break;
+		for (i = 0; i < npfd; i++) {
+			struct poll_conn *c = &p->conn[idx[i]];
+
+			if (!pfd[i].revents || !receive(c) || c->fd < 0)
+				continue;
+			if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0])
+				domain_status_from_reply(&reply, c->name, &found[nfound++]);
+		}
+	}
+	for (i = 0; i < p->n; i++) {
+		if (p->conn[i].waiting) {
+			log_warn("domain %s does not answer", p->conn[i].name);
+			conn_close(&p->conn[i]);   /* a late reply must not answer the next request */
+		}
+	}
+	qsort(found, nfound, sizeof(found[0]), by_id);
+	for (i = 0; i < nfound; i++)
+		fn(&found[i], arg);
+	return nfound;
+}
