@@ -6,6 +6,10 @@
 #include "netlink.h"
 
 #include <curses.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -263,6 +267,31 @@ void draw_table(struct tui *t)
 	draw_bars(t);
 }
 
+/* A disk's size for the detail view: "12G", "512M", "?" if unreadable. */
+static void disk_size(const char *path, char *buf, size_t len)
+{
+	struct stat sb;
+	uint64_t bytes = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	snprintf(buf, len, "?");
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0) {
+		if (S_ISBLK(sb.st_mode)) {
+			if (ioctl(fd, BLKGETSIZE64, &bytes) != 0)
+				bytes = 0;
+		} else {
+			bytes = sb.st_size;
+		}
+	}
+	close(fd);
+	if (bytes >= (1ULL << 30))
+		snprintf(buf, len, "%.1fG", bytes / (double)(1ULL << 30));
+	else if (bytes)
+		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
+}
+
 /* The console's last lines, through the control socket. */
 static void console_tail(struct tui *t, const char *name, char *buf, size_t len)
 {
@@ -325,15 +354,16 @@ void draw_detail(struct tui *t)
 	if (domain_config_load(path, &t->hc, false, &dc, err, sizeof(err)) == 0) {
 		mvprintw(y++, 0, "kernel %.*s", COLS - 8, dc.kernel);
 		for (i = 0; i < dc.ndisks; i++) {
-			char rd[16] = "-", wr[16] = "-";
+			char rd[16] = "-", wr[16] = "-", size[16];
 
 			if (i < d->st.ndisks) {
 				fmt_rate(rd, sizeof(rd), d->disk_rd_dev_bps[i]);
 				fmt_rate(wr, sizeof(wr), d->disk_wr_dev_bps[i]);
 			}
-			mvprintw(y++, 0, "disk %-5s %s read %6s/s write %6s/s  %.*s", dc.disks[i].vdev,
-				 dc.disks[i].readonly ? "ro" : "rw", rd, wr, COLS > 44 ? COLS - 44 : 0,
-				 dc.disks[i].path);
+			disk_size(dc.disks[i].path, size, sizeof(size));
+			mvprintw(y++, 0, "disk %-4s %s %-4s %6s read %6s/s write %6s/s  %.*s", dc.disks[i].vdev,
+				 dc.disks[i].readonly ? "ro" : "rw", dc.disks[i].is_phy ? "phy" : "file", size, rd,
+				 wr, COLS > 56 ? COLS - 56 : 0, dc.disks[i].path);
 		}
 		for (i = 0; i < dc.nvifs; i++) {
 			struct link_stats ls;

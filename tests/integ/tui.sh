@@ -162,6 +162,14 @@ if shows 15 'created gamma' && shows 10 ' gamma ' && [ -f "$ROOT/etc/lodge/domai
 else
 	fail "create from the form" "$(screen | tail -4)"
 fi
+# Its detail view: the new disk with its size, mode and kind, the vif.
+keys '/'; keys g a m; keys Enter; keys Down; keys Enter
+if shows 5 'disk vda +rw file +8M read' && shows 5 "vif vif-gamma.0 on lodgetui$$"; then
+	pass "the detail view shows the disk (size, mode, rates) and the vif"
+else
+	fail "detail view of the new guest" "$(screen | sed -n 1,16p)"
+fi
+keys Escape; keys '/'; keys Escape
 
 # TERM=vt100 without colour, resize, quit.
 start vt100
