@@ -23,6 +23,10 @@
  *                       disk_rd_ops disk_rd_bytes disk_wr_ops disk_wr_bytes
  *                       net_rx_packets net_rx_bytes net_tx_packets
  *                       net_tx_bytes: the sums
+ *                       cpu_wait_ns vcpu_wait_ns (time runnable but not
+ *                       running, from schedstat: the guest's steal)
+ *                       cpu_weight cpu_cap (Xen credit weight, cap in
+ *                       percent of one CPU, 0 none) cgroup (its directory, or -)
  *   pause, unpause      stop/resume every vCPU
  *   shutdown            press the ACPI power button (graceful)
  *   reboot              reset the domain (on_reboot decides what follows)
@@ -30,6 +34,16 @@
  *   console [force]     attach to the serial console; one client at a time,
  *                       "force" takes it over from the current one
  *   console-log [BYTES] the last BYTES (default all kept) of console output
+ *   vcpu-list           keys, each a space-separated list with one word per
+ *                       vCPU: vcpu_tid vcpu_cpu (host CPU it last ran on, -1
+ *                       unknown) vcpu_state (/proc state letter, - no thread)
+ *                       vcpu_ns vcpu_wait_ns vcpu_affinity (CPU lists);
+ *                       also vcpus and paused (0 or 1)
+ *   vcpu-pin VCPU|all CPUS  affinity of one vCPU thread or all; CPUS as
+ *                       Xen writes them (0, 0-3, 0,2, ^1, all); every CPU
+ *                       must be online; nothing changes on error
+ *   sched WEIGHT CAP    Xen credit weight (1..65535) and cap (0..100 per
+ *                       vCPU) through the domain's CPU cgroup; both or neither
  */
 #ifndef LODGE_PROTO_H
 #define LODGE_PROTO_H

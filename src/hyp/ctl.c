@@ -63,8 +63,9 @@ static void client_close(struct ctl_client *cl)
 	cl->out_len = cl->out_off = 0;
 }
 
-/* Replies are small: send them whole or drop a client that will not read. */
-static void client_send(struct ctl_client *cl, const char *fmt, ...)
+/* Replies are small: send them whole or drop a client that will not read.
+ * 8 KiB holds a status or vcpu-list reply for 64 vCPUs. */
+void ctl_send(struct ctl_client *cl, const char *fmt, ...)
 {
 	char buf[8192];
 	va_list ap;
@@ -119,9 +120,9 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
 static void ctl_status(struct ctl *c, struct ctl_client *cl)
 {
 	struct domain *dom = c->dom;
-	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
+	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "", vcpu_wait_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
 	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32];
-	uint64_t total = 0, now_ns;
+	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages = 0;
 	unsigned i;
@@ -133,6 +134,11 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 
 		total += ns;
 		snprintf(vcpu_ns + len, sizeof(vcpu_ns) - len, "%s%llu", i ? " " : "", (unsigned long long)ns);
+		ns = sched_vcpu_wait_ns(&dom->vcpus[i]);
+		len = strlen(vcpu_wait_ns);
+		total_wait += ns;
+		snprintf(vcpu_wait_ns + len, sizeof(vcpu_wait_ns) - len, "%s%llu", i ? " " : "",
+			 (unsigned long long)ns);
 	}
 	/* statm is one short read, cheap enough to answer 50 domains a second. */
 	if ((f = fopen("/proc/self/statm", "r"))) {
@@ -145,13 +151,16 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	format_io(dom, io, sizeof(io));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
+	ctl_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
-		    "kernel %s\nend_reason %s\n%s\n",
+		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
+		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s\n",
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib,
 		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
-		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-", io);
+		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
+		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,
+		    dom->has_cgroup ? dom->cgroup.dir : "-", io);
 }
 
 static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
@@ -164,7 +173,7 @@ static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
 
 		if (other != cl && other->fd >= 0 && other->console) {
 			if (!force) {
-				client_send(cl, "error the console is in use by another client "
+				ctl_send(cl, "error the console is in use by another client "
 					    "(lodge console --force takes it over)\n");
 				return;
 			}
@@ -174,7 +183,7 @@ static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
 			client_close(other);
 		}
 	}
-	client_send(cl, "ok\n");
+	ctl_send(cl, "ok\n");
 	if (cl->fd < 0)
 		return;
 	cl->console = true;
@@ -189,7 +198,7 @@ static void ctl_console_log(struct ctl_client *cl, const char *arg)
 	uint8_t buf[4096];
 	size_t n;
 
-	client_send(cl, "ok\n");
+	ctl_send(cl, "ok\n");
 	while (cl->fd >= 0 && (n = console_read(&pos, buf, sizeof(buf))) > 0) {
 		int fl = fcntl(cl->fd, F_GETFL);
 
@@ -203,20 +212,20 @@ static void ctl_console_log(struct ctl_client *cl, const char *arg)
 
 static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 {
-	char *argv[4] = { 0 }, *save = NULL, *tok;
+	char *argv[6] = { 0 }, *save = NULL, *tok;
 	int argc = 0, end = atomic_load(&c->dom->end);
 	long version;
 	char *rest;
 
-	for (tok = strtok_r(line, " \t", &save); tok && argc < 4; tok = strtok_r(NULL, " \t", &save))
+	for (tok = strtok_r(line, " \t", &save); tok && argc < 6; tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
 	if (argc < 2 || strncmp(argv[0], PROTO_PREFIX, strlen(PROTO_PREFIX)) != 0) {
-		client_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
+		ctl_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
 		return;
 	}
 	version = strtol(argv[0] + strlen(PROTO_PREFIX), &rest, 10);
 	if (*rest || version != PROTO_VERSION) {
-		client_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
+		ctl_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
 			    argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);
 		return;
 	}
@@ -225,29 +234,35 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	} else if (strcmp(argv[1], "destroy") == 0) {
 		domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
 		c->destroyed = true;
-		client_send(cl, "ok\n");
+		ctl_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "console") == 0) {
 		ctl_attach_console(c, cl, argc > 2 && strcmp(argv[2], "force") == 0);
 	} else if (strcmp(argv[1], "console-log") == 0) {
 		ctl_console_log(cl, argc > 2 ? argv[2] : NULL);
+	} else if (strcmp(argv[1], "vcpu-list") == 0) {
+		ctl_vcpu_list(c->dom, cl);
 	} else if (end != DOMAIN_RUNNING) {
-		client_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
+		ctl_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
 	} else if (strcmp(argv[1], "pause") == 0) {
 		vcpu_pause_all(c->dom);
-		client_send(cl, "ok\n");
+		ctl_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "unpause") == 0) {
 		vcpu_unpause_all(c->dom);
-		client_send(cl, "ok\n");
+		ctl_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "shutdown") == 0) {
 		if (c->dom->paused)
 			vcpu_unpause_all(c->dom);   /* a paused guest cannot hear the button */
 		acpi_pm_power_button();
-		client_send(cl, "ok\n");
+		ctl_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "vcpu-pin") == 0) {
+		ctl_vcpu_pin(c->dom, cl, argc - 2, argv + 2);
+	} else if (strcmp(argv[1], "sched") == 0) {
+		ctl_sched(c->dom, cl, argc - 2, argv + 2);
 	} else if (strcmp(argv[1], "reboot") == 0) {
 		domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
-		client_send(cl, "ok\n");
+		ctl_send(cl, "ok\n");
 	} else {
-		client_send(cl, "error unknown command '%s'\n", argv[1]);
+		ctl_send(cl, "error unknown command '%s'\n", argv[1]);
 	}
 }
 
@@ -284,7 +299,7 @@ static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
 
 		if (!nl) {
 			if (cl->in_len == sizeof(cl->in)) {
-				client_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
+				ctl_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
 				client_close(cl);
 			}
 			return;

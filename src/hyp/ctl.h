@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+struct ctl_client;
 struct domain;
 struct uart;
 
@@ -17,5 +18,13 @@ int ctl_listen(const char *dir);
  * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1
  * in standalone mode. Returns true if it was destroyed from the host. */
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd);
+
+/* Send one whole reply line (or lines) to a client (ctl.c). */
+void ctl_send(struct ctl_client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ctl-cpu.c: the CPU commands; argc/argv are the command's arguments. */
+void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl);
+void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
+void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
 
 #endif

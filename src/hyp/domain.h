@@ -3,10 +3,12 @@
 #define LODGE_DOMAIN_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "mem.h"
 #include "platform.h"
 
@@ -27,6 +29,7 @@ struct vcpu {
 	struct kvm_run *run;
 	size_t run_size;
 	pthread_t thread;
+	_Atomic pid_t tid;     /* the thread's id, once it runs; for /proc/self/task */
 };
 
 /* I/O counters of one device, as the guest sees it: "in" is toward the
@@ -74,6 +77,14 @@ struct domain {
 	struct io_device io[LODGE_MAX_IO_DEVICES];
 	unsigned nio;
 
+	/* CPU scheduling (sched.c): the vCPUs' starting affinity (all CPUs
+	 * if has_cpus is false) and the cgroup with Xen's weight and cap. */
+	bool has_cpus;
+	cpu_set_t cpus;
+	bool has_cgroup;
+	struct cgroup_cpu cgroup;
+	unsigned cpu_weight, cpu_cap;
+
 	/* Pausing: vCPUs park between KVM_RUN calls while paused is set. */
 	pthread_mutex_t pause_lock;
 	pthread_cond_t pause_cond;
@@ -114,6 +125,27 @@ static inline void domain_add_io(struct domain *dom, enum io_kind kind, const st
 	if (dom->nio < LODGE_MAX_IO_DEVICES)
 		dom->io[dom->nio++] = (struct io_device){ kind, c };
 }
+
+/* sched.c */
+/* A cap above 100% per vCPU could never bind. */
+#define SCHED_CAP_MAX(dom) (100u * (dom)->nvcpus)
+struct vcpu_sched_stats {
+	pid_t tid;
+	char state;            /* /proc's R, S, ... ('-': no thread) */
+	int cpu;               /* host CPU it last ran on, -1 unknown */
+	uint64_t run_ns, wait_ns;   /* on a CPU; runnable, waiting for one */
+	cpu_set_t affinity;
+};
+int sched_vcpu_stats(struct vcpu *v, struct vcpu_sched_stats *s);
+/* Time the vCPU thread was runnable but not running (the guest's steal). */
+uint64_t sched_vcpu_wait_ns(struct vcpu *v);
+int sched_vcpu_pin(struct vcpu *v, const cpu_set_t *set);
+/* Create the domain's cgroup rel under the CPU controller and move this
+ * process in; logs its own error. */
+int sched_cgroup_join(struct domain *dom, const char *rel);
+/* Weight and cap together, or neither: 0, -ENODEV (no cgroup), -ERANGE. */
+int sched_set(struct domain *dom, unsigned weight, unsigned cap);
+void sched_cgroup_leave(struct domain *dom);
 
 /* cpuid.c */
 int cpuid_setup(struct vcpu *v);

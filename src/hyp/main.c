@@ -5,6 +5,7 @@
 #include "backend/tap.h"
 #include "boot/boot.h"
 #include "console.h"
+#include "cpulist.h"
 #include "ctl.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
@@ -52,6 +53,10 @@ struct options {
 	unsigned long id, console_log_kib;
 	int detach;
 	enum domain_action on_poweroff, on_reboot, on_crash;
+	/* CPU scheduling: the vCPUs' affinity, and a cgroup for weight and cap. */
+	const char *cpus, *cgroup;
+	unsigned long cpu_weight, cap;
+	int sched_given;           /* --cpu-weight or --cap was given */
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -86,6 +91,7 @@ static void usage(FILE *f)
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
+		"                 [--cpus LIST] [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -138,6 +144,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "on-poweroff", required_argument, NULL, 'P' },
 		{ "on-reboot", required_argument, NULL, 'B' },
 		{ "on-crash", required_argument, NULL, 'C' },
+		{ "cpus", required_argument, NULL, 'U' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "cpu-weight", required_argument, NULL, 'W' },
+		{ "cap", required_argument, NULL, 'A' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -153,6 +163,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->vcpus = 1;
 	o->name = "domain";
 	o->console_log_kib = 1024;
+	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -192,6 +203,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'P': if (parse_action(optarg, "--on-poweroff", &o->on_poweroff)) return -EINVAL; break;
 		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
 		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
+		case 'U': o->cpus = optarg; break;
+		case 'G': o->cgroup = optarg; break;
+		case 'W': if (parse_number(optarg, "--cpu-weight", &o->cpu_weight)) return -EINVAL; o->sched_given = 1; break;
+		case 'A': if (parse_number(optarg, "--cap", &o->cap)) return -EINVAL; o->sched_given = 1; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -214,6 +229,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (!o->runtime_dir && (o->detach || o->on_poweroff == ACTION_PRESERVE ||
 				o->on_reboot == ACTION_PRESERVE || o->on_crash == ACTION_PRESERVE)) {
 		log_err("--detach and preserve need --runtime-dir (somewhere to reach the domain)");
+		return -EINVAL;
+	}
+	if (o->sched_given && !o->cgroup) {
+		log_err("--cpu-weight and --cap need --cgroup (the domain's cgroup under the CPU controller)");
+		return -EINVAL;
+	}
+	if (o->cgroup && (!o->cgroup[0] || o->cgroup[0] == '/' || strstr(o->cgroup, "..") ||
+			  strstr(o->cgroup, "//") || o->cgroup[strlen(o->cgroup) - 1] == '/')) {
+		log_err("--cgroup '%s' is not a relative path like lodge/web", o->cgroup);
 		return -EINVAL;
 	}
 	if (o->runtime_dir && (!o->name[0] || strchr(o->name, '/') || o->name[0] == '.' ||
@@ -313,6 +337,26 @@ static int check_limits(struct domain *dom, const struct options *o)
 	if (o->vcpus == 0 || o->vcpus > (unsigned long)max) {
 		log_err("--vcpus %lu is out of range: 1 to %d on this host", o->vcpus, max);
 		return -EINVAL;
+	}
+	if (o->cpu_weight < CGROUP_WEIGHT_MIN || o->cpu_weight > CGROUP_WEIGHT_MAX) {
+		log_err("--cpu-weight %lu is out of range: %d to %d", o->cpu_weight, CGROUP_WEIGHT_MIN,
+			CGROUP_WEIGHT_MAX);
+		return -EINVAL;
+	}
+	if (o->cap > 100 * o->vcpus) {
+		log_err("--cap %lu%% is more than %lu vCPUs can use (0 to %lu, 0: no cap)", o->cap,
+			o->vcpus, 100 * o->vcpus);
+		return -EINVAL;
+	}
+	if (o->cpus) {
+		cpu_set_t host;
+		char why[256];
+
+		if (cpulist_host(&host) || cpulist_parse(o->cpus, &host, &dom->cpus, why, sizeof(why))) {
+			log_err("--cpus: %s", why);
+			return -EINVAL;
+		}
+		dom->has_cpus = true;
 	}
 	return 0;
 }
@@ -452,7 +496,7 @@ static void detach_ready(int ready_fd, const char *dir)
 static void remove_runtime_dir(const char *dir)
 {
 	static const char *const files[] = { "control", "console.log", "console.log.1",
-					     "lodge-hyp.log", "config" };
+					     "lodge-hyp.log", "config", "cgroup" };
 	char path[4200];
 	unsigned i;
 
@@ -461,6 +505,38 @@ static void remove_runtime_dir(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
+}
+
+static void leave_cgroup(void)
+{
+	sched_cgroup_leave(&the_domain);
+}
+
+/* The domain's cgroup, with the weight and cap asked for; its path goes in
+ * the runtime directory so the agent can remove it if this process is
+ * killed before it can. */
+static int join_cgroup(struct domain *dom, const struct options *o, const char *dir)
+{
+	char path[4200];
+	FILE *f;
+	int rc;
+
+	if ((rc = sched_cgroup_join(dom, o->cgroup)))
+		return rc;
+	atexit(leave_cgroup);
+	if ((rc = sched_set(dom, o->cpu_weight, o->cap))) {
+		log_err("cannot set weight %lu and cap %lu%% in %s: %s", o->cpu_weight, o->cap,
+			dom->cgroup.dir, strerror(-rc));
+		return rc;
+	}
+	if (dir[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup", dir);
+		if ((f = fopen(path, "w"))) {
+			fprintf(f, "%s\n", dom->cgroup.dir);
+			fclose(f);
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -505,6 +581,9 @@ int main(int argc, char **argv)
 		if ((listen_fd = ctl_listen(dir)) < 0)
 			return DOMAIN_ERROR;
 	}
+	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
+	if (o.cgroup && join_cgroup(dom, &o, dir))
+		return DOMAIN_ERROR;
 
 	if (guest_mem_init(&dom->mem, (uint64_t)o.memory_mib << 20)) {
 		log_err("cannot map %lu MiB of guest memory: %s", o.memory_mib, strerror(errno));

@@ -297,6 +297,7 @@ static void *vcpu_thread(void *arg)
 
 	snprintf(name, sizeof(name), "vcpu%u", v->id);
 	pthread_setname_np(pthread_self(), name);
+	atomic_store(&v->tid, gettid());
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
@@ -315,12 +316,14 @@ static void *vcpu_thread(void *arg)
 		if (vcpu_handle_exit(v))
 			break;
 	}
+	atomic_store(&v->tid, 0);     /* its /proc/self/task entry is going */
 	return NULL;
 }
 
 int vcpu_start_all(struct domain *dom)
 {
 	struct sigaction sa = { .sa_handler = vcpu_kick_handler };
+	pthread_attr_t attr;
 	sigset_t set, old;
 	unsigned i;
 	int rc;
@@ -331,14 +334,25 @@ int vcpu_start_all(struct domain *dom)
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
+	/* The config's cpus: set before the thread exists, so no vCPU ever
+	 * runs outside it. */
+	pthread_attr_init(&attr);
+	if (dom->has_cpus && (rc = pthread_attr_setaffinity_np(&attr, sizeof(dom->cpus), &dom->cpus))) {
+		pthread_attr_destroy(&attr);
+		domain_end(dom, DOMAIN_ERROR, "cannot pin the vCPUs: %s", strerror(rc));
+		dom->nvcpus = 0;
+		return -rc;
+	}
 	for (i = 0; i < dom->nvcpus; i++) {
-		rc = pthread_create(&dom->vcpus[i].thread, NULL, vcpu_thread, &dom->vcpus[i]);
+		rc = pthread_create(&dom->vcpus[i].thread, &attr, vcpu_thread, &dom->vcpus[i]);
 		if (rc) {
 			domain_end(dom, DOMAIN_ERROR, "cannot start vcpu%u: %s", i, strerror(rc));
 			dom->nvcpus = i;
+			pthread_attr_destroy(&attr);
 			return -rc;
 		}
 	}
+	pthread_attr_destroy(&attr);
 	return 0;
 }
 
