@@ -41,6 +41,11 @@ int cmd_autostart(int argc, char **argv);
 int cmd_block_list(int argc, char **argv);
 int cmd_network_list(int argc, char **argv);
 
+/* cmd-cpu.c */
+int cmd_vcpu_pin(int argc, char **argv);
+int cmd_vcpu_list(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
+
 /* cmd-bridge.c */
 int cmd_bridge_create(int argc, char **argv);
 int cmd_bridge_delete(int argc, char **argv);

@@ -2,7 +2,9 @@
  * parsers for the values that are small languages of their own (disk and
  * vif specs, MACs, actions).  One table row gives libconfuse the option
  * and the validate callback; lodge.conf(5) documents the same rows. */
+#include "cgroup.h"
 #include "config-keys.h"
+#include "cpulist.h"
 #include "netlink.h"
 
 #include <errno.h>
@@ -417,6 +419,62 @@ static int check_log_size(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i
 	return 0;
 }
 
+/* cpus = "0-1": every CPU named must be on this host. */
+static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+	cpu_set_t host, set;
+
+	if (strlen(s) >= sizeof(((struct domain_config *)0)->cpus)) {
+		snprintf(why, whylen, "longer than %zu bytes", sizeof(((struct domain_config *)0)->cpus) - 1);
+		return -E2BIG;
+	}
+	if (cpulist_host(&host)) {
+		snprintf(why, whylen, "cannot read this host's CPUs");
+		return -EIO;
+	}
+	return cpulist_parse(s, &host, &set, why, whylen);
+}
+
+static int check_weight(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	long w = cfg_opt_getnint(opt, i);
+
+	if (w < CGROUP_WEIGHT_MIN || w > CGROUP_WEIGHT_MAX) {
+		snprintf(why, whylen, "%ld is out of range (%d to %d, default %d)", w, CGROUP_WEIGHT_MIN,
+			 CGROUP_WEIGHT_MAX, CGROUP_WEIGHT_DEFAULT);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* The bound that depends on vcpus is checked once both are known. */
+static int check_cap(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	long cap = cfg_opt_getnint(opt, i);
+
+	if (cap < 0 || cap > 100L * VCPUS_MAX) {
+		snprintf(why, whylen, "%ld is out of range (0 to %d percent of one CPU, 0: no cap)", cap,
+			 100 * VCPUS_MAX);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* cgroup = "lodge": a relative path under the CPU controller's mount. */
+static int check_cgroup(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+	size_t len = strlen(s);
+
+	if (!len || len >= 256 || s[0] == '/' || s[len - 1] == '/' || strstr(s, "//") || strstr(s, "..") ||
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/") != len) {
+		snprintf(why, whylen, "'%s' is not a relative cgroup path like lodge or lodge.slice/domains", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- the tables ------------------------------------------------------------- */
 
 const struct cfg_key domain_keys[] = {
@@ -435,6 +493,9 @@ const struct cfg_key domain_keys[] = {
 	{ "on_reboot",   KT_STR,  "restart", check_action,   "when the guest reboots" },
 	{ "on_crash",    KT_STR,  "destroy", check_action,   "when the guest crashes (triple fault)" },
 	{ "autostart",   KT_BOOL, "false",   NULL,           "lodge autostart starts it at boot" },
+	{ "cpus",        KT_STR,  NULL,      check_cpus,     "host CPUs the vCPUs may run on: '0-1', '0,2', 'all'" },
+	{ "cpu_weight",  KT_INT,  "256",     check_weight,   "share of CPU time against other domains, 1 to 65535" },
+	{ "cap",         KT_INT,  "0",       check_cap,      "most CPU it may use, percent of one CPU (0: no cap)" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
 
@@ -445,6 +506,7 @@ const struct cfg_key host_keys[] = {
 	{ "image_dir",        KT_STR, "/var/lib/lodge/images", check_dir,      "where disk images are kept" },
 	{ "default_bridge",   KT_STR, "lodgebr0",              check_ifname,   "bridge of a vif without bridge=" },
 	{ "console_log_size", KT_INT, "1024",                  check_log_size, "console log kept per domain, KiB" },
+	{ "cgroup",           KT_STR, "lodge",                 check_cgroup,   "parent of the domains' CPU cgroups, under the CPU controller" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
 

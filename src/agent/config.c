@@ -8,6 +8,7 @@
  * was.  Per-key checks run as libconfuse validate callbacks, so the first
  * error in the file is the one reported; checks that need two keys run
  * after the parse.  The table of keys is in config-keys.c. */
+#include "cgroup.h"
 #include "config-keys.h"
 
 #include <errno.h>
@@ -410,6 +411,8 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		 cfg ? cfg_getstr(cfg, "default_bridge") : cfg_find_key(host_keys, "default_bridge")->def);
 	hc->console_log_kib = cfg ? (unsigned)cfg_getint(cfg, "console_log_size")
 				  : (unsigned)atoi(cfg_find_key(host_keys, "console_log_size")->def);
+	snprintf(hc->cgroup, sizeof(hc->cgroup), "%s",
+		 cfg ? cfg_getstr(cfg, "cgroup") : cfg_find_key(host_keys, "cgroup")->def);
 	if (cfg)
 		cfg_free(cfg);
 	return 0;
@@ -481,6 +484,17 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	    parse_action_key(cfg, "on_crash", &dc->on_crash))
 		return -EINVAL;
 	dc->autostart = cfg_getbool(cfg, "autostart");
+	if (cfg_getstr(cfg, "cpus"))
+		snprintf(dc->cpus, sizeof(dc->cpus), "%s", cfg_getstr(cfg, "cpus"));
+	dc->cpu_weight = (unsigned)cfg_getint(cfg, "cpu_weight");
+	dc->cap = (unsigned)cfg_getint(cfg, "cap");
+	/* As xl: a cap may exceed 100 with several vCPUs, but not what
+	 * they could use together. */
+	if (dc->cap > 100 * dc->vcpus) {
+		cfg_fail(ctx, cfg_key_line(ctx, "cap", 0), "cap", "%u%% is more than %u vCPU%s can use (0 to %u)",
+			 dc->cap, dc->vcpus, dc->vcpus == 1 ? "" : "s", 100 * dc->vcpus);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -572,6 +586,12 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 	put_key(f, "on_reboot", actions[dc->on_reboot]);
 	put_key(f, "on_crash", actions[dc->on_crash]);
 	fprintf(f, "autostart = %s\n", dc->autostart ? "true" : "false");
+	if (dc->cpus[0])
+		put_key(f, "cpus", dc->cpus);
+	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT)
+		fprintf(f, "cpu_weight = %u\n", dc->cpu_weight);
+	if (dc->cap)
+		fprintf(f, "cap = %u\n", dc->cap);
 }
 
 /* A regular file (or a new one) is replaced atomically: a reader never

@@ -41,7 +41,10 @@ struct domain_config {
 	struct cfg_vif vifs[CFG_MAX_VIFS];
 	enum cfg_action on_poweroff, on_reboot, on_crash;
 	bool autostart;
-	/* Later issues: cpus (pinning), cpu_weight, cap, ksm, thp. */
+	char cpus[256];            /* host CPU list for every vCPU; "" = any */
+	unsigned cpu_weight;       /* Xen credit weight, 1..65535, default 256 */
+	unsigned cap;              /* percent of one CPU, 0 = no cap */
+	/* Later issues: ksm, thp. */
 };
 
 struct host_config {
@@ -50,6 +53,7 @@ struct host_config {
 	char default_bridge[16];           /* default "lodgebr0" */
 	char image_dir[CFG_PATH_MAX];      /* default /var/lib/lodge/images */
 	unsigned console_log_kib;          /* default 1024 */
+	char cgroup[256];                  /* default "lodge": domains' cgroups are cgroup/NAME */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

@@ -1,3 +1,4 @@
+#include "cgroup.h"
 #include "domains.h"
 #include "log.h"
 
@@ -36,6 +37,21 @@ static void io_from_reply(const struct reply *r, const char *kind, struct dev_io
 	}
 }
 
+unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max)
+{
+	unsigned n = 0;
+	char *end;
+
+	while (n < max && *text) {
+		out[n] = strtoull(text, &end, 10);
+		if (end == text)
+			break;
+		n++;
+		text = end;
+	}
+	return n;
+}
+
 void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
 {
 	const char *v;
@@ -53,16 +69,14 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
 	io_from_reply(r, "disk", st->disk, DOM_MAX_DISKS, &st->ndisks, &st->disk_sum);
 	io_from_reply(r, "vif", st->vif, DOM_MAX_VIFS, &st->nvifs, &st->vif_sum);
-	if ((v = reply_get(r, "vcpu_ns"))) {
-		char *end;
-		unsigned i;
-
-		for (i = 0; i < 64 && *v; i++, v = end) {
-			st->vcpu_ns[i] = strtoull(v, &end, 10);
-			if (end == v)
-				break;
-		}
-	}
+	if ((v = reply_get(r, "vcpu_ns")))
+		domain_parse_list(v, st->vcpu_ns, 64);
+	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "vcpu_wait_ns")))
+		domain_parse_list(v, st->vcpu_wait_ns, 64);
+	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : CGROUP_WEIGHT_DEFAULT;
+	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
+	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
 }
 
 int domain_status(const char *rundir, const char *name, struct dom_status *st)
@@ -80,17 +94,36 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st)
 	return 0;
 }
 
+/* The CPU cgroup a dead lodge-hyp named in its runtime directory: empty
+ * now that its tasks are gone, so rmdir removes it. */
+static void remove_stale_cgroup(const char *rundir, const char *name)
+{
+	char path[4200], dir[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup", rundir, name);
+	if (!(f = fopen(path, "r")))
+		return;
+	if (fgets(dir, sizeof(dir), f)) {
+		dir[strcspn(dir, "\n")] = '\0';
+		if (dir[0] == '/' && rmdir(dir) < 0 && errno != ENOENT)
+			log_warn("cannot remove domain %s's cgroup %s: %s", name, dir, strerror(errno));
+	}
+	fclose(f);
+}
+
 /* A directory whose socket no longer answers: its lodge-hyp died without
  * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
 void domain_remove_stale(const char *rundir, const char *name)
 {
 	static const char *const files[] = { "control", "console.log", "console.log.1",
-					     "lodge-hyp.log", "config" };
+					     "lodge-hyp.log", "config", "cgroup" };
 	char path[4200];
 	unsigned i;
 
 	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
 		 name, rundir, name);
+	remove_stale_cgroup(rundir, name);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", rundir, name, files[i]);
 		unlink(path);
@@ -215,7 +248,8 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 {
 	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
 	char mem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
-	const char *argv[80];
+	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
+	const char *argv[96];
 	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
 	unsigned i, a = 0, nextid;
 	struct dom_status st;
@@ -281,6 +315,14 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	argv[a++] = "--on-poweroff"; argv[a++] = action_names[dc->on_poweroff];
 	argv[a++] = "--on-reboot"; argv[a++] = action_names[dc->on_reboot];
 	argv[a++] = "--on-crash"; argv[a++] = action_names[dc->on_crash];
+	/* Every domain gets its cgroup, so lodge sched works on any of them. */
+	snprintf(weight, sizeof(weight), "%u", dc->cpu_weight);
+	snprintf(cap, sizeof(cap), "%u", dc->cap);
+	snprintf(cgroup, sizeof(cgroup), "%s/%s", hc->cgroup, dc->name);
+	argv[a++] = "--cgroup"; argv[a++] = cgroup;
+	argv[a++] = "--cpu-weight"; argv[a++] = weight;
+	argv[a++] = "--cap"; argv[a++] = cap;
+	if (dc->cpus[0]) { argv[a++] = "--cpus"; argv[a++] = dc->cpus; }
 	argv[a++] = "--detach";
 	argv[a] = NULL;
 

@@ -33,6 +33,10 @@ struct dom_status {
 	struct dev_io disk[DOM_MAX_DISKS], vif[DOM_MAX_VIFS];
 	unsigned ndisks, nvifs;
 	struct dev_io disk_sum, vif_sum;
+	uint64_t cpu_wait_ns;          /* runnable but not running: the guest's steal */
+	uint64_t vcpu_wait_ns[64];
+	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
+	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
 };
 
 /* Visit every running domain (sorted by id). Stale directories (their
@@ -55,6 +59,9 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st);
  * their bridges. Returns 0 once it runs, or -errno with the error already
  * printed (by lodge-hyp or here). */
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused);
+/* The numbers of a space-separated per-vCPU value into out[max]; returns
+ * how many. */
+unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max);
 /* The vif's interface name: vif-NAME.N if it fits IFNAMSIZ, else vifID.N. */
 void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16]);
 

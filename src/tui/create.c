@@ -1,6 +1,7 @@
 /* The create form (n): every field checked as it is typed, the error shown
  * beside it; nothing is made until the whole form is valid, and what was
  * made is removed again if the domain does not start. */
+#include "cgroup.h"
 #include "tui.h"
 #include "netlink.h"
 
@@ -278,6 +279,7 @@ static int create_domain(struct tui *t, struct field *f)
 	dc.on_poweroff = ACT_DESTROY;
 	dc.on_reboot = ACT_RESTART;
 	dc.on_crash = ACT_DESTROY;
+	dc.cpu_weight = CGROUP_WEIGHT_DEFAULT;     /* xl's default; no cap, any CPU */
 	if (f[F_DISK].value[0]) {
 		if (strncmp(f[F_DISK].value, "new:", 4) == 0) {
 			char size[32];
