@@ -342,8 +342,17 @@ void draw_detail(struct tui *t)
 		int bar = (int)(d->vcpu_pct[i] / 100.0 * 40 + 0.5);
 
 		if (bar > 40) bar = 40;
-		mvprintw(y++, 0, "vcpu%-2u [%-40.*s] %5.1f%%", i, bar, "########################################",
-			 d->vcpu_pct[i]);
+		mvprintw(y++, 0, "vcpu%-2u [%-40.*s] %5.1f%%  wait %5.1f%%", i, bar,
+			 "########################################", d->vcpu_pct[i], d->vcpu_wait_pct[i]);
+	}
+	/* Wait: runnable but not running (the guest's steal); what weight and
+	 * cap are there to share. */
+	{
+		char cap[16] = "none";
+
+		if (d->st.cpu_cap)
+			snprintf(cap, sizeof(cap), "%u%%", d->st.cpu_cap);
+		mvprintw(y++, 0, "weight %u, cap %s, wait %.1f%% of a CPU", d->st.cpu_weight, cap, d->wait_pct);
 	}
 	spark(spk, d->cpu_hist, d->hist_len, w, 100.0f * (d->st.vcpus ? d->st.vcpus : 1));
 	mvprintw(y++, 0, "CPU      |%s|", spk);
