@@ -143,12 +143,19 @@ static void test_values(void)
 	CHECK("vif without mac or bridge", !dc.vifs[1].mac_set && !strcmp(dc.vifs[1].bridge, "br1") &&
 	      !dc.vifs[2].bridge[0] && !dc.vifs[2].mac_set);
 	CHECK("autostart = 1", dc.autostart);
+	CHECK("cpus, cpu_weight as a string, cap over 100", !strcmp(dc.cpus, "0") && dc.cpu_weight == 512 &&
+	      dc.cap == 150);
+
+	snprintf(path, sizeof(path), "%s/pass-sched.cfg", fixtures);
+	CHECK("CPU keys load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("cpus all, weight, cap", !strcmp(dc.cpus, "all") && dc.cpu_weight == 512 && dc.cap == 50);
 
 	snprintf(path, sizeof(path), "%s/pass-minimal.cfg", fixtures);
 	CHECK("minimal loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("xl's defaults", dc.memory_mib == 128 && dc.vcpus == 1 && dc.maxmem_mib == 0 && !dc.ndisks &&
 	      !dc.nvifs && dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART &&
 	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0]);
+	CHECK("xl's CPU defaults: any CPU, weight 256, no cap", !dc.cpus[0] && dc.cpu_weight == 256 && !dc.cap);
 }
 
 /* Save, load back: the same config; save again: the same bytes. */
@@ -241,7 +248,8 @@ static void test_root(void)
 	CHECK("root prefixes runtime_dir", strcmp(hc.runtime_dir, want) == 0);
 	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
 	CHECK("root prefixes domains_dir", strcmp(hc.domains_dir, want) == 0);
-	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024);
+	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024 &&
+	      !strcmp(hc.cgroup, "lodge"));
 
 	snprintf(path, sizeof(path), "%s/etc", tmpdir);
 	mkdir(path, 0755);
@@ -249,7 +257,7 @@ static void test_root(void)
 	mkdir(path, 0755);
 	strcat(path, "/lodge.conf");
 	write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
-			 "console_log_size = \"64\"\n");
+			 "console_log_size = \"64\"\ncgroup = 'lodge.slice/doms'\n");
 	CHECK("lodge.conf loads", host_config_load(&hc, err, sizeof(err)) == 0);
 	CHECK("values in lodge.conf are used as written", strcmp(hc.runtime_dir, "/srv/run") == 0);
 	snprintf(want, sizeof(want), "%s/etc/lodge/images", tmpdir);
@@ -257,6 +265,11 @@ static void test_root(void)
 	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
 	CHECK("unset keys keep prefixed defaults", strcmp(hc.domains_dir, want) == 0);
 	CHECK("bridge and log size", !strcmp(hc.default_bridge, "br7") && hc.console_log_kib == 64);
+	CHECK("cgroup", !strcmp(hc.cgroup, "lodge.slice/doms"));
+	write_file(path, "cgroup = '../escape'\n");
+	snprintf(want, sizeof(want), "%s:1: cgroup: '../escape' is not a relative cgroup path", path);
+	CHECK("a cgroup outside the controller is refused",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
 	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
 	CHECK("lodge.conf errors have file, line, key",
