@@ -140,23 +140,24 @@ int cmd_vcpu_list(int argc, char **argv)
 		return EXIT_USAGE;
 	if (agent_host_config(&hc))
 		return 1;
+	if (optind < argc) {
+		rc = domain_status(hc.runtime_dir, argv[optind], &st);
+		if (rc == -ENOENT) {
+			log_err("no domain named %s is running", argv[optind]);
+			return 1;
+		}
+		if (rc) {
+			log_err("domain %s: %s", argv[optind], strerror(-rc));
+			return 1;
+		}
+	}
 	if (!o.tsv)
 		printf("%-24s %5s %5s %5s %-5s %10s %9s  %s\n", "Name", "ID", "VCPU", "CPU", "State", "Time(s)",
 		       "Wait(s)", "Affinity");
-	if (optind == argc) {
+	if (optind < argc)
+		print_vcpus(&st, &o);
+	else
 		domains_scan(hc.runtime_dir, print_vcpus, &o);
-		return o.failed;
-	}
-	rc = domain_status(hc.runtime_dir, argv[optind], &st);
-	if (rc == -ENOENT) {
-		log_err("no domain named %s is running", argv[optind]);
-		return 1;
-	}
-	if (rc) {
-		log_err("domain %s: %s", argv[optind], strerror(-rc));
-		return 1;
-	}
-	print_vcpus(&st, &o);
 	return o.failed;
 }
 

@@ -384,6 +384,26 @@ static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *ou
 	return rc;
 }
 
+/* The default cgroup parent is "lodge"; under --root DIR it is
+ * lodge/DIR-with-dashes, as default paths get the root prefix: trees with
+ * different roots (tests side by side) never share a domain's cgroup. */
+static void default_cgroup(char *out, size_t len)
+{
+	const char *ok = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
+	size_t n, i;
+
+	n = (size_t)snprintf(out, len, "%s", cfg_find_key(host_keys, "cgroup")->def);
+	if (!root_prefix[0] || n + 2 >= len)
+		return;
+	out[n++] = '/';
+	for (i = root_prefix[0] == '/'; root_prefix[i] && n + 1 < len; i++, n++)
+		out[n] = root_prefix[i] == '/' ? '-' : strchr(ok, root_prefix[i]) ? root_prefix[i] : '_';
+	out[n] = '\0';
+	if (strstr(out, ".."))                  /* a root with ".." in it: keep it a plain name */
+		for (i = 0; out[i]; i++)
+			out[i] = out[i] == '.' ? '_' : out[i];
+}
+
 int host_config_load(struct host_config *hc, char *err, size_t errlen)
 {
 	char file[CFG_PATH_MAX];
@@ -411,8 +431,10 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		 cfg ? cfg_getstr(cfg, "default_bridge") : cfg_find_key(host_keys, "default_bridge")->def);
 	hc->console_log_kib = cfg ? (unsigned)cfg_getint(cfg, "console_log_size")
 				  : (unsigned)atoi(cfg_find_key(host_keys, "console_log_size")->def);
-	snprintf(hc->cgroup, sizeof(hc->cgroup), "%s",
-		 cfg ? cfg_getstr(cfg, "cgroup") : cfg_find_key(host_keys, "cgroup")->def);
+	if (cfg && key_site(&ctx, "cgroup", 0) >= 0)
+		snprintf(hc->cgroup, sizeof(hc->cgroup), "%s", cfg_getstr(cfg, "cgroup"));
+	else
+		default_cgroup(hc->cgroup, sizeof(hc->cgroup));
 	if (cfg)
 		cfg_free(cfg);
 	return 0;

@@ -95,7 +95,8 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st)
 }
 
 /* The CPU cgroup a dead lodge-hyp named in its runtime directory: empty
- * now that its tasks are gone, so rmdir removes it. */
+ * now that its tasks are gone, so it can go, with its parent if that is
+ * empty too. */
 static void remove_stale_cgroup(const char *rundir, const char *name)
 {
 	char path[4200], dir[4096];
@@ -105,9 +106,12 @@ static void remove_stale_cgroup(const char *rundir, const char *name)
 	if (!(f = fopen(path, "r")))
 		return;
 	if (fgets(dir, sizeof(dir), f)) {
+		struct cgroup_cpu cg;
+		int rc;
+
 		dir[strcspn(dir, "\n")] = '\0';
-		if (dir[0] == '/' && rmdir(dir) < 0 && errno != ENOENT)
-			log_warn("cannot remove domain %s's cgroup %s: %s", name, dir, strerror(errno));
+		if ((rc = cgroup_cpu_at(&cg, dir)) || (rc = cgroup_cpu_remove(&cg)))
+			log_warn("cannot remove domain %s's cgroup %s: %s", name, dir, strerror(-rc));
 	}
 	fclose(f);
 }

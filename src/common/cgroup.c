@@ -176,9 +176,9 @@ int cgroup_cpu_open(struct cgroup_cpu *cg, const char *rel)
 	return 0;
 }
 
-int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
+static int create_levels(struct cgroup_cpu *cg)
 {
-	char path[sizeof(cg->dir)], *p, *next, buf[32];
+	char path[sizeof(cg->dir)], *p, *next;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s", cg->dir);
@@ -199,6 +199,36 @@ int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+int cgroup_cpu_at(struct cgroup_cpu *cg, const char *dir)
+{
+	char want[sizeof(cg->dir)];
+	size_t len;
+	int rc;
+
+	snprintf(want, sizeof(want), "%s", dir);      /* dir may be cg->dir itself */
+	if ((rc = cgroup_cpu_open(cg, "")))
+		return rc;
+	len = strlen(cg->mount);
+	if (strncmp(want, cg->mount, len) != 0 || want[len] != '/' || !want[len + 1] || strstr(want, "/.."))
+		return -EINVAL;
+	snprintf(cg->dir, sizeof(cg->dir), "%s", want);
+	return 0;
+}
+
+int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
+{
+	char buf[32];
+	int rc, tries = 0;
+
+	/* ENOENT: the last other domain of this parent removed the parent
+	 * between our mkdirs (cgroup_cpu_remove); make it again. */
+	while ((rc = create_levels(cg)) == -ENOENT && ++tries < 3)
+		;
+	if (rc)
+		return rc;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	return write_file(cg->dir, "cgroup.procs", buf);
 }
@@ -240,8 +270,19 @@ int cgroup_cpu_leave(const struct cgroup_cpu *cg, pid_t pid)
 
 int cgroup_cpu_remove(const struct cgroup_cpu *cg)
 {
+	char path[sizeof(cg->dir)], *slash;
+	size_t root = strlen(cg->mount);
+
 	if (rmdir(cg->dir) < 0 && errno != ENOENT)
 		return -errno;
+	/* Parents Lodge made go too once empty (the last domain of a --root
+	 * tree); one still holding a domain refuses, and that is the end. */
+	snprintf(path, sizeof(path), "%s", cg->dir);
+	while ((slash = strrchr(path, '/')) && (size_t)(slash - path) > root) {
+		*slash = '\0';
+		if (rmdir(path) < 0)
+			break;
+	}
 	return 0;
 }
 

@@ -45,7 +45,12 @@ int cgroup_cpu_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct);
 pid_t cgroup_cpu_first_task(const struct cgroup_cpu *cg);
 /* Move process pid back to the hierarchy's root (so the cgroup can go). */
 int cgroup_cpu_leave(const struct cgroup_cpu *cg, pid_t pid);
-/* Remove the cgroup; -EBUSY if a task is still in it, 0 if it is gone. */
+/* The cgroup at an absolute directory under the CPU controller (as kept
+ * in a domain's runtime directory). -ENODEV: no controller; -EINVAL: dir
+ * is not under it. */
+int cgroup_cpu_at(struct cgroup_cpu *cg, const char *dir);
+/* Remove the cgroup, then its parents up to the mount while they are
+ * empty; -EBUSY if a task is still in it, 0 if it is gone. */
 int cgroup_cpu_remove(const struct cgroup_cpu *cg);
 /* "cgroup v2" or "cgroup v1". */
 const char *cgroup_cpu_kind(const struct cgroup_cpu *cg);

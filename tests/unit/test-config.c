@@ -248,8 +248,10 @@ static void test_root(void)
 	CHECK("root prefixes runtime_dir", strcmp(hc.runtime_dir, want) == 0);
 	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
 	CHECK("root prefixes domains_dir", strcmp(hc.domains_dir, want) == 0);
-	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024 &&
-	      !strcmp(hc.cgroup, "lodge"));
+	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024);
+	snprintf(want, sizeof(want), "lodge/%s", tmpdir + 1);
+	*strchr(want + 6, '/') = '-';
+	CHECK("root names the cgroup parent: lodge/tmp-lodge-config.XXXXXX", strcmp(hc.cgroup, want) == 0);
 
 	snprintf(path, sizeof(path), "%s/etc", tmpdir);
 	mkdir(path, 0755);
@@ -279,6 +281,7 @@ static void test_root(void)
 	cfg_set_root("/");
 	CHECK("root / is no prefix", host_config_load(&hc, err, sizeof(err)) == 0 || strstr(err, "/etc/lodge/lodge.conf:"));
 	CHECK("default paths without root", strcmp(hc.runtime_dir, "/run/lodge") == 0 || strstr(err, "lodge.conf"));
+	CHECK("default cgroup without root", strcmp(hc.cgroup, "lodge") == 0 || strstr(err, "lodge.conf"));
 	cfg_set_root(tmpdir);
 	host_config_load(&hc, err, sizeof(err));
 }

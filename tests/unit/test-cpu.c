@@ -136,7 +136,11 @@ static void test_real_cgroup(void)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	snprintf(parent, sizeof(parent), "%s/lodge-unit-%d", cg.mount, (int)getpid());
-	CHECK("parent removable", rmdir(parent) == 0);
+	CHECK("its empty parent goes with it", access(parent, F_OK) != 0);
+	CHECK("found again by its directory", cgroup_cpu_at(&cg, cg.dir) == 0);
+	snprintf(parent, sizeof(parent), "%s/../etc", cg.mount);
+	CHECK("a directory outside the controller is refused", cgroup_cpu_at(&cg, parent) == -EINVAL &&
+	      cgroup_cpu_at(&cg, "/etc") == -EINVAL);
 }
 
 int main(void)
