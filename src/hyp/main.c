@@ -653,6 +653,9 @@ int main(int argc, char **argv)
 		log_err("cannot restart: %s", strerror(errno));
 		status = DOMAIN_ERROR;
 	}
+	/* Out of the cgroup before the runtime directory goes: once that is
+	 * gone the agent may start a domain of the same name in it. */
+	sched_cgroup_leave(dom);
 	if (dir[0])
 		remove_runtime_dir(dir);
 	return status;
