@@ -99,6 +99,11 @@ if shows 5 'vcpu0' && shows 5 'console \(last lines\)' && screen | grep -q 'mini
 else
 	fail "detail view" "$(screen | head -12)"
 fi
+if screen | grep -Eq 'vcpu0 +\[.*\] +[0-9.]+%  wait +[0-9.]+%' && screen | grep -q 'weight 256, cap none, wait'; then
+	pass "the detail view shows each vCPU's wait% and the domain's weight and cap"
+else
+	fail "detail view wait%" "$(screen | sed -n 1,8p)"
+fi
 keys Escape
 
 # Console attach and return, the screen restored.
