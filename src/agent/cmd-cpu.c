@@ -220,6 +220,15 @@ int cmd_sched(int argc, char **argv)
 		log_err("domain %s: %s", argv[optind], strerror(-rc));
 		return 1;
 	}
+	if (strcmp(st.cgroup, "-") == 0) {
+		if (weight >= 0 || cap >= 0) {
+			log_err("domain %s runs without a CPU cgroup (there was no CPU controller it could use when it started): no weight or cap", st.name);
+			return 1;
+		}
+		printf("%-24s %5s %6s %4s\n%-24s %5u %6s %4s\n", "Name", "ID", "Weight", "Cap", st.name, st.id,
+		       "-", "-");
+		return 0;
+	}
 	if (weight < 0 && cap < 0) {
 		printf("%-24s %5s %6s %4s\n", "Name", "ID", "Weight", "Cap");
 		printf("%-24s %5u %6u %4u\n", st.name, st.id, st.cpu_weight, st.cpu_cap);

@@ -319,13 +319,15 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	argv[a++] = "--on-poweroff"; argv[a++] = action_names[dc->on_poweroff];
 	argv[a++] = "--on-reboot"; argv[a++] = action_names[dc->on_reboot];
 	argv[a++] = "--on-crash"; argv[a++] = action_names[dc->on_crash];
-	/* Every domain gets its cgroup, so lodge sched works on any of them. */
+	/* Every domain gets its cgroup, so lodge sched works on any of them;
+	 * weight and cap go only when the config asks for them, so a host
+	 * without a CPU controller still runs domains that do not. */
 	snprintf(weight, sizeof(weight), "%u", dc->cpu_weight);
 	snprintf(cap, sizeof(cap), "%u", dc->cap);
 	snprintf(cgroup, sizeof(cgroup), "%s/%s", hc->cgroup, dc->name);
 	argv[a++] = "--cgroup"; argv[a++] = cgroup;
-	argv[a++] = "--cpu-weight"; argv[a++] = weight;
-	argv[a++] = "--cap"; argv[a++] = cap;
+	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = weight; }
+	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = cap; }
 	if (dc->cpus[0]) { argv[a++] = "--cpus"; argv[a++] = dc->cpus; }
 	argv[a++] = "--detach";
 	argv[a] = NULL;

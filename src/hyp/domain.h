@@ -141,8 +141,9 @@ int sched_vcpu_stats(struct vcpu *v, struct vcpu_sched_stats *s);
 uint64_t sched_vcpu_wait_ns(struct vcpu *v);
 int sched_vcpu_pin(struct vcpu *v, const cpu_set_t *set);
 /* Create the domain's cgroup rel under the CPU controller and move this
- * process in; logs its own error. */
-int sched_cgroup_join(struct domain *dom, const char *rel);
+ * process in: 0, or -errno with one sentence in why (-ENODEV: no CPU
+ * controller; -EBUSY: another process is in that cgroup). */
+int sched_cgroup_join(struct domain *dom, const char *rel, char *why, size_t whylen);
 /* Weight and cap together, or neither: 0, -ENODEV (no cgroup), -ERANGE. */
 int sched_set(struct domain *dom, unsigned weight, unsigned cap);
 void sched_cgroup_leave(struct domain *dom);

@@ -517,12 +517,20 @@ static void leave_cgroup(void)
  * killed before it can. */
 static int join_cgroup(struct domain *dom, const struct options *o, const char *dir)
 {
-	char path[4200];
+	char path[4200], why[512];
 	FILE *f;
 	int rc;
 
-	if ((rc = sched_cgroup_join(dom, o->cgroup)))
+	if ((rc = sched_cgroup_join(dom, o->cgroup, why, sizeof(why)))) {
+		/* No controller, or not ours to use: without a weight or cap
+		 * asked for, the domain runs without (lodge sched says so). */
+		if (!o->sched_given && (rc == -ENODEV || rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
+			log_warn("domain %s runs without weight or cap: %s", dom->name, why);
+			return 0;
+		}
+		log_err("%s", why);
 		return rc;
+	}
 	atexit(leave_cgroup);
 	if ((rc = sched_set(dom, o->cpu_weight, o->cap))) {
 		log_err("cannot set weight %lu and cap %lu%% in %s: %s", o->cpu_weight, o->cap,
@@ -582,8 +590,11 @@ int main(int argc, char **argv)
 			return DOMAIN_ERROR;
 	}
 	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
-	if (o.cgroup && join_cgroup(dom, &o, dir))
+	if (o.cgroup && join_cgroup(dom, &o, dir)) {
+		if (dir[0])
+			remove_runtime_dir(dir);
 		return DOMAIN_ERROR;
+	}
 
 	if (guest_mem_init(&dom->mem, (uint64_t)o.memory_mib << 20)) {
 		log_err("cannot map %lu MiB of guest memory: %s", o.memory_mib, strerror(errno));

@@ -86,36 +86,36 @@ int sched_vcpu_pin(struct vcpu *v, const cpu_set_t *set)
 	return -pthread_setaffinity_np(v->thread, sizeof(*set), set);
 }
 
-int sched_cgroup_join(struct domain *dom, const char *rel)
+int sched_cgroup_join(struct domain *dom, const char *rel, char *why, size_t whylen)
 {
+	const char *kind;
+	pid_t other;
 	int rc = cgroup_cpu_open(&dom->cgroup, rel);
 
 	if (rc == -ENODEV) {
-		log_err("no cgroup CPU controller is mounted (neither cgroup2 with cpu in "
-			"cgroup.controllers nor a v1 cpu hierarchy): cannot give domain %s "
-			"a weight or cap", dom->name);
+		snprintf(why, whylen, "no cgroup CPU controller is mounted (neither cgroup2 with cpu in "
+			 "cgroup.controllers nor a v1 cpu hierarchy)");
 		return rc;
 	}
-	if (!rc) {
-		pid_t other = cgroup_cpu_first_task(&dom->cgroup);
-
-		/* Two --root trees with one cgroup parent and one domain name
-		 * would share a cgroup: refuse rather than mix their shares. */
-		if (other > 0 && other != getpid()) {
-			log_err("%s %s is in use by process %d (another domain of this name? "
-				"give each root its own cgroup in lodge.conf)", cgroup_cpu_kind(&dom->cgroup),
-				dom->cgroup.dir, (int)other);
-			return -EBUSY;
-		}
-		rc = cgroup_cpu_create(&dom->cgroup, getpid());
-	}
+	kind = cgroup_cpu_kind(&dom->cgroup);
 	if (rc) {
-		log_err("cannot create the %s %s: %s", cgroup_cpu_kind(&dom->cgroup), dom->cgroup.dir,
-			strerror(-rc));
+		snprintf(why, whylen, "cgroup %s: %s", rel, strerror(-rc));
+		return rc;
+	}
+	/* Two --root trees with one cgroup parent and one domain name would
+	 * share a cgroup: refuse rather than mix their shares. */
+	other = cgroup_cpu_first_task(&dom->cgroup);
+	if (other > 0 && other != getpid()) {
+		snprintf(why, whylen, "%s %s is in use by process %d (another domain of this name? "
+			 "give each root its own cgroup in lodge.conf)", kind, dom->cgroup.dir, (int)other);
+		return -EBUSY;
+	}
+	if ((rc = cgroup_cpu_create(&dom->cgroup, getpid()))) {
+		snprintf(why, whylen, "cannot create the %s %s: %s", kind, dom->cgroup.dir, strerror(-rc));
 		return rc;
 	}
 	dom->has_cgroup = true;
-	log_debug("domain %s in %s %s", dom->name, cgroup_cpu_kind(&dom->cgroup), dom->cgroup.dir);
+	log_debug("domain %s in %s %s", dom->name, kind, dom->cgroup.dir);
 	return 0;
 }
 

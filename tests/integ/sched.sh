@@ -186,11 +186,38 @@ fi
 lodge sched capped --cap 0
 c0=$(cpu_seconds capped); sleep 3; c1=$(cpu_seconds capped)
 pct=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) * 100 / 3 }')
-if awk -v p="$pct" 'BEGIN { exit !(p > 40) }'; then
+if awk -v p="$pct" 'BEGIN { exit !(p > 35) }'; then
 	pass "cap 0 lifts the cap ($pct% over 3 s)"
 else
 	fail "cap 0 lifts the cap" "$pct% over 3 s"
 fi
+
+# ---- a host without a CPU controller: domains run, weights and caps are refused ----------
+domain plain
+domain wanted 'cap = 20'
+out=$(unshare -m sh -c '
+	for m in $(awk '"'"'$0 ~ / - cgroup2? / { print $5 }'"'"' /proc/self/mountinfo); do umount -l "$m"; done
+	"$1" --root "$2" create plain; echo "rc=$?"
+	"$1" --root "$2" create wanted; echo "rc=$?"' sh "$LODGE" "$ROOT" 2>&1)
+if grep -q '^rc=0' <<<"$out" && grep -q 'domain plain runs without weight or cap: no cgroup CPU controller is mounted' <<<"$out" &&
+   [ "$(sched_of plain)" = "- -" ]; then
+	pass "without a CPU controller a domain runs, with one warning, and sched shows no weight or cap"
+else
+	fail "a domain without a CPU controller" "$out; $(lodge sched plain 2>&1)"
+fi
+if grep -q '^rc=1' <<<"$out" && grep -q 'lodge-hyp: error: no cgroup CPU controller is mounted' <<<"$out" &&
+   [ ! -d "$RUN/wanted" ]; then
+	pass "without a CPU controller a domain that asks for a cap is refused, nothing left"
+else
+	fail "a cap without a CPU controller" "$out; $(ls "$RUN")"
+fi
+msg=$(lodge sched plain --weight 300 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'runs without a CPU cgroup' <<<"$msg"; then
+	pass "sched on a domain without a cgroup says why"
+else
+	fail "sched without a cgroup" "exit $rc: $msg"
+fi
+lodge destroy plain
 
 # ---- a killed lodge-hyp: the agent removes its cgroup with its stale entry ------------
 dir=$(cgdir lo)
