@@ -49,9 +49,9 @@ void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl)
 		append(wait, "%llu", (unsigned long long)s.wait_ns);
 		append(aff, "%s", set[0] ? set : "-");
 	}
-	ctl_send(cl, "ok\nvcpus %u\npaused %d\nvcpu_tid %s\nvcpu_cpu %s\nvcpu_state %s\nvcpu_ns %s\n"
-		 "vcpu_wait_ns %s\nvcpu_affinity %s\n\n", dom->nvcpus, dom->paused ? 1 : 0, tid, cpu,
-		 state, ns, wait, aff);
+	client_send(cl, "ok\nvcpus %u\npaused %d\nvcpu_tid %s\nvcpu_cpu %s\nvcpu_state %s\nvcpu_ns %s\n"
+		    "vcpu_wait_ns %s\nvcpu_affinity %s\n\n", dom->nvcpus, dom->paused ? 1 : 0, tid, cpu,
+		    state, ns, wait, aff);
 }
 
 /* A whole decimal number in [min, max], or -1 after an error reply. */
@@ -64,11 +64,11 @@ static long parse_bounded(struct ctl_client *cl, const char *what, const char *t
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || end == text || *end) {
-		ctl_send(cl, "error %s '%s' is not a whole number\n", what, text);
+		client_send(cl, "error %s '%s' is not a whole number\n", what, text);
 		return -1;
 	}
 	if (v < min || v > max) {
-		ctl_send(cl, "error %s %ld is out of range (%ld to %ld%s)\n", what, v, min, max, hint);
+		client_send(cl, "error %s %ld is out of range (%ld to %ld%s)\n", what, v, min, max, hint);
 		return -1;
 	}
 	return v;
@@ -83,7 +83,7 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 	int rc;
 
 	if (argc != 2) {
-		ctl_send(cl, "error usage: vcpu-pin VCPU|all CPUS\n");
+		client_send(cl, "error usage: vcpu-pin VCPU|all CPUS\n");
 		return;
 	}
 	if (strcmp(argv[0], "all") == 0) {
@@ -97,11 +97,11 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 		first = last = (unsigned)v;
 	}
 	if ((rc = cpulist_host(&host))) {
-		ctl_send(cl, "error cannot read this host's CPUs: %s\n", strerror(-rc));
+		client_send(cl, "error cannot read this host's CPUs: %s\n", strerror(-rc));
 		return;
 	}
 	if (cpulist_parse(argv[1], &host, &set, why, sizeof(why))) {
-		ctl_send(cl, "error %s\n", why);
+		client_send(cl, "error %s\n", why);
 		return;
 	}
 	for (i = first; i <= last; i++)
@@ -116,10 +116,10 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 		while (i-- > first)
 			if (CPU_COUNT(&before[i]))
 				sched_vcpu_pin(&dom->vcpus[i], &before[i]);
-		ctl_send(cl, "error cannot pin to CPUs %s: %s\n", argv[1], strerror(-rc));
+		client_send(cl, "error cannot pin to CPUs %s: %s\n", argv[1], strerror(-rc));
 		return;
 	}
-	ctl_send(cl, "ok\n");
+	client_send(cl, "ok\n");
 }
 
 void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
@@ -129,11 +129,11 @@ void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 	int rc;
 
 	if (argc != 2) {
-		ctl_send(cl, "error usage: sched WEIGHT CAP\n");
+		client_send(cl, "error usage: sched WEIGHT CAP\n");
 		return;
 	}
 	if (!dom->has_cgroup) {
-		ctl_send(cl, "error domain %s has no cgroup (lodge-hyp runs without --cgroup)\n", dom->name);
+		client_send(cl, "error domain %s has no cgroup (lodge-hyp runs without --cgroup)\n", dom->name);
 		return;
 	}
 	snprintf(hint, sizeof(hint), " percent of one CPU, 0: no cap");
@@ -141,8 +141,8 @@ void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 	    (cap = parse_bounded(cl, "cap", argv[1], 0, SCHED_CAP_MAX(dom), hint)) < 0)
 		return;
 	if ((rc = sched_set(dom, (unsigned)weight, (unsigned)cap))) {
-		ctl_send(cl, "error cannot write %s: %s\n", dom->cgroup.dir, strerror(-rc));
+		client_send(cl, "error cannot write %s: %s\n", dom->cgroup.dir, strerror(-rc));
 		return;
 	}
-	ctl_send(cl, "ok\n");
+	client_send(cl, "ok\n");
 }

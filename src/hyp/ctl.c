@@ -65,7 +65,7 @@ static void client_close(struct ctl_client *cl)
 
 /* Replies are small: send them whole or drop a client that will not read.
  * 8 KiB holds a status or vcpu-list reply for 64 vCPUs. */
-void ctl_send(struct ctl_client *cl, const char *fmt, ...)
+void client_send(struct ctl_client *cl, const char *fmt, ...)
 {
 	char buf[8192];
 	va_list ap;
@@ -151,7 +151,7 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	format_io(dom, io, sizeof(io));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	ctl_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
+	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
 		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
 		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s\n",
@@ -173,7 +173,7 @@ static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
 
 		if (other != cl && other->fd >= 0 && other->console) {
 			if (!force) {
-				ctl_send(cl, "error the console is in use by another client "
+				client_send(cl, "error the console is in use by another client "
 					    "(lodge console --force takes it over)\n");
 				return;
 			}
@@ -183,7 +183,7 @@ static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
 			client_close(other);
 		}
 	}
-	ctl_send(cl, "ok\n");
+	client_send(cl, "ok\n");
 	if (cl->fd < 0)
 		return;
 	cl->console = true;
@@ -198,7 +198,7 @@ static void ctl_console_log(struct ctl_client *cl, const char *arg)
 	uint8_t buf[4096];
 	size_t n;
 
-	ctl_send(cl, "ok\n");
+	client_send(cl, "ok\n");
 	while (cl->fd >= 0 && (n = console_read(&pos, buf, sizeof(buf))) > 0) {
 		int fl = fcntl(cl->fd, F_GETFL);
 
@@ -220,12 +220,12 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	for (tok = strtok_r(line, " \t", &save); tok && argc < 6; tok = strtok_r(NULL, " \t", &save))
 		argv[argc++] = tok;
 	if (argc < 2 || strncmp(argv[0], PROTO_PREFIX, strlen(PROTO_PREFIX)) != 0) {
-		ctl_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
+		client_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
 		return;
 	}
 	version = strtol(argv[0] + strlen(PROTO_PREFIX), &rest, 10);
 	if (*rest || version != PROTO_VERSION) {
-		ctl_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
+		client_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
 			    argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);
 		return;
 	}
@@ -234,7 +234,7 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	} else if (strcmp(argv[1], "destroy") == 0) {
 		domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
 		c->destroyed = true;
-		ctl_send(cl, "ok\n");
+		client_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "console") == 0) {
 		ctl_attach_console(c, cl, argc > 2 && strcmp(argv[2], "force") == 0);
 	} else if (strcmp(argv[1], "console-log") == 0) {
@@ -242,27 +242,27 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	} else if (strcmp(argv[1], "vcpu-list") == 0) {
 		ctl_vcpu_list(c->dom, cl);
 	} else if (end != DOMAIN_RUNNING) {
-		ctl_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
+		client_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
 	} else if (strcmp(argv[1], "pause") == 0) {
 		vcpu_pause_all(c->dom);
-		ctl_send(cl, "ok\n");
+		client_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "unpause") == 0) {
 		vcpu_unpause_all(c->dom);
-		ctl_send(cl, "ok\n");
+		client_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "shutdown") == 0) {
 		if (c->dom->paused)
 			vcpu_unpause_all(c->dom);   /* a paused guest cannot hear the button */
 		acpi_pm_power_button();
-		ctl_send(cl, "ok\n");
+		client_send(cl, "ok\n");
 	} else if (strcmp(argv[1], "vcpu-pin") == 0) {
 		ctl_vcpu_pin(c->dom, cl, argc - 2, argv + 2);
 	} else if (strcmp(argv[1], "sched") == 0) {
 		ctl_sched(c->dom, cl, argc - 2, argv + 2);
 	} else if (strcmp(argv[1], "reboot") == 0) {
 		domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
-		ctl_send(cl, "ok\n");
+		client_send(cl, "ok\n");
 	} else {
-		ctl_send(cl, "error unknown command '%s'\n", argv[1]);
+		client_send(cl, "error unknown command '%s'\n", argv[1]);
 	}
 }
 
@@ -299,7 +299,7 @@ static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
 
 		if (!nl) {
 			if (cl->in_len == sizeof(cl->in)) {
-				ctl_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
+				client_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
 				client_close(cl);
 			}
 			return;

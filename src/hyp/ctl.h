@@ -20,7 +20,7 @@ int ctl_listen(const char *dir);
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd);
 
 /* Send one whole reply line (or lines) to a client (ctl.c). */
-void ctl_send(struct ctl_client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void client_send(struct ctl_client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ctl-cpu.c: the CPU commands; argc/argv are the command's arguments. */
 void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl);
