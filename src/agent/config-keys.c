@@ -18,7 +18,7 @@
 
 #define MEMORY_MIN_MIB  4
 #define MEMORY_MAX_MIB  (4u << 20)      /* 4 TiB: a typo guard, not a host check */
-#define VCPUS_MAX       64
+#define VCPUS_MAX       CFG_MAX_VCPUS
 #define LOG_MIN_KIB     4
 #define LOG_MAX_KIB     (1u << 20)
 
@@ -419,14 +419,18 @@ static int check_log_size(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i
 	return 0;
 }
 
-/* cpus = "0-1": every CPU named must be on this host. */
+/* cpus = "0-1" or [ "0", "1" ]: every CPU named must be on this host. */
 static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 	cpu_set_t host, set;
 
-	if (strlen(s) >= sizeof(((struct domain_config *)0)->cpus)) {
-		snprintf(why, whylen, "longer than %zu bytes", sizeof(((struct domain_config *)0)->cpus) - 1);
+	if (i >= CFG_MAX_VCPUS) {
+		snprintf(why, whylen, "more than %d CPU lists (one per vCPU at most)", CFG_MAX_VCPUS);
+		return -E2BIG;
+	}
+	if (strlen(s) >= CFG_CPUS_MAX) {
+		snprintf(why, whylen, "'%.32s...' is longer than %d bytes", s, CFG_CPUS_MAX - 1);
 		return -E2BIG;
 	}
 	if (cpulist_host(&host)) {
@@ -493,7 +497,7 @@ const struct cfg_key domain_keys[] = {
 	{ "on_reboot",   KT_STR,  "restart", check_action,   "when the guest reboots" },
 	{ "on_crash",    KT_STR,  "destroy", check_action,   "when the guest crashes (triple fault)" },
 	{ "autostart",   KT_BOOL, "false",   NULL,           "lodge autostart starts it at boot" },
-	{ "cpus",        KT_STR,  NULL,      check_cpus,     "host CPUs the vCPUs may run on: '0-1', '0,2', 'all'" },
+	{ "cpus",        KT_LIST, NULL,      check_cpus,     "host CPUs the vCPUs may run on: '0-1', '0,2', 'all', or one list per vCPU" },
 	{ "cpu_weight",  KT_INT,  "256",     check_weight,   "share of CPU time against other domains, 1 to 65535" },
 	{ "cap",         KT_INT,  "0",       check_cap,      "most CPU it may use, percent of one CPU (0: no cap)" },
 	{ NULL, 0, NULL, NULL, NULL }

@@ -506,8 +506,15 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	    parse_action_key(cfg, "on_crash", &dc->on_crash))
 		return -EINVAL;
 	dc->autostart = cfg_getbool(cfg, "autostart");
-	if (cfg_getstr(cfg, "cpus"))
-		snprintf(dc->cpus, sizeof(dc->cpus), "%s", cfg_getstr(cfg, "cpus"));
+	dc->ncpus = cfg_size(cfg, "cpus");
+	if (dc->ncpus > 1 && dc->ncpus > dc->vcpus) {
+		cfg_fail(ctx, cfg_value_line(ctx, "cpus", dc->vcpus, 0), "cpus",
+			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, dc->vcpus,
+			 dc->vcpus == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	for (i = 0; i < dc->ncpus; i++)
+		snprintf(dc->cpus[i], sizeof(dc->cpus[i]), "%s", cfg_getnstr(cfg, "cpus", i));
 	dc->cpu_weight = (unsigned)cfg_getint(cfg, "cpu_weight");
 	dc->cap = (unsigned)cfg_getint(cfg, "cap");
 	/* As xl: a cap may exceed 100 with several vCPUs, but not what
@@ -608,8 +615,13 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 	put_key(f, "on_reboot", actions[dc->on_reboot]);
 	put_key(f, "on_crash", actions[dc->on_crash]);
 	fprintf(f, "autostart = %s\n", dc->autostart ? "true" : "false");
-	if (dc->cpus[0])
-		put_key(f, "cpus", dc->cpus);
+	if (dc->ncpus == 1)
+		put_key(f, "cpus", dc->cpus[0]);
+	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {
+		fprintf(f, "%s", i == 0 ? "cpus = [ " : ", ");
+		put_string(f, dc->cpus[i]);
+		fprintf(f, "%s", i + 1 == dc->ncpus ? " ]\n" : "");
+	}
 	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT)
 		fprintf(f, "cpu_weight = %u\n", dc->cpu_weight);
 	if (dc->cap)

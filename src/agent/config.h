@@ -11,6 +11,8 @@
 #define CFG_PATH_MAX     4096
 #define CFG_MAX_DISKS    16
 #define CFG_MAX_VIFS     8
+#define CFG_MAX_VCPUS    64
+#define CFG_CPUS_MAX     128       /* one CPU list, with its NUL */
 
 enum cfg_action { ACT_DESTROY, ACT_RESTART, ACT_PRESERVE };
 
@@ -41,7 +43,10 @@ struct domain_config {
 	struct cfg_vif vifs[CFG_MAX_VIFS];
 	enum cfg_action on_poweroff, on_reboot, on_crash;
 	bool autostart;
-	char cpus[256];            /* host CPU list for every vCPU; "" = any */
+	/* Host CPU lists, as xl: none = any CPU; one = for every vCPU; more =
+	 * list i for vCPU i (vCPUs past the list run anywhere). */
+	unsigned ncpus;
+	char cpus[CFG_MAX_VCPUS][CFG_CPUS_MAX];
 	unsigned cpu_weight;       /* Xen credit weight, 1..65535, default 256 */
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
 	/* Later issues: ksm, thp. */

@@ -253,7 +253,8 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
 	char mem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
 	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
-	const char *argv[96];
+	static char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
+	const char *argv[96 + 2 * CFG_MAX_VCPUS];
 	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
 	unsigned i, a = 0, nextid;
 	struct dom_status st;
@@ -328,7 +329,12 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	argv[a++] = "--cgroup"; argv[a++] = cgroup;
 	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = weight; }
 	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = cap; }
-	if (dc->cpus[0]) { argv[a++] = "--cpus"; argv[a++] = dc->cpus; }
+	if (dc->ncpus == 1) { argv[a++] = "--cpus"; argv[a++] = dc->cpus[0]; }
+	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {
+		snprintf(pins[i], sizeof(pins[i]), "%u=%s", i, dc->cpus[i]);
+		argv[a++] = "--vcpu-cpus";
+		argv[a++] = pins[i];
+	}
 	argv[a++] = "--detach";
 	argv[a] = NULL;
 

@@ -30,6 +30,8 @@ struct vcpu {
 	size_t run_size;
 	pthread_t thread;
 	_Atomic pid_t tid;     /* the thread's id, once it runs; for /proc/self/task */
+	bool pinned;           /* start on these host CPUs only (--cpus, --vcpu-cpus) */
+	cpu_set_t pin;
 };
 
 /* I/O counters of one device, as the guest sees it: "in" is toward the
@@ -77,10 +79,7 @@ struct domain {
 	struct io_device io[LODGE_MAX_IO_DEVICES];
 	unsigned nio;
 
-	/* CPU scheduling (sched.c): the vCPUs' starting affinity (all CPUs
-	 * if has_cpus is false) and the cgroup with Xen's weight and cap. */
-	bool has_cpus;
-	cpu_set_t cpus;
+	/* CPU scheduling (sched.c): the cgroup with Xen's weight and cap. */
 	bool has_cgroup;
 	struct cgroup_cpu cgroup;
 	unsigned cpu_weight, cpu_cap;

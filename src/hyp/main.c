@@ -55,6 +55,7 @@ struct options {
 	enum domain_action on_poweroff, on_reboot, on_crash;
 	/* CPU scheduling: the vCPUs' affinity, and a cgroup for weight and cap. */
 	const char *cpus, *cgroup;
+	const char *vcpu_cpus[LODGE_MAX_VCPUS];   /* --vcpu-cpus N=LIST, by N */
 	unsigned long cpu_weight, cap;
 	int sched_given;           /* --cpu-weight or --cap was given */
 };
@@ -91,7 +92,7 @@ static void usage(FILE *f)
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
-		"                 [--cpus LIST] [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
+		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -125,6 +126,27 @@ static int parse_action(const char *arg, const char *what, enum domain_action *o
 	return -EINVAL;
 }
 
+/* --vcpu-cpus N=LIST: one vCPU's host CPUs (xl's list form of cpus). */
+static int parse_vcpu_cpus(char *arg, struct options *o)
+{
+	char *eq = strchr(arg, '=');
+	unsigned long n;
+
+	if (!eq) {
+		log_err("--vcpu-cpus '%s' is not VCPU=CPUS like 1=0-3", arg);
+		return -EINVAL;
+	}
+	*eq = '\0';
+	if (parse_number(arg, "--vcpu-cpus VCPU", &n))
+		return -EINVAL;
+	if (n >= LODGE_MAX_VCPUS) {
+		log_err("--vcpu-cpus: vCPU %lu is beyond %d", n, LODGE_MAX_VCPUS - 1);
+		return -EINVAL;
+	}
+	o->vcpu_cpus[n] = eq + 1;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -145,6 +167,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "on-reboot", required_argument, NULL, 'B' },
 		{ "on-crash", required_argument, NULL, 'C' },
 		{ "cpus", required_argument, NULL, 'U' },
+		{ "vcpu-cpus", required_argument, NULL, 'u' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "cpu-weight", required_argument, NULL, 'W' },
 		{ "cap", required_argument, NULL, 'A' },
@@ -204,6 +227,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
 		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
 		case 'U': o->cpus = optarg; break;
+		case 'u': if (parse_vcpu_cpus(optarg, o)) return -EINVAL; break;
 		case 'G': o->cgroup = optarg; break;
 		case 'W': if (parse_number(optarg, "--cpu-weight", &o->cpu_weight)) return -EINVAL; o->sched_given = 1; break;
 		case 'A': if (parse_number(optarg, "--cap", &o->cap)) return -EINVAL; o->sched_given = 1; break;
@@ -320,6 +344,37 @@ static int probe(void)
 	return 0;
 }
 
+/* Each vCPU's starting host CPUs: its --vcpu-cpus, else --cpus, else any. */
+static int pin_vcpus(struct domain *dom, const struct options *o)
+{
+	cpu_set_t host;
+	char why[256];
+	unsigned i;
+
+	for (i = o->vcpus; i < LODGE_MAX_VCPUS; i++)
+		if (o->vcpu_cpus[i]) {
+			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->vcpus - 1);
+			return -EINVAL;
+		}
+	if (cpulist_host(&host)) {
+		log_err("cannot read this host's CPUs");
+		return -EIO;
+	}
+	for (i = 0; i < o->vcpus; i++) {
+		const char *list = o->vcpu_cpus[i] ? o->vcpu_cpus[i] : o->cpus;
+		struct vcpu *v = &dom->vcpus[i];
+
+		if (!list)
+			continue;
+		if (cpulist_parse(list, &host, &v->pin, why, sizeof(why))) {
+			log_err("%s: %s", o->vcpu_cpus[i] ? "--vcpu-cpus" : "--cpus", why);
+			return -EINVAL;
+		}
+		v->pinned = true;
+	}
+	return 0;
+}
+
 static int check_limits(struct domain *dom, const struct options *o)
 {
 	unsigned long host_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) *
@@ -348,17 +403,7 @@ static int check_limits(struct domain *dom, const struct options *o)
 			o->vcpus, 100 * o->vcpus);
 		return -EINVAL;
 	}
-	if (o->cpus) {
-		cpu_set_t host;
-		char why[256];
-
-		if (cpulist_host(&host) || cpulist_parse(o->cpus, &host, &dom->cpus, why, sizeof(why))) {
-			log_err("--cpus: %s", why);
-			return -EINVAL;
-		}
-		dom->has_cpus = true;
-	}
-	return 0;
+	return pin_vcpus(dom, o);
 }
 
 /* Open every disk and tap first, so one that is missing or in use stops

@@ -334,25 +334,22 @@ int vcpu_start_all(struct domain *dom)
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	/* The config's cpus: set before the thread exists, so no vCPU ever
-	 * runs outside it. */
-	pthread_attr_init(&attr);
-	if (dom->has_cpus && (rc = pthread_attr_setaffinity_np(&attr, sizeof(dom->cpus), &dom->cpus))) {
-		pthread_attr_destroy(&attr);
-		domain_end(dom, DOMAIN_ERROR, "cannot pin the vCPUs: %s", strerror(rc));
-		dom->nvcpus = 0;
-		return -rc;
-	}
 	for (i = 0; i < dom->nvcpus; i++) {
-		rc = pthread_create(&dom->vcpus[i].thread, &attr, vcpu_thread, &dom->vcpus[i]);
+		struct vcpu *v = &dom->vcpus[i];
+
+		/* The config's cpus: set before the thread exists, so the vCPU
+		 * never runs outside them. */
+		pthread_attr_init(&attr);
+		rc = v->pinned ? pthread_attr_setaffinity_np(&attr, sizeof(v->pin), &v->pin) : 0;
+		if (!rc)
+			rc = pthread_create(&v->thread, &attr, vcpu_thread, v);
+		pthread_attr_destroy(&attr);
 		if (rc) {
 			domain_end(dom, DOMAIN_ERROR, "cannot start vcpu%u: %s", i, strerror(rc));
 			dom->nvcpus = i;
-			pthread_attr_destroy(&attr);
 			return -rc;
 		}
 	}
-	pthread_attr_destroy(&attr);
 	return 0;
 }
 

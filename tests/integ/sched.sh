@@ -122,6 +122,13 @@ else
 	else
 		fail "vcpu-pin all with a range" "$(lodge vcpu-list lo)"
 	fi
+	domain pair 'vcpus = 2' "cpus = [ '1', '0' ]"
+	if lodge create pair && [ "$(vcpu pair 0 8)" = 1 ] && [ "$(vcpu pair 1 8)" = 0 ]; then
+		pass "xl's list form of cpus gives each vCPU its own CPUs"
+	else
+		fail "cpus as a list" "$(lodge vcpu-list pair 2>&1)"
+	fi
+	lodge destroy pair
 fi
 
 # ---- refusals: clear, non-zero, nothing changed ----------------------------------

@@ -143,19 +143,21 @@ static void test_values(void)
 	CHECK("vif without mac or bridge", !dc.vifs[1].mac_set && !strcmp(dc.vifs[1].bridge, "br1") &&
 	      !dc.vifs[2].bridge[0] && !dc.vifs[2].mac_set);
 	CHECK("autostart = 1", dc.autostart);
-	CHECK("cpus, cpu_weight as a string, cap over 100", !strcmp(dc.cpus, "0") && dc.cpu_weight == 512 &&
+	CHECK("cpus, cpu_weight as a string, cap over 100", dc.ncpus == 1 && !strcmp(dc.cpus[0], "0") &&
+	      dc.cpu_weight == 512 &&
 	      dc.cap == 150);
 
 	snprintf(path, sizeof(path), "%s/pass-sched.cfg", fixtures);
 	CHECK("CPU keys load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
-	CHECK("cpus all, weight, cap", !strcmp(dc.cpus, "all") && dc.cpu_weight == 512 && dc.cap == 50);
+	CHECK("cpus one list per vCPU, weight, cap", dc.ncpus == 2 && !strcmp(dc.cpus[0], "all") &&
+	      !strcmp(dc.cpus[1], "0") && dc.cpu_weight == 512 && dc.cap == 50);
 
 	snprintf(path, sizeof(path), "%s/pass-minimal.cfg", fixtures);
 	CHECK("minimal loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("xl's defaults", dc.memory_mib == 128 && dc.vcpus == 1 && dc.maxmem_mib == 0 && !dc.ndisks &&
 	      !dc.nvifs && dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART &&
 	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0]);
-	CHECK("xl's CPU defaults: any CPU, weight 256, no cap", !dc.cpus[0] && dc.cpu_weight == 256 && !dc.cap);
+	CHECK("xl's CPU defaults: any CPU, weight 256, no cap", !dc.ncpus && dc.cpu_weight == 256 && !dc.cap);
 }
 
 /* Save, load back: the same config; save again: the same bytes. */
