@@ -179,6 +179,15 @@ static int option_number(const char *opt, const char *text, long min, long max, 
 	return 0;
 }
 
+/* Weight and cap; "-" for a domain that runs without a CPU cgroup. */
+static void print_sched(const struct dom_status *st, void *arg)
+{
+	if (strcmp(st->cgroup, "-") == 0)
+		printf("%-24s %5u %6s %4s\n", st->name, st->id, "-", "-");
+	else
+		printf("%-24s %5u %6u %4u\n", st->name, st->id, st->cpu_weight, st->cpu_cap);
+}
+
 int cmd_sched(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -207,6 +216,14 @@ int cmd_sched(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (optind == argc && weight < 0 && cap < 0) {
+		/* No domain: every one, as xl sched-credit lists them. */
+		if (agent_host_config(&hc))
+			return 1;
+		printf("%-24s %5s %6s %4s\n", "Name", "ID", "Weight", "Cap");
+		domains_scan(hc.runtime_dir, print_sched, NULL);
+		return 0;
+	}
 	if (optind != argc - 1)
 		return EXIT_USAGE;
 	if (agent_host_config(&hc))
@@ -220,19 +237,15 @@ int cmd_sched(int argc, char **argv)
 		log_err("domain %s: %s", argv[optind], strerror(-rc));
 		return 1;
 	}
-	if (strcmp(st.cgroup, "-") == 0) {
-		if (weight >= 0 || cap >= 0) {
-			log_err("domain %s runs without a CPU cgroup (there was no CPU controller it could use when it started): no weight or cap", st.name);
-			return 1;
-		}
-		printf("%-24s %5s %6s %4s\n%-24s %5u %6s %4s\n", "Name", "ID", "Weight", "Cap", st.name, st.id,
-		       "-", "-");
-		return 0;
-	}
 	if (weight < 0 && cap < 0) {
 		printf("%-24s %5s %6s %4s\n", "Name", "ID", "Weight", "Cap");
-		printf("%-24s %5u %6u %4u\n", st.name, st.id, st.cpu_weight, st.cpu_cap);
+		print_sched(&st, NULL);
 		return 0;
+	}
+	if (strcmp(st.cgroup, "-") == 0) {
+		log_err("domain %s runs without a CPU cgroup (there was no CPU controller it could use "
+			"when it started): no weight or cap", st.name);
+		return 1;
 	}
 	/* One request with both values, so a refusal changes neither. */
 	snprintf(cmd, sizeof(cmd), "sched %ld %ld", weight >= 0 ? weight : (long)st.cpu_weight,

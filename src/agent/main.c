@@ -22,7 +22,7 @@ static const struct command commands[] = {
 	{ "network-list", "NAME", "a domain's vifs with their traffic counters", cmd_network_list },
 	{ "vcpu-list", "[-o tsv] [NAME]", "each vCPU's host CPU, state, CPU and wait time, affinity", cmd_vcpu_list },
 	{ "vcpu-pin", "NAME VCPU|all CPUS", "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", cmd_vcpu_pin },
-	{ "sched", "NAME [--weight W] [--cap PCT]", "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)", cmd_sched },
+	{ "sched", "[NAME [--weight W] [--cap PCT]]", "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)", cmd_sched },
 	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
 	{ "uptime", "", "how long each domain has run", cmd_uptime },
 	{ "config", "NAME", "print a domain's resolved config", cmd_config },
