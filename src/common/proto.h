@@ -14,8 +14,13 @@
  *
  * Commands:
  *   status              keys: name id pid state vcpus memory_mib maxmem_mib
- *                       cpu_ns vcpu_ns (space-separated, one per vCPU)
- *                       rss_kib start_time uptime_s kernel end_reason
+ *                       target_mib balloon_mib [guest_total_kib guest_free_kib
+ *                       guest_avail_kib] cpu_ns vcpu_ns (space-separated, one
+ *                       per vCPU) rss_kib start_time uptime_s kernel end_reason
+ *                       memory_mib: at boot; maxmem_mib: guest RAM; target_mib:
+ *                       what mem-set asks the guest to keep; balloon_mib: what
+ *                       the guest's balloon driver has given back; guest_*:
+ *                       the guest's own figures, once its driver reports them
  *                       diskN, vifN (one per device, in guest order): five
  *                         counters "IN_OPS IN_BYTES OUT_OPS OUT_BYTES ERRORS"
  *                         as the guest sees them (in = disk reads, packets
@@ -30,6 +35,8 @@
  *   pause, unpause      stop/resume every vCPU
  *   shutdown            press the ACPI power button (graceful)
  *   reboot              reset the domain (on_reboot decides what follows)
+ *   mem-set MIB         balloon the guest to MIB: from the floor (32 MiB, or
+ *                       memory_mib if less) to maxmem_mib, else an error
  *   destroy             end the domain at once
  *   console [force]     attach to the serial console; one client at a time,
  *                       "force" takes it over from the current one

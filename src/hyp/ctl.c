@@ -125,6 +125,7 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages = 0;
+	char mem_keys[512];
 	unsigned i;
 	FILE *f;
 
@@ -151,11 +152,12 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	format_io(dom, io, sizeof(io));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n"
+	domain_mem_status(dom, mem_keys, sizeof(mem_keys));
+	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
 		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
 		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s\n",
-		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib,
+		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
 		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
 		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
@@ -261,6 +263,13 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	} else if (strcmp(argv[1], "reboot") == 0) {
 		domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
 		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "mem-set") == 0) {
+		char why[256];
+
+		if (domain_mem_set(c->dom, argc > 2 ? argv[2] : NULL, why, sizeof(why)))
+			client_send(cl, "error %s\n", why);
+		else
+			client_send(cl, "ok\n");
 	} else {
 		client_send(cl, "error unknown command '%s'\n", argv[1]);
 	}

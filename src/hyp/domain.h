@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cgroup.h"
@@ -65,13 +66,15 @@ struct domain {
 	char name[64];
 	unsigned id;
 	const char *kernel;
-	unsigned long memory_mib;
+	unsigned long memory_mib;     /* at boot; the rest of maxmem starts ballooned */
+	unsigned long maxmem_mib;     /* guest RAM: the most mem-set may give it */
 	uint64_t start_ns;     /* CLOCK_MONOTONIC at start */
 	long start_time;       /* wall clock at start, seconds */
 	enum domain_action on_poweroff, on_reboot, on_crash;
 
 	int kvm_fd, vm_fd;
 	struct guest_mem mem;
+	struct virtio_balloon *balloon;   /* always present: mem-set works on any domain */
 	unsigned nvcpus;
 	struct vcpu vcpus[LODGE_MAX_VCPUS];
 
@@ -95,6 +98,14 @@ struct domain {
 	char end_reason[256];
 	int end_eventfd;       /* readable once end is set */
 };
+
+/* mem-target.c: the memory the host steers the guest to (mem-set). */
+#define MEM_FLOOR_MIB 32              /* no mem-set below this (or boot memory, if less) */
+unsigned long domain_mem_floor(const struct domain *dom);
+/* Set the balloon so the guest keeps target_mib; 0 or -ERANGE with why. */
+int domain_mem_set(struct domain *dom, const char *arg, char *why, size_t whylen);
+/* The status reply's memory keys, "KEY VALUE\n" lines, into buf. */
+void domain_mem_status(struct domain *dom, char *buf, size_t len);
 
 /* kvm.c */
 int kvm_open(struct domain *dom);

@@ -11,6 +11,7 @@
 #include "dev/pci.h"
 #include "domain.h"
 #include "log.h"
+#include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
 
@@ -41,6 +42,8 @@ _Static_assert(MAX_DISKS + MAX_NICS <= LODGE_MAX_IO_DEVICES, "every device has c
 struct options {
 	const char *kernel, *initrd, *cmdline;
 	unsigned long memory_mib;
+	unsigned long maxmem_mib;      /* 0: = memory_mib */
+	int ksm, hugepages;            /* madvise guest RAM MERGEABLE, HUGEPAGE */
 	unsigned long vcpus;
 	int probe;
 	unsigned ndisks;
@@ -87,7 +90,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
-		"                 [--memory MiB] [--vcpus N] [--disk PATH[,ro][,id=NAME][,direct]]...\n"
+		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
+		"                 [--disk PATH[,ro][,id=NAME][,direct]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--on-poweroff|--on-reboot|--on-crash\n"
@@ -154,6 +158,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "initrd", required_argument, NULL, 'i' },
 		{ "cmdline", required_argument, NULL, 'c' },
 		{ "memory", required_argument, NULL, 'm' },
+		{ "maxmem", required_argument, NULL, 'M' },
+		{ "ksm", no_argument, NULL, 'K' },
+		{ "hugepages", no_argument, NULL, 'H' },
 		{ "vcpus", required_argument, NULL, 'n' },
 		{ "disk", required_argument, NULL, 'D' },
 		{ "net", required_argument, NULL, 'N' },
@@ -194,6 +201,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'i': o->initrd = optarg; break;
 		case 'c': o->cmdline = optarg; break;
 		case 'm': if (parse_number(optarg, "--memory", &o->memory_mib)) return -EINVAL; break;
+		case 'M': if (parse_number(optarg, "--maxmem", &o->maxmem_mib)) return -EINVAL; break;
+		case 'K': o->ksm = 1; break;
+		case 'H': o->hugepages = 1; break;
 		case 'n': if (parse_number(optarg, "--vcpus", &o->vcpus)) return -EINVAL; break;
 		case 'D':
 			if (o->ndisks == MAX_DISKS) {
@@ -389,6 +399,14 @@ static int check_limits(struct domain *dom, const struct options *o)
 		log_err("--memory %lu MiB is more than this host has (%lu MiB)", o->memory_mib, host_mib);
 		return -EINVAL;
 	}
+	if (o->maxmem_mib && o->maxmem_mib < o->memory_mib) {
+		log_err("--maxmem %lu MiB is below --memory (%lu MiB)", o->maxmem_mib, o->memory_mib);
+		return -EINVAL;
+	}
+	if (o->maxmem_mib > host_mib) {
+		log_err("--maxmem %lu MiB is more than this host has (%lu MiB)", o->maxmem_mib, host_mib);
+		return -EINVAL;
+	}
 	if (o->vcpus == 0 || o->vcpus > (unsigned long)max) {
 		log_err("--vcpus %lu is out of range: 1 to %d on this host", o->vcpus, max);
 		return -EINVAL;
@@ -433,6 +451,7 @@ static int open_backends(struct options *o)
 
 static int setup_devices(struct domain *dom, struct options *o, struct uart **com1)
 {
+	uint32_t ballooned = (uint32_t)((dom->maxmem_mib - dom->memory_mib) << (20 - BALLOON_PAGE_SHIFT));
 	unsigned i;
 	int rc;
 
@@ -449,7 +468,9 @@ static int setup_devices(struct domain *dom, struct options *o, struct uart **co
 	for (i = 0; i < o->nnics; i++)
 		if ((rc = virtio_net_create(dom, &o->nics[i])))
 			return rc;
-	return 0;
+	/* Last, so disks and NICs keep their slots. The guest boots with
+	 * maxmem of RAM and the balloon asks at once for all above memory. */
+	return virtio_balloon_create(dom, ballooned, &dom->balloon);
 }
 
 /* Load the kernel (and initrd) and the ACPI tables; set vCPU 0 to enter. */
@@ -623,6 +644,7 @@ int main(int argc, char **argv)
 	dom->id = o.id;
 	dom->kernel = o.kernel;
 	dom->memory_mib = o.memory_mib;
+	dom->maxmem_mib = o.maxmem_mib ? o.maxmem_mib : o.memory_mib;
 	dom->on_poweroff = o.on_poweroff;
 	dom->on_reboot = o.on_reboot;
 	dom->on_crash = o.on_crash;
@@ -641,8 +663,14 @@ int main(int argc, char **argv)
 		return DOMAIN_ERROR;
 	}
 
-	if (guest_mem_init(&dom->mem, (uint64_t)o.memory_mib << 20)) {
-		log_err("cannot map %lu MiB of guest memory: %s", o.memory_mib, strerror(errno));
+	if (guest_mem_init(&dom->mem, (uint64_t)dom->maxmem_mib << 20)) {
+		log_err("cannot map %lu MiB of guest memory: %s", dom->maxmem_mib, strerror(errno));
+		return DOMAIN_ERROR;
+	}
+	if ((status = guest_mem_advise(&dom->mem, o.ksm, o.hugepages))) {
+		log_err("cannot ask for %s on guest memory: %s (is it built into this kernel?)",
+			o.ksm ? "same-page merging (--ksm)" : "transparent huge pages (--hugepages)",
+			strerror(-status));
 		return DOMAIN_ERROR;
 	}
 	if ((status = kvm_create_vm(dom)) || (status = kvm_map_memory(dom))) {

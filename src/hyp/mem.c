@@ -79,3 +79,23 @@ uint64_t guest_mem_end(const struct guest_mem *m)
 {
 	return m->high_size ? GPA_HIGH_RAM_BASE + m->high_size : m->low_size;
 }
+
+int guest_mem_discard(const struct guest_mem *m, void *host, size_t len)
+{
+	/* RAM is a private anonymous mapping (guest_mem_init): MADV_DONTNEED
+	 * frees the pages at once and a later touch faults in zeros.  Were it
+	 * ever a shared or memfd mapping, this would have to be MADV_REMOVE,
+	 * which punches the hole in the backing object too. */
+	if (madvise(host, len, MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
+int guest_mem_advise(const struct guest_mem *m, bool mergeable, bool hugepages)
+{
+	if (mergeable && madvise(m->host, m->ram_size, MADV_MERGEABLE) < 0)
+		return -errno;
+	if (hugepages && madvise(m->host, m->ram_size, MADV_HUGEPAGE) < 0)
+		return -errno;
+	return 0;
+}

@@ -6,6 +6,7 @@
 #ifndef LODGE_MEM_H
 #define LODGE_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,12 @@ void guest_mem_free(struct guest_mem *m);
 void *gpa_ptr(const struct guest_mem *m, uint64_t gpa, uint64_t len);
 int gpa_read(const struct guest_mem *m, uint64_t gpa, void *dst, size_t len);
 int gpa_write(const struct guest_mem *m, uint64_t gpa, const void *src, size_t len);
+/* Give [host, host+len) of guest RAM back to the host (a ballooned page):
+ * the guest's next touch of it reads zeros.  0 or -errno. */
+int guest_mem_discard(const struct guest_mem *m, void *host, size_t len);
+/* Optional host treatment of all guest RAM: same-page merging (KSM) and
+ * transparent huge pages.  0 or -errno (e.g. -EINVAL: kernel without it). */
+int guest_mem_advise(const struct guest_mem *m, bool mergeable, bool hugepages);
 /* The highest GPA + 1 that is RAM. */
 uint64_t guest_mem_end(const struct guest_mem *m);
 
