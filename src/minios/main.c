@@ -8,6 +8,13 @@
 
 static void virtio_interrupt(void) { }
 
+/* After every wake-up of the idle shell. */
+static void poll_devices(void)
+{
+	net_poll();
+	balloon_poll();
+}
+
 struct hvm_start_info {
 	uint32_t magic, version, flags, nr_modules;
 	uint64_t modlist_paddr, cmdline_paddr, rsdp_paddr, memmap_paddr;
@@ -52,10 +59,18 @@ static uint64_t read_start_info(const struct hvm_start_info *si)
 		cmdline_buf[i] = '\0';
 	}
 	if (si->version >= 1 && si->memmap_paddr) {
+		extern char _end[];
+		/* The page pool starts where kalloc does, past the kernel. */
+		uint64_t pool = ((uint64_t)_end + 0xfffff) & ~0xfffffULL;
+
 		mm = (const void *)si->memmap_paddr;
 		for (i = 0; i < si->memmap_entries; i++)
-			if (mm[i].type == 1)
+			if (mm[i].type == 1) {
 				ram_bytes += mm[i].size;
+				if (mm[i].addr + mm[i].size > pool)
+					page_add_range(mm[i].addr > pool ? mm[i].addr : pool,
+						       mm[i].addr + mm[i].size);
+			}
 	}
 	return si->rsdp_paddr;
 }
@@ -95,7 +110,8 @@ void kmain(const struct hvm_start_info *si)
 	idt_set(VEC_VIRTIO_WAKE, virtio_interrupt);
 	blk_init();
 	net_init();
-	shell_set_poll(net_poll);
+	balloon_init();
+	shell_set_poll(poll_devices);
 	shell_run_cmdline(boot_cmdline);
 	shell_loop();
 }

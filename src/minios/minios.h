@@ -87,9 +87,36 @@ void blk_init(void);
 void net_init(void);
 void net_poll(void);
 
+/* page.c: free RAM as 4 KiB pages, shared by kalloc, the balloon and touch */
+#define LOW_RAM_MAX   0xc0000000ULL   /* RAM above is at 4 GiB, not mapped cacheable */
+#define PAGESET_WORDS (LOW_RAM_MAX >> 12 >> 6)
+struct pageset {
+	uint64_t *bits;               /* bit set: page in the set */
+	long top;                     /* no bit set in a word above this */
+	uint64_t count;
+};
+extern struct pageset free_pages, balloon_set;
+extern uint64_t pages_total;      /* RAM pages the pool started with */
+void page_add_range(uint64_t start, uint64_t end);
+/* Take up to want (1..64) pages, highest first, all within one 64-page
+ * word: returns the mask taken (0: the set is empty), *base_pfn its bit 0. */
+uint64_t pageset_take(struct pageset *s, unsigned want, uint64_t *base_pfn);
+void pageset_give(struct pageset *s, uint64_t base_pfn, uint64_t mask);
+/* Take [start, end) from the free set (kalloc); -1, taking nothing, if
+ * any page of it is not free. */
+int page_reserve(uint64_t start, uint64_t end);
+/* Write to npages free pages (they stay free); returns how many. */
+uint64_t page_touch_free(uint64_t npages);
+
+/* balloon.c */
+void balloon_init(void);
+void balloon_poll(void);
+
 /* main.c */
 extern const char *boot_cmdline;
 extern uint64_t ram_bytes;
+/* RAM in whole MiB as the host gave it (the memory map's holes rounded off). */
+static inline uint64_t ram_mib(void) { return (ram_bytes + 0xfffff) >> 20; }
 const char *cmdline_get(const char *key, char *buf, size_t len);
 
 #endif

@@ -41,7 +41,13 @@ static void cmd_echo(int argc, char **argv)
 }
 
 static void cmd_cpus(int argc, char **argv) { printf("cpus: %u up\n", cpus_up); }
-static void cmd_mem(int argc, char **argv) { printf("mem: %lu MiB RAM\n", ram_bytes >> 20); }
+/* What the guest may use: RAM less what the balloon gave the host. */
+static void cmd_mem(int argc, char **argv)
+{
+	printf("mem: usable %lu MiB of %lu MiB RAM, %lu MiB free, balloon %lu MiB\n",
+	       ram_mib() - (balloon_set.count >> 8), ram_mib(), free_pages.count >> 8,
+	       balloon_set.count >> 8);
+}
 static void cmd_cmdline(int argc, char **argv) { printf("cmdline: %s\n", boot_cmdline); }
 static void cmd_poweroff(int argc, char **argv) { power_off(); }
 static void cmd_reboot(int argc, char **argv)
@@ -95,27 +101,27 @@ static void cmd_burn(int argc, char **argv)
 	printf("burn: done\n");
 }
 
-/* touch MIB: write every page of MIB MiB above the kernel, so the host
- * sees the guest's resident memory grow. */
+/* touch MIB: write MIB MiB of free memory, so the host sees the guest's
+ * resident memory grow.  The pages come from the pool the balloon takes
+ * from, top down in the same order, and stay free; with less free memory
+ * than asked (ballooned away) it touches nothing and says so. */
 static void cmd_touch(int argc, char **argv)
 {
-	extern char _end[];
 	uint64_t mib = argc > 1 ? strtou64(argv[1], NULL) : 16;
-	uint64_t start = ((uint64_t)_end + (2 << 20)) & ~((1ULL << 21) - 1), a, end;
 
-	end = start + (mib << 20);
-	if (end > ram_bytes || end > 0xc0000000ULL)
-		end = ram_bytes < 0xc0000000ULL ? ram_bytes : 0xc0000000ULL;
-	for (a = start; a < end; a += 4096)
-		*(volatile uint64_t *)a = a;
-	printf("touch: %lu MiB\n", (end - start) >> 20);
+	if (mib << 8 > free_pages.count) {
+		printf("touch: cannot: %lu MiB wanted, %lu MiB free\n", mib, free_pages.count >> 8);
+		return;
+	}
+	page_touch_free(mib << 8);
+	printf("touch: %lu MiB\n", mib);
 }
 
 static const struct command commands[] = {
 	{ "help", "", "this list", cmd_help },
 	{ "echo", "TEXT", "print TEXT", cmd_echo },
 	{ "cpus", "", "how many CPUs are up", cmd_cpus },
-	{ "mem", "", "RAM from the memory map", cmd_mem },
+	{ "mem", "", "usable memory (RAM less the balloon), free memory", cmd_mem },
 	{ "acpi", "", "the ACPI tables found", cmd_acpi },
 	{ "cmdline", "", "the kernel command line", cmd_cmdline },
 	{ "uptime", "", "time since boot", cmd_uptime },

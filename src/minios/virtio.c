@@ -24,16 +24,29 @@
 #define C_QDRIVER  0x28
 #define C_QDEVICE  0x30
 
+/* Bump allocation from the bottom of the page pool (page.c), which hands
+ * pages out from the top: the pages kalloc crosses leave the pool. */
 void *kalloc(uint64_t size, uint64_t align)
 {
 	extern char _end[];
-	static uint64_t next;
-	uint64_t p;
+	static uint64_t next, reserved;
+	uint64_t p, end;
 
 	if (!next)
-		next = ((uint64_t)_end + 0xfffff) & ~0xfffffULL;   /* 1 MiB past the kernel */
+		next = reserved = ((uint64_t)_end + 0xfffff) & ~0xfffffULL;   /* 1 MiB aligned, past the kernel */
 	p = (next + align - 1) & ~(align - 1);
-	next = p + size;
+	end = p + size;
+	if (end > reserved) {
+		uint64_t to = (end + 4095) & ~4095ULL;
+
+		if (page_reserve(reserved, to)) {
+			printf("kalloc: out of memory (%lu bytes wanted)\n", size);
+			for (;;)
+				idle();
+		}
+		reserved = to;
+	}
+	next = end;
 	memset((void *)p, 0, size);
 	return (void *)p;
 }
@@ -134,6 +147,11 @@ int virtio_vq_setup(struct vdev *d, unsigned index, struct vq *q, unsigned max_s
 	q->notify = d->notify_base + (uint64_t)mmio_read16(d->common + C_QNOFF) * d->notify_mult;
 	mmio_write16(d->common + C_QENABLE, 1);
 	return 0;
+}
+
+void virtio_config_irq(struct vdev *d)
+{
+	mmio_write16(d->common + C_MSIX, 0);             /* MSI-X entry 0, as the queues */
 }
 
 void virtio_driver_ok(struct vdev *d)

@@ -39,6 +39,8 @@ int virtio_find(uint16_t type, unsigned nth, struct vdev *d);
 /* Reset, acknowledge, negotiate want & offered (VERSION_1 required). */
 int virtio_init(struct vdev *d, uint64_t want);
 int virtio_vq_setup(struct vdev *d, unsigned index, struct vq *q, unsigned max_size);
+/* Config changes interrupt like the queues (virtio_init turns them off). */
+void virtio_config_irq(struct vdev *d);
 void virtio_driver_ok(struct vdev *d);
 uint8_t virtio_status(struct vdev *d);
 /* Chain n buffers; returns the head, or -1 if the ring has no room. */
