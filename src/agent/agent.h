@@ -28,6 +28,8 @@ int cmd_reboot(int argc, char **argv);
 int cmd_destroy(int argc, char **argv);
 int cmd_uptime(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+/* cmd-mem.c */
+int cmd_mem_set(int argc, char **argv);
 /* cmd-check.c */
 int cmd_check(int argc, char **argv);
 /* cmd-console.c */

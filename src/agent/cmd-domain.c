@@ -85,19 +85,26 @@ static const char *state_letters(const char *state)
 
 struct list_opts { int long_fmt; int tsv; };
 
+/* Mem is what the domain should have now (its balloon target), as xl
+ * list shows after mem-set; -l adds maxmem, the balloon and the guest's
+ * own free memory ("-" until its driver reports it). */
 static void print_domain(const struct dom_status *st, void *arg)
 {
 	const struct list_opts *o = arg;
+	char gfree[24] = "-";
 
+	if (st->guest_stats)
+		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
 	if (o->tsv)
-		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\n", st->name, st->id, st->memory_mib,
-		       st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib, st->pid);
+		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\n", st->name, st->id,
+		       st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
+		       st->pid, st->maxmem_mib, st->balloon_mib, gfree);
 	else if (o->long_fmt)
-		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d\n", st->name, st->id, st->memory_mib,
-		       st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
-		       st->rss_kib / 1024, st->pid);
+		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s\n", st->name, st->id,
+		       st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
+		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree);
 	else
-		printf("%-24s %5u %9lu %5u %s %10.1f\n", st->name, st->id, st->memory_mib, st->vcpus,
+		printf("%-24s %5u %9lu %5u %s %10.1f\n", st->name, st->id, st->target_mib, st->vcpus,
 		       state_letters(st->state), st->cpu_ns / 1e9);
 }
 
@@ -113,6 +120,7 @@ static void host_status(struct dom_status *st)
 	snprintf(st->state, sizeof(st->state), "running");
 	st->vcpus = sysconf(_SC_NPROCESSORS_ONLN);
 	st->memory_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 20);
+	st->target_mib = st->maxmem_mib = st->memory_mib;
 	if (f && fscanf(f, "cpu %llu %llu %llu", &user, &nice, &sys) == 3)
 		st->cpu_ns = (user + nice + sys) * (1000000000ULL / (tck > 0 ? tck : 100));
 	if (f)
@@ -144,8 +152,9 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc || agent_host_config(&hc))
 		return optind != argc ? EXIT_USAGE : 1;
 	if (!o.tsv && o.long_fmt)
-		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s\n", "Name", "ID", "Mem(MiB)", "VCPUs",
-		       "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID");
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s\n", "Name", "ID", "Mem(MiB)",
+		       "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
+		       "Bal(MiB)", "Free(MiB)");
 	else if (!o.tsv)
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
 	host_status(&dom0);

@@ -34,12 +34,15 @@ static void sum_memory(const struct dom_status *st, void *arg)
 	sum[0] += st->memory_mib;
 	sum[1] += st->rss_kib / 1024;
 	sum[2]++;
+	sum[3] += st->target_mib;
+	sum[4] += st->balloon_mib;
+	sum[5] += st->maxmem_mib;
 }
 
 int cmd_info(int argc, char **argv)
 {
 	struct host_config hc;
-	unsigned long sum[3] = { 0 };
+	unsigned long sum[6] = { 0 };
 	const char *backend = "none (no /dev/kvm)";
 	int kvm, max_vcpus = 0;
 	char model[256] = "unknown", line[512];
@@ -72,6 +75,9 @@ int cmd_info(int argc, char **argv)
 	printf("max_vcpus_per_domain   : %d\n", max_vcpus > 64 ? 64 : max_vcpus);
 	printf("domains                : %lu\n", sum[2]);
 	printf("domain_memory_assigned : %lu MiB\n", sum[0]);
+	printf("domain_memory_target   : %lu MiB\n", sum[3]);
+	printf("domain_memory_maxmem   : %lu MiB\n", sum[5]);
+	printf("domain_memory_ballooned: %lu MiB\n", sum[4]);
 	printf("domain_memory_resident : %lu MiB\n", sum[1]);
 	printf("runtime_dir            : %s\n", hc.runtime_dir);
 	printf("domains_dir            : %s\n", hc.domains_dir);

@@ -500,6 +500,8 @@ const struct cfg_key domain_keys[] = {
 	{ "cpus",        KT_LIST, NULL,      check_cpus,     "host CPUs the vCPUs may run on: '0-1', '0,2', 'all', or one list per vCPU" },
 	{ "cpu_weight",  KT_INT,  "256",     check_weight,   "share of CPU time against other domains, 1 to 65535" },
 	{ "cap",         KT_INT,  "0",       check_cap,      "most CPU it may use, percent of one CPU (0: no cap)" },
+	{ "ksm",         KT_BOOL, "false",   NULL,           "let the host merge identical pages of guest RAM (KSM)" },
+	{ "hugepages",   KT_BOOL, "false",   NULL,           "back guest RAM with transparent huge pages" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
 

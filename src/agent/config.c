@@ -524,6 +524,8 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 			 dc->cap, dc->vcpus, dc->vcpus == 1 ? "" : "s", 100 * dc->vcpus);
 		return -EINVAL;
 	}
+	dc->ksm = cfg_getbool(cfg, "ksm");
+	dc->hugepages = cfg_getbool(cfg, "hugepages");
 	return 0;
 }
 
@@ -626,6 +628,10 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		fprintf(f, "cpu_weight = %u\n", dc->cpu_weight);
 	if (dc->cap)
 		fprintf(f, "cap = %u\n", dc->cap);
+	if (dc->ksm)
+		fprintf(f, "ksm = true\n");
+	if (dc->hugepages)
+		fprintf(f, "hugepages = true\n");
 }
 
 /* A regular file (or a new one) is replaced atomically: a reader never

@@ -49,7 +49,8 @@ struct domain_config {
 	char cpus[CFG_MAX_VCPUS][CFG_CPUS_MAX];
 	unsigned cpu_weight;       /* Xen credit weight, 1..65535, default 256 */
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
-	/* Later issues: ksm, thp. */
+	bool ksm;                  /* same-page merging of guest RAM (MADV_MERGEABLE) */
+	bool hugepages;            /* transparent huge pages for guest RAM (MADV_HUGEPAGE) */
 };
 
 struct host_config {

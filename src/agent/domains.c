@@ -63,6 +63,16 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "state"))) snprintf(st->state, sizeof(st->state), "%s", v);
 	if ((v = reply_get(r, "vcpus"))) st->vcpus = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "memory_mib"))) st->memory_mib = strtoul(v, NULL, 10);
+	st->maxmem_mib = st->target_mib = st->memory_mib;    /* a lodge-hyp without a balloon */
+	if ((v = reply_get(r, "maxmem_mib"))) st->maxmem_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "target_mib"))) st->target_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "balloon_mib"))) st->balloon_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "guest_total_kib"))) st->guest_total_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "guest_free_kib"))) {
+		st->guest_free_kib = strtoul(v, NULL, 10);
+		st->guest_stats = true;
+	}
+	if ((v = reply_get(r, "guest_avail_kib"))) st->guest_avail_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "cpu_ns"))) st->cpu_ns = strtoull(v, NULL, 10);
 	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
@@ -251,10 +261,10 @@ static const char *const action_names[] = { "destroy", "restart", "preserve" };
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused)
 {
 	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
-	char mem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
+	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
 	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
 	static char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
-	const char *argv[96 + 2 * CFG_MAX_VCPUS];
+	const char *argv[100 + 2 * CFG_MAX_VCPUS];
 	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
 	unsigned i, a = 0, nextid;
 	struct dom_status st;
@@ -290,6 +300,12 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	if (dc->ramdisk[0]) { argv[a++] = "--initrd"; argv[a++] = dc->ramdisk; }
 	argv[a++] = "--cmdline"; argv[a++] = dc->cmdline;
 	argv[a++] = "--memory"; argv[a++] = mem;
+	if (dc->maxmem_mib > dc->memory_mib) {
+		snprintf(maxmem, sizeof(maxmem), "%u", dc->maxmem_mib);
+		argv[a++] = "--maxmem"; argv[a++] = maxmem;
+	}
+	if (dc->ksm) argv[a++] = "--ksm";
+	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = vcpus;
 	for (i = 0; i < dc->ndisks; i++) {
 		snprintf(args[i], sizeof(args[i]), "%s%s,id=%s", dc->disks[i].path,

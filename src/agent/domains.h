@@ -24,7 +24,12 @@ struct dom_status {
 	int pid;
 	char state[16];
 	unsigned vcpus;
-	unsigned long memory_mib;
+	unsigned long memory_mib;      /* at boot */
+	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */
+	unsigned long target_mib;      /* what mem-set last asked the guest to keep */
+	unsigned long balloon_mib;     /* what the guest's balloon has given back */
+	bool guest_stats;              /* the guest_* figures are the guest's own report */
+	unsigned long guest_total_kib, guest_free_kib, guest_avail_kib;
 	uint64_t cpu_ns;
 	unsigned long rss_kib;
 	unsigned long uptime_s;

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "vcpu-list", "[-o tsv] [NAME]", "each vCPU's host CPU, state, CPU and wait time, affinity", cmd_vcpu_list },
 	{ "vcpu-pin", "NAME VCPU|all CPUS", "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", cmd_vcpu_pin },
 	{ "sched", "[NAME [--weight W] [--cap PCT]]", "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)", cmd_sched },
+	{ "mem-set", "NAME MiB", "balloon a running domain to MiB (32 MiB up to its maxmem)", cmd_mem_set },
 	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
 	{ "uptime", "", "how long each domain has run", cmd_uptime },
 	{ "config", "NAME", "print a domain's resolved config", cmd_config },

@@ -200,7 +200,7 @@ static void draw_row(const struct table_layout *l, int y, const struct dom_statu
 	attroff(attr);
 	if (selected)
 		attron(A_REVERSE);
-	printw(" %6.1f %7lu %7lu %2u %8s", cpu, st->memory_mib, st->rss_kib / 1024, st->vcpus, up);
+	printw(" %6.1f %7lu %7lu %2u %8s", cpu, st->target_mib, st->rss_kib / 1024, st->vcpus, up);
 	if (l->split)
 		printw(" %6s %6s %6s %6s", a, b, c, d);
 	else
@@ -246,7 +246,7 @@ void draw_table(struct tui *t)
 			snprintf(dom0.name, sizeof(dom0.name), "Domain-0");
 			snprintf(dom0.state, sizeof(dom0.state), "running");
 			dom0.vcpus = t->host.ncpus;
-			dom0.memory_mib = t->host.mem_total_mib;
+			dom0.memory_mib = dom0.target_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
 			dom0.uptime_s = t->host.uptime_s;
 			draw_row(&l, y, &dom0, t->host.cpu_pct, &no_rates, "", t->selected == 0);
@@ -333,8 +333,19 @@ void draw_detail(struct tui *t)
 		char line[512];
 
 		snprintf(line, sizeof(line), "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB, %lu MiB resident",
-			 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.memory_mib,
+			 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.target_mib,
 			 d->st.rss_kib / 1024);
+		mvprintw(y++, 0, "%.*s", COLS, line);
+		/* The balloon, and the guest's own view once its driver reports. */
+		if (d->st.guest_stats)
+			snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB   "
+				 "guest: FREE(M) %lu  AVAIL(M) %lu  TOTAL(M) %lu", d->st.target_mib,
+				 d->st.maxmem_mib, d->st.balloon_mib, d->st.guest_free_kib / 1024,
+				 d->st.guest_avail_kib / 1024, d->st.guest_total_kib / 1024);
+		else
+			snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB   "
+				 "guest: FREE(M) - (no balloon stats yet)", d->st.target_mib, d->st.maxmem_mib,
+				 d->st.balloon_mib);
 		mvprintw(y++, 0, "%.*s", COLS, line);
 	}
 	y++;
@@ -356,7 +367,7 @@ void draw_detail(struct tui *t)
 	}
 	spark(spk, d->cpu_hist, d->hist_len, w, 100.0f * (d->st.vcpus ? d->st.vcpus : 1));
 	mvprintw(y++, 0, "CPU      |%s|", spk);
-	spark(spk, d->rss_hist, d->hist_len, w, d->st.memory_mib ? (float)d->st.memory_mib : 1);
+	spark(spk, d->rss_hist, d->hist_len, w, d->st.maxmem_mib ? (float)d->st.maxmem_mib : 1);
 	mvprintw(y++, 0, "resident |%s|", spk);
 	y++;
 	snprintf(path, sizeof(path), "%s/%s/config", t->hc.runtime_dir, d->st.name);

@@ -160,7 +160,7 @@ static int cmp(const void *a, const void *b)
 	case SORT_NAME: d = strcmp(x->st.name, y->st.name); break;
 	case SORT_STATE: d = strcmp(x->st.state, y->st.state); break;
 	case SORT_CPU: d = y->cpu_pct - x->cpu_pct; break;         /* busiest first */
-	case SORT_MEM: d = (double)y->st.memory_mib - x->st.memory_mib; break;
+	case SORT_MEM: d = (double)y->st.target_mib - x->st.target_mib; break;
 	case SORT_RSS: d = (double)y->st.rss_kib - x->st.rss_kib; break;
 	case SORT_VCPUS: d = (double)y->st.vcpus - x->st.vcpus; break;
 	case SORT_UPTIME: d = (double)y->st.uptime_s - x->st.uptime_s; break;

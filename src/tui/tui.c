@@ -192,7 +192,7 @@ static int batch(struct tui *t, int iterations)
 			struct dom_sample *d = &t->doms[t->order[k]];
 
 			printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", d->st.id,
-			       d->st.name, d->st.state, d->cpu_pct, d->st.memory_mib, d->st.rss_kib / 1024, d->st.vcpus,
+			       d->st.name, d->st.state, d->cpu_pct, d->st.target_mib, d->st.rss_kib / 1024, d->st.vcpus,
 			       d->st.uptime_s, d->net_rx_bps, d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps);
 		}
 		printf("\n");

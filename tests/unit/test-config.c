@@ -156,8 +156,14 @@ static void test_values(void)
 	CHECK("minimal loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("xl's defaults", dc.memory_mib == 128 && dc.vcpus == 1 && dc.maxmem_mib == 0 && !dc.ndisks &&
 	      !dc.nvifs && dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART &&
-	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0]);
+	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0] &&
+	      !dc.ksm && !dc.hugepages);
 	CHECK("xl's CPU defaults: any CPU, weight 256, no cap", !dc.ncpus && dc.cpu_weight == 256 && !dc.cap);
+
+	snprintf(path, sizeof(path), "%s/pass-memory.cfg", fixtures);
+	CHECK("memory knobs load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("maxmem above memory, ksm = 1, hugepages = yes",
+	      dc.memory_mib == 64 && dc.maxmem_mib == 256 && dc.ksm && dc.hugepages);
 }
 
 /* Save, load back: the same config; save again: the same bytes. */
