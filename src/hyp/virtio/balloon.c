@@ -89,8 +89,12 @@ static int balloon_pfns(struct virtio_balloon *b, bool inflate)
 	uint32_t pfns[PFN_BATCH];
 	uint64_t count = 0;
 
-	if (b->req.n_in || b->req.out_len % sizeof(uint32_t)) {
-		balloon_broken(b, "malformed PFN chain (%u writable buffers)", b->req.n_in);
+	if (b->req.n_in) {
+		balloon_broken(b, "PFN chain with %u device-writable buffers", b->req.n_in);
+		return -EIO;
+	}
+	if (b->req.out_len % sizeof(uint32_t)) {
+		balloon_broken(b, "PFN array of %u bytes, not whole 32-bit PFNs", (uint32_t)b->req.out_len);
 		return -EIO;
 	}
 	for (off = 0; off < b->req.out_len; off += sizeof(pfns)) {
@@ -132,8 +136,11 @@ static int balloon_pfns(struct virtio_balloon *b, bool inflate)
 static void balloon_serve_pfn_queue(struct virtio_balloon *b, unsigned qi)
 {
 	struct virtq *q = &b->vdev.vq[qi];
+	unsigned pushed = 0;
 	int rc;
 
+	if (!q->ready)                  /* a driver need not enable every queue */
+		return;
 	while (!b->broken && (rc = virtq_pop(q, &b->req)) != 0) {
 		if (rc < 0) {
 			balloon_broken(b, "malformed ring on queue %u", qi);
@@ -142,8 +149,10 @@ static void balloon_serve_pfn_queue(struct virtio_balloon *b, unsigned qi)
 		if (balloon_pfns(b, qi == BALLOON_INFLATE))
 			return;
 		virtq_push(q, b->req.head, 0);
+		pushed++;
 	}
-	virtio_queue_interrupt(&b->vdev, qi);
+	if (pushed)
+		virtio_queue_interrupt(&b->vdev, qi);
 }
 
 /* The driver posted its stats buffer: read the figures, keep the buffer
@@ -153,6 +162,8 @@ static void balloon_take_stats(struct virtio_balloon *b)
 	struct virtq *q = &b->vdev.vq[BALLOON_STATS];
 	int rc;
 
+	if (!q->ready)
+		return;
 	while (!b->broken && (rc = virtq_pop(q, &b->req)) != 0) {
 		uint8_t stat[STAT_SIZE];
 		size_t off;
