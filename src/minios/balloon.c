@@ -18,6 +18,7 @@
 #define CFG_NUM_PAGES       0
 #define CFG_ACTUAL          4
 #define PFNS_PER_REQ        1024          /* one page of le32 PFNs */
+#define MAX_WORDS           (PFNS_PER_REQ / 64)   /* pool words one request draws on */
 #define S_MEMFREE           4
 #define S_MEMTOT            5
 #define S_AVAIL             6
@@ -67,12 +68,12 @@ static void balloon_set_actual(void)
 /* Up to PFNS_PER_REQ pages from the pool into the balloon. */
 static int balloon_inflate(uint64_t want)
 {
-	uint64_t masks[PFNS_PER_REQ / 64], bases[PFNS_PER_REQ / 64];
+	uint64_t masks[MAX_WORDS], bases[MAX_WORDS];
 	unsigned n = 0, nw = 0, i;
 
 	if (want > PFNS_PER_REQ)
 		want = PFNS_PER_REQ;
-	while (n < want) {
+	while (n < want && nw < MAX_WORDS) {   /* partial words: fewer than 64 pages each */
 		uint64_t base, m = pageset_take(&free_pages, want - n < 64 ? want - n : 64, &base), bits;
 
 		if (!m)
@@ -97,12 +98,12 @@ static int balloon_inflate(uint64_t want)
 /* Up to PFNS_PER_REQ pages out of the balloon, told to the host first. */
 static int balloon_deflate(uint64_t want)
 {
-	uint64_t masks[PFNS_PER_REQ / 64], bases[PFNS_PER_REQ / 64];
+	uint64_t masks[MAX_WORDS], bases[MAX_WORDS];
 	unsigned n = 0, nw = 0, i;
 
 	if (want > PFNS_PER_REQ)
 		want = PFNS_PER_REQ;
-	while (n < want) {
+	while (n < want && nw < MAX_WORDS) {   /* partial words: fewer than 64 pages each */
 		uint64_t base, m = pageset_take(&balloon_set, want - n < 64 ? want - n : 64, &base), bits;
 
 		if (!m)
@@ -127,7 +128,8 @@ static int balloon_deflate(uint64_t want)
 static void balloon_post_stats(void)
 {
 	struct vbuf buf = { (uint64_t)b.stat, 3 * sizeof(struct stat), 0 };
-	uint64_t usable = (pages_total - balloon_set.count) << 12, free = free_pages.count << 12;
+	/* Total is all the RAM the guest may use (kernel included), as mem prints it. */
+	uint64_t usable = (ram_mib() << 20) - (balloon_set.count << 12), free = free_pages.count << 12;
 
 	b.stat[0] = (struct stat){ S_MEMFREE, free };
 	b.stat[1] = (struct stat){ S_MEMTOT, usable };
