@@ -24,6 +24,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/lifecycle.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 	echo
+	echo "## Density and ballooning (tests/bench/density.py)"
+	echo
+	python3 "$TOP/tests/bench/density.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
 	echo "## Dashboard (tests/bench/tui.py)"
 	echo
 	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
