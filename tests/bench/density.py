@@ -3,7 +3,8 @@
 this host before MemAvailable would drop under 2 GiB, with and without
 ballooning them down to 64 MiB; lodge-hyp's own memory per guest; QEMU
 side by side (-M pc with a virtio-balloon-pci, ballooned through QMP, the
-same Mini-OS ELF booted as PVH with -kernel).
+same Mini-OS ELF booted as PVH with -kernel; QEMU's balloon has no MSI-X,
+so a key on the console wakes Mini-OS to follow the new target).
 
 GUESTS guests (default 20) are started per VMM and measured in three states:
   idle      booted, at the prompt, nothing touched
@@ -199,6 +200,11 @@ class Qemu:
             if "error" in reply:
                 raise RuntimeError("q%d: QMP %s: %s" % (i, cmd["execute"], reply["error"]))
         s.close()
+        # QEMU's virtio-balloon-pci has no MSI-X, and Mini-OS takes no INTx:
+        # a key on the console wakes its idle loop, which then follows the
+        # new target (lodge-hyp's balloon interrupts through MSI-X instead).
+        self.procs[i].stdin.write(b"\r")
+        self.procs[i].stdin.flush()
         self.wait_console(i, b"balloon: target %d MiB, usable %d MiB" % (BALLOON_MIB, BALLOON_MIB))
 
     def guest_used_kib(self, i):
