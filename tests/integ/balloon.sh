@@ -126,3 +126,25 @@ bad "not a number" "not a whole number" bal lots
 bad "negative" "not a whole number" bal -64
 bad "of an unknown domain" "no domain named nosuch is running" nosuch 64
 lodge destroy bal >/dev/null 2>&1
+
+# ksm and hugepages: the guest-RAM mapping carries the kernel's advice
+# (VmFlags mg: mergeable, hg: huge pages) in the domain's smaps.
+cat >"$ROOT/etc/lodge/domains/knobs.cfg" <<CFG
+name = "knobs"
+memory = 64
+kernel = "$MINIOS"
+ksm = 1
+hugepages = 1
+CFG
+if lodge create knobs; then
+	pid=$(lodge list -o tsv | awk -F'\t' '$1 == "knobs" { print $9 }')
+	flags=$(awk '/^Size: *65536 kB/ { ram = 1 } ram && /^VmFlags:/ { print; exit }' "/proc/$pid/smaps")
+	if grep -qw mg <<<"$flags" && grep -qw hg <<<"$flags"; then
+		pass "ksm = 1 and hugepages = 1 advise the guest's RAM mergeable and huge ($flags)"
+	else
+		fail "ksm and hugepages" "guest RAM VmFlags: '$flags'"
+	fi
+	lodge destroy knobs >/dev/null 2>&1
+else
+	fail "ksm and hugepages" "create failed"
+fi
