@@ -16,11 +16,14 @@ own memory per guest (process Rss minus the Rss of its guest-RAM mapping,
 from /proc/PID/smaps) and the guest's own used memory (total - free from
 its balloon stats, lodge only).  The count of guests that fit is
 EXTRAPOLATED from GUESTS guests: (MemAvailable at start - 2 GiB) / host
-memory per guest; it is printed as such.
+memory per guest; it is printed as such.  MemAvailable moves with
+everything else on the host: with few guests, or other work running, the
+Rss columns (the VMM's own, guest RAM) are the steadier figures.
 """
 import json
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -144,6 +147,7 @@ class Lodge:
                     break
                 time.sleep(0.05)
         self.pids = []
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Qemu:
@@ -215,6 +219,7 @@ class Qemu:
             p.kill()
             p.wait()
         self.procs = []
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def measure(vmm, avail0):
@@ -278,8 +283,10 @@ def main():
     own = {}
     for name, avail0, rows in results:
         for state, r in rows.items():
-            fit = (avail0 / 1024 - FLOOR_MIB) / r["host_per_guest"] if r["host_per_guest"] > 0 else float("inf")
-            print("| %s | %s | %.2f | %d | %.2f | %.2f | %s |" % (
+            # With few guests the host's own noise can outweigh them: no count then.
+            fit = ("%d" % ((avail0 / 1024 - FLOOR_MIB) / r["host_per_guest"])
+                   if r["host_per_guest"] > 0.1 else "- (below the host's noise)")
+            print("| %s | %s | %.2f | %s | %.2f | %.2f | %s |" % (
                 name, state, r["host_per_guest"], fit, r["own_per_guest"], r["guest_ram_per_guest"],
                 "%.2f" % r["guest_used"] if r["guest_used"] is not None else "-"))
             own.setdefault(name, []).append(r["own_per_guest"])
