@@ -150,9 +150,11 @@ static void draw_bars(struct tui *t)
 
 /* The table's columns after UPTIME: I/O rates, then the CPU sparkline in
  * what is left.  80 columns have room for one rate each for network and
- * disk; 100 and more split them into rx/tx and read/write. */
+ * disk; 100 and more add the guest's own free memory (FREE(M), once its
+ * balloon driver reports it) and split the rates into rx/tx and
+ * read/write. */
 struct table_layout {
-	bool split;             /* rx, tx, read, write in their own columns */
+	bool split;             /* FREE(M); rx, tx, read, write in their own columns */
 	unsigned spark_w;       /* 0: no sparkline */
 };
 
@@ -161,7 +163,7 @@ struct table_layout {
 static struct table_layout table_layout(void)
 {
 	struct table_layout l = { .split = COLS >= 100 };
-	int left = COLS - TABLE_FIXED - (l.split ? 28 : 14) - 2;
+	int left = COLS - TABLE_FIXED - (l.split ? 8 + 28 : 14) - 2;
 
 	l.spark_w = left >= 8 ? (left > 60 ? 60 : left) : 0;
 	return l;
@@ -176,12 +178,14 @@ struct row_rates {
 static void draw_row(const struct table_layout *l, int y, const struct dom_status *st, double cpu,
 		     const struct row_rates *r, const char *spk, bool selected)
 {
-	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-";
+	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-", free_mib[24] = "-";
 	attr_t attr;
 	const char *word = state_word(st->state, &attr);
 
 	fmt_uptime(up, sizeof(up), st->uptime_s);
 	snprintf(id, sizeof(id), "%u", st->id);
+	if (st->guest_stats)
+		snprintf(free_mib, sizeof(free_mib), "%lu", st->guest_free_kib / 1024);
 	if (r->known && l->split) {
 		fmt_rate(a, sizeof(a), r->net_rx);
 		fmt_rate(b, sizeof(b), r->net_tx);
@@ -202,7 +206,7 @@ static void draw_row(const struct table_layout *l, int y, const struct dom_statu
 		attron(A_REVERSE);
 	printw(" %6.1f %7lu %7lu %2u %8s", cpu, st->target_mib, st->rss_kib / 1024, st->vcpus, up);
 	if (l->split)
-		printw(" %6s %6s %6s %6s", a, b, c, d);
+		printw(" %7s %6s %6s %6s %6s", free_mib, a, b, c, d);
 	else
 		printw(" %6s %6s", a, b);
 	if (l->spark_w)
@@ -225,7 +229,7 @@ void draw_table(struct tui *t)
 	printw("%4s %-16s %-5s %6s %7s %7s %2s %8s", "ID", "NAME", "ST", "%CPU", "MEM(M)", "RSS(M)", "VC",
 	       "UPTIME");
 	if (l.split)
-		printw(" %6s %6s %6s %6s", "NETRX", "NETTX", "DSKRD", "DSKWR");
+		printw(" %7s %6s %6s %6s %6s", "FREE(M)", "NETRX", "NETTX", "DSKRD", "DSKWR");
 	else
 		printw(" %6s %6s", "NET/s", "DISK/s");
 	if (l.spark_w)
@@ -249,6 +253,8 @@ void draw_table(struct tui *t)
 			dom0.memory_mib = dom0.target_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
 			dom0.uptime_s = t->host.uptime_s;
+			dom0.guest_stats = true;
+			dom0.guest_free_kib = t->host.mem_avail_mib * 1024;
 			draw_row(&l, y, &dom0, t->host.cpu_pct, &no_rates, "", t->selected == 0);
 		} else if (row <= t->nshown) {
 			struct dom_sample *d = &t->doms[t->order[row - 1]];

@@ -184,7 +184,15 @@ if shows 5 'Lodge dashboard keys'; then pass "help overlay on vt100"; else fail 
 keys x
 tmux resize-window -t "$S" -x 100 -y 30 2>/dev/null || tmux resize-pane -t "$S" -x 100 -y 30
 sleep 1.5
-if screen | sed -n 3p | grep -q 'NETRX.*NETTX.*DSKRD.*DSKWR' && [ "$(screen | wc -l)" -ge 30 ]; then pass "resizes live (100x30 shows more columns)"; else fail "resize" "$(screen | sed -n 3p)"; fi
+if screen | sed -n 3p | grep -q 'FREE(M).*NETRX.*NETTX.*DSKRD.*DSKWR' && [ "$(screen | wc -l)" -ge 30 ]; then pass "resizes live (100x30 shows more columns)"; else fail "resize" "$(screen | sed -n 3p)"; fi
+# FREE(M): the guest's own free memory, from its balloon driver's stats.
+i=0
+until row gamma | awk '{ exit !($9 ~ /^[0-9]+$/ && $9 > 0 && $9 <= $5) }' || [ $i -ge 25 ]; do sleep 0.2; i=$((i + 1)); done
+if row gamma | awk '{ exit !($9 ~ /^[0-9]+$/ && $9 > 0 && $9 <= $5) }'; then
+	pass "FREE(M) shows the guest's own free memory ($(row gamma | awk '{ print $9 }') of $(row gamma | awk '{ print $5 }') MiB)"
+else
+	fail "FREE(M) column" "$(row gamma)"
+fi
 keys q
 sleep 0.5
 if [ "$(tmux display -p -t "$S" '#{pane_current_command}')" = sleep ] && lodge list -o tsv | grep -q '^gamma'; then
