@@ -330,6 +330,22 @@ static void test_queue_placement(void)
 	SET_COMMON(0x20, 8, DESC_GPA);
 	SET_COMMON(0x1c, 2, 1);
 	CHECK("queue size not a power of two refused", COMMON(0x1c, 2) == 0);
+
+	/* DRIVER_OK with no queue enabled, then a kick: the device thread
+	 * runs with no ring at all (found by Mini-OS's hostile mode). */
+	SET_COMMON(0x14, 1, 0);
+	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+	SET_COMMON(0x0c, 4, 0);
+	SET_COMMON(0x08, 4, 1);
+	SET_COMMON(0x0c, 4, 1);                  /* VERSION_1 */
+	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+			    VIRTIO_STATUS_DRIVER_OK);
+	mmio_write(bar0 + notify_off, 2, 0);
+	usleep(100000);
+	SET_COMMON(0x14, 1, 0);                  /* reset joins the device thread */
+	CHECK("DRIVER_OK without an enabled queue, kicked: the device survives and resets",
+	      COMMON(0x14, 1) == 0);
 }
 
 /* The advisory lock: one writer, or any number of readers. */

@@ -164,6 +164,10 @@ bool virtq_need_interrupt(struct virtq *q)
 {
 	uint16_t old = q->signalled_used, now = q->used_idx, event;
 
+	/* A driver may set DRIVER_OK without enabling every queue (or with
+	 * one its placement made us refuse): there is no ring to look at. */
+	if (!q->ready)
+		return false;
 	full_fence();      /* our used idx store before the driver's event index load */
 	if (!q->event_idx) {
 		if (read16(&q->avail->flags) & VIRTQ_AVAIL_F_NO_INTERRUPT)
@@ -180,6 +184,8 @@ bool virtq_need_interrupt(struct virtq *q)
 
 void virtq_set_notify(struct virtq *q, bool enable)
 {
+	if (!q->ready)
+		return;
 	if (q->event_idx) {
 		/* avail_event follows the used ring: ask for a kick at the next entry. */
 		*(volatile uint16_t *)&q->used->ring[q->size] = enable ? q->last_avail : (uint16_t)(q->last_avail - 1);
