@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -66,7 +67,11 @@ struct virtio_pci {
 	struct msix_entry msix[VPCI_MAX_VECTORS];
 	uint64_t msix_pending;
 	uint64_t notify_gpa;          /* where the ioeventfds are registered; 0: none */
-	bool needs_reset_logged;
+	bool needs_reset_logged;       /* since the last reset */
+	/* A guest that breaks and resets its device in a loop must not fill
+	 * the host's log: at most one line a second, with a count of the rest. */
+	uint64_t needs_reset_log_ns;
+	unsigned needs_reset_quiet;
 };
 
 static uint64_t vpci_offered_features(struct virtio_pci *vp)
@@ -181,8 +186,25 @@ void virtio_needs_reset(struct virtio_dev *vdev, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	pthread_mutex_lock(&vp->lock);
-	if (!vp->needs_reset_logged)
-		log_warn("%s 00:%02x.0: %s; device needs reset", vdev->ops->name, vp->pci.slot, why);
+	if (!vp->needs_reset_logged) {
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		if (!vp->needs_reset_log_ns || now - vp->needs_reset_log_ns >= 1000000000ULL) {
+			if (vp->needs_reset_quiet)
+				log_warn("%s 00:%02x.0: %s; device needs reset (and %u more times in the last %.0f s)",
+					 vdev->ops->name, vp->pci.slot, why, vp->needs_reset_quiet,
+					 (now - vp->needs_reset_log_ns) / 1e9);
+			else
+				log_warn("%s 00:%02x.0: %s; device needs reset", vdev->ops->name, vp->pci.slot, why);
+			vp->needs_reset_log_ns = now;
+			vp->needs_reset_quiet = 0;
+		} else {
+			vp->needs_reset_quiet++;
+		}
+	}
 	vp->needs_reset_logged = true;
 	vdev->status |= VIRTIO_STATUS_NEEDS_RESET;
 	vpci_config_interrupt_locked(vp);
