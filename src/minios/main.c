@@ -111,6 +111,7 @@ void kmain(const struct hvm_start_info *si)
 	blk_init();
 	net_init();
 	balloon_init();
+	hostile_init();
 	shell_set_poll(poll_devices);
 	shell_run_cmdline(boot_cmdline);
 	shell_loop();

@@ -68,6 +68,9 @@ void power_off(void);
 void power_reboot(void);
 void power_crash(void);
 void power_button_init(void);
+int power_port_write_ends(uint16_t port, unsigned size, uint32_t v);
+/* hostile.c */
+void hostile_init(void);
 
 /* shell.c */
 struct command {

@@ -70,6 +70,33 @@ static uint16_t pm1_cnt_port(unsigned x_off, unsigned off)
 	return fadt32(off);
 }
 
+/* Would writing V (SIZE bytes) to PORT power the machine off or reset it?
+ * hostile.c steers clear of these: a guest that turns itself off is
+ * within its rights, and would only end the test early. */
+int power_port_write_ends(uint16_t port, unsigned size, uint32_t v)
+{
+	uint16_t a = acpi.fadt ? pm1_cnt_port(FADT_X_PM1A_CNT, FADT_PM1A_CNT) : 0;
+	uint16_t b = acpi.fadt ? fadt32(FADT_PM1B_CNT) : 0;
+	struct gas g;
+	unsigned i;
+
+	for (i = 0; i < size; i++) {
+		uint16_t p = port + i;
+		uint8_t byte = v >> (8 * i);
+
+		if ((a && p == a + 1 && (byte & 0x20)) || (b && p == b + 1 && (byte & 0x20)))
+			return 1;                /* SLP_EN, bit 13 of PM1_CNT */
+		if (acpi.fadt && fadt_gas(FADT_SLEEP_CTL, &g) == 0 && g.space == 1 && p == g.addr && (byte & 0x20))
+			return 1;                /* SLP_EN of the sleep control register */
+		if (acpi.fadt && fadt_gas(FADT_RESET_REG, &g) == 0 && g.space == 1 && p == g.addr &&
+		    byte == acpi.fadt[FADT_RESET_VALUE])
+			return 1;
+		if ((p == 0x64 && byte >= 0xf0) || (p == 0xcf9 && (byte & 4)) || (p == 0x92 && (byte & 1)))
+			return 1;                /* i8042 output-port pulses, PCI reset control, fast reset */
+	}
+	return 0;
+}
+
 void power_off(void)
 {
 	unsigned slp_typ = 5;

@@ -19,6 +19,7 @@ static volatile int uart_lock;
 
 void uart_init(void)
 {
+	outb(COM1 + LCR, 0x03);         /* 8N1, divisor latch off */
 	outb(COM1 + IER, 0x01);         /* receive interrupts */
 	outb(COM1 + FCR, 0x01);
 	outb(COM1 + MCR, 0x0b);         /* DTR, RTS, OUT2 (gates the IRQ on a real PC) */

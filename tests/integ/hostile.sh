@@ -1,0 +1,103 @@
+#!/bin/bash
+# A hostile guest: Mini-OS's `hostile` command spends 30 s writing garbage
+# to every device lodge-hyp emulates (ports, PCI configuration, virtio
+# registers, MSI-X tables, the MMIO hole) and handing its virtio-blk,
+# virtio-net and virtio-balloon rings that loop, nest, wrap and point
+# outside RAM.  Its lodge-hyp must survive with the devices in
+# NEEDS_RESET, keep its log bounded, and a second domain beside it must
+# neither notice nor lose a byte.  In a network namespace made here.
+. "$(dirname "$0")/../lib.sh"
+
+need_kvm "hostile guest" || exit 0
+need_root "hostile guest" || exit 0
+if [ ! -f "$MINIOS" ]; then skip "hostile guest" "Mini-OS not built"; exit 0; fi
+NS=lodge-hostile-$$
+if ! ip netns add "$NS" 2>/dev/null; then skip "hostile guest" "cannot create network namespaces"; exit 0; fi
+T=$TMPDIR_TEST
+R=$T/root
+LODGE=$BUILD/lodge
+SECS=${HOSTILE_SECONDS:-30}
+in_ns() { ip netns exec "$NS" "$@"; }
+lodge() { in_ns timeout 30 "$LODGE" --root "$R" "$@"; }
+cleanup() {
+	lodge destroy evil >/dev/null 2>&1
+	lodge destroy good >/dev/null 2>&1
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$R/etc/lodge/domains"
+in_ns ip link set lo up
+in_ns "$LODGE" bridge-create hbr0 >/dev/null && in_ns ip addr add 10.79.0.1/24 dev hbr0
+for n in evil good; do
+	truncate -s 32M "$T/$n.img"
+	ip=$([ $n = evil ] && echo 10.79.0.66 || echo 10.79.0.2)
+	mac=$([ $n = evil ] && echo 02:4c:00:00:66:66 || echo 02:4c:00:00:66:02)
+	cat >"$R/etc/lodge/domains/$n.cfg" <<CFG
+name = "$n"
+memory = 64
+kernel = "$MINIOS"
+extra = "ip=$ip/24"
+disk = [ "$T/$n.img,raw,vda,rw" ]
+vif = [ "bridge=hbr0,mac=$mac" ]
+CFG
+	lodge create "$n" >"$T/create.out" 2>&1 || { fail "hostile guest" "create $n: $(tail -1 "$T/create.out")"; exit 0; }
+done
+say() { ( echo "$2"; sleep "${3:-1}" ) | lodge console "$1" >>"$T/$1.console" 2>&1; }
+pid_of() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $9 }'; }
+evil_pid=$(pid_of evil)
+wait_for "$R/run/lodge/good/console.log" 'net: eth0' 20 || true
+
+# The attack, seeded so a failure can be replayed.
+seed=$((RANDOM * 32768 + RANDOM + 1))
+( echo "hostile $SECS $seed"; sleep 0.5 ) | lodge console evil >/dev/null 2>&1 &
+attack=$!
+good_ok=1 rounds=0 why=""
+end=$((SECONDS + SECS))
+while [ $SECONDS -lt $end ]; do
+	# Meanwhile the good domain writes, flushes and reads back its disk and
+	# answers ping.
+	rounds=$((rounds + 1))
+	say good "blk-pattern vda $((rounds * 64)) 64 $rounds; blk-flush vda; blk-sum vda $((rounds * 64)) 64" 1.5
+	if ! in_ns ping -c 1 -W 2 10.79.0.2 >/dev/null 2>&1; then good_ok=0; why="no ping reply in round $rounds"; fi
+	sleep 2
+done
+wait $attack
+if wait_for "$R/run/lodge/evil/console.log" 'hostile: done' 30; then
+	pass "the hostile guest ran $SECS s (seed $seed: $(grep -o 'hostile: done: [0-9]* rounds' "$R/run/lodge/evil/console.log" | tail -1 | cut -d' ' -f3) rounds)"
+else
+	fail "hostile guest ran" "seed $seed: $(tail -c 300 "$R/run/lodge/evil/console.log" | tr '\n' '|')"
+fi
+if [ -n "$evil_pid" ] && kill -0 "$evil_pid" 2>/dev/null && [ "$(pid_of evil)" = "$evil_pid" ]; then
+	pass "its lodge-hyp survived and still answers its control socket"
+else
+	fail "lodge-hyp survives a hostile guest" "seed $seed: pid $evil_pid, now '$(pid_of evil)'; $(tail -3 "$R/run/lodge/evil/lodge-hyp.log" 2>/dev/null | tr '\n' '|')"
+fi
+say evil "echo still-here-$seed"
+if grep -q "still-here-$seed" "$T/evil.console"; then
+	pass "the hostile guest's console still answers"
+else
+	fail "hostile guest's console" "$(tail -c 200 "$T/evil.console")"
+fi
+log=$R/run/lodge/evil/lodge-hyp.log
+n=$(grep -c 'device needs reset' "$log" 2>/dev/null)
+if [ "${n:-0}" -ge 1 ] && [ "$n" -le $((SECS * 3 + 10)) ]; then
+	pass "the broken devices went to NEEDS_RESET, logged at most once a second each ($n lines)"
+else
+	fail "NEEDS_RESET logged, bounded" "seed $seed: ${n:-0} lines in $log"
+fi
+# The good domain: every round's checksum matches the pattern it wrote.
+sums=$(grep -c 'blk-sum: fnv1a64w' "$T/good.console")
+errors=$(grep -cE 'I/O error|blk-.*: (error|fail)' "$T/good.console")
+if [ $good_ok = 1 ] && [ "$sums" -ge 3 ] && [ "$errors" -eq 0 ] && [ "$(pid_of good)" ]; then
+	pass "the domain beside it kept its disk and network ($sums disk rounds, ping every round)"
+else
+	fail "the other domain unaffected" "$why; $sums sums, $errors errors"
+fi
+# And its data is what it wrote: round 1's pattern, checked on the host.
+python3 - "$T/good.img" <<'PY' && pass "the other domain's writes are on its disk, byte for byte" || fail "other domain's disk" "pattern mismatch"
+import sys
+f = open(sys.argv[1], 'rb'); off = 64 * 512; f.seek(off); data = f.read(64 * 512)
+sys.exit(0 if data == bytes(((off + i) * 7 + 1) & 0xff for i in range(len(data))) else 1)
+PY
+in_ns "$LODGE" bridge-delete hbr0 >/dev/null 2>&1 || true
