@@ -8,6 +8,16 @@ case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 export TOP BUILD
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
+# make check SANITIZE=1: ASan and UBSan reports from every process (the
+# detached lodge-hyps included) go to files, each a failure at the end.
+# Leaks are not counted: lodge and lodge-hyp exit without freeing on purpose.
+if [ "${SANITIZE:-}" = 1 ]; then
+	san=$BUILD/sanitizer
+	rm -rf "$san"
+	mkdir -p "$san"
+	export ASAN_OPTIONS="detect_leaks=0:log_path=$san/asan"
+	export UBSAN_OPTIONS="print_stacktrace=1:log_path=$san/ubsan"
+fi
 
 run_one() {   # run_one LABEL CMD...: run a test, echo its lines, keep its verdicts
 	local label=$1 out rc
@@ -30,6 +40,13 @@ for t in "$TOP"/tests/integ/*.sh; do
 	[ -f "$t" ] || continue
 	run_one "integ $(basename "$t" .sh)" bash "$t"
 done
+
+if [ "${SANITIZE:-}" = 1 ]; then
+	for f in "$san"/*; do
+		[ -f "$f" ] || continue
+		echo "FAIL: sanitizer: $(grep -m1 -E 'ERROR|runtime error' "$f" | cut -c1-200) (full report: $f)" | tee -a "$results"
+	done
+fi
 
 passed=$(grep -c '^PASS: ' "$results")
 failed=$(grep -c '^FAIL: ' "$results")
