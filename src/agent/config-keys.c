@@ -3,6 +3,9 @@
  * vif specs, MACs, actions).  One table row gives libconfuse the option
  * and the validate callback; lodge.conf(5) documents the same rows. */
 #include "cgroup.h"
+
+#include <grp.h>
+#include <stdlib.h>
 #include "config-keys.h"
 #include "cpulist.h"
 #include "netlink.h"
@@ -505,6 +508,20 @@ const struct cfg_key domain_keys[] = {
 	{ NULL, 0, NULL, NULL, NULL }
 };
 
+/* control_group = "lodge" or "1234": a group that exists, or a number ("": none). */
+static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (!*s)
+		return 0;                 /* none: root only */
+	if (cfg_group_id(s) < 0) {
+		snprintf(why, whylen, "no group '%s' on this host (a name from /etc/group or a number)", s);
+		return -1;
+	}
+	return 0;
+}
+
 /* Paths here: defaults get the --root prefix; values are used as written. */
 const struct cfg_key host_keys[] = {
 	{ "runtime_dir",      KT_STR, "/run/lodge",            check_dir,      "control sockets and logs of running domains" },
@@ -513,8 +530,25 @@ const struct cfg_key host_keys[] = {
 	{ "default_bridge",   KT_STR, "lodgebr0",              check_ifname,   "bridge of a vif without bridge=" },
 	{ "console_log_size", KT_INT, "1024",                  check_log_size, "console log kept per domain, KiB" },
 	{ "cgroup",           KT_STR, "lodge",                 check_cgroup,   "parent of the domains' CPU cgroups, under the CPU controller" },
+	{ "control_group",    KT_STR, "",                      check_group,    "group whose members may control every domain (root always may)" },
+	{ "stats_group",      KT_STR, "",                      check_group,    "group whose members may read every domain's status" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
+
+long cfg_group_id(const char *name)
+{
+	struct group *g;
+	char *end;
+	long id;
+
+	if (!*name)
+		return -1;
+	id = strtol(name, &end, 10);
+	if (!*end)
+		return id >= 0 && id < 0x7fffffff ? id : -1;
+	g = getgrnam(name);
+	return g ? (long)g->gr_gid : -1;
+}
 
 const struct cfg_key *cfg_find_key(const struct cfg_key *keys, const char *name)
 {

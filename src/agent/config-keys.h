@@ -26,6 +26,8 @@ struct cfg_key {
 };
 
 extern const struct cfg_key domain_keys[], host_keys[];
+/* A group's id from its name or number, -1 if there is none. */
+long cfg_group_id(const char *name);
 
 /* Where a key statement ("key =" or "key +=") or a value starts. */
 struct key_site {

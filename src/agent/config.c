@@ -435,6 +435,8 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		snprintf(hc->cgroup, sizeof(hc->cgroup), "%s", cfg_getstr(cfg, "cgroup"));
 	else
 		default_cgroup(hc->cgroup, sizeof(hc->cgroup));
+	hc->control_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "control_group")) : -1;
+	hc->stats_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "stats_group")) : -1;
 	if (cfg)
 		cfg_free(cfg);
 	return 0;

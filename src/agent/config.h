@@ -60,6 +60,7 @@ struct host_config {
 	char image_dir[CFG_PATH_MAX];      /* default /var/lib/lodge/images */
 	unsigned console_log_kib;          /* default 1024 */
 	char cgroup[256];                  /* default "lodge": domains' cgroups are cgroup/NAME */
+	long control_gid, stats_gid;       /* -1: root only */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

@@ -262,7 +262,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 {
 	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
-	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
+	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1], control_gid[24], stats_gid[24];
 	static char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
 	const char *argv[100 + 2 * CFG_MAX_VCPUS];
 	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
@@ -343,6 +343,14 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	snprintf(cap, sizeof(cap), "%u", dc->cap);
 	snprintf(cgroup, sizeof(cgroup), "%s/%s", hc->cgroup, dc->name);
 	argv[a++] = "--cgroup"; argv[a++] = cgroup;
+	if (hc->control_gid >= 0) {
+		snprintf(control_gid, sizeof(control_gid), "%ld", hc->control_gid);
+		argv[a++] = "--control-group"; argv[a++] = control_gid;
+	}
+	if (hc->stats_gid >= 0) {
+		snprintf(stats_gid, sizeof(stats_gid), "%ld", hc->stats_gid);
+		argv[a++] = "--stats-group"; argv[a++] = stats_gid;
+	}
 	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = weight; }
 	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = cap; }
 	if (dc->ncpus == 1) { argv[a++] = "--cpus"; argv[a++] = dc->cpus[0]; }

@@ -24,6 +24,7 @@
 
 struct ctl_client {
 	int fd;
+	enum ctl_level level;
 	char in[PROTO_LINE_MAX];
 	size_t in_len;
 	bool console;              /* raw console stream after "ok" */
@@ -242,7 +243,10 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 			    argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);
 		return;
 	}
-	if (strcmp(argv[1], "status") == 0) {
+	if (cl->level != CTL_CONTROL && !ctl_command_reads_only(argv[1])) {
+		client_send(cl, "error permission denied: '%s' needs root or the control group "
+			    "(the stats group may only read)\n", argv[1]);
+	} else if (strcmp(argv[1], "status") == 0) {
 		ctl_status(c, cl);
 	} else if (strcmp(argv[1], "destroy") == 0) {
 		domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
@@ -356,16 +360,30 @@ static void ctl_client_output(struct ctl_client *cl)
 	}
 }
 
+static struct ctl_access ctl_access = { -1, -1 };
+
 static void ctl_accept(struct ctl *c)
 {
 	int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	enum ctl_level level;
+	char who[64], msg[160];
 	unsigned i;
+	int n;
 
 	if (fd < 0)
 		return;
+	level = ctl_peer_level(fd, &ctl_access, who, sizeof(who));
+	if (level == CTL_DENIED) {
+		n = snprintf(msg, sizeof(msg), "error permission denied: %s is not root nor in the group "
+			     "lodge.conf grants control or stats\n", who);
+		send(fd, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return;
+	}
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		if (c->clients[i].fd < 0) {
 			c->clients[i].fd = fd;
+			c->clients[i].level = level;
 			return;
 		}
 	send(fd, "error too many clients\n", 23, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -463,16 +481,19 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 	return c.destroyed;
 }
 
-int ctl_listen(const char *dir)
+int ctl_listen(const char *dir, const struct ctl_access *access)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool shared = access->control_gid >= 0 || access->stats_gid >= 0;
 	int fd;
 
+	ctl_access = *access;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		log_err("cannot create %s: %s", dir, strerror(errno));
 		return -errno;
 	}
-	if (chmod(dir, 0700) < 0) {
+	/* Shared: others may reach the socket by name, never list or read. */
+	if (chmod(dir, shared ? 0711 : 0700) < 0) {
 		log_err("cannot set the mode of %s: %s", dir, strerror(errno));
 		return -errno;
 	}
@@ -497,6 +518,11 @@ int ctl_listen(const char *dir)
 		log_err("cannot listen on %s: %s", sa.sun_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -EIO;
+	}
+	if (shared && chmod(sa.sun_path, 0666) < 0) {
+		log_err("cannot set the mode of %s: %s", sa.sun_path, strerror(errno));
+		close(fd);
 		return -EIO;
 	}
 	return fd;

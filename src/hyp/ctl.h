@@ -5,15 +5,28 @@
 #define LODGE_CTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct ctl_client;
 struct domain;
 struct uart;
 
-/* Create RUNDIR/NAME/ (mode 0700) and listen on its control socket.
- * A directory left by a dead lodge-hyp is cleaned; a live one is an error.
- * Returns the listening fd or -errno with a message logged. */
-int ctl_listen(const char *dir);
+/* Who besides root may connect (ctl-access.c): group ids, -1 for none. */
+struct ctl_access {
+	long control_gid;          /* every command */
+	long stats_gid;            /* the commands that only read */
+};
+enum ctl_level { CTL_DENIED, CTL_STATS, CTL_CONTROL };
+/* The peer's rights, from the kernel's credentials; WHO describes it. */
+enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, size_t len);
+bool ctl_command_reads_only(const char *cmd);
+
+/* Create RUNDIR/NAME/ and listen on its control socket: mode 0700, or
+ * where a group is granted access, 0711 with the socket 0666 (the check
+ * is on each connection).  A directory left by a dead lodge-hyp is
+ * cleaned; a live one is an error.  Returns the listening fd or -errno
+ * with a message logged. */
+int ctl_listen(const char *dir, const struct ctl_access *access);
 /* Run until the domain has ended and, if its end is to be preserved, until
  * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1
  * in standalone mode. Returns true if it was destroyed from the host. */

@@ -61,6 +61,8 @@ struct options {
 	const char *vcpu_cpus[LODGE_MAX_VCPUS];   /* --vcpu-cpus N=LIST, by N */
 	unsigned long cpu_weight, cap;
 	int sched_given;           /* --cpu-weight or --cap was given */
+	/* Groups granted the control socket besides root (-1: none). */
+	struct ctl_access access;
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -94,7 +96,8 @@ static void usage(FILE *f)
 		"                 [--disk PATH[,ro][,id=NAME][,direct]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
-		"                  [--console-log-size KiB] [--on-poweroff|--on-reboot|--on-crash\n"
+		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
+		"                  [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"       lodge-hyp --probe\n"
@@ -178,6 +181,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "cpu-weight", required_argument, NULL, 'W' },
 		{ "cap", required_argument, NULL, 'A' },
+		{ "control-group", required_argument, NULL, 'g' },
+		{ "stats-group", required_argument, NULL, 'r' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -194,6 +199,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->name = "domain";
 	o->console_log_kib = 1024;
 	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
+	o->access = (struct ctl_access){ -1, -1 };
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -241,6 +247,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'G': o->cgroup = optarg; break;
 		case 'W': if (parse_number(optarg, "--cpu-weight", &o->cpu_weight)) return -EINVAL; o->sched_given = 1; break;
 		case 'A': if (parse_number(optarg, "--cap", &o->cap)) return -EINVAL; o->sched_given = 1; break;
+		case 'g':
+		case 'r': {
+			unsigned long gid;
+
+			if (parse_number(optarg, c == 'g' ? "--control-group" : "--stats-group", &gid))
+				return -EINVAL;
+			*(c == 'g' ? &o->access.control_gid : &o->access.stats_gid) = (long)gid;
+			break;
+		}
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -653,7 +668,7 @@ int main(int argc, char **argv)
 	if (o.runtime_dir) {
 		mkdir(o.runtime_dir, 0755);
 		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
-		if ((listen_fd = ctl_listen(dir)) < 0)
+		if ((listen_fd = ctl_listen(dir, &o.access)) < 0)
 			return DOMAIN_ERROR;
 	}
 	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
