@@ -54,6 +54,9 @@ struct status_poller *status_poller_new(void);
 int status_poller_scan(struct status_poller *p, const char *rundir,
 		       void (*fn)(const struct dom_status *, void *), void *arg);
 void status_poller_free(struct status_poller *p);
+/* Wait at most TIMEOUT_MS a scan; a domain slower than that is reported
+ * to LATE (with the scan's arg) and its reply awaited at the next scan. */
+void status_poller_patient(struct status_poller *p, int timeout_ms, void (*late)(const char *name, void *arg));
 /* A reply's keys as a dom_status. */
 void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st);
 /* Remove the runtime directory of a domain whose lodge-hyp is gone (with a warning). */

@@ -32,11 +32,25 @@ struct poll_conn {
 struct status_poller {
 	struct poll_conn conn[POLL_MAX_DOMAINS];
 	unsigned n;
+	/* Patient mode (the dashboard): a reply not in by timeout_ms is still
+	 * awaited at the next scan, and `late` hears of the domain meanwhile. */
+	int timeout_ms;
+	void (*late)(const char *name, void *arg);
 };
 
 struct status_poller *status_poller_new(void)
 {
-	return calloc(1, sizeof(struct status_poller));
+	struct status_poller *p = calloc(1, sizeof(struct status_poller));
+
+	if (p)
+		p->timeout_ms = POLL_TIMEOUT_MS;
+	return p;
+}
+
+void status_poller_patient(struct status_poller *p, int timeout_ms, void (*late)(const char *name, void *arg))
+{
+	p->timeout_ms = timeout_ms;
+	p->late = late;
 }
 
 static void conn_close(struct poll_conn *c)
@@ -171,12 +185,13 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 	static unsigned idx[POLL_MAX_DOMAINS];
 	static struct dom_status found[POLL_MAX_DOMAINS];
 	static struct reply reply;
-	long deadline = now_ms() + POLL_TIMEOUT_MS;
+	long deadline = now_ms() + p->timeout_ms;
 	unsigned i, npfd, nfound = 0;
 
 	update_names(p, rundir);
 	for (i = 0; i < p->n; i++)
-		send_request(&p->conn[i], rundir);
+		if (!p->conn[i].waiting)          /* else its last reply is still due */
+			send_request(&p->conn[i], rundir);
 	for (;;) {
 		long left = deadline - now_ms();
 
@@ -197,7 +212,11 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 		}
 	}
 	for (i = 0; i < p->n; i++) {
-		if (p->conn[i].waiting) {
+		if (!p->conn[i].waiting)
+			continue;
+		if (p->late) {
+			p->late(p->conn[i].name, arg);
+		} else {
 			log_warn("domain %s does not answer", p->conn[i].name);
 			conn_close(&p->conn[i]);   /* a late reply must not answer the next request */
 		}

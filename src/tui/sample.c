@@ -73,6 +73,17 @@ static void on_domain(const struct dom_status *st, void *arg)
 		d->hist_len++;
 }
 
+/* A domain that has not answered this time: keep what we knew. */
+static void on_late(const char *name, void *arg)
+{
+	struct scan_ctx *c = arg;
+	unsigned i;
+
+	for (i = 0; i < c->t->ndoms; i++)
+		if (strcmp(c->t->doms[i].st.name, name) == 0)
+			c->t->doms[i].seen = true;
+}
+
 static void sample_host(struct host_sample *h)
 {
 	unsigned long long v[8] = { 0 };
@@ -128,8 +139,9 @@ void sample_all(struct tui *t)
 	sample_host(&t->host);
 	for (i = 0; i < t->ndoms; i++)
 		t->doms[i].seen = false;
-	if (!t->poller)
-		t->poller = status_poller_new();
+	if (!t->poller && (t->poller = status_poller_new()))
+		/* A slow domain keeps its last row; the screen does not wait. */
+		status_poller_patient(t->poller, 100, on_late);
 	if (t->poller)
 		status_poller_scan(t->poller, t->hc.runtime_dir, on_domain, &c);
 	/* Domains that are gone leave the table. */

@@ -193,6 +193,19 @@ if row gamma | awk '{ exit !($9 ~ /^[0-9]+$/ && $9 > 0 && $9 <= $5) }'; then
 else
 	fail "FREE(M) column" "$(row gamma)"
 fi
+# A domain that stops answering (its lodge-hyp frozen with SIGSTOP) keeps
+# its row, and the screen keeps refreshing: the clock moves, keys work.
+gpid=$(lodge list -o tsv | awk -F'\t' '$1 == "gamma" { print $9 }')
+kill -STOP "$gpid"
+c1=$(screen | head -1 | awk '{ print $2 }')
+sleep 2.5
+c2=$(screen | head -1 | awk '{ print $2 }')
+if [ -n "$gpid" ] && [ "$c1" != "$c2" ] && row gamma >/dev/null; then
+	pass "a domain that stops answering keeps its row; the screen does not wait for it ($c1 -> $c2)"
+else
+	fail "slow domain" "clock $c1 -> $c2; $(screen | sed -n 3,6p | tr '\n' '|')"
+fi
+kill -CONT "$gpid"
 keys q
 sleep 0.5
 if [ "$(tmux display -p -t "$S" '#{pane_current_command}')" = sleep ] && lodge list -o tsv | grep -q '^gamma'; then
