@@ -32,6 +32,20 @@
  *                       running, from schedstat: the guest's steal)
  *                       cpu_weight cpu_cap (Xen credit weight, cap in
  *                       percent of one CPU, 0 none) cgroup (its directory, or -)
+ *                       vifN_addrs (one per watched vif): the addresses the
+ *                         guest claimed on it, "ADDR,HOW,AGE_S ..." (HOW:
+ *                         arp, dhcp or nd; AGE_S: seconds since last seen),
+ *                         or "-"; absent for a domain without a watcher
+ *   peers               what each vif's watcher saw (error for a domain
+ *                       without watched vifs); keys:
+ *                       interval_ms: the length of the last whole interval
+ *                       vifN_name: the tap; vifN_watch: "on" or why not
+ *                       vifN_addrs: as in status
+ *                       vifN_rate "PKTS_PER_S BYTES_PER_S DROPS": both
+ *                         directions over the last interval; DROPS: frames
+ *                         the capture ring lost since the domain started
+ *                       vifN_peers "ADDR,PKTS,BYTES ...": the top peers of
+ *                         the last interval by bytes, or "-"
  *   pause, unpause      stop/resume every vCPU
  *   shutdown            press the ACPI power button (graceful)
  *   reboot              reset the domain (on_reboot decides what follows)

@@ -54,7 +54,7 @@ enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, siz
 
 bool ctl_command_reads_only(const char *cmd)
 {
-	static const char *const reads[] = { "status", "vcpu-list" };
+	static const char *const reads[] = { "status", "vcpu-list", "peers" };
 	unsigned i;
 
 	for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)

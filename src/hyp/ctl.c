@@ -3,6 +3,7 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "log.h"
+#include "netwatch/netwatch.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ static void client_close(struct ctl_client *cl)
  * 8 KiB holds a status or vcpu-list reply for 64 vCPUs. */
 void client_send(struct ctl_client *cl, const char *fmt, ...)
 {
-	char buf[8192];
+	char buf[16384];
 	va_list ap;
 	int n;
 
@@ -141,7 +142,7 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 {
 	struct domain *dom = c->dom;
 	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "", vcpu_wait_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
-	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32];
+	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32], addrs[4096];
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages;
@@ -162,19 +163,33 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	}
 	rss_pages = resident_pages();
 	format_io(dom, io, sizeof(io));
+	netwatch_format_addrs(dom->netwatch, addrs, sizeof(addrs));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	domain_mem_status(dom, mem_keys, sizeof(mem_keys));
 	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
 		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
-		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s\n",
+		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s\n",
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
 		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
 		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
 		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,
-		    dom->has_cgroup ? dom->cgroup.dir : "-", io);
+		    dom->has_cgroup ? dom->cgroup.dir : "-", io, addrs);
+}
+
+/* What the vifs' watcher saw: `lodge addr` and the dashboard's detail view. */
+static void ctl_peers(struct ctl *c, struct ctl_client *cl)
+{
+	char buf[8192];
+
+	if (!c->dom->netwatch) {
+		client_send(cl, "error domain %s has no watched vifs\n", c->dom->name);
+		return;
+	}
+	netwatch_format_peers(c->dom->netwatch, buf, sizeof(buf));
+	client_send(cl, "ok\n%s\n", buf);
 }
 
 static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, bool force)
@@ -252,6 +267,8 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 		domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
 		c->destroyed = true;
 		client_send(cl, "ok\n");
+	} else if (strcmp(argv[1], "peers") == 0) {
+		ctl_peers(c, cl);
 	} else if (strcmp(argv[1], "console") == 0) {
 		ctl_attach_console(c, cl, argc > 2 && strcmp(argv[2], "force") == 0);
 	} else if (strcmp(argv[1], "console-log") == 0) {

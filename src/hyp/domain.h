@@ -78,6 +78,9 @@ struct domain {
 	unsigned nvcpus;
 	struct vcpu vcpus[LODGE_MAX_VCPUS];
 
+	/* The vifs' watcher (netwatch/netwatch.h); NULL in standalone mode. */
+	struct netwatch *netwatch;
+
 	/* Every disk and vif, in the order the guest sees them. */
 	struct io_device io[LODGE_MAX_IO_DEVICES];
 	unsigned nio;

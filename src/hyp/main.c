@@ -11,6 +11,7 @@
 #include "dev/pci.h"
 #include "domain.h"
 #include "log.h"
+#include "netwatch/netwatch.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -731,10 +732,16 @@ int main(int argc, char **argv)
 	dom->start_time = time(NULL);
 	if (vcpu_start_all(dom))
 		return DOMAIN_ERROR;
+	/* Only a managed domain has a control socket to be asked for what the
+	 * watcher learns; standalone, it would watch for nobody. */
+	if (o.runtime_dir && o.nnics)
+		dom->netwatch = netwatch_start(o.nics, o.nnics);
 	if (ready_fd >= 0)
 		detach_ready(ready_fd, dir);
 	destroyed = ctl_run(dom, com1, o.runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd);
 	vcpu_stop_all(dom);
+	netwatch_stop(dom->netwatch);      /* before a restart's exec: pcap's sockets are not close-on-exec */
+	dom->netwatch = NULL;
 	console_flush(1000);
 	console_restore();
 
