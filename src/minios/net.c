@@ -1,9 +1,11 @@
-/* virtio-net driver and just enough IPv4 to be a real peer: a static
- * address from the command line (ip=A.B.C.D/N), ARP (answering and
- * asking), ICMP echo (answering and sending), and net-send, which pushes
- * numbered frames as fast as the queue takes them. */
+/* virtio-net driver and just enough IPv4 to be a real peer: an address
+ * from the command line (ip=A.B.C.D/N, or ip=dhcp for dhcp.c's lease),
+ * ARP (answering, asking and announcing), ICMP echo (answering and
+ * sending), UDP to the DHCP client, and net-send, which pushes numbered
+ * frames as fast as the queue takes them. */
 #include "io.h"
 #include "minios.h"
+#include "net.h"
 #include "virtio.h"
 
 #define VIRTIO_ID_NET   1
@@ -15,6 +17,8 @@
 #define ETH_ARP         0x0806
 #define ETH_IP          0x0800
 #define ETH_LODGE_TEST  0x88b5        /* IEEE local experimental ethertype */
+#define IP_UDP          17
+#define DHCP_CLIENT     68
 #define ARP_CACHE       16
 
 struct netdev {
@@ -32,10 +36,6 @@ static unsigned arp_next;
 static volatile unsigned echo_replies;
 static volatile uint64_t test_frames_seen;
 
-static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
-static void put_be16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
-static void put_be32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
 
 static uint16_t csum(const uint8_t *p, unsigned len)
 {
@@ -139,6 +139,60 @@ static void arp_send(uint16_t op, const uint8_t *dst_mac, uint32_t dst_ip)
 	tx_send(head, 42, 1);
 }
 
+/* A gratuitous ARP request for ip from mac (any address, any MAC: the
+ * host's watcher must not believe a guest that claims what is not its). */
+static void arp_announce(uint32_t ip, const uint8_t *mac)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	int head;
+	uint8_t *f = tx_frame(&head);
+
+	if (!f)
+		return;
+	memcpy(f, bcast, 6);
+	memcpy(f + 6, mac, 6);
+	put_be16(f + 12, ETH_ARP);
+	put_be16(f + 14, 1);
+	put_be16(f + 16, ETH_IP);
+	f[18] = 6;
+	f[19] = 4;
+	put_be16(f + 20, 1);
+	memcpy(f + 22, mac, 6);
+	put_be32(f + 28, ip);
+	put_be32(f + 38, ip);              /* sender = target: an announcement (RFC 5227) */
+	tx_send(head, 42, 1);
+}
+
+static void ip_header(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, unsigned payload_len)
+{
+	ip[0] = 0x45;
+	put_be16(ip + 2, 20 + payload_len);
+	ip[8] = 64;
+	ip[9] = proto;
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, dst);
+	put_be16(ip + 10, csum(ip, 20));
+}
+
+int net_udp_broadcast(uint32_t src_ip, uint16_t sport, uint16_t dport, const uint8_t *payload, unsigned len)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	int head;
+	uint8_t *f = tx_frame(&head), *udp;
+
+	if (!f || len > 1400)
+		return -1;
+	eth_header(f, bcast, ETH_IP);
+	ip_header(f + 14, IP_UDP, src_ip, 0xffffffffu, 8 + len);
+	udp = f + 34;
+	put_be16(udp, sport);
+	put_be16(udp + 2, dport);
+	put_be16(udp + 4, 8 + len);        /* checksum 0: none, as IPv4 allows */
+	memcpy(udp + 8, payload, len);
+	tx_send(head, 34 + 8 + len, 1);
+	return 0;
+}
+
 static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uint16_t id,
 		      uint16_t seq, const uint8_t *payload, unsigned plen)
 {
@@ -149,13 +203,7 @@ static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uin
 		return;
 	eth_header(f, dst_mac, ETH_IP);
 	ip = f + 14;
-	ip[0] = 0x45;
-	put_be16(ip + 2, 20 + 8 + plen);
-	ip[8] = 64;
-	ip[9] = 1;                         /* ICMP */
-	put_be32(ip + 12, nd.ip);
-	put_be32(ip + 16, dst_ip);
-	put_be16(ip + 10, csum(ip, 20));
+	ip_header(ip, 1, nd.ip, dst_ip, 8 + plen);   /* ICMP */
 	icmp = ip + 20;
 	icmp[0] = type;
 	put_be16(icmp + 4, id);
@@ -183,6 +231,12 @@ static void handle_frame(const uint8_t *f, unsigned len)
 		const uint8_t *ip = f + 14, *icmp;
 		unsigned ihl = (ip[0] & 15) * 4, tot = be16(ip + 2);
 
+		/* UDP to the DHCP client: broadcast, or to the address offered. */
+		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 &&
+		    be16(ip + ihl + 2) == DHCP_CLIENT) {
+			dhcp_input(ip + ihl + 8, tot - ihl - 8);
+			return;
+		}
 		if (be32(ip + 16) != nd.ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
 			return;
 		arp_learn(be32(ip + 12), f + 6);
@@ -231,7 +285,7 @@ static uint32_t parse_ip(const char *s, const char **end)
 	return ip;
 }
 
-static void print_ip(const char *prefix, uint32_t ip)
+void print_ip(const char *prefix, uint32_t ip)
 {
 	printf("%s%u.%u.%u.%u", prefix, ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
@@ -249,7 +303,7 @@ static void cmd_net(int argc, char **argv)
 }
 
 /* Wait up to ms milliseconds for cond() to hold, polling the device. */
-static int wait_ms(uint64_t ms, int (*cond)(void *), void *arg)
+int net_wait_ms(uint64_t ms, int (*cond)(void *), void *arg)
 {
 	uint64_t end = time_ns() + ms * 1000000;
 
@@ -278,7 +332,7 @@ static void cmd_ping(int argc, char **argv)
 	}
 	for (i = 0; i < 3 && !arp_lookup(dst); i++) {
 		arp_send(1, NULL, dst);
-		wait_ms(1000, arp_known, &dst);
+		net_wait_ms(1000, arp_known, &dst);
 	}
 	mac = arp_lookup(dst);
 	if (!mac) {
@@ -291,7 +345,7 @@ static void cmd_ping(int argc, char **argv)
 	for (i = 0; i < count; i++) {
 		want = echo_replies + 1;
 		icmp_echo(mac, dst, 8, 0x4c4f, i, payload, sizeof(payload));
-		wait_ms(2000, replies_at_least, &want);
+		net_wait_ms(2000, replies_at_least, &want);
 	}
 	printf("ping: %u/%u replies\n", echo_replies - start, count);
 }
@@ -346,11 +400,60 @@ static void cmd_net_recv(int argc, char **argv)
 	       (test_frames_seen - start) / (secs ? secs : 1));
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 32;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* "aa:bb:cc:dd:ee:ff" into mac; -1 if malformed. */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned i;
+
+	for (i = 0; i < 6; i++, s += 3) {
+		int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+
+		if (lo < 0 || s[2] != (i < 5 ? ':' : '\0'))
+			return -1;
+		mac[i] = hi << 4 | lo;
+	}
+	return 0;
+}
+
+/* arp-announce A.B.C.D [MAC]: claim an address, from our MAC or another. */
+static void cmd_arp_announce(int argc, char **argv)
+{
+	uint32_t ip = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+	uint8_t mac[6];
+
+	memcpy(mac, nd.mac, 6);
+	if (!nd.up || !ip || (argc > 2 && parse_mac(argv[2], mac))) {
+		printf("usage: arp-announce A.B.C.D [MAC]\n");
+		return;
+	}
+	arp_announce(ip, mac);
+	print_ip("arp-announce: ", ip);
+	printf(" from %02x:%02x:%02x:%02x:%02x:%02x\n", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+int net_is_up(void) { return nd.up; }
+const uint8_t *net_mac(void) { return nd.mac; }
+
+void net_set_addr(uint32_t ip, uint32_t mask)
+{
+	nd.ip = ip;
+	nd.mask = mask;
+}
+
 static const struct command net_commands[] = {
 	{ "net", "", "the interface, its address and counters", cmd_net },
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
+	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
 };
 
 void net_init(void)
@@ -360,6 +463,7 @@ void net_init(void)
 	unsigned i;
 
 	shell_register(net_commands, sizeof(net_commands) / sizeof(net_commands[0]));
+	dhcp_init();
 	if (virtio_find(VIRTIO_ID_NET, 0, &nd.v) || virtio_init(&nd.v, 1ULL << NET_F_MAC) ||
 	    virtio_vq_setup(&nd.v, 0, &nd.rx, RXQ_MAX) || virtio_vq_setup(&nd.v, 1, &nd.tx, TXQ_MAX))
 		return;
@@ -372,9 +476,11 @@ void net_init(void)
 	for (i = 0; i < nd.rx.size; i++)
 		rx_post(i);
 	vq_kick(&nd.rx);
-	if (cmdline_get("ip", buf, sizeof(buf))) {
+	if (cmdline_get("ip", buf, sizeof(buf)) && strcmp(buf, "dhcp") != 0) {
 		nd.ip = parse_ip(buf, &s);
 		nd.mask = *s == '/' ? ~0u << (32 - strtou64(s + 1, NULL)) : 0xffffff00u;
 	}
 	cmd_net(0, NULL);
+	if (cmdline_get("ip", buf, sizeof(buf)) && strcmp(buf, "dhcp") == 0)
+		dhcp_run();
 }
