@@ -42,6 +42,19 @@ int cmd_autostart(int argc, char **argv);
 /* cmd-devices.c */
 int cmd_block_list(int argc, char **argv);
 int cmd_network_list(int argc, char **argv);
+/* A running domain as the device commands see it. */
+#include "domains.h"
+struct running {
+	struct host_config hc;
+	struct domain_config dc;    /* as `lodge create` wrote it in the runtime directory */
+	struct dom_status st;
+};
+/* Load one: 0, or exit status 1 with the message printed. */
+int running_load(const char *name, struct running *r);
+
+/* cmd-addr.c, cmd-capture.c */
+int cmd_addr(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 
 /* cmd-cpu.c */
 int cmd_vcpu_pin(int argc, char **argv);

@@ -10,28 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A running domain as these commands see it. */
-struct running {
-	struct host_config hc;
-	struct domain_config dc;    /* as `lodge create` wrote it in the runtime directory */
-	struct dom_status st;
-};
-
-/* For "COMMAND NAME": 0, or the exit status with the message printed. */
-static int load_running(int argc, char **argv, struct running *r)
+int running_load(const char *name, struct running *r)
 {
-	struct host_config *hc = &r->hc;
-	struct domain_config *dc = &r->dc;
-	struct dom_status *st = &r->st;
-	const char *name = argv[1];
 	char path[CFG_PATH_MAX + 80], err[1024];
 	int rc;
 
-	if (argc != 2)
-		return EXIT_USAGE;
-	if (agent_host_config(hc))
+	if (agent_host_config(&r->hc))
 		return 1;
-	rc = domain_status(hc->runtime_dir, name, st);
+	rc = domain_status(r->hc.runtime_dir, name, &r->st);
 	if (rc == -ENOENT) {
 		log_err("no domain '%s' is running", name);
 		return 1;
@@ -40,8 +26,8 @@ static int load_running(int argc, char **argv, struct running *r)
 		log_err("%s: cannot read its status: %s", name, strerror(-rc));
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/%s/config", hc->runtime_dir, name);
-	if (domain_config_load(path, hc, false, dc, err, sizeof(err))) {
+	snprintf(path, sizeof(path), "%s/%s/config", r->hc.runtime_dir, name);
+	if (domain_config_load(path, &r->hc, false, &r->dc, err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
 	}
@@ -75,13 +61,11 @@ static void print_vifs(const struct running *rp)
 		const struct cfg_vif *v = &dc->vifs[i];
 		const struct dev_io *io = i < rp->st.nvifs ? &rp->st.vif[i] : &(struct dev_io){ 0 };
 		char vif[16], mac[18];
+		uint8_t m[6];
 
-		if (v->vifname[0])
-			snprintf(vif, sizeof(vif), "%s", v->vifname);
-		else
-			domain_vif_name(rp->st.name, rp->st.id, i, vif);
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", v->mac[0], v->mac[1], v->mac[2],
-			 v->mac[3], v->mac[4], v->mac[5]);
+		domain_vif_ifname(dc, &rp->st, i, vif);
+		domain_vif_mac(dc, i, m);     /* a vif without mac= has the generated one, not zeros */
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 		printf("%-3u %-15s %-17s %-15s %10lu %14lu %10lu %14lu %6lu\n", i, vif, mac,
 		       v->bridge[0] ? v->bridge : rp->hc.default_bridge, io->in_ops, io->in_bytes, io->out_ops,
 		       io->out_bytes, io->errors);
@@ -91,7 +75,7 @@ static void print_vifs(const struct running *rp)
 static int list_devices(int argc, char **argv, void (*print)(const struct running *))
 {
 	static struct running r;
-	int rc = load_running(argc, argv, &r);
+	int rc = argc == 2 ? running_load(argv[1], &r) : EXIT_USAGE;
 
 	if (rc == 0)
 		print(&r);

@@ -4,6 +4,7 @@
 #include "client.h"
 #include "domains.h"
 #include "log.h"
+#include "netview.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -91,18 +92,19 @@ struct list_opts { int long_fmt; int tsv; };
 static void print_domain(const struct dom_status *st, void *arg)
 {
 	const struct list_opts *o = arg;
-	char gfree[24] = "-";
+	char gfree[24] = "-", addrs[DOM_MAX_ADDRS * 48];
 
 	if (st->guest_stats)
 		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
+	netview_join_addrs(st, addrs, sizeof(addrs));
 	if (o->tsv)
-		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\n", st->name, st->id,
+		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\t%s\n", st->name, st->id,
 		       st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
-		       st->pid, st->maxmem_mib, st->balloon_mib, gfree);
+		       st->pid, st->maxmem_mib, st->balloon_mib, gfree, addrs);
 	else if (o->long_fmt)
-		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s\n", st->name, st->id,
+		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s  %s\n", st->name, st->id,
 		       st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
-		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree);
+		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, addrs);
 	else
 		printf("%-24s %5u %9lu %5u %s %10.1f\n", st->name, st->id, st->target_mib, st->vcpus,
 		       state_letters(st->state), st->cpu_ns / 1e9);
@@ -152,9 +154,9 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc || agent_host_config(&hc))
 		return optind != argc ? EXIT_USAGE : 1;
 	if (!o.tsv && o.long_fmt)
-		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s\n", "Name", "ID", "Mem(MiB)",
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s  %s\n", "Name", "ID", "Mem(MiB)",
 		       "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
-		       "Bal(MiB)", "Free(MiB)");
+		       "Bal(MiB)", "Free(MiB)", "Addresses");
 	else if (!o.tsv)
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
 	host_status(&dom0);

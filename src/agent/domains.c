@@ -1,6 +1,7 @@
 #include "cgroup.h"
 #include "domains.h"
 #include "log.h"
+#include "netview.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +56,7 @@ unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max)
 void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
 {
 	const char *v;
+	unsigned i;
 
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "%s", name);
@@ -79,6 +81,13 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
 	io_from_reply(r, "disk", st->disk, DOM_MAX_DISKS, &st->ndisks, &st->disk_sum);
 	io_from_reply(r, "vif", st->vif, DOM_MAX_VIFS, &st->nvifs, &st->vif_sum);
+	for (i = 0; i < DOM_MAX_VIFS; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "vif%u_addrs", i);
+		if ((v = reply_get(r, key)))
+			netview_parse_addrs(v, i, st->addrs, DOM_MAX_ADDRS, &st->naddrs);
+	}
 	if ((v = reply_get(r, "vcpu_ns")))
 		domain_parse_list(v, st->vcpu_ns, 64);
 	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
@@ -177,6 +186,14 @@ void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16])
 		snprintf(out, 16, "vif%u.%u", id % 100000, n % 100);
 }
 
+void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[16])
+{
+	if (dc->vifs[n].vifname[0])
+		snprintf(out, 16, "%s", dc->vifs[n].vifname);
+	else
+		domain_vif_name(st->name, st->id, n, out);
+}
+
 /* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
 static const char *hyp_path(void)
 {
@@ -218,8 +235,7 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
-/* The MAC a vif of a config gets. */
-static void vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
+void domain_vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
 {
 	if (dc->vifs[i].mac_set)
 		memcpy(mac, dc->vifs[i].mac, 6);
@@ -249,8 +265,8 @@ static void check_macs(const struct dom_status *st, void *arg)
 		return;
 	for (i = 0; i < m->dc->nvifs; i++)
 		for (k = 0; k < other.nvifs; k++) {
-			vif_mac(m->dc, i, a);
-			vif_mac(&other, k, b);
+			domain_vif_mac(m->dc, i, a);
+			domain_vif_mac(&other, k, b);
 			if (memcmp(a, b, 6) == 0)
 				snprintf(m->clash, sizeof(m->clash), "%s", st->name);
 		}
@@ -322,7 +338,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 			snprintf(name, sizeof(name), "%s", v->vifname);
 		else
 			domain_vif_name(dc->name, nextid, i, name);
-		vif_mac(dc, i, mac);
+		domain_vif_mac(dc, i, mac);
 		snprintf(s, CFG_PATH_MAX, "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
 			 v->bridge[0] ? v->bridge : hc->default_bridge,
 			 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);

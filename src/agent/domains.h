@@ -17,6 +17,15 @@ struct dev_io {
 
 #define DOM_MAX_DISKS 16
 #define DOM_MAX_VIFS  8
+#define DOM_MAX_ADDRS 16
+
+/* An address the guest claimed on a vif, as its watcher saw it. */
+struct dom_addr {
+	char addr[46];                 /* INET6_ADDRSTRLEN */
+	char how[8];                   /* arp, dhcp, nd */
+	unsigned vif;
+	unsigned long age_s;           /* since last seen */
+};
 
 struct dom_status {
 	char name[CFG_NAME_MAX];
@@ -42,6 +51,8 @@ struct dom_status {
 	uint64_t vcpu_wait_ns[64];
 	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
 	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
+	struct dom_addr addrs[DOM_MAX_ADDRS];   /* every vif's, in vif order */
+	unsigned naddrs;
 };
 
 /* Visit every running domain (sorted by id). Stale directories (their
@@ -72,5 +83,9 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max);
 /* The vif's interface name: vif-NAME.N if it fits IFNAMSIZ, else vifID.N. */
 void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16]);
+/* The MAC vif n of a config gets: its mac=, or the stable default. */
+void domain_vif_mac(const struct domain_config *dc, unsigned n, uint8_t mac[6]);
+/* The tap of a running domain's vif n: its vifname= or the name above. */
+void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[16]);
 
 #endif

@@ -4,6 +4,7 @@
 #include "tui.h"
 #include "client.h"
 #include "netlink.h"
+#include "netview.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -155,16 +156,25 @@ static void draw_bars(struct tui *t)
  * read/write. */
 struct table_layout {
 	bool split;             /* FREE(M); rx, tx, read, write in their own columns */
+	unsigned addr_w;        /* 0: no address column */
 	unsigned spark_w;       /* 0: no sparkline */
 };
 
 #define TABLE_FIXED 62      /* ID .. UPTIME */
+#define TABLE_ADDR_W 15     /* an IPv4 address; the detail view has them all */
 
+/* The address column comes before the sparkline: at 80 columns neither
+ * fits, from 108 the address does, from 116 both. */
 static struct table_layout table_layout(void)
 {
 	struct table_layout l = { .split = COLS >= 100 };
-	int left = COLS - TABLE_FIXED - (l.split ? 8 + 28 : 14) - 2;
+	int left = COLS - TABLE_FIXED - (l.split ? 8 + 28 : 14);
 
+	if (left >= TABLE_ADDR_W + 1) {
+		l.addr_w = TABLE_ADDR_W;
+		left -= TABLE_ADDR_W + 1;
+	}
+	left -= 2;
 	l.spark_w = left >= 8 ? (left > 60 ? 60 : left) : 0;
 	return l;
 }
@@ -209,6 +219,12 @@ static void draw_row(const struct table_layout *l, int y, const struct dom_statu
 		printw(" %7s %6s %6s %6s %6s", free_mib, a, b, c, d);
 	else
 		printw(" %6s %6s", a, b);
+	if (l->addr_w) {
+		char addrs[DOM_MAX_ADDRS * 48];
+
+		netview_join_addrs(st, addrs, sizeof(addrs));
+		printw(" %-*.*s", (int)l->addr_w, (int)l->addr_w, strtok(addrs, ","));
+	}
 	if (l->spark_w)
 		printw("  %-*s", (int)l->spark_w, spk);
 	clrtoeol();
@@ -232,6 +248,8 @@ void draw_table(struct tui *t)
 		printw(" %7s %6s %6s %6s %6s", "FREE(M)", "NETRX", "NETTX", "DSKRD", "DSKWR");
 	else
 		printw(" %6s %6s", "NET/s", "DISK/s");
+	if (l.addr_w)
+		printw(" %-*s", (int)l.addr_w, "ADDRESS");
 	if (l.spark_w)
 		printw("  %-*s", (int)l.spark_w, "CPU HISTORY");
 	hline(' ', COLS);
@@ -316,10 +334,45 @@ static void console_tail(struct tui *t, const char *name, char *buf, size_t len)
 	close(fd);
 }
 
+/* A vif's addresses, its watcher's rates and the last interval's top
+ * peers, as room allows (the console keeps at least four lines). */
+static int draw_vif_view(const struct net_view *nv, unsigned i, int y)
+{
+	const struct vif_view *v = &nv->vifs[i];
+	char line[1024], pps[16], bps[16], rate[16];
+	size_t n = 0;
+	unsigned k;
+
+	if (strcmp(v->watch, "on") != 0) {
+		mvprintw(y++, 2, "not watched: %.*s", COLS > 16 ? COLS - 16 : 0, v->watch);
+		return y;
+	}
+	n += snprintf(line, sizeof(line), "addresses");
+	for (k = 0; k < v->naddrs && n < sizeof(line); k++)
+		n += snprintf(line + n, sizeof(line) - n, "%s %s (%s, %lus ago)", k ? "," : "", v->addrs[k].addr,
+			      v->addrs[k].how, v->addrs[k].age_s);
+	if (!v->naddrs)
+		snprintf(line + n, sizeof(line) - n, " none seen yet");
+	mvprintw(y++, 2, "%.*s", COLS > 3 ? COLS - 3 : 0, line);
+	fmt_rate(pps, sizeof(pps), v->pps);
+	fmt_rate(bps, sizeof(bps), v->bps);
+	mvprintw(y++, 2, "traffic %s pkt/s %sB/s, %lu dropped by the watcher%s", pps, bps, (unsigned long)v->drops,
+		 v->npeers ? "; top peers:" : "");
+	for (k = 0; k < v->npeers && y < LINES - 8; k++) {
+		fmt_rate(rate, sizeof(rate), nv->interval_ms ? v->peers[k].bytes * 1000.0 / nv->interval_ms : 0);
+		fmt_rate(bps, sizeof(bps), v->peers[k].bytes);
+		mvprintw(y++, 4, "%-39s %8lu pkts %6sB %6sB/s", v->peers[k].addr, (unsigned long)v->peers[k].packets,
+			 bps, rate);
+	}
+	return y;
+}
+
 void draw_detail(struct tui *t)
 {
 	struct dom_sample *d = tui_selected(t);
 	static struct domain_config dc;
+	static struct net_view nv;
+	bool have_view = false;
 	char path[CFG_PATH_MAX + 80], err[512], spk[128], tail[2048 + 1], up[32];
 	unsigned i, w = COLS > 20 ? COLS - 20 : 1;
 	int y = 0, lines_left;
@@ -391,14 +444,12 @@ void draw_detail(struct tui *t)
 				 dc.disks[i].readonly ? "ro" : "rw", dc.disks[i].is_phy ? "phy" : "file", size, rd,
 				 wr, COLS > 56 ? COLS - 56 : 0, dc.disks[i].path);
 		}
+		have_view = dc.nvifs && netview_fetch(t->hc.runtime_dir, d->st.name, &nv, err, sizeof(err)) == 0;
 		for (i = 0; i < dc.nvifs; i++) {
 			struct link_stats ls;
 			char vif[16];
 
-			if (dc.vifs[i].vifname[0])
-				snprintf(vif, sizeof(vif), "%s", dc.vifs[i].vifname);
-			else
-				domain_vif_name(d->st.name, d->st.id, i, vif);
+			domain_vif_ifname(&dc, &d->st, i, vif);
 			if (nl_link_stats(vif, &ls, err, sizeof(err)) == 0)
 				/* The tap's rx is what the guest sent. */
 				mvprintw(y++, 0, "vif %s on %s: guest tx %llu pkts %llu B, rx %llu pkts %llu B, drops %llu",
@@ -408,6 +459,8 @@ void draw_detail(struct tui *t)
 					 (unsigned long long)(ls.rx_dropped + ls.tx_dropped));
 			else
 				mvprintw(y++, 0, "vif %s: %s", vif, err);
+			if (have_view && i < nv.nvifs)
+				y = draw_vif_view(&nv, i, y);
 		}
 	}
 	y++;
