@@ -52,7 +52,8 @@ static void on_frame(u_char *arg, const struct pcap_pkthdr *h, const u_char *byt
 	printf("%s.%06ld %s\n", when, (long)h->ts.tv_usec, line);
 }
 
-/* VIF: an index ("0") or a name among the domain's vifs; -1 if neither. */
+/* VIF: an index ("0") or a name among the domain's vifs; -1 if neither
+ * (the filter starts here), -2 for an index the domain does not have. */
 static int vif_index(const struct running *r, const char *arg)
 {
 	char name[16], *end;
@@ -60,7 +61,7 @@ static int vif_index(const struct running *r, const char *arg)
 	unsigned i;
 
 	if (*arg && !*end)
-		return n < r->dc.nvifs ? (int)n : -1;
+		return n < r->dc.nvifs ? (int)n : -2;
 	for (i = 0; i < r->dc.nvifs; i++) {
 		domain_vif_ifname(&r->dc, &r->st, i, name);
 		if (strcmp(name, arg) == 0)
@@ -202,7 +203,12 @@ int cmd_capture(int argc, char **argv)
 		log_err("domain %s has no vifs to capture on", domain);
 		return 1;
 	}
-	if (optind < argc && (idx = vif_index(&r, argv[optind])) >= 0)
+	idx = optind < argc ? vif_index(&r, argv[optind]) : -1;
+	if (idx == -2) {
+		log_err("domain %s has no vif %s (it has %u)", domain, argv[optind], r.dc.nvifs);
+		return 1;
+	}
+	if (idx >= 0)
 		optind++;
 	else
 		idx = 0;
