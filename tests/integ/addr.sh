@@ -159,11 +159,10 @@ if [ "$(grep -c '10.79.0.[12] > 10.79.0.[12] ICMP echo' "$T/lines.out")" -eq 2 ]
 else
 	fail "capture lines" "$(cat "$T/lines.out")"
 fi
-in_ns "$LODGE" --root "$R" capture st >"$T/int.out" 2>&1 &
-cap=$!
-sleep 1
-kill -INT $cap
-wait $cap; rc=$?
+# SIGINT after a second, straight to lodge (ip netns exec execs it); a
+# capture that ignored it would be killed 5 s later and fail here.
+timeout --preserve-status -s INT -k 5 1 ip netns exec "$NS" "$LODGE" --root "$R" capture st >"$T/int.out" 2>&1
+rc=$?
 if [ $rc -eq 0 ] && grep -qE '^lodge: [0-9]+ packets? captured' "$T/int.out"; then
 	pass "SIGINT ends a capture cleanly with its count"
 else
