@@ -137,8 +137,20 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 	r->nkeys = 0;
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
-	if (send(fd, line, n, MSG_NOSIGNAL) != n)
-		return -errno;
+	if (send(fd, line, n, MSG_NOSIGNAL) != n) {
+		int err = errno;
+
+		/* lodge-hyp refuses a peer it does not trust with one line and
+		 * closes at once, perhaps before our request arrived: that line
+		 * is still ours to read, and says more than EPIPE. */
+		if ((err == EPIPE || err == ECONNRESET) &&
+		    read_line(fd, line, sizeof(line), deadline) >= 0 &&
+		    strncmp(line, "error ", 6) == 0) {
+			snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, line + 6);
+			return 0;
+		}
+		return -err;
+	}
 	if (with_keys) {
 		if ((rc = read_reply(fd, reply, sizeof(reply), deadline)) < 0)
 			return rc;
