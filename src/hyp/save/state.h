@@ -91,6 +91,13 @@ struct state_ops {
 	int (*load)(void *obj, struct state_in *in, char *why, size_t whylen);
 	/* The payload's format version: a stream of another is refused. */
 	uint32_t version;
+	/* Optional (NULL: nothing to do).  quiesce: stop taking new work from
+	 * the guest and wait until nothing is in flight, so guest memory and
+	 * this entry's state stand still (the vCPUs are parked first).
+	 * resume: carry on after a snapshot (save --keep) or a migration that
+	 * failed.  After load() the entry is already running: no resume. */
+	void (*quiesce)(void *obj);
+	void (*resume)(void *obj);
 };
 
 #define STATE_MAX_ENTRIES 128
@@ -99,6 +106,10 @@ struct state_ops {
  * -ENOSPC. */
 int state_register(const char *name, const struct state_ops *ops, void *obj);
 unsigned state_count(void);
+/* quiesce every entry that has the op, in registration order; resume in
+ * reverse order. */
+void state_quiesce_all(void);
+void state_resume_all(void);
 const char *state_name(unsigned i);
 /* Save entry i into b; load a section payload into the entry of that name. */
 int state_save_entry(unsigned i, struct state_buf *b);

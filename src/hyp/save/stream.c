@@ -122,6 +122,24 @@ int state_register(const char *name, const struct state_ops *ops, void *obj)
 }
 
 unsigned state_count(void) { return nentries; }
+
+void state_quiesce_all(void)
+{
+	unsigned i;
+
+	for (i = 0; i < nentries; i++)
+		if (entries[i].ops->quiesce)
+			entries[i].ops->quiesce(entries[i].obj);
+}
+
+void state_resume_all(void)
+{
+	unsigned i;
+
+	for (i = nentries; i-- > 0;)
+		if (entries[i].ops->resume)
+			entries[i].ops->resume(entries[i].obj);
+}
 const char *state_name(unsigned i) { return i < nentries ? entries[i].name : NULL; }
 
 int state_save_entry(unsigned i, struct state_buf *b)
