@@ -5,6 +5,7 @@
 #include "log.h"
 #include "netwatch/netwatch.h"
 #include "proto.h"
+#include "save/save.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@ struct ctl_client {
 	uint64_t con_pos;          /* next console byte to send */
 	uint8_t out[4096];         /* console bytes the socket would not take yet */
 	size_t out_len, out_off;
+	int passed_fd;             /* a descriptor sent with the request (save, migrate), or -1 */
 };
 
 struct ctl {
@@ -42,6 +44,14 @@ struct ctl {
 	struct ctl_client clients[CTL_MAX_CLIENTS];
 	uint8_t pending[256];      /* console input the UART has not taken yet */
 	size_t pending_len, pending_off;
+	/* A save or migration (save/save.h): its thread, the client waiting
+	 * for its end, and a snapshot's hold on the paused domain. */
+	struct save_job *job;
+	enum save_mode job_mode;
+	struct ctl_client *job_client;
+	bool snapshot_held;
+	struct save_progress last;     /* for status */
+	bool has_last;
 };
 
 static const char *const state_names[] = { "running", "paused", "shutdown", "crashed" };
@@ -63,6 +73,9 @@ static void client_close(struct ctl_client *cl)
 	cl->in_len = 0;
 	cl->console = false;
 	cl->out_len = cl->out_off = 0;
+	if (cl->passed_fd >= 0)
+		close(cl->passed_fd);
+	cl->passed_fd = -1;
 }
 
 /* Replies are small: send them whole or drop a client that will not read.
@@ -146,7 +159,7 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages;
-	char mem_keys[512];
+	char mem_keys[512], migrate_keys[256];
 	unsigned i;
 
 	for (i = 0; i < dom->nvcpus; i++) {
@@ -167,16 +180,26 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	domain_mem_status(dom, mem_keys, sizeof(mem_keys));
+	migrate_keys[0] = '\0';
+	if (c->has_last) {
+		static const char *const phases[] = { "precopy", "stopcopy", "done", "failed" };
+
+		snprintf(migrate_keys, sizeof(migrate_keys),
+			 "save_kind %s\nsave_phase %s\nsave_round %u\nsave_pages %llu\nsave_dirty %llu\n"
+			 "save_rate_kib %llu\n", c->job_mode == SAVE_LIVE ? "migrate" : "save",
+			 phases[c->last.phase], c->last.round, (unsigned long long)c->last.pages,
+			 (unsigned long long)c->last.dirty, (unsigned long long)c->last.rate_kib);
+	}
 	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
 		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
-		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s\n",
+		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s%s\n",
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
 		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
 		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
 		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,
-		    dom->has_cgroup ? dom->cgroup.dir : "-", io, addrs);
+		    dom->has_cgroup ? dom->cgroup.dir : "-", io, addrs, migrate_keys);
 }
 
 /* What the vifs' watcher saw: `lodge addr` and the dashboard's detail view. */
@@ -239,6 +262,105 @@ static void ctl_console_log(struct ctl_client *cl, const char *arg)
 	client_close(cl);
 }
 
+/* save / migrate: the stream goes to the descriptor the agent sent with
+ * the request (a pipe to the save file, a socket to the receiver); the
+ * reply waits for the job's end (ctl_save_event). */
+static void ctl_save_start(struct ctl *c, struct ctl_client *cl, enum save_mode mode)
+{
+	int rc;
+
+	if (cl->passed_fd < 0) {
+		client_send(cl, "error %s needs a descriptor sent with the request\n",
+			    mode == SAVE_LIVE ? "migrate" : "save");
+		return;
+	}
+	if ((rc = save_job_start(c->dom, cl->passed_fd, mode, &c->job))) {
+		client_send(cl, "error cannot start the %s: %s\n", mode == SAVE_LIVE ? "migration" : "save",
+			    strerror(-rc));
+		return;
+	}
+	cl->passed_fd = -1;             /* the job's now */
+	c->job_mode = mode;
+	c->job_client = cl;
+	c->has_last = false;
+	log_info("%s of domain %s started", mode == SAVE_LIVE ? "live migration" : "save", c->dom->name);
+}
+
+/* After a snapshot is written: the agent says whether the domain goes
+ * (the file is safe) or runs on (--keep, or the file could not be kept). */
+static void ctl_save_end(struct ctl *c, struct ctl_client *cl, const char *what)
+{
+	if (!c->snapshot_held || cl != c->job_client) {
+		client_send(cl, "error no save of this connection is waiting\n");
+		return;
+	}
+	if (strcmp(what, "destroy") == 0) {
+		c->snapshot_held = false;
+		domain_end(c->dom, DOMAIN_STOPPED, "saved and destroyed");
+		c->destroyed = true;
+	} else if (strcmp(what, "resume") == 0) {
+		c->snapshot_held = false;
+		save_snapshot_release(c->dom, true);
+	} else {
+		client_send(cl, "error save-end takes destroy or resume\n");
+		return;
+	}
+	c->job_client = NULL;
+	client_send(cl, "ok\n");
+}
+
+/* The job made progress or ended: tell its client, and act on the end. */
+static void ctl_save_event(struct ctl *c)
+{
+	struct ctl_client *cl = c->job_client && c->job_client->fd >= 0 ? c->job_client : NULL;
+	struct save_progress p;
+	char why[256];
+	int rc;
+	bool ended = save_job_read(c->job, &p, &rc, why, sizeof(why));
+
+	c->last = p;
+	c->has_last = true;
+	if (!ended) {
+		if (cl && c->job_mode == SAVE_LIVE && p.phase == SAVE_PRECOPY)
+			client_send(cl, "progress round %u dirty %llu pages %llu rate_kib %llu\n", p.round,
+				    (unsigned long long)p.dirty, (unsigned long long)p.pages,
+				    (unsigned long long)p.rate_kib);
+		return;
+	}
+	save_job_free(c->job);
+	c->job = NULL;
+	if (rc) {
+		log_err("%s of domain %s failed: %s", c->job_mode == SAVE_LIVE ? "migration" : "save",
+			c->dom->name, why);
+		if (cl)
+			client_send(cl, "error %s\n", why);
+		c->job_client = NULL;
+		return;
+	}
+	if (c->job_mode == SAVE_LIVE) {
+		log_info("domain %s migrated: downtime %llu us, %u rounds, %llu pages", c->dom->name,
+			 (unsigned long long)p.downtime_us, p.round, (unsigned long long)p.pages);
+		if (cl)
+			client_send(cl, "ok downtime_us %llu total_us %llu rounds %u pages %llu bytes %llu\n",
+				    (unsigned long long)p.downtime_us, (unsigned long long)p.total_us, p.round,
+				    (unsigned long long)p.pages, (unsigned long long)p.bytes);
+		c->job_client = NULL;
+		domain_end(c->dom, DOMAIN_STOPPED, "migrated away");
+		c->destroyed = true;
+		return;
+	}
+	/* A written snapshot holds the domain paused until the agent says
+	 * what becomes of it -- or until it goes away without saying. */
+	if (!cl) {
+		save_snapshot_release(c->dom, true);
+		c->job_client = NULL;
+		return;
+	}
+	c->snapshot_held = true;
+	client_send(cl, "ok pages %llu bytes %llu time_us %llu\n", (unsigned long long)p.pages,
+		    (unsigned long long)p.bytes, (unsigned long long)p.total_us);
+}
+
 static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 {
 	char *argv[6] = { 0 }, *save = NULL, *tok;
@@ -277,6 +399,15 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 		ctl_vcpu_list(c->dom, cl);
 	} else if (end != DOMAIN_RUNNING) {
 		client_send(cl, "error domain %s is not running (%s)\n", c->dom->name, c->dom->end_reason);
+	} else if (strcmp(argv[1], "save-end") == 0) {
+		ctl_save_end(c, cl, argc > 2 ? argv[2] : "");
+	} else if (c->job || c->snapshot_held) {
+		client_send(cl, "error domain %s is being %s\n", c->dom->name,
+			    c->job_mode == SAVE_LIVE ? "migrated" : "saved");
+	} else if (strcmp(argv[1], "save") == 0) {
+		ctl_save_start(c, cl, SAVE_SNAPSHOT);
+	} else if (strcmp(argv[1], "migrate") == 0) {
+		ctl_save_start(c, cl, SAVE_LIVE);
 	} else if (strcmp(argv[1], "pause") == 0) {
 		vcpu_pause_all(c->dom);
 		client_send(cl, "ok\n");
@@ -307,6 +438,36 @@ static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	}
 }
 
+/* Request bytes, and a descriptor if one came with them (SCM_RIGHTS).
+ * Only the last one sent is kept; any others are closed at once. */
+static ssize_t recv_request(struct ctl_client *cl, char *buf, size_t len)
+{
+	union { struct cmsghdr h; char b[CMSG_SPACE(4 * sizeof(int))]; } u;
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			    .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *h;
+	ssize_t n = recvmsg(cl->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	for (h = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		size_t i, nfds;
+		int fds[4];
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfds = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (nfds > 4)
+			nfds = 4;
+		memcpy(fds, CMSG_DATA(h), nfds * sizeof(int));
+		for (i = 0; i < nfds; i++) {
+			if (cl->passed_fd >= 0)
+				close(cl->passed_fd);
+			cl->passed_fd = fds[i];
+		}
+	}
+	return n;
+}
+
 /* Bytes from a client: request lines, or console input once attached. */
 static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
 {
@@ -326,7 +487,7 @@ static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
 		c->pending_off = 0;
 		return;
 	}
-	n = recv(cl->fd, buf, sizeof(buf) - cl->in_len, MSG_DONTWAIT);
+	n = recv_request(cl, buf, sizeof(buf) - cl->in_len);
 	if (n <= 0) {
 		if (n == 0 || errno != EAGAIN)
 			client_close(cl);
@@ -401,6 +562,7 @@ static void ctl_accept(struct ctl *c)
 		if (c->clients[i].fd < 0) {
 			c->clients[i].fd = fd;
 			c->clients[i].level = level;
+			c->clients[i].passed_fd = -1;
 			return;
 		}
 	send(fd, "error too many clients\n", 23, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -432,12 +594,12 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 {
 	struct ctl c = { .dom = dom, .com1 = com1, .in_fd = in_fd, .listen_fd = listen_fd,
 			 .sig_fd = sig_fd };
-	enum { P_END, P_SIG, P_STDIN, P_LISTEN, P_CONSOLE, P_CLIENT0 };
+	enum { P_END, P_SIG, P_STDIN, P_LISTEN, P_CONSOLE, P_JOB, P_CLIENT0 };
 	struct pollfd pfd[P_CLIENT0 + CTL_MAX_CLIENTS];
 	unsigned i;
 
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
-		c.clients[i].fd = -1;
+		c.clients[i].fd = c.clients[i].passed_fd = -1;
 	while (!ctl_done(&c)) {
 		int ended = atomic_load(&dom->end) != DOMAIN_RUNNING;
 
@@ -446,6 +608,7 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 		pfd[P_STDIN] = (struct pollfd){ c.pending_len ? -1 : c.in_fd, POLLIN, 0 };
 		pfd[P_LISTEN] = (struct pollfd){ listen_fd, POLLIN, 0 };
 		pfd[P_CONSOLE] = (struct pollfd){ console_event_fd(), POLLIN, 0 };
+		pfd[P_JOB] = (struct pollfd){ c.job ? save_job_event_fd(c.job) : -1, POLLIN, 0 };
 		for (i = 0; i < CTL_MAX_CLIENTS; i++) {
 			struct ctl_client *cl = &c.clients[i];
 			short ev = (cl->console && c.pending_len) ? 0 : POLLIN;
@@ -472,6 +635,8 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 			ctl_accept(&c);
 		if (pfd[P_CONSOLE].revents & POLLIN)
 			console_event_drain();
+		if (c.job && (pfd[P_JOB].revents & POLLIN))
+			ctl_save_event(&c);
 		for (i = 0; i < CTL_MAX_CLIENTS; i++) {
 			struct ctl_client *cl = &c.clients[i];
 			short rev = pfd[P_CLIENT0 + i].revents;
@@ -482,6 +647,17 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 				ctl_client_input(&c, cl);
 			if (cl->console)
 				ctl_client_output(cl);
+		}
+		if (c.job_client && c.job_client->fd < 0) {
+			/* The agent went away: a held snapshot runs on; a job
+			 * still running finishes without anyone to tell. */
+			if (c.snapshot_held) {
+				log_warn("the client of domain %s's save went away: the domain runs on",
+					 dom->name);
+				c.snapshot_held = false;
+				save_snapshot_release(dom, true);
+			}
+			c.job_client = NULL;
 		}
 		if (c.pending_len) {
 			c.pending_off += uart_receive(com1, c.pending + c.pending_off,

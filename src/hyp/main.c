@@ -12,6 +12,9 @@
 #include "domain.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
+#include "save/announce.h"
+#include "save/ram.h"
+#include "save/save.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -29,6 +32,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +68,8 @@ struct options {
 	int sched_given;           /* --cpu-weight or --cap was given */
 	/* Groups granted the control socket besides root (-1: none). */
 	struct ctl_access access;
+	/* --incoming FD: restore from a stream on FD instead of booting. */
+	long incoming_fd;
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -101,6 +107,7 @@ static void usage(FILE *f)
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
+		"                 [--incoming FD]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -184,6 +191,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "cap", required_argument, NULL, 'A' },
 		{ "control-group", required_argument, NULL, 'g' },
 		{ "stats-group", required_argument, NULL, 'r' },
+		{ "incoming", required_argument, NULL, 'J' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -201,6 +209,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->console_log_kib = 1024;
 	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
 	o->access = (struct ctl_access){ -1, -1 };
+	o->incoming_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -255,6 +264,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_number(optarg, c == 'g' ? "--control-group" : "--stats-group", &gid))
 				return -EINVAL;
 			*(c == 'g' ? &o->access.control_gid : &o->access.stats_gid) = (long)gid;
+			break;
+		}
+		case 'J': {
+			unsigned long fd;
+
+			if (parse_number(optarg, "--incoming", &fd))
+				return -EINVAL;
+			if (fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+				log_err("--incoming %s is not an open descriptor", optarg);
+				return -EINVAL;
+			}
+			o->incoming_fd = (long)fd;
 			break;
 		}
 		case 'd': log_set_level(LOG_DEBUG); break;
@@ -449,6 +470,8 @@ static int open_backends(struct options *o)
 	int rc;
 
 	for (i = 0; i < o->ndisks; i++) {
+		/* Migrating in: the sender writes the disk until it lets go. */
+		o->disks[i].lock_later = o->incoming_fd >= 0;
 		rc = disk_open(&o->disks[i], err, sizeof(err));
 		if (rc) {
 			log_err("%s", err);
@@ -486,7 +509,10 @@ static int setup_devices(struct domain *dom, struct options *o, struct uart **co
 			return rc;
 	/* Last, so disks and NICs keep their slots. The guest boots with
 	 * maxmem of RAM and the balloon asks at once for all above memory. */
-	return virtio_balloon_create(dom, ballooned, &dom->balloon);
+	if ((rc = virtio_balloon_create(dom, ballooned, &dom->balloon)))
+		return rc;
+	save_set_disks(o->disks, o->ndisks);
+	return announce_register(dom, o->nics, o->nnics);
 }
 
 /* Load the kernel (and initrd) and the ACPI tables; set vCPU 0 to enter. */
@@ -629,6 +655,23 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 	return 0;
 }
 
+/* Drop "--incoming FD" (and "--incoming=FD") from argv, in place. */
+static void strip_incoming(char **argv)
+{
+	char **in = argv, **out = argv;
+
+	for (; *in; in++) {
+		if (strcmp(*in, "--incoming") == 0 && in[1]) {
+			in++;
+			continue;
+		}
+		if (strncmp(*in, "--incoming=", 11) == 0)
+			continue;
+		*out++ = *in;
+	}
+	*out = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct domain *dom = &the_domain;
@@ -638,7 +681,7 @@ int main(int argc, char **argv)
 	char dir[4096] = "", log_path[4200];
 	sigset_t sigs;
 	int sig_fd, status, listen_fd = -1, ready_fd = -1, restarted;
-	bool destroyed;
+	bool destroyed, incoming_live = false;
 	unsigned i;
 
 	log_init(argv[0]);
@@ -698,11 +741,24 @@ int main(int argc, char **argv)
 			log_err("cannot create vcpu%u: %s", i, strerror(-status));
 			return DOMAIN_ERROR;
 		}
-	if (load_guest(dom, &o))
+	if (o.incoming_fd < 0 && load_guest(dom, &o))
 		return DOMAIN_ERROR;
 	if ((status = setup_devices(dom, &o, &com1))) {
 		log_err("cannot set up devices: %s", strerror(-status));
 		return DOMAIN_ERROR;
+	}
+	if ((status = ram_init(dom)))
+		log_warn("cannot open /proc/self/pagemap (%s): a save will look at every page",
+			 strerror(-status));
+	if (o.incoming_fd >= 0) {
+		char why[512];
+
+		/* Everything the guest was, instead of a boot: its RAM, its
+		 * vCPUs, its devices, before any vCPU runs. */
+		if ((status = save_load(dom, (int)o.incoming_fd, &incoming_live, why, sizeof(why)))) {
+			log_err("cannot restore domain %s: %s", dom->name, why);
+			return DOMAIN_ERROR;
+		}
 	}
 
 	/* Signals that end the domain arrive through a signalfd in the main
@@ -732,6 +788,15 @@ int main(int argc, char **argv)
 	dom->start_time = time(NULL);
 	if (vcpu_start_all(dom))
 		return DOMAIN_ERROR;
+	if (o.incoming_fd >= 0) {
+		/* Migrated in: tell the sender the guest runs (its downtime
+		 * ends here), and the network where the guest is now. */
+		if (incoming_live && send((int)o.incoming_fd, &(char){ SAVE_RUNNING }, 1, MSG_NOSIGNAL) != 1)
+			log_debug("the sender did not hear that the guest runs: %s", strerror(errno));
+		close((int)o.incoming_fd);
+		announce_send();
+		log_info("domain %s restored", dom->name);
+	}
 	/* Only a managed domain has a control socket to be asked for what the
 	 * watcher learns; standalone, it would watch for nobody. */
 	if (o.runtime_dir && o.nnics)
@@ -755,6 +820,7 @@ int main(int argc, char **argv)
 		 * vCPUs, devices reset, the same runtime directory and log. */
 		log_info("restarting domain %s", dom->name);
 		setenv("LODGE_HYP_RESTARTED", "1", 1);
+		strip_incoming(argv);      /* a restart boots afresh */
 		execv("/proc/self/exe", argv);
 		log_err("cannot restart: %s", strerror(errno));
 		status = DOMAIN_ERROR;

@@ -86,6 +86,7 @@ int guest_mem_discard(const struct guest_mem *m, void *host, size_t len)
 	 * frees the pages at once and a later touch faults in zeros.  Were it
 	 * ever a shared or memfd mapping, this would have to be MADV_REMOVE,
 	 * which punches the hole in the backing object too. */
+	guest_mem_mark_dirty(m, host, len);     /* it reads zeros now: a migration must say so */
 	if (madvise(host, len, MADV_DONTNEED) < 0)
 		return -errno;
 	return 0;

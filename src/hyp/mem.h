@@ -10,12 +10,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
+#define GUEST_PAGE_SHIFT 12
+#define GUEST_PAGE_SIZE  (1u << GUEST_PAGE_SHIFT)
+
 struct guest_mem {
 	uint8_t *host;       /* ram_size bytes, MAP_NORESERVE */
 	uint64_t ram_size;   /* total guest RAM */
 	uint64_t low_size;   /* RAM at GPA 0 .. low_size */
 	uint64_t high_size;  /* RAM at GPA 4 GiB .. 4 GiB + high_size */
+	/* While a live migration runs (save/ram.c): a bit per page of RAM,
+	 * by offset into host[], for pages lodge-hyp itself writes on the
+	 * guest's behalf (KVM's dirty log sees only the guest's own writes).
+	 * round is cleared each pre-copy round; all never is.  NULL when no
+	 * migration tracks them. */
+	_Atomic(_Atomic uint64_t *) dirty_round;
+	_Atomic uint64_t *dirty_all;
 };
+
+/* Note that lodge-hyp is about to write [host, host+len) of guest RAM (a
+ * device-writable buffer, a used ring, a discarded page): one load when no
+ * migration runs. */
+static inline void guest_mem_mark_dirty(const struct guest_mem *m, const void *host, uint64_t len)
+{
+	_Atomic uint64_t *round = atomic_load_explicit(&((struct guest_mem *)m)->dirty_round,
+						       memory_order_acquire);
+	uint64_t first, last, pg;
+
+	if (!round || !len)
+		return;
+	first = (uint64_t)((const uint8_t *)host - m->host) >> GUEST_PAGE_SHIFT;
+	last = ((uint64_t)((const uint8_t *)host - m->host) + len - 1) >> GUEST_PAGE_SHIFT;
+	for (pg = first; pg <= last; pg++) {
+		atomic_fetch_or_explicit(&round[pg / 64], 1ULL << (pg % 64), memory_order_relaxed);
+		atomic_fetch_or_explicit(&m->dirty_all[pg / 64], 1ULL << (pg % 64), memory_order_relaxed);
+	}
+}
 
 /* Map ram_size bytes lazily. Returns 0 or -errno. */
 int guest_mem_init(struct guest_mem *m, uint64_t ram_size);

@@ -62,14 +62,7 @@ int disk_open(struct disk *d, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open disk %s: %s", d->path, strerror(errno));
 		return -errno;
 	}
-	/* One writer, or any number of readers, across all domains on the host. */
-	if (flock(d->fd_buffered, (d->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, e == EWOULDBLOCK
-			 ? "disk %s is in use by another domain%s"
-			 : "cannot lock disk %s: %s", d->path,
-			 e == EWOULDBLOCK ? (d->readonly ? " (opened writable there)" : "") : strerror(e));
+	if (!d->lock_later && disk_lock(d, err, errlen)) {
 		disk_close(d);
 		return -EBUSY;
 	}
@@ -110,6 +103,27 @@ fail_errno:
 	snprintf(err, errlen, "disk %s: %s", d->path, strerror(errno));
 	disk_close(d);
 	return -EIO;
+}
+
+int disk_lock(struct disk *d, char *err, size_t errlen)
+{
+	/* One writer, or any number of readers, across all domains on the host. */
+	if (flock(d->fd_buffered, (d->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, e == EWOULDBLOCK
+			 ? "disk %s is in use by another domain%s"
+			 : "cannot lock disk %s: %s", d->path,
+			 e == EWOULDBLOCK ? (d->readonly ? " (opened writable there)" : "") : strerror(e));
+		return -EBUSY;
+	}
+	return 0;
+}
+
+void disk_unlock(struct disk *d)
+{
+	if (d->fd_buffered >= 0)
+		flock(d->fd_buffered, LOCK_UN);
 }
 
 void disk_close(struct disk *d)

@@ -62,6 +62,9 @@ static int virtq_add_buffer(struct virtq *q, struct virtq_req *req, const struct
 	if (!host)
 		return -EIO;
 	if (d->flags & VIRTQ_DESC_F_WRITE) {
+		/* The device will write it, perhaps long after this (an I/O
+		 * in flight): a migration resends such pages at the end. */
+		guest_mem_mark_dirty(q->mem, host, d->len);
 		req->n_in++;
 		req->in_len += d->len;
 	} else {
@@ -153,6 +156,7 @@ void virtq_push(struct virtq *q, uint16_t head, uint32_t written)
 {
 	struct virtq_used_elem *e = &q->used->ring[q->used_idx % q->size];
 
+	guest_mem_mark_dirty(q->mem, q->used, 6 + 8ULL * q->size);
 	e->id = head;
 	e->len = written;
 	release_fence();   /* the element is visible before the index that publishes it */
