@@ -38,7 +38,7 @@ int cmd_autostart(int argc, char **argv)
 		}
 		if (!dc.autostart || domain_status(hc.runtime_dir, dc.name, &st) == 0)
 			continue;
-		if (domain_start(&dc, &hc, false)) {
+		if (domain_start(&dc, &hc, false, -1)) {
 			failed++;
 			continue;
 		}

@@ -67,7 +67,7 @@ int cmd_create(int argc, char **argv)
 			dc.name, dc.memory_mib, host_free_mib());
 		return 1;
 	}
-	if (domain_start(&dc, &hc, paused))
+	if (domain_start(&dc, &hc, paused, -1))
 		return 1;
 	if (console)
 		return console_attach(hc.runtime_dir, dc.name, 0);

@@ -274,11 +274,13 @@ static void check_macs(const struct dom_status *st, void *arg)
 
 static const char *const action_names[] = { "destroy", "restart", "preserve" };
 
-int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused)
+int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
+		 int incoming_fd)
 {
 	static char args[CFG_MAX_DISKS + CFG_MAX_VIFS][CFG_PATH_MAX + 64];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], dir[CFG_PATH_MAX + 80];
 	char weight[16], cap[16], cgroup[sizeof(hc->cgroup) + CFG_NAME_MAX + 1], control_gid[24], stats_gid[24];
+	char incoming[16];
 	static char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
 	const char *argv[100 + 2 * CFG_MAX_VCPUS];
 	uint8_t used[MAX_DOMAINS] = { 1 };      /* id 0 is Domain-0, the host */
@@ -375,6 +377,10 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		argv[a++] = "--vcpu-cpus";
 		argv[a++] = pins[i];
 	}
+	if (incoming_fd >= 0) {
+		snprintf(incoming, sizeof(incoming), "%d", incoming_fd);
+		argv[a++] = "--incoming"; argv[a++] = incoming;
+	}
 	argv[a++] = "--detach";
 	argv[a] = NULL;
 
@@ -384,6 +390,9 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/* The stream's descriptor is lodge-hyp's to read. */
+		if (incoming_fd >= 0)
+			fcntl(incoming_fd, F_SETFD, 0);
 		execvp(argv[0], (char *const *)argv);
 		log_err("cannot run %s: %s", argv[0], strerror(errno));
 		_exit(127);

@@ -76,8 +76,11 @@ void domain_remove_stale(const char *rundir, const char *name);
 int domain_status(const char *rundir, const char *name, struct dom_status *st);
 /* Start a domain from a validated config: lodge-hyp detached, taps on
  * their bridges. Returns 0 once it runs, or -errno with the error already
- * printed (by lodge-hyp or here). */
-int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused);
+ * printed (by lodge-hyp or here).  incoming_fd >= 0: restore it from the
+ * saved-state stream on that descriptor (past its header) instead of
+ * booting it. */
+int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
+		 int incoming_fd);
 /* The numbers of a space-separated per-vCPU value into out[max]; returns
  * how many. */
 unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max);

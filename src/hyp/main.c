@@ -15,6 +15,7 @@
 #include "save/announce.h"
 #include "save/ram.h"
 #include "save/save.h"
+#include "version.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -38,7 +39,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LODGE_VERSION "0.1.0"
 #define MIN_MEMORY_MIB 4
 #define MAX_DISKS 16
 #define MAX_NICS 8

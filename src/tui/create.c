@@ -337,7 +337,7 @@ static int create_domain(struct tui *t, struct field *f)
 		tui_status(t, true, "%s", err);
 		goto undo;
 	}
-	if (domain_start(&dc, &t->hc, false)) {
+	if (domain_start(&dc, &t->hc, false, -1)) {
 		tui_status(t, true, "domain %s did not start (its config is kept in %s)", dc.name, cfgpath);
 		return -1;
 	}

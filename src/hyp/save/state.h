@@ -24,17 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATE_MAGIC        "LODGESAV"      /* 8 bytes: first in every stream */
-#define STATE_FORMAT       1               /* the stream's format version */
-#define STATE_NAME_MAX     24              /* section names, NUL included */
-#define STATE_SECTION_MAX  (64u << 20)     /* no payload above this is believed */
-
-/* Section types: four ASCII letters, little-endian. */
-#define STATE_FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
-#define STATE_HEAD STATE_FOURCC('H', 'E', 'A', 'D')   /* version, config, machine shape */
-#define STATE_RAM  STATE_FOURCC('R', 'A', 'M', ' ')   /* guest pages: (gpa, 4 KiB) records */
-#define STATE_DEV  STATE_FOURCC('D', 'E', 'V', ' ')   /* one registered entry's state */
-#define STATE_END  STATE_FOURCC('E', 'N', 'D', ' ')   /* the end of a complete stream */
+#include "stream.h"
 
 /* ---- building a payload ------------------------------------------------ */
 struct state_buf {
@@ -118,30 +108,5 @@ void state_reset_registry(void);
 int state_save_entry(unsigned i, struct state_buf *b);
 int state_load_named(const char *name, uint32_t version, const void *data, size_t len,
 		     char *why, size_t whylen);
-
-/* ---- the stream's sections ---------------------------------------------- */
-struct state_section {
-	uint32_t type;
-	uint32_t version;
-	char name[STATE_NAME_MAX];
-	uint64_t len;      /* payload bytes */
-};
-
-/* Write one section: header, payload gathered from parts, CRC.  The fd may
- * be a file, a pipe or a socket; short writes are retried.  0 or -errno. */
-struct iovec;
-int state_write_section(int fd, uint32_t type, uint32_t version, const char *name,
-			const struct iovec *parts, unsigned nparts);
-/* The stream's first 16 bytes: magic and format. */
-int state_write_magic(int fd);
-int state_read_magic(int fd, char *why, size_t whylen);
-/* Read the next section into *payload (malloc'd, the caller frees it):
- * 0, or -EIO/-EBADMSG/-E2BIG/-EPROTO with why saying what is wrong
- * ("truncated in section RAM", "checksum mismatch in DEV vcpu0"). */
-int state_read_section(int fd, struct state_section *s, uint8_t **payload,
-		       char *why, size_t whylen);
-
-/* CRC-32 (zlib's), over a gathered buffer. */
-uint32_t state_crc(uint32_t crc, const void *p, size_t len);
 
 #endif

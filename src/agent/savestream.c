@@ -1,0 +1,202 @@
+/* The stream's magic and HEAD (savestream.h), and passing a descriptor to
+ * lodge-hyp with a request. */
+#include "savestream.h"
+#include "proto.h"
+#include "stream.h"
+#include "version.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEAD_CONFIG_MAX (256 * 1024)
+
+static char *read_small_file(const char *path, size_t max)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(max + 1);
+	n = buf ? fread(buf, 1, max, f) : 0;
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+int head_write(int fd, const struct host_config *hc, const char *name, char *why, size_t whylen)
+{
+	char path[CFG_PATH_MAX + 80], *config, *text;
+	struct iovec iov;
+	int n, rc;
+
+	snprintf(path, sizeof(path), "%s/%s/config", hc->runtime_dir, name);
+	if (!(config = read_small_file(path, HEAD_CONFIG_MAX))) {
+		snprintf(why, whylen, "cannot read domain %s's config %s: %s", name, path, strerror(errno));
+		return -errno;
+	}
+	n = asprintf(&text, "lodge %s\nname %s\nsaved %ld\nconfig\n%s", LODGE_VERSION, name,
+		     (long)time(NULL), config);
+	free(config);
+	if (n < 0)
+		return -ENOMEM;
+	iov = (struct iovec){ text, (size_t)n };
+	if ((rc = state_write_magic(fd)) || (rc = state_write_section(fd, STATE_HEAD, 1, "head", &iov, 1)))
+		snprintf(why, whylen, "cannot write: %s", strerror(-rc));
+	free(text);
+	return rc;
+}
+
+int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
+{
+	struct state_section s;
+	uint8_t *p;
+	char *text, *line, *cfg;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	if ((rc = state_read_magic(fd, why, whylen)))
+		return rc;
+	if ((rc = state_read_section(fd, &s, &p, why, whylen)))
+		return rc;
+	if (s.type != STATE_HEAD || s.version != 1) {
+		free(p);
+		snprintf(why, whylen, "no HEAD section where the stream should begin");
+		return -EBADMSG;
+	}
+	if (!(text = realloc(p, s.len + 1))) {
+		free(p);
+		return -ENOMEM;
+	}
+	text[s.len] = '\0';
+	cfg = strstr(text, "\nconfig\n");
+	if (!cfg || strncmp(text, "lodge ", 6) != 0) {
+		free(text);
+		snprintf(why, whylen, "its HEAD section is malformed");
+		return -EBADMSG;
+	}
+	*cfg = '\0';
+	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "lodge ", 6) == 0)
+			snprintf(h->version, sizeof(h->version), "%s", line + 6);
+		else if (strncmp(line, "name ", 5) == 0)
+			snprintf(h->name, sizeof(h->name), "%s", line + 5);
+		else if (strncmp(line, "saved ", 6) == 0)
+			h->saved = strtol(line + 6, NULL, 10);
+	}
+	h->config = strdup(cfg + 8);
+	free(text);
+	if (!h->config)
+		return -ENOMEM;
+	if (strcmp(h->version, LODGE_VERSION) != 0) {
+		snprintf(why, whylen, "saved by Lodge %s; this is Lodge %s", h->version, LODGE_VERSION);
+		head_free(h);
+		return -EPROTO;
+	}
+	if (!h->name[0]) {
+		snprintf(why, whylen, "its HEAD section names no domain");
+		head_free(h);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void head_free(struct stream_head *h)
+{
+	free(h->config);
+	h->config = NULL;
+}
+
+int head_config(const struct stream_head *h, const char *label, const struct host_config *hc,
+		struct domain_config *dc, char *err, size_t errlen)
+{
+	char path[] = "/tmp/lodge-head-XXXXXX", msg[1024], *at;
+	size_t len = strlen(h->config);
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot make a temporary file: %s", strerror(errno));
+		return -errno;
+	}
+	if (write(fd, h->config, len) != (ssize_t)len) {
+		rc = -errno;
+		close(fd);
+		unlink(path);
+		snprintf(err, errlen, "cannot write a temporary file: %s", strerror(-rc));
+		return rc;
+	}
+	close(fd);
+	rc = domain_config_load(path, hc, true, dc, msg, sizeof(msg));
+	unlink(path);
+	if (rc) {
+		/* The loader names the file it read; the user knows the save. */
+		at = strstr(msg, path);
+		if (at)
+			snprintf(err, errlen, "%.*s%s's config%s", (int)(at - msg), msg, label, at + strlen(path));
+		else
+			snprintf(err, errlen, "%s's config: %s", label, msg);
+		return rc;
+	}
+	if (strcmp(dc->name, h->name) != 0) {
+		snprintf(err, errlen, "%s: its config names domain %s, its header %s", label, dc->name, h->name);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int send_request_fd(int sock, const char *cmd, int fd)
+{
+	char line[PROTO_LINE_MAX];
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			    .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *h;
+	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -E2BIG;
+	iov = (struct iovec){ line, (size_t)n };
+	memset(&u, 0, sizeof(u));
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == n ? 0 : -errno;
+}
+
+int read_reply_line(int sock, char *buf, size_t len, int timeout_ms)
+{
+	size_t n = 0;
+
+	for (;;) {
+		struct pollfd p = { sock, POLLIN, 0 };
+		ssize_t r;
+		char c;
+
+		if (timeout_ms >= 0 && poll(&p, 1, timeout_ms) == 0)
+			return -ETIMEDOUT;
+		r = read(sock, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? -ECONNRESET : -errno;
+		if (c == '\n') {
+			buf[n] = '\0';
+			return (int)n;
+		}
+		if (n + 1 < len)
+			buf[n++] = c;
+	}
+}

@@ -1,0 +1,45 @@
+/* The agent's part of a saved-state stream (src/common/stream.h): the
+ * magic and the HEAD section it writes before lodge-hyp writes the rest,
+ * and reads back on restore and on a migration's receiving end.  HEAD is
+ * text, "key value" lines, then "config" and the domain's resolved config
+ * in lodge.cfg(5) syntax to the end:
+ *
+ *     lodge 0.1.0
+ *     name web
+ *     saved 1764815000
+ *     config
+ *     name = "web"
+ *     ...                                                               */
+#ifndef LODGE_SAVESTREAM_H
+#define LODGE_SAVESTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+struct stream_head {
+	char version[32];
+	char name[CFG_NAME_MAX];
+	long saved;
+	char *config;                  /* NUL-terminated, malloc'd */
+};
+
+/* Write the magic and HEAD for the running domain NAME (its resolved
+ * config from the runtime directory).  0, or -errno with why. */
+int head_write(int fd, const struct host_config *hc, const char *name, char *why, size_t whylen);
+/* Read the magic and HEAD: 0, or -errno with why (not a save file, another
+ * format or Lodge version, truncated, corrupt). */
+int head_read(int fd, struct stream_head *h, char *why, size_t whylen);
+void head_free(struct stream_head *h);
+/* The HEAD's config as a domain config, validated as `lodge create` would
+ * (label names it in messages: "web.save: config line 3: ..."). */
+int head_config(const struct stream_head *h, const char *label, const struct host_config *hc,
+		struct domain_config *dc, char *err, size_t errlen);
+
+/* Send "lodge/1 CMD" on a control connection with fd passed beside it. */
+int send_request_fd(int sock, const char *cmd, int fd);
+/* Read one reply line (without the newline); -ETIMEDOUT, -ECONNRESET. */
+int read_reply_line(int sock, char *buf, size_t len, int timeout_ms);
+
+#endif
