@@ -489,6 +489,13 @@ static int blk_load(struct virtio_dev *vdev, struct state_in *in, char *why, siz
 			 (unsigned long long)b->config.capacity, b->disk->readonly ? " read-only" : "");
 		return -EINVAL;
 	}
+	/* Quiesced, every request had completed: one that had not would
+	 * never be answered. */
+	if (vdev->vq[0].last_avail != vdev->vq[0].used_idx) {
+		snprintf(why, whylen, "virtio-blk: saved with %u requests in flight",
+			 (uint16_t)(vdev->vq[0].last_avail - vdev->vq[0].used_idx));
+		return -EINVAL;
+	}
 	return 0;
 }
 
