@@ -605,7 +605,7 @@ static int vpci_state_save(void *obj, struct state_buf *b)
 	state_put_u16(b, vp->queue_select);
 	state_put_u16(b, vp->config_msix);
 	state_put_u8(b, vp->isr);
-	state_put_u16(b, vpci_msix_ctrl(vp));
+	state_put_u16(b, vpci_msix_ctrl(vp) & (MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL));
 	state_put(b, vp->pci.cfg + vp->pci_cfg_cap + VPCI_PCICFG_LO, VPCI_PCICFG_HI - VPCI_PCICFG_LO);
 	state_put_u32(b, VPCI_MAX_VECTORS);
 	for (v = 0; v < VPCI_MAX_VECTORS; v++) {
@@ -738,6 +738,11 @@ static int vpci_state_parse(struct virtio_pci *vp, struct state_in *in, struct v
 				 l->queue_msix[q]);
 			return -EINVAL;
 		}
+		if (qs.size > vdev->ops->queue_max_size) {
+			snprintf(why, whylen, "%s: queue %u of size %u, the device's are at most %u",
+				 name, q, qs.size, vdev->ops->queue_max_size);
+			return -EINVAL;
+		}
 		rc = virtq_set_state(&l->vq[q], &vdev->dom->mem, &qs, vdev->ops->queue_max_size);
 		if (rc == -EINVAL) {
 			snprintf(why, whylen, "%s: queue %u (size %u, desc %#llx) misplaced or outside guest RAM",
@@ -780,6 +785,14 @@ static int vpci_state_load(void *obj, struct state_in *in, char *why, size_t why
 		return -ENOMEM;
 	if ((rc = vpci_state_parse(vp, in, l, why, whylen)))
 		goto out;
+	/* The framework checks this after load() too, but by then the device
+	 * would be running on a payload it is about to refuse. */
+	if (!state_in_done(in)) {
+		snprintf(why, whylen, "%s: state is %s", vdev->ops->name,
+			 in->bad ? "short" : "longer than expected");
+		rc = -EBADMSG;
+		goto out;
+	}
 
 	pthread_mutex_lock(&vp->lock);
 	vdev->status = l->status;
