@@ -5,8 +5,11 @@
 #include "bus.h"
 #include "domain.h"
 #include "platform.h"
+#include "save/state.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #define PM1_PWRBTN         0x0100     /* PWRBTN_STS / PWRBTN_EN */
 #define PM1_CNT_SCI_EN     0x0001
@@ -122,6 +125,45 @@ static const struct bus_ops pm1_cnt_ops = { .read = pm1_cnt_read, .write = pm1_c
 static const struct bus_ops sleep_ops = { .read = sleep_read, .write = sleep_write };
 static const struct bus_ops reset_ops = { .read = sleep_read, .write = reset_write };
 
+/* Save and restore: PM1 status, enable and control; the SCI level follows. */
+#define ACPI_PM_STATE_VERSION 1
+
+static int acpi_pm_save(void *obj, struct state_buf *b)
+{
+	struct acpi_pm *pm = obj;
+
+	pthread_mutex_lock(&pm->lock);
+	state_put_u16(b, pm->pm1_sts);
+	state_put_u16(b, pm->pm1_en);
+	state_put_u16(b, pm->pm1_cnt);
+	pthread_mutex_unlock(&pm->lock);
+	return 0;
+}
+
+static int acpi_pm_load(void *obj, struct state_in *in, char *why, size_t whylen)
+{
+	struct acpi_pm *pm = obj;
+	uint16_t sts = state_get_u16(in), en = state_get_u16(in), cnt = state_get_u16(in);
+
+	if (in->bad)
+		return -EBADMSG;
+	if (cnt & PM1_CNT_SLP_EN) {
+		snprintf(why, whylen, "acpi-pm: PM1 control %#x has SLP_EN, which reads as zero", cnt);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&pm->lock);
+	pm->pm1_sts = sts;
+	pm->pm1_en = en;
+	pm->pm1_cnt = cnt;
+	acpi_pm_update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+	return 0;
+}
+
+static const struct state_ops acpi_pm_state_ops = {
+	.save = acpi_pm_save, .load = acpi_pm_load, .version = ACPI_PM_STATE_VERSION,
+};
+
 int acpi_pm_init(struct domain *dom)
 {
 	int rc;
@@ -132,5 +174,5 @@ int acpi_pm_init(struct domain *dom)
 	    (rc = bus_register(BUS_PIO, PORT_SLEEP_CTL, 2, &sleep_ops, &acpi_pm, "sleep")) ||
 	    (rc = bus_register(BUS_PIO, PORT_ACPI_RESET, 1, &reset_ops, &acpi_pm, "reset")))
 		return rc;
-	return 0;
+	return state_register("acpi-pm", &acpi_pm_state_ops, &acpi_pm);
 }

@@ -4,8 +4,11 @@
 #include "bus.h"
 #include "domain.h"
 #include "platform.h"
+#include "save/state.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #define I8042_STS_OBF      0x01
 #define I8042_STS_SYS      0x04
@@ -63,11 +66,52 @@ static void i8042_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 
 static const struct bus_ops i8042_ops = { .read = i8042_read, .write = i8042_write };
 
+/* Save and restore: the command byte and a reply the guest has not read. */
+#define I8042_STATE_VERSION 1
+
+static int i8042_save(void *obj, struct state_buf *b)
+{
+	pthread_mutex_lock(&kbc.lock);
+	state_put_u8(b, kbc.ctr);
+	state_put_u8(b, kbc.out);
+	state_put_u8(b, kbc.out_full);
+	state_put_u8(b, kbc.expect_ctr);
+	pthread_mutex_unlock(&kbc.lock);
+	return 0;
+}
+
+static int i8042_load(void *obj, struct state_in *in, char *why, size_t whylen)
+{
+	uint8_t ctr = state_get_u8(in), out = state_get_u8(in);
+	uint8_t full = state_get_u8(in), expect = state_get_u8(in);
+
+	if (in->bad)
+		return -EBADMSG;
+	if (full > 1 || expect > 1) {
+		snprintf(why, whylen, "i8042: flags %u/%u are not booleans", full, expect);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&kbc.lock);
+	kbc.ctr = ctr;
+	kbc.out = out;
+	kbc.out_full = full;
+	kbc.expect_ctr = expect;
+	pthread_mutex_unlock(&kbc.lock);
+	return 0;
+}
+
+static const struct state_ops i8042_state_ops = {
+	.save = i8042_save, .load = i8042_load, .version = I8042_STATE_VERSION,
+};
+
 int i8042_init(struct domain *dom)
 {
+	int rc;
+
 	kbc.dom = dom;
 	/* One range 0x60-0x64: port 0x61 (speaker/PIT gate) is served by the
 	 * in-kernel PIT and never exits to us. */
-	return bus_register(BUS_PIO, PORT_I8042_DATA, PORT_I8042_CMD - PORT_I8042_DATA + 1,
-			    &i8042_ops, NULL, "i8042");
+	rc = bus_register(BUS_PIO, PORT_I8042_DATA, PORT_I8042_CMD - PORT_I8042_DATA + 1,
+			  &i8042_ops, NULL, "i8042");
+	return rc ? rc : state_register("i8042", &i8042_state_ops, NULL);
 }

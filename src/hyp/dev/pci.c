@@ -2,9 +2,11 @@
 #include "bus.h"
 #include "log.h"
 #include "platform.h"
+#include "save/state.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PCI_CONF1_PORT     0xcf8
@@ -234,6 +236,111 @@ static void pci_mmio_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 static const struct bus_ops pci_mmio_ops = { .read = pci_mmio_read, .write = pci_mmio_write };
 static const struct pci_dev_ops host_bridge_ops = { 0 };
 
+/* ---- save and restore ----------------------------------------------------------
+ * The bus's own state (the CF8 address latch) and, for every function, the
+ * header fields the guest writes: command, BARs, interrupt line.  Each
+ * function's capabilities (MSI-X control, say) are its device's to save.
+ * Loading applies them as the guest's own writes would be, masked the
+ * same way, and recomputes decoding, so each device re-registers its
+ * ioeventfds at the loaded BAR addresses (bar_moved). */
+#define PCI_STATE_VERSION 1
+
+static int pci_state_save(void *obj, struct state_buf *b)
+{
+	uint32_t present = 0;
+	unsigned s, i;
+
+	pthread_rwlock_rdlock(&pci.lock);
+	for (s = 0; s < PCI_MAX_SLOTS; s++)
+		if (pci.slots[s])
+			present |= 1u << s;
+	state_put_u32(b, pci.conf1_addr);
+	state_put_u32(b, present);
+	for (s = 0; s < PCI_MAX_SLOTS; s++) {
+		struct pci_dev *pd = pci.slots[s];
+
+		if (!pd)
+			continue;
+		state_put_u16(b, cfg_get(pd, PCI_VENDOR_ID, 2));
+		state_put_u16(b, cfg_get(pd, PCI_DEVICE_ID, 2));
+		state_put_u16(b, cfg_get(pd, PCI_COMMAND, 2));
+		for (i = 0; i < PCI_MAX_BARS; i++)
+			state_put_u32(b, cfg_get(pd, PCI_BAR0 + 4 * i, 4));
+		state_put_u8(b, pd->cfg[PCI_INTERRUPT_LINE]);
+	}
+	pthread_rwlock_unlock(&pci.lock);
+	return 0;
+}
+
+struct pci_fn_state {
+	uint16_t command;
+	uint32_t bar[PCI_MAX_BARS];
+	uint8_t intline;
+};
+
+static int pci_state_load(void *obj, struct state_in *in, char *why, size_t whylen)
+{
+	struct pci_fn_state fn[PCI_MAX_SLOTS];
+	uint32_t addr = state_get_u32(in), present = state_get_u32(in), have = 0;
+	unsigned s, i;
+
+	for (s = 0; s < PCI_MAX_SLOTS; s++)
+		if (pci.slots[s])
+			have |= 1u << s;
+	if (in->bad)
+		return -EBADMSG;
+	if (present != have) {
+		snprintf(why, whylen, "pci: saved with devices in slots %#x, this domain has %#x",
+			 present, have);
+		return -EINVAL;
+	}
+	/* Check every function before changing any. */
+	for (s = 0; s < PCI_MAX_SLOTS; s++) {
+		struct pci_dev *pd = pci.slots[s];
+		uint16_t vendor, device;
+
+		if (!pd)
+			continue;
+		vendor = state_get_u16(in);
+		device = state_get_u16(in);
+		fn[s].command = state_get_u16(in);
+		for (i = 0; i < PCI_MAX_BARS; i++)
+			fn[s].bar[i] = state_get_u32(in);
+		fn[s].intline = state_get_u8(in);
+		if (in->bad)
+			return -EBADMSG;
+		if (vendor != cfg_get(pd, PCI_VENDOR_ID, 2) || device != cfg_get(pd, PCI_DEVICE_ID, 2)) {
+			snprintf(why, whylen, "pci: slot %u was %04x:%04x, here it is %04x:%04x (%s)", s,
+				 vendor, device, cfg_get(pd, PCI_VENDOR_ID, 2), cfg_get(pd, PCI_DEVICE_ID, 2),
+				 pd->name);
+			return -EINVAL;
+		}
+	}
+	pthread_rwlock_wrlock(&pci.lock);
+	pci.conf1_addr = addr;
+	for (s = 0; s < PCI_MAX_SLOTS; s++) {
+		struct pci_dev *pd = pci.slots[s];
+
+		if (!pd)
+			continue;
+		cfg_put(pd, PCI_COMMAND, 2, fn[s].command & (PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
+							   PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE));
+		for (i = 0; i < PCI_MAX_BARS; i++)
+			cfg_put(pd, PCI_BAR0 + 4 * i, 4, pd->bar_size[i] ?
+				(fn[s].bar[i] & ~(pd->bar_size[i] - 1)) & ~0xfu : 0);
+		pd->cfg[PCI_INTERRUPT_LINE] = fn[s].intline;
+		pci_update_decoding(pd);
+	}
+	pthread_rwlock_unlock(&pci.lock);
+	return 0;
+}
+
+static const struct state_ops pci_state_ops = {
+	.save = pci_state_save,
+	.load = pci_state_load,
+	.version = PCI_STATE_VERSION,
+};
+
 int pci_init(void)
 {
 	int rc;
@@ -246,6 +353,10 @@ int pci_init(void)
 	pci.host_bridge.ops = &host_bridge_ops;
 	pci.host_bridge.name = "host-bridge";
 	pci.slots[0] = &pci.host_bridge;
+	/* First of the PCI entries: functions' headers load before their
+	 * devices' own state (which may start their I/O threads). */
+	if ((rc = state_register("pci", &pci_state_ops, NULL)))
+		return rc;
 	rc = bus_register(BUS_PIO, PCI_CONF1_PORT, 8, &conf1_ops, NULL, "pci-conf1");
 	if (!rc)
 		rc = bus_register(BUS_MMIO, GPA_PCI_MMIO_BASE, PCI_MMIO_END - GPA_PCI_MMIO_BASE,

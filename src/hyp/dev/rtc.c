@@ -3,8 +3,12 @@
  * "update in progress" bit never clears. */
 #include "devices.h"
 #include "bus.h"
+#include "save/state.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #define RTC_PORT      0x70
@@ -74,7 +78,45 @@ static void rtc_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 
 static const struct bus_ops rtc_ops = { .read = rtc_read, .write = rtc_write };
 
+/* Save and restore: the index latch and CMOS RAM.  The clock registers
+ * read the host's time, so a restored guest sees the time of day move on
+ * as it did in reality while it was saved. */
+#define RTC_STATE_VERSION 1
+
+static int rtc_save(void *obj, struct state_buf *b)
+{
+	pthread_mutex_lock(&rtc.lock);
+	state_put_u8(b, rtc.index);
+	state_put(b, rtc.cmos, sizeof(rtc.cmos));
+	pthread_mutex_unlock(&rtc.lock);
+	return 0;
+}
+
+static int rtc_load(void *obj, struct state_in *in, char *why, size_t whylen)
+{
+	uint8_t index = state_get_u8(in), cmos[sizeof(rtc.cmos)];
+
+	state_get(in, cmos, sizeof(cmos));
+	if (in->bad)
+		return -EBADMSG;
+	if (index & 0x80) {
+		snprintf(why, whylen, "rtc: CMOS index %#x beyond its 128 bytes", index);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&rtc.lock);
+	rtc.index = index;
+	memcpy(rtc.cmos, cmos, sizeof(cmos));
+	pthread_mutex_unlock(&rtc.lock);
+	return 0;
+}
+
+static const struct state_ops rtc_state_ops = {
+	.save = rtc_save, .load = rtc_load, .version = RTC_STATE_VERSION,
+};
+
 int rtc_init(struct domain *dom)
 {
-	return bus_register(BUS_PIO, RTC_PORT, 2, &rtc_ops, NULL, "rtc");
+	int rc = bus_register(BUS_PIO, RTC_PORT, 2, &rtc_ops, NULL, "rtc");
+
+	return rc ? rc : state_register("rtc", &rtc_state_ops, NULL);
 }

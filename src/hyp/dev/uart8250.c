@@ -6,9 +6,13 @@
 #include "console.h"
 #include "domain.h"
 #include "log.h"
+#include "save/state.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define UART_RBR 0   /* read, DLAB 0 */
 #define UART_THR 0   /* write, DLAB 0 */
@@ -189,9 +193,80 @@ size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len)
 	return n;
 }
 
+/* ---- save and restore ------------------------------------------------------
+ * The registers the guest set and the bytes it has not read yet (in order,
+ * oldest first); the interrupt line is recomputed from them. */
+#define UART_STATE_VERSION 1
+
+static int uart_save(void *obj, struct state_buf *b)
+{
+	struct uart *u = obj;
+	unsigned i;
+
+	pthread_mutex_lock(&u->lock);
+	state_put_u8(b, u->ier);
+	state_put_u8(b, u->lcr);
+	state_put_u8(b, u->mcr);
+	state_put_u8(b, u->scr);
+	state_put_u8(b, u->fcr);
+	state_put_u8(b, u->dll);
+	state_put_u8(b, u->dlm);
+	state_put_u8(b, u->thr_ipending);
+	state_put_u16(b, u->rx_count);
+	for (i = 0; i < u->rx_count; i++)
+		state_put_u8(b, u->rx[(u->rx_head + i) % UART_RX_FIFO]);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+static int uart_load(void *obj, struct state_in *in, char *why, size_t whylen)
+{
+	struct uart *u = obj;
+	uint8_t ier = state_get_u8(in), lcr = state_get_u8(in), mcr = state_get_u8(in);
+	uint8_t scr = state_get_u8(in), fcr = state_get_u8(in), dll = state_get_u8(in);
+	uint8_t dlm = state_get_u8(in), thri = state_get_u8(in);
+	uint16_t count = state_get_u16(in);
+	uint8_t rx[UART_RX_FIFO];
+
+	if (in->bad)
+		return -EBADMSG;
+	/* Only values the guest's own writes can produce. */
+	if ((ier & ~(IER_RDI | IER_THRI | IER_RLSI | IER_MSI)) || (mcr & ~0x1f) ||
+	    (fcr & ~FCR_ENABLE) || thri > 1 || count > UART_RX_FIFO) {
+		snprintf(why, whylen, "uart: register values a 16550A cannot hold (ier %#x mcr %#x "
+			 "fcr %#x, %u bytes queued)", ier, mcr, fcr, count);
+		return -EINVAL;
+	}
+	state_get(in, rx, count);
+	if (in->bad)
+		return -EBADMSG;
+	pthread_mutex_lock(&u->lock);
+	u->ier = ier;
+	u->lcr = lcr;
+	u->mcr = mcr;
+	u->scr = scr;
+	u->fcr = fcr;
+	u->dll = dll;
+	u->dlm = dlm;
+	u->thr_ipending = thri;
+	memcpy(u->rx, rx, count);
+	u->rx_head = 0;
+	u->rx_count = count;
+	uart_update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+static const struct state_ops uart_state_ops = {
+	.save = uart_save,
+	.load = uart_load,
+	.version = UART_STATE_VERSION,
+};
+
 struct uart *uart_create(struct domain *dom, uint16_t port, unsigned gsi)
 {
 	struct uart *u = calloc(1, sizeof(*u));
+	char name[STATE_NAME_MAX];
 
 	if (!u)
 		return NULL;
@@ -202,6 +277,12 @@ struct uart *uart_create(struct domain *dom, uint16_t port, unsigned gsi)
 	if (bus_register(BUS_PIO, port, 8, &uart_ops, u, "uart")) {
 		free(u);
 		return NULL;
+	}
+	/* "uart.3f8": named by its port, which is what makes it COM1. */
+	snprintf(name, sizeof(name), "uart.%x", port);
+	if (state_register(name, &uart_state_ops, u)) {
+		log_err("%s: cannot register its state", name);
+		return NULL;    /* on the bus for good: lodge-hyp exits on this */
 	}
 	return u;
 }

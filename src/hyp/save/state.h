@@ -96,6 +96,9 @@ struct state_ops {
  * -ENOSPC. */
 int state_register(const char *name, const struct state_ops *ops, void *obj);
 unsigned state_count(void);
+/* Forget every registered entry (unit tests that build a second machine in
+ * the same process).  The objects themselves are not touched. */
+void state_reset_registry(void);
 /* quiesce every entry that has the op, in registration order; resume in
  * reverse order. */
 void state_quiesce_all(void);

@@ -18,12 +18,14 @@
 #include "domain.h"
 #include "log.h"
 #include "mem.h"
+#include "save/state.h"
 #include "virtio.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -283,29 +285,38 @@ static int balloon_start(struct virtio_dev *vdev)
 {
 	struct virtio_balloon *b = vdev->priv;
 
+	/* stats_head is -1 after create and reset, or the buffer a restored
+	 * device holds: start keeps it. */
 	atomic_store(&b->stop, false);
 	b->broken = false;
-	b->stats_head = -1;
 	if (pthread_create(&b->thread, NULL, balloon_thread, b))
 		return -EAGAIN;
 	b->running = true;
 	return 0;
 }
 
+/* Join the thread: it serves each chain to the end before it looks at
+ * stop, so afterwards nothing is in flight but the stats buffer we hold. */
+static void balloon_stop(struct virtio_balloon *b)
+{
+	uint64_t one = 1, v;
+
+	if (!b->running)
+		return;
+	atomic_store(&b->stop, true);
+	if (write(b->stop_fd, &one, sizeof(one)) < 0)
+		log_debug("balloon stop: %s", strerror(errno));
+	pthread_join(b->thread, NULL);
+	if (read(b->stop_fd, &v, sizeof(v)) < 0)
+		v = 0;
+	b->running = false;
+}
+
 static void balloon_reset(struct virtio_dev *vdev)
 {
 	struct virtio_balloon *b = vdev->priv;
-	uint64_t one = 1, v;
 
-	if (b->running) {
-		atomic_store(&b->stop, true);
-		if (write(b->stop_fd, &one, sizeof(one)) < 0)
-			log_debug("balloon reset: %s", strerror(errno));
-		pthread_join(b->thread, NULL);
-		if (read(b->stop_fd, &v, sizeof(v)) < 0)
-			v = 0;
-		b->running = false;
-	}
+	balloon_stop(b);
 	/* A reset driver holds nothing: its frames are ordinary RAM again. */
 	pthread_mutex_lock(&b->lock);
 	b->config.actual = 0;
@@ -313,6 +324,94 @@ static void balloon_reset(struct virtio_dev *vdev)
 	b->info.stats_valid = false;
 	pthread_mutex_unlock(&b->lock);
 	b->stats_head = -1;
+}
+
+/* ---- save and restore ---------------------------------------------------------
+ * The target and what the driver says it holds, the guest's last figures,
+ * and the stats buffer we keep between requests for fresh ones. */
+static void balloon_quiesce(struct virtio_dev *vdev)
+{
+	balloon_stop(vdev->priv);
+}
+
+static void balloon_resume(struct virtio_dev *vdev)
+{
+	struct virtio_balloon *b = vdev->priv;
+
+	if (b->running)
+		return;
+	atomic_store(&b->stop, false);
+	if (pthread_create(&b->thread, NULL, balloon_thread, b)) {
+		virtio_needs_reset(vdev, "cannot restart the balloon thread");
+		return;
+	}
+	b->running = true;
+}
+
+static int balloon_save(struct virtio_dev *vdev, struct state_buf *sb)
+{
+	struct virtio_balloon *b = vdev->priv;
+
+	pthread_mutex_lock(&b->lock);
+	state_put_u32(sb, b->config.num_pages);
+	state_put_u32(sb, b->config.actual);
+	state_put_u8(sb, b->info.stats_valid);
+	state_put_u64(sb, b->info.guest_total);
+	state_put_u64(sb, b->info.guest_free);
+	state_put_u64(sb, b->info.guest_avail);
+	state_put_u64(sb, b->info.inflated_pages);
+	state_put_u64(sb, b->info.deflated_pages);
+	pthread_mutex_unlock(&b->lock);
+	state_put_u32(sb, (uint32_t)b->stats_head);
+	return 0;
+}
+
+static int balloon_load(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen)
+{
+	struct virtio_balloon *b = vdev->priv;
+	struct virtio_balloon_config c;
+	struct balloon_info info = { 0 };
+	uint64_t ram_pages = vdev->dom->mem.ram_size >> BALLOON_PAGE_SHIFT;
+	const struct virtq *sq = &vdev->vq[BALLOON_STATS];
+	int32_t head;
+	unsigned q;
+
+	c.num_pages = state_get_u32(in);
+	c.actual = state_get_u32(in);
+	info.stats_valid = state_get_u8(in);
+	info.guest_total = state_get_u64(in);
+	info.guest_free = state_get_u64(in);
+	info.guest_avail = state_get_u64(in);
+	info.inflated_pages = state_get_u64(in);
+	info.deflated_pages = state_get_u64(in);
+	head = (int32_t)state_get_u32(in);
+	if (in->bad)
+		return -EBADMSG;
+	if (c.num_pages > ram_pages) {
+		snprintf(why, whylen, "virtio-balloon: target of %u pages, the guest has %llu",
+			 c.num_pages, (unsigned long long)ram_pages);
+		return -EINVAL;
+	}
+	/* Quiesced, the device holds no chain but the stats buffer, and that
+	 * one must be the chain the stats queue has outstanding. */
+	for (q = 0; q < BALLOON_STATS; q++)
+		if (vdev->vq[q].last_avail != vdev->vq[q].used_idx) {
+			snprintf(why, whylen, "virtio-balloon: queue %u saved with chains in flight", q);
+			return -EINVAL;
+		}
+	if (head < -1 || (head >= 0 && (!sq->ready || head >= sq->size)) ||
+	    (uint16_t)(sq->last_avail - sq->used_idx) != (head >= 0)) {
+		snprintf(why, whylen, "virtio-balloon: stats buffer %d does not match its queue", head);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&b->lock);
+	b->config = c;
+	info.target_pages = c.num_pages;
+	info.actual_pages = c.actual;
+	b->info = info;
+	pthread_mutex_unlock(&b->lock);
+	b->stats_head = head;
+	return 0;
 }
 
 static const struct virtio_dev_ops balloon_ops = {
@@ -326,6 +425,11 @@ static const struct virtio_dev_ops balloon_ops = {
 	.config_write = balloon_config_write,
 	.start = balloon_start,
 	.reset = balloon_reset,
+	.quiesce = balloon_quiesce,
+	.resume = balloon_resume,
+	.save = balloon_save,
+	.load = balloon_load,
+	.state_single = true,       /* one per domain: "virtio-balloon" */
 };
 
 int virtio_balloon_create(struct domain *dom, uint32_t target_pages, struct virtio_balloon **out)

@@ -7,12 +7,14 @@
 #include "backend/disk.h"
 #include "domain.h"
 #include "log.h"
+#include "save/state.h"
 #include "virtio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -404,9 +406,12 @@ static int blk_start(struct virtio_dev *vdev)
 	return 0;
 }
 
-static void blk_reset(struct virtio_dev *vdev)
+/* Stop the I/O thread once everything in flight has completed (its used
+ * entries written, the driver interrupted): after this no request is
+ * outstanding and nothing of ours touches guest memory. */
+static void blk_stop(struct virtio_blk *b)
 {
-	struct virtio_blk *b = vdev->priv;
+	struct virtio_dev *vdev = &b->vdev;
 	uint64_t one = 1;
 
 	if (!b->running)
@@ -432,6 +437,68 @@ static void blk_reset(struct virtio_dev *vdev)
 	}
 }
 
+static void blk_reset(struct virtio_dev *vdev)
+{
+	blk_stop(vdev->priv);
+}
+
+/* Save and restore: quiesce is blk_stop() -- flushes the guest issued are
+ * complete, so on the disk, before any state is saved -- and resume starts
+ * the thread again where it was (a ring found broken stays broken). */
+static void blk_quiesce(struct virtio_dev *vdev)
+{
+	blk_stop(vdev->priv);
+}
+
+static void blk_resume(struct virtio_dev *vdev)
+{
+	struct virtio_blk *b = vdev->priv;
+
+	if (b->running)
+		return;
+	atomic_store(&b->stop, false);
+	if (pthread_create(&b->thread, NULL, blk_thread, b)) {
+		virtio_needs_reset(vdev, "cannot restart the I/O thread");
+		return;
+	}
+	b->running = true;
+}
+
+/* The disk's shape, which the guest has seen: the domain restored must have
+ * the same disk (its contents are the host's to carry, shared or copied). */
+static int blk_save(struct virtio_dev *vdev, struct state_buf *sb)
+{
+	struct virtio_blk *b = vdev->priv;
+
+	state_put_u64(sb, b->config.capacity);
+	state_put_u8(sb, b->disk->readonly);
+	return 0;
+}
+
+static int blk_load(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen)
+{
+	struct virtio_blk *b = vdev->priv;
+	uint64_t capacity = state_get_u64(in);
+	uint8_t ro = state_get_u8(in);
+
+	if (in->bad)
+		return -EBADMSG;
+	if (capacity != b->config.capacity || ro != b->disk->readonly) {
+		snprintf(why, whylen, "virtio-blk %s: saved with %llu sectors%s, this disk has %llu%s",
+			 b->disk->path, (unsigned long long)capacity, ro ? " read-only" : "",
+			 (unsigned long long)b->config.capacity, b->disk->readonly ? " read-only" : "");
+		return -EINVAL;
+	}
+	/* Quiesced, every request had completed: one that had not would
+	 * never be answered. */
+	if (vdev->vq[0].last_avail != vdev->vq[0].used_idx) {
+		snprintf(why, whylen, "virtio-blk: saved with %u requests in flight",
+			 (uint16_t)(vdev->vq[0].last_avail - vdev->vq[0].used_idx));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct virtio_dev_ops blk_ops = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -442,6 +509,10 @@ static const struct virtio_dev_ops blk_ops = {
 	.config_read = blk_config_read,
 	.start = blk_start,
 	.reset = blk_reset,
+	.quiesce = blk_quiesce,
+	.resume = blk_resume,
+	.save = blk_save,
+	.load = blk_load,
 };
 
 int virtio_blk_create(struct domain *dom, struct disk *disk)

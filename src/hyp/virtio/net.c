@@ -9,12 +9,14 @@
 #include "backend/tap.h"
 #include "domain.h"
 #include "log.h"
+#include "save/state.h"
 #include "virtio.h"
 
 #include <errno.h>
 #include <linux/if_tun.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -265,9 +267,11 @@ static int net_start(struct virtio_dev *vdev)
 	return 0;
 }
 
-static void net_reset(struct virtio_dev *vdev)
+/* Join the I/O thread.  It sends and receives whole chains between looks
+ * at stop (a receive it cannot fill gives its chains back), so afterwards
+ * none is in flight and nothing of ours touches guest memory. */
+static void net_stop(struct virtio_net *n)
 {
-	struct virtio_net *n = vdev->priv;
 	uint64_t one = 1, v;
 
 	if (!n->running)
@@ -281,6 +285,76 @@ static void net_reset(struct virtio_dev *vdev)
 	n->running = false;
 }
 
+static void net_reset(struct virtio_dev *vdev)
+{
+	net_stop(vdev->priv);
+}
+
+/* ---- save and restore ---------------------------------------------------------
+ * The tap's offloads are set again by start from the loaded features; what
+ * the device keeps of its own is the config space the guest reads. */
+static void net_quiesce(struct virtio_dev *vdev)
+{
+	net_stop(vdev->priv);
+}
+
+static void net_resume(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = vdev->priv;
+
+	if (n->running)
+		return;
+	atomic_store(&n->stop, false);
+	if (pthread_create(&n->thread, NULL, net_thread, n)) {
+		virtio_needs_reset(vdev, "cannot restart the I/O thread");
+		return;
+	}
+	n->running = true;
+}
+
+static int net_save(struct virtio_dev *vdev, struct state_buf *b)
+{
+	struct virtio_net *n = vdev->priv;
+
+	state_put(b, n->config.mac, 6);
+	state_put_u16(b, n->config.status);
+	state_put_u16(b, n->config.mtu);
+	return 0;
+}
+
+static int net_load(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen)
+{
+	struct virtio_net *n = vdev->priv;
+	uint8_t mac[6];
+	uint16_t status, mtu;
+	unsigned q;
+
+	state_get(in, mac, 6);
+	status = state_get_u16(in);
+	mtu = state_get_u16(in);
+	if (in->bad)
+		return -EBADMSG;
+	/* The MAC is the host's to choose (the vif's watcher knows it by it):
+	 * a guest that knew another one is not this vif. */
+	if (memcmp(mac, n->config.mac, 6) || mtu != n->config.mtu) {
+		snprintf(why, whylen, "virtio-net %s: saved with MAC %02x:%02x:%02x:%02x:%02x:%02x "
+			 "MTU %u, this vif has another", n->tap->name, mac[0], mac[1], mac[2], mac[3],
+			 mac[4], mac[5], mtu);
+		return -EINVAL;
+	}
+	if (status & ~VIRTIO_NET_S_LINK_UP) {
+		snprintf(why, whylen, "virtio-net: link status %#x has unknown bits", status);
+		return -EINVAL;
+	}
+	for (q = 0; q < 2; q++)
+		if (vdev->vq[q].last_avail != vdev->vq[q].used_idx) {
+			snprintf(why, whylen, "virtio-net: queue %u saved with chains in flight", q);
+			return -EINVAL;
+		}
+	n->config.status = status;
+	return 0;
+}
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
@@ -291,6 +365,10 @@ static const struct virtio_dev_ops net_ops = {
 	.config_read = net_config_read,
 	.start = net_start,
 	.reset = net_reset,
+	.quiesce = net_quiesce,
+	.resume = net_resume,
+	.save = net_save,
+	.load = net_load,
 };
 
 int virtio_net_create(struct domain *dom, struct tap *tap)

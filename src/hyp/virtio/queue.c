@@ -237,3 +237,42 @@ size_t iov_copy_to(const struct iovec *iov, unsigned n, size_t off, const void *
 {
 	return iov_copy(iov, n, off, (uint8_t *)src, len, true);
 }
+
+/* ---- save and restore ------------------------------------------------------ */
+
+void virtq_get_state(const struct virtq *q, struct virtq_state *s)
+{
+	*s = (struct virtq_state){
+		.size = q->size, .ready = q->ready, .event_idx = q->event_idx,
+		.desc_gpa = q->desc_gpa, .avail_gpa = q->avail_gpa, .used_gpa = q->used_gpa,
+		.last_avail = q->last_avail, .used_idx = q->used_idx,
+		.signalled_used = q->signalled_used,
+	};
+}
+
+int virtq_set_state(struct virtq *q, const struct guest_mem *mem, const struct virtq_state *s,
+		    uint16_t max_size)
+{
+	struct virtq t = {
+		.size = s->size, .event_idx = s->event_idx,
+		.desc_gpa = s->desc_gpa, .avail_gpa = s->avail_gpa, .used_gpa = s->used_gpa,
+	};
+
+	if (s->size > max_size)
+		return -EINVAL;
+	if (s->ready) {
+		/* The same placement checks as the driver's enable: the ring
+		 * pointers are derived here, never taken from the stream. */
+		if (virtq_enable(&t, mem))
+			return -EINVAL;
+		if ((uint16_t)(s->last_avail - s->used_idx) > s->size)
+			return -ERANGE;
+		t.last_avail = s->last_avail;
+		t.used_idx = s->used_idx;
+		t.signalled_used = s->signalled_used;
+	} else if (s->last_avail || s->used_idx || s->signalled_used) {
+		return -ERANGE;         /* a queue never enabled has no position */
+	}
+	*q = t;
+	return 0;
+}

@@ -75,4 +75,24 @@ void virtq_set_notify(struct virtq *q, bool enable);
 size_t iov_copy_from(const struct iovec *iov, unsigned n, size_t off, void *dst, size_t len);
 size_t iov_copy_to(const struct iovec *iov, unsigned n, size_t off, const void *src, size_t len);
 
+/* ---- save and restore ----------------------------------------------------
+ * A queue's state apart from guest memory: what the driver set up and the
+ * device's position in the rings.  Saved with the device quiesced, so no
+ * chain is popped and not yet pushed, except ones a device holds by design
+ * (the balloon's stats buffer): last_avail - used_idx counts those. */
+struct virtq_state {
+	uint16_t size;
+	bool ready, event_idx;
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	uint16_t last_avail, used_idx, signalled_used;
+};
+void virtq_get_state(const struct virtq *q, struct virtq_state *s);
+/* Check a loaded state (untrusted: it may come from a forged file) and, if
+ * it is sound, make it q's.  A ready queue is placed as virtq_enable()
+ * does it (-EINVAL: size, alignment or RAM); its indices must not claim
+ * more chains outstanding than the ring holds (-ERANGE).  max_size is the
+ * device's queue_max_size.  On error q is untouched. */
+int virtq_set_state(struct virtq *q, const struct guest_mem *mem, const struct virtq_state *s,
+		    uint16_t max_size);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "queue.h"
@@ -31,6 +32,8 @@
 
 struct domain;
 struct virtio_dev;
+struct state_buf;
+struct state_in;
 
 struct virtio_dev_ops {
 	const char *name;
@@ -48,6 +51,24 @@ struct virtio_dev_ops {
 	/* Stop serving, finish or drop in-flight work, forget queue state.
 	 * Returns only when no thread touches guest memory for the device. */
 	void (*reset)(struct virtio_dev *vdev);
+
+	/* Save and restore (save/state.h).  The transport saves everything
+	 * generic -- status, features, MSI-X, each queue's placement and ring
+	 * position -- under "NAME.N" ("NAME" if state_single: one per domain)
+	 * and calls these for the rest; all optional.
+	 * quiesce: stop taking requests and return once none is in flight and
+	 * no thread of the device touches guest memory; resume: carry on.
+	 * Both are called only while the vCPUs are parked, quiesce on a
+	 * started device only, resume only after quiesce.
+	 * save/load: the device's own state (config space values and the
+	 * like), loaded with the transport's part already in place but before
+	 * start; load validates what it reads (the stream is untrusted) and
+	 * says in why what it refused. */
+	void (*quiesce)(struct virtio_dev *vdev);
+	void (*resume)(struct virtio_dev *vdev);
+	int (*save)(struct virtio_dev *vdev, struct state_buf *b);
+	int (*load)(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen);
+	bool state_single;
 };
 
 struct virtio_dev {
