@@ -105,8 +105,6 @@ void state_quiesce_all(void);
 void state_resume_all(void);
 const char *state_name(unsigned i);
 uint32_t state_version(unsigned i);
-/* Forget every entry (unit tests build several machines in one process). */
-void state_reset_registry(void);
 /* Save entry i into b; load a section payload into the entry of that name. */
 int state_save_entry(unsigned i, struct state_buf *b);
 int state_load_named(const char *name, uint32_t version, const void *data, size_t len,

@@ -143,13 +143,9 @@ void state_resume_all(void)
 		if (entries[i].ops->resume)
 			entries[i].ops->resume(entries[i].obj);
 }
+
 const char *state_name(unsigned i) { return i < nentries ? entries[i].name : NULL; }
 uint32_t state_version(unsigned i) { return i < nentries ? entries[i].ops->version : 0; }
-
-void state_reset_registry(void)
-{
-	nentries = 0;
-}
 
 int state_save_entry(unsigned i, struct state_buf *b)
 {
