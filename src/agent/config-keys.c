@@ -482,6 +482,41 @@ static int check_cgroup(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	return 0;
 }
 
+/* The migration secret: a file only its owner may read (it lets a peer
+ * put any guest on this host). */
+static int check_secret_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+	struct stat st;
+
+	if (!*s)
+		return 0;                 /* none: loopback only */
+	if (stat(s, &st) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", s, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		snprintf(why, whylen, "%s must be a regular file that only its owner can read (chmod 600)", s);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* ADDR:PORT, with [v6]:PORT for IPv6. */
+static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i), *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	port = colon ? strtol(colon + 1, &end, 10) : -1;
+	if (!colon || colon == s || *end || port < 1 || port > 65535) {
+		snprintf(why, whylen, "'%s' is not ADDRESS:PORT like 127.0.0.1:8002", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- the tables ------------------------------------------------------------- */
 
 const struct cfg_key domain_keys[] = {
@@ -532,6 +567,8 @@ const struct cfg_key host_keys[] = {
 	{ "cgroup",           KT_STR, "lodge",                 check_cgroup,   "parent of the domains' CPU cgroups, under the CPU controller" },
 	{ "control_group",    KT_STR, "",                      check_group,    "group whose members may control every domain (root always may)" },
 	{ "stats_group",      KT_STR, "",                      check_group,    "group whose members may read every domain's status" },
+	{ "migration_listen", KT_STR, "127.0.0.1:8002",        check_listen,   "where lodge migrate-receive listens (Xen's relocation port)" },
+	{ "migration_secret_file", KT_STR, "",                 check_secret_file, "shared secret both ends of a migration prove they know" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
 

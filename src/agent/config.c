@@ -437,6 +437,10 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		default_cgroup(hc->cgroup, sizeof(hc->cgroup));
 	hc->control_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "control_group")) : -1;
 	hc->stats_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "stats_group")) : -1;
+	snprintf(hc->migration_listen, sizeof(hc->migration_listen), "%s",
+		 cfg ? cfg_getstr(cfg, "migration_listen") : cfg_find_key(host_keys, "migration_listen")->def);
+	snprintf(hc->migration_secret_file, sizeof(hc->migration_secret_file), "%s",
+		 cfg ? cfg_getstr(cfg, "migration_secret_file") : "");
 	if (cfg)
 		cfg_free(cfg);
 	return 0;

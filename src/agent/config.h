@@ -61,6 +61,8 @@ struct host_config {
 	unsigned console_log_kib;          /* default 1024 */
 	char cgroup[256];                  /* default "lodge": domains' cgroups are cgroup/NAME */
 	long control_gid, stats_gid;       /* -1: root only */
+	char migration_listen[128];        /* default 127.0.0.1:8002 */
+	char migration_secret_file[CFG_PATH_MAX];   /* "" for none */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

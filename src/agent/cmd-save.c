@@ -1,0 +1,360 @@
+/* lodge save and lodge restore, as xl save and xl restore.
+ *
+ * The agent writes the stream's magic and HEAD (savestream.h) and hands
+ * lodge-hyp the rest: the file itself, or with --compress a pipe into a
+ * child that bzip2s it (libbz2).  The file is made unnamed (O_TMPFILE)
+ * and given its name only once lodge-hyp has written all of it and it is
+ * fsynced: a save that fails or is killed leaves no partial file, and the
+ * domain is destroyed only after that. */
+#include "agent.h"
+#include "client.h"
+#include "domains.h"
+#include "log.h"
+#include "savestream.h"
+
+#include <bzlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BZ_BLOCK 9        /* 900 KiB blocks: the best ratio, as bzip2 -9 */
+#define SAVE_REPLY_MS (10 * 60 * 1000)
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* ---- bzip2 in a child: fd to fd ------------------------------------------------ */
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p = (const char *)p + w;
+		len -= w;
+	}
+	return 0;
+}
+
+/* Compress (or decompress) everything from in to out; the child's status
+ * says whether it all went: 0, 1 a write failed, 2 corrupt bzip2 data. */
+static void bz_pump(int in, int out, bool compress)
+{
+	static char ibuf[1 << 16], obuf[1 << 16];
+	bz_stream z = { 0 };
+	int rc = compress ? BZ2_bzCompressInit(&z, BZ_BLOCK, 0, 0) : BZ2_bzDecompressInit(&z, 0, 0);
+	bool eof = false;
+
+	if (rc != BZ_OK)
+		_exit(1);
+	for (;;) {
+		if (!z.avail_in && !eof) {
+			ssize_t n = read(in, ibuf, sizeof(ibuf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				_exit(1);
+			eof = n == 0;
+			z.next_in = ibuf;
+			z.avail_in = (unsigned)n;
+		}
+		z.next_out = obuf;
+		z.avail_out = sizeof(obuf);
+		if (compress)
+			rc = BZ2_bzCompress(&z, eof ? BZ_FINISH : BZ_RUN);
+		else
+			rc = BZ2_bzDecompress(&z);
+		if (rc < 0)
+			_exit(2);
+		if (write_all(out, obuf, sizeof(obuf) - z.avail_out))
+			_exit(1);
+		if (rc == BZ_STREAM_END)
+			break;
+		if (!compress && eof && !z.avail_in && z.avail_out == sizeof(obuf))
+			_exit(2);                  /* the compressed file ends early */
+	}
+	if (!compress && (z.avail_in || read(in, ibuf, 1) > 0))
+		_exit(2);                          /* trailing garbage after the stream */
+	_exit(0);
+}
+
+/* Start a bz_pump child; returns its pid, *pipe_end the parent's end. */
+static pid_t bz_child(int file_fd, bool compress, int *pipe_end)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		if (compress) {
+			close(p[1]);
+			bz_pump(p[0], file_fd, true);
+		} else {
+			close(p[0]);
+			bz_pump(file_fd, p[1], false);
+		}
+	}
+	close(compress ? p[0] : p[1]);
+	*pipe_end = compress ? p[1] : p[0];
+	return pid;
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* ---- save ------------------------------------------------------------------------ */
+
+/* An unnamed file in FILE's directory; -errno. */
+static int open_unnamed(const char *file)
+{
+	char dir[4096];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	fd = open(dirname(dir), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Give the finished file its name, replacing what had it. */
+static int name_file(int fd, const char *file)
+{
+	char proc[64], tmp[4200], dir[4096];
+	int dfd, rc = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", file, (int)getpid());
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+		return -errno;
+	if (rename(tmp, file) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", file);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int cmd_save(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "compress", no_argument, NULL, 'c' }, { "keep", no_argument, NULL, 'k' }, { 0 },
+	};
+	struct host_config hc;
+	struct dom_status st;
+	bool compress = false, keep = false;
+	char why[512], line[512];
+	const char *name, *file;
+	int c, fd, out, ctl = -1, rc;
+	pid_t bz = -1;
+	long t0 = now_ms();
+	struct stat sb;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+ck", opts, NULL)) != -1) {
+		if (c == 'c')
+			compress = true;
+		else if (c == 'k')
+			keep = true;
+		else
+			return EXIT_USAGE;
+	}
+	if (argc - optind != 2) {
+		log_err("usage: lodge save [--compress] [--keep] NAME FILE");
+		return EXIT_USAGE;
+	}
+	name = argv[optind];
+	file = argv[optind + 1];
+	if (agent_host_config(&hc))
+		return 1;
+	if (domain_status(hc.runtime_dir, name, &st)) {
+		log_err("no domain %s is running", name);
+		return 1;
+	}
+	if ((fd = open_unnamed(file)) < 0) {
+		log_err("cannot create %s: %s", file, strerror(-fd));
+		return 1;
+	}
+	out = fd;
+	if (compress && (bz = bz_child(fd, true, &out)) < 0) {
+		log_err("cannot start the compressor: %s", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if ((rc = head_write(out, &hc, name, why, sizeof(why)))) {
+		log_err("cannot save domain %s to %s: %s", name, file, why);
+		goto fail;
+	}
+	if ((ctl = client_connect(hc.runtime_dir, name)) < 0 || (rc = send_request_fd(ctl, "save", out))) {
+		log_err("cannot reach domain %s: %s", name, strerror(ctl < 0 ? -ctl : -rc));
+		goto fail;
+	}
+	if (out != fd)
+		close(out);               /* lodge-hyp's now: the compressor ends when it does */
+	out = -1;
+	if ((rc = read_reply_line(ctl, line, sizeof(line), SAVE_REPLY_MS)) < 0) {
+		log_err("domain %s did not finish its save: %s", name, strerror(-rc));
+		goto fail;
+	}
+	if (strncmp(line, "ok", 2) != 0) {
+		log_err("cannot save domain %s: %s (it runs on)", name,
+			strncmp(line, "error ", 6) == 0 ? line + 6 : line);
+		goto fail;
+	}
+	if (bz > 0 && (rc = child_status(bz)) != 0) {
+		bz = -1;
+		log_err("cannot save domain %s to %s: the compressor failed%s", name, file,
+			rc == 1 ? " to write (disk full?)" : "");
+		goto fail_held;
+	}
+	bz = -1;
+	if (fsync(fd) < 0) {
+		log_err("cannot save domain %s to %s: %s", name, file, strerror(errno));
+		goto fail_held;
+	}
+	if ((rc = name_file(fd, file))) {
+		log_err("cannot name %s: %s", file, strerror(-rc));
+		goto fail_held;
+	}
+	fstat(fd, &sb);
+	close(fd);
+	/* The file is whole and on disk: now the domain may go. */
+	if (send_request_fd(ctl, keep ? "save-end resume" : "save-end destroy", -1) &&
+	    send(ctl, "", 0, 0) < 0) {
+		/* fall through: the reply read says */
+	}
+	close(ctl);
+	if (!keep && wait_gone_quiet(hc.runtime_dir, name, 10))
+		log_warn("domain %s was saved but is slow to go", name);
+	printf("saved domain %s to %s (%.1f MiB%s, %ld ms)%s\n", name, file,
+	       sb.st_size / 1048576.0, compress ? ", bzip2" : "", now_ms() - t0,
+	       keep ? "; it runs on" : "");
+	return 0;
+
+fail_held:
+	/* Written but not kept: the domain runs on. */
+	if (ctl >= 0) {
+		client_request(ctl, "save-end resume", 0, &(struct reply){ 0 }, 5000);
+	}
+fail:
+	if (out >= 0 && out != fd)
+		close(out);
+	if (bz > 0)
+		child_status(bz);
+	close(fd);                 /* unnamed: it goes with its last descriptor */
+	if (ctl >= 0)
+		close(ctl);
+	return 1;
+}
+
+/* ---- restore --------------------------------------------------------------------- */
+
+int cmd_restore(int argc, char **argv)
+{
+	struct host_config hc;
+	struct domain_config dc;
+	struct stream_head h;
+	char why[1024], magic[3];
+	bool paused = false;
+	const char *file;
+	int c, fd, in, rc;
+	pid_t bz = -1;
+	long t0 = now_ms();
+
+	optind = 1;
+	while ((c = getopt(argc, argv, "+p")) != -1) {
+		if (c == 'p')
+			paused = true;
+		else
+			return EXIT_USAGE;
+	}
+	if (argc - optind != 1) {
+		log_err("usage: lodge restore [-p] FILE");
+		return EXIT_USAGE;
+	}
+	file = argv[optind];
+	if (agent_host_config(&hc))
+		return 1;
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+		log_err("cannot open %s: %s", file, strerror(errno));
+		return 1;
+	}
+	in = fd;
+	/* bzip2's own magic, or ours. */
+	if (pread(fd, magic, 3, 0) == 3 && memcmp(magic, "BZh", 3) == 0 &&
+	    (bz = bz_child(fd, false, &in)) < 0) {
+		log_err("cannot start the decompressor: %s", strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if ((rc = head_read(in, &h, why, sizeof(why)))) {
+		if (bz > 0 && child_status(bz) == 2)
+			snprintf(why, sizeof(why), "its bzip2 data is corrupt or truncated");
+		log_err("%s: %s", file, why);
+		goto fail;
+	}
+	rc = head_config(&h, file, &hc, &dc, why, sizeof(why));
+	head_free(&h);
+	if (rc) {
+		log_err("%s", why);
+		goto fail;
+	}
+	/* lodge-hyp reads the rest and says itself what is wrong with it. */
+	if ((rc = domain_start(&dc, &hc, paused, in))) {
+		if (bz > 0 && child_status(bz) == 2) {
+			bz = -1;
+			log_err("%s: its bzip2 data is corrupt or truncated", file);
+		}
+		goto fail;
+	}
+	if (in != fd)
+		close(in);
+	close(fd);
+	if (bz > 0)
+		child_status(bz);
+	printf("restored domain %s from %s (%ld ms)\n", dc.name, file, now_ms() - t0);
+	return 0;
+fail:
+	if (in != fd)
+		close(in);
+	close(fd);
+	if (bz > 0) {
+		kill(bz, SIGTERM);
+		child_status(bz);
+	}
+	return 1;
+}
