@@ -106,6 +106,8 @@ struct state_ops {
  * -ENOSPC. */
 int state_register(const char *name, const struct state_ops *ops, void *obj);
 unsigned state_count(void);
+/* Forget every entry (tests only: one domain per process otherwise). */
+void state_reset_registry(void);
 /* quiesce every entry that has the op, in registration order; resume in
  * reverse order. */
 void state_quiesce_all(void);

@@ -123,6 +123,12 @@ int state_register(const char *name, const struct state_ops *ops, void *obj)
 
 unsigned state_count(void) { return nentries; }
 
+void state_reset_registry(void)
+{
+	memset(entries, 0, sizeof(entries));
+	nentries = 0;
+}
+
 void state_quiesce_all(void)
 {
 	unsigned i;
