@@ -12,6 +12,7 @@
 #include "domain.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
+#include "save/cpu.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -698,6 +699,10 @@ int main(int argc, char **argv)
 			log_err("cannot create vcpu%u: %s", i, strerror(-status));
 			return DOMAIN_ERROR;
 		}
+	if ((status = cpu_state_register(dom))) {
+		log_err("cannot register the CPU state for save/restore: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
 	if (load_guest(dom, &o))
 		return DOMAIN_ERROR;
 	if ((status = setup_devices(dom, &o, &com1))) {
