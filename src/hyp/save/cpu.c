@@ -169,8 +169,10 @@ static int cpuid_check(const struct kvm_cpuid_entry2 *saved, unsigned nsaved,
 					snprintf(unnamed, sizeof(unnamed), "XSAVE component %u",
 						 bit + (w->reg == EDX ? 32 : 0));
 				else
-					snprintf(unnamed, sizeof(unnamed), "CPUID leaf %#x%s %s bit %u",
-						 w->function, w->function == 7 && w->index ? ".1" : "",
+					snprintf(unnamed, sizeof(unnamed),
+						 w->function < 10 ? "CPUID leaf %u%s %s bit %u"
+								  : "CPUID leaf %#x%s %s bit %u",
+						 w->function, w->index ? ".1" : "",
 						 reg_names[w->reg], bit);
 				name = unnamed;
 			}
@@ -189,22 +191,60 @@ static int cpuid_check(const struct kvm_cpuid_entry2 *saved, unsigned nsaved,
 	return -ENOTSUP;
 }
 
-static struct kvm_cpuid2 *host_supported_cpuid(int kvm_fd)
+/* What this host can give a guest: KVM_GET_SUPPORTED_CPUID, and what
+ * this host's vCPU 0 already has (cpuid.c's table as KVM took it).  On
+ * hardware KVM the second is within the first.  PVM reports a reduced
+ * supported set (without SSE3, say) yet gives vCPUs nearly the
+ * hardware's CPUID, which is what a guest saved there has seen; the
+ * union compares like with like on both.  0 or -errno. */
+static int host_cpuid(struct domain *dom, struct kvm_cpuid2 **out)
 {
-	unsigned n;
+	struct kvm_cpuid2 *c = NULL, *own;
+	unsigned n, i, j;
 
 	for (n = CPUID_MAX; n <= 4 * CPUID_MAX; n *= 2) {
-		struct kvm_cpuid2 *c = cpuid_alloc(n);
-
-		if (!c)
-			return NULL;
-		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
-			return c;
+		if (!(c = cpuid_alloc(n)))
+			return -ENOMEM;
+		if (ioctl(dom->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
+			break;
 		free(c);
+		c = NULL;
 		if (errno != E2BIG)
-			return NULL;
+			return -errno;
 	}
-	return NULL;
+	if (!c)
+		return -E2BIG;
+	/* Room for vCPU 0's leaves the supported list lacks. */
+	if (!(own = cpuid_alloc(CPUID_MAX)) ||
+	    !(*out = cpuid_alloc(c->nent + CPUID_MAX))) {
+		free(own);
+		free(c);
+		return -ENOMEM;
+	}
+	memcpy((*out)->entries, c->entries, c->nent * sizeof(c->entries[0]));
+	(*out)->nent = c->nent;
+	free(c);
+	if (ioctl(dom->vcpus[0].fd, KVM_GET_CPUID2, own) < 0)
+		own->nent = 0;    /* the supported list alone, then */
+	for (i = 0; i < own->nent; i++) {
+		const struct kvm_cpuid_entry2 *o = &own->entries[i];
+
+		for (j = 0; j < (*out)->nent; j++) {
+			struct kvm_cpuid_entry2 *h = &(*out)->entries[j];
+
+			if (h->function == o->function && h->index == o->index) {
+				h->eax |= o->eax;
+				h->ebx |= o->ebx;
+				h->ecx |= o->ecx;
+				h->edx |= o->edx;
+				break;
+			}
+		}
+		if (j == (*out)->nent)
+			(*out)->entries[(*out)->nent++] = *o;
+	}
+	free(own);
+	return 0;
 }
 
 /* ---- "vm": CPUID, irqchip, PIT, clock --------------------------------------- */
@@ -290,7 +330,7 @@ static int vm_load(void *obj, struct state_in *in, char *why, size_t whylen)
 	struct cpu_state *cs = obj;
 	struct domain *dom = cs->dom;
 	struct kvm_cpuid_entry2 *saved;
-	struct kvm_cpuid2 *host;
+	struct kvm_cpuid2 *host = NULL;
 	struct kvm_irqchip chips[3];
 	struct kvm_pit_state2 pit;
 	struct kvm_clock_data clock = { 0 };
@@ -314,9 +354,7 @@ static int vm_load(void *obj, struct state_in *in, char *why, size_t whylen)
 		return bad_payload(in, "vm", why, whylen);
 	}
 
-	errno = 0;
-	if (!(host = host_supported_cpuid(dom->kvm_fd))) {
-		rc = errno ? -errno : -ENOMEM;
+	if ((rc = host_cpuid(dom, &host))) {
 		snprintf(why, whylen, "cannot read this host's KVM CPUID: %s", strerror(-rc));
 		free(saved);
 		return rc;
