@@ -61,6 +61,12 @@ int cmd_vcpu_pin(int argc, char **argv);
 int cmd_vcpu_list(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
 
+/* cmd-save.c, cmd-migrate.c */
+int cmd_save(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
+int cmd_migrate_receive(int argc, char **argv);
+
 /* cmd-bridge.c */
 int cmd_bridge_create(int argc, char **argv);
 int cmd_bridge_delete(int argc, char **argv);

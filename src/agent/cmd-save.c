@@ -16,10 +16,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +36,20 @@ static long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the domain's control socket is gone (it ended). */
+static int wait_gone(const char *rundir, const char *name, long ms)
+{
+	struct dom_status st;
+	long until = now_ms() + ms;
+
+	while (domain_status(rundir, name, &st) == 0) {
+		if (now_ms() > until)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
 }
 
 /* ---- bzip2 in a child: fd to fd ------------------------------------------------ */
@@ -253,12 +269,15 @@ int cmd_save(int argc, char **argv)
 	fstat(fd, &sb);
 	close(fd);
 	/* The file is whole and on disk: now the domain may go. */
-	if (send_request_fd(ctl, keep ? "save-end resume" : "save-end destroy", -1) &&
-	    send(ctl, "", 0, 0) < 0) {
-		/* fall through: the reply read says */
+	{
+		struct reply r;
+
+		if (client_request(ctl, keep ? "save-end resume" : "save-end destroy", 0, &r, 5000) || r.error[0])
+			log_warn("domain %s was saved, but did not take save-end: %s", name,
+				 r.error[0] ? r.error : "no answer");
 	}
 	close(ctl);
-	if (!keep && wait_gone_quiet(hc.runtime_dir, name, 10))
+	if (!keep && wait_gone(hc.runtime_dir, name, 10000))
 		log_warn("domain %s was saved but is slow to go", name);
 	printf("saved domain %s to %s (%.1f MiB%s, %ld ms)%s\n", name, file,
 	       sb.st_size / 1048576.0, compress ? ", bzip2" : "", now_ms() - t0,
@@ -268,7 +287,9 @@ int cmd_save(int argc, char **argv)
 fail_held:
 	/* Written but not kept: the domain runs on. */
 	if (ctl >= 0) {
-		client_request(ctl, "save-end resume", 0, &(struct reply){ 0 }, 5000);
+		struct reply r;
+
+		client_request(ctl, "save-end resume", 0, &r, 5000);
 	}
 fail:
 	if (out >= 0 && out != fd)

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "netwatch/netwatch.h"
 #include "save/announce.h"
+#include "save/cpu.h"
 #include "save/ram.h"
 #include "save/save.h"
 #include "version.h"
@@ -741,6 +742,10 @@ int main(int argc, char **argv)
 			log_err("cannot create vcpu%u: %s", i, strerror(-status));
 			return DOMAIN_ERROR;
 		}
+	if ((status = cpu_state_register(dom))) {
+		log_err("cannot register the CPU state for save/restore: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
 	if (o.incoming_fd < 0 && load_guest(dom, &o))
 		return DOMAIN_ERROR;
 	if ((status = setup_devices(dom, &o, &com1))) {

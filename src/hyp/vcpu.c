@@ -233,11 +233,37 @@ static int vcpu_handle_exit(struct vcpu *v)
 	}
 }
 
-/* Wait outside the guest while the domain is paused (or until it ends). */
-static void vcpu_park(struct vcpu *v)
+/* After a PIO or MMIO exit KVM has not finished the instruction: an IN's
+ * or MMIO read's data is still in the run page, a string I/O's RIP and
+ * counts not yet advanced.  It does so at the start of the next KVM_RUN,
+ * so state read before that (a save while paused) would be mid-instruction
+ * and lose the access.  One KVM_RUN with immediate_exit set completes it
+ * and returns EINTR without entering the guest.  Completing may exit
+ * again (the next piece of a string I/O or split MMIO): handle and repeat.
+ * Returns 1 if the domain ended meanwhile. */
+static int vcpu_complete_io(struct vcpu *v)
+{
+	for (;;) {
+		v->run->immediate_exit = 1;
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				return 0;
+			domain_end(v->dom, DOMAIN_ERROR, "vcpu%u: KVM_RUN: %s", v->id, strerror(errno));
+			return 1;
+		}
+		if (vcpu_handle_exit(v))
+			return 1;
+	}
+}
+
+/* Wait outside the guest while the domain is paused (or until it ends).
+ * io_pending: the last KVM_RUN exited for PIO or MMIO. */
+static void vcpu_park(struct vcpu *v, bool io_pending)
 {
 	struct domain *dom = v->dom;
 
+	if (io_pending && vcpu_complete_io(v))
+		return;
 	pthread_mutex_lock(&dom->pause_lock);
 	dom->parked++;
 	pthread_cond_broadcast(&dom->pause_cond);
@@ -292,6 +318,7 @@ uint64_t vcpu_cpu_ns(struct vcpu *v)
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
+	bool io_pending = false;
 	char name[16];
 	sigset_t set;
 
@@ -303,16 +330,21 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	while (atomic_load(&v->dom->end) == DOMAIN_RUNNING) {
-		if (v->dom->paused)
-			vcpu_park(v);
+		if (v->dom->paused) {
+			vcpu_park(v, io_pending);
+			io_pending = false;
+			continue;      /* the domain may have ended while parked */
+		}
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				v->run->immediate_exit = 0;
+				io_pending = false;
 				continue;
 			}
 			domain_end(v->dom, DOMAIN_ERROR, "vcpu%u: KVM_RUN: %s", v->id, strerror(errno));
 			break;
 		}
+		io_pending = v->run->exit_reason == KVM_EXIT_IO || v->run->exit_reason == KVM_EXIT_MMIO;
 		if (vcpu_handle_exit(v))
 			break;
 	}
