@@ -6,7 +6,8 @@
  *   dirty MIB [MS]|stop  dirty every page of MIB MiB over and over (one
  *                        qword in each 4 KiB page: the pass number), a pass
  *                        every MS ms (0, the default: back to back),
- *                        "dirty: pass N" once a second
+ *                        "dirty: pass N" once a second; "dirty stop" checks
+ *                        that every page holds its last pass's number
  *
  * counter and dirty are background tasks (shell.c): they return at once,
  * and the shell's one loop interleaves them with the device polls (ARP
@@ -183,8 +184,26 @@ static void cmd_dirty(int argc, char **argv)
 	uint64_t mib = argc > 1 ? strtou64(argv[1], NULL) : 0, now;
 
 	if (argc > 1 && strcmp(argv[1], "stop") == 0) {
+		uint64_t a, bad = 0, first = 0, want = 0, got = 0;
+
 		task_stop(&dirty_task);
-		printf("dirty: stopped after %lu passes\n", dirt.pass);
+		/* Every page holds its last pass's number: pass + 1 below the
+		 * offset the pass in progress reached, pass above it. */
+		for (a = 0; dirt.mib && a < dirt.mib << 20; a += 4096) {
+			uint64_t w = a < dirt.off ? dirt.pass + 1 : dirt.pass;
+			uint64_t g = *(volatile uint64_t *)(dirt.addr + a);
+
+			if (g != w && !bad++) {
+				first = dirt.addr + a;
+				want = w;
+				got = g;
+			}
+		}
+		if (bad)
+			printf("dirty: stopped after %lu passes, BAD at 0x%lx (want %lu got %lu), %lu pages bad\n",
+			       dirt.pass, first, want, got, bad);
+		else
+			printf("dirty: stopped after %lu passes, ok\n", dirt.pass);
 		return;
 	}
 	task_stop(&dirty_task);

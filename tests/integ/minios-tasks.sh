@@ -74,9 +74,11 @@ in_ns() { ip netns exec "$NS" "$@"; }
 in_ns ip link set lo up
 in_ns "$BUILD/lodge" bridge-create lbr0 || { fail "bridge-create" "could not create lbr0"; exit 0; }
 in_ns ip addr add 10.78.0.1/24 dev lbr0
+mkfifo "$T/d.in"
 in_ns timeout 90 "$HYP" --kernel "$MINIOS" --memory 128 --net "tap=vif-t.0,bridge=lbr0" \
-	--cmdline 'ip=10.78.0.2/24 run="dirty 32; counter 1000"' </dev/null >"$T/d.out" 2>&1 &
+	--cmdline 'ip=10.78.0.2/24 run="dirty 32; counter 1000"' <"$T/d.in" >"$T/d.out" 2>&1 &
 pids+=($!)
+exec 9>"$T/d.in"
 if wait_for "$T/d.out" '^dirty: pass [0-9]+' 30; then
 	first=$(grep -E '^dirty: pass' "$T/d.out" | tail -1 | tr -dc '0-9')
 	if in_ns ping -c 5 -i 0.3 -W 5 10.78.0.2 >"$T/ping.out" 2>&1; then
@@ -94,3 +96,11 @@ if wait_for "$T/d.out" '^dirty: pass [0-9]+' 30; then
 else
 	fail "dirty makes progress" "$(tail -3 "$T/d.out")"
 fi
+echo "dirty stop" >&9
+if wait_for "$T/d.out" '^dirty: stopped after [0-9]+ passes, ok' 20; then
+	pass "dirty stop finds every page holding its last pass"
+else
+	fail "dirty stop checks the pages" "$(grep -a 'dirty: stopped' "$T/d.out")"
+fi
+echo "poweroff" >&9
+exec 9>&-
