@@ -28,6 +28,7 @@ void uart_putc(char c);
 void uart_puts(const char *s);
 void uart_rx_irq(void);
 int uart_getc(void);           /* -1 if nothing received */
+int uart_at_line_start(void);  /* the last character written was a newline */
 
 /* apic.c: local APIC, IOAPIC, IDT, time */
 typedef void (*irq_handler_t)(void);
@@ -41,6 +42,7 @@ void lapic_send_ipi(uint32_t apic_id, uint32_t icr_low);
 void ioapic_route(unsigned pin, unsigned vector, int level_triggered);
 uint64_t time_ns(void);        /* monotonic, from the LAPIC timer */
 void delay_us(uint64_t us);
+void timer_arm_ns(uint64_t ns);  /* one wake-up interrupt in ns (BSP only); 0 disarms */
 void ap_idle_init(void);
 
 /* acpi.c */
@@ -84,6 +86,22 @@ void shell_set_poll(void (*fn)(void));
 void shell_run_line(char *line);
 void shell_loop(void);
 void shell_run_cmdline(const char *cmdline);
+/* Background tasks: run by the shell's loop, between device polls and
+ * console input, on the BSP.  step(now) does a short piece of work and
+ * sets due (ns, time_ns()); the loop sleeps (LAPIC timer, hlt) until the
+ * earliest due.  period bounds how far ahead due may lie: a clock that
+ * jumped (a restore onto another TSC) is clamped, never waited out. */
+struct task {
+	const char *name;
+	void (*step)(struct task *t, uint64_t now);
+	uint64_t due, period;
+	int active;
+};
+void task_start(struct task *t, uint64_t now);
+void task_stop(struct task *t);
+void tasks_stop_all(void);
+/* tasks.c: counter, memfill, memcheck, dirty (save/restore and migration tests) */
+void tasks_init(void);
 
 /* blk.c, net.c */
 void blk_init(void);
@@ -110,6 +128,10 @@ void pageset_give(struct pageset *s, uint64_t base_pfn, uint64_t mask);
 int page_reserve(uint64_t start, uint64_t end);
 /* Write to npages free pages (they stay free); returns how many. */
 uint64_t page_touch_free(uint64_t npages);
+/* Take a run of npages (rounded up to 64) contiguous free pages, the
+ * highest run that fits: its address, or 0.  page_give_run returns it. */
+uint64_t page_take_run(uint64_t npages);
+void page_give_run(uint64_t addr, uint64_t npages);
 
 /* balloon.c */
 void balloon_init(void);

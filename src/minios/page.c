@@ -126,3 +126,33 @@ uint64_t page_touch_free(uint64_t npages)
 	}
 	return done;
 }
+
+uint64_t page_take_run(uint64_t npages)
+{
+	uint64_t words = (npages + 63) / 64, run = 0;
+	long w;
+
+	if (!words)
+		return 0;
+	/* Whole free words only, top down: the first run of enough is taken. */
+	for (w = free_pages.top; w >= 0; w--) {
+		if (free_bits[w] != ~0ULL) {
+			run = 0;
+			continue;
+		}
+		if (++run == words) {
+			memset(&free_bits[w], 0, words * 8);
+			free_pages.count -= words * 64;
+			return (uint64_t)w << 18;
+		}
+	}
+	return 0;
+}
+
+void page_give_run(uint64_t addr, uint64_t npages)
+{
+	uint64_t w, words = (npages + 63) / 64;
+
+	for (w = 0; w < words; w++)
+		pageset_give(&free_pages, (addr >> PAGE_SHIFT) + w * 64, ~0ULL);
+}

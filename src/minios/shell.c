@@ -4,7 +4,7 @@
 
 #define LINE_MAX 256
 
-#define MAX_TABLES 8
+#define MAX_TABLES 12
 
 /* The base commands, then each driver's own table. */
 static struct { const struct command *cmds; unsigned n; } tables[MAX_TABLES];
@@ -132,10 +132,7 @@ static const struct command commands[] = {
 	{ "crash", "", "triple fault", cmd_crash },
 };
 
-void shell_init(void)
-{
-	shell_register(commands, sizeof(commands) / sizeof(commands[0]));
-}
+
 
 static void shell_run_one(char *line);
 
@@ -217,6 +214,108 @@ static void (*poll_fn)(void);
 
 void shell_set_poll(void (*fn)(void)) { poll_fn = fn; }
 
+#define MAX_TASKS 8
+static struct task *tasks[MAX_TASKS];
+
+void task_start(struct task *t, uint64_t now)
+{
+	unsigned i, slot = MAX_TASKS;
+
+	t->due = now;
+	t->active = 1;
+	for (i = 0; i < MAX_TASKS; i++) {
+		if (tasks[i] == t)
+			return;
+		if (!tasks[i] && slot == MAX_TASKS)
+			slot = i;
+	}
+	if (slot < MAX_TASKS)
+		tasks[slot] = t;
+	else
+		t->active = 0;
+}
+
+void task_stop(struct task *t)
+{
+	unsigned i;
+
+	t->active = 0;
+	for (i = 0; i < MAX_TASKS; i++)
+		if (tasks[i] == t)
+			tasks[i] = NULL;
+}
+
+void tasks_stop_all(void)
+{
+	unsigned i;
+
+	for (i = 0; i < MAX_TASKS; i++)
+		if (tasks[i])
+			task_stop(tasks[i]);
+}
+
+/* Run the tasks that are due; returns the ns until the next is (0: one
+ * is due now), or ~0 if none is active. */
+static uint64_t tasks_run(void)
+{
+	uint64_t now = time_ns(), wait = ~0ULL;
+	unsigned i;
+
+	for (i = 0; i < MAX_TASKS; i++) {
+		struct task *t = tasks[i];
+
+		if (!t)
+			continue;
+		if (t->due > now + t->period)   /* the clock went back */
+			t->due = now + t->period;
+		if (t->due <= now) {
+			t->step(t, now);
+			if (!tasks[i])
+				continue;
+			now = time_ns();
+		}
+		if (t->due <= now)
+			wait = 0;
+		else if (t->due - now < wait)
+			wait = t->due - now;
+	}
+	return wait;
+}
+
+static void cmd_tasks(int argc, char **argv)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < MAX_TASKS; i++)
+		if (tasks[i]) {
+			printf("tasks: %s every %lu ms\n", tasks[i]->name, tasks[i]->period / 1000000);
+			n++;
+		}
+	if (!n)
+		printf("tasks: none\n");
+}
+
+static void cmd_stop(int argc, char **argv)
+{
+	tasks_stop_all();
+	printf("tasks: stopped\n");
+}
+
+static const struct command task_commands[] = {
+	{ "tasks", "", "the background tasks running", cmd_tasks },
+	{ "stop", "", "stop every background task (so does Ctrl-C)", cmd_stop },
+};
+
+void shell_init(void)
+{
+	shell_register(commands, sizeof(commands) / sizeof(commands[0]));
+	shell_register(task_commands, sizeof(task_commands) / sizeof(task_commands[0]));
+	tasks_init();
+}
+
+/* One loop for everything: device polls, background tasks, console input.
+ * Interrupts stay off from the look to the hlt (sti;hlt), so a wake-up
+ * between the two cannot be lost. */
 void shell_loop(void)
 {
 	char line[LINE_MAX];
@@ -225,13 +324,30 @@ void shell_loop(void)
 
 	uart_puts("minios> ");
 	for (;;) {
+		uint64_t wait;
 		int c;
 
+		irq_disable();
 		if (poll_fn)
 			poll_fn();
+		irq_disable();                 /* a poll may have waited with sti;hlt */
+		wait = tasks_run();
 		c = uart_getc();
 		if (c < 0) {
-			idle();
+			if (wait == ~0ULL) {
+				idle();
+			} else if (wait) {
+				timer_arm_ns(wait);
+				idle();
+			}
+			irq_enable();
+			continue;
+		}
+		irq_enable();
+		if (c == 0x03) {                    /* Ctrl-C: stop the background tasks */
+			tasks_stop_all();
+			uart_puts("^C\ntasks: stopped\nminios> ");
+			len = 0;
 			continue;
 		}
 		if (c == '\n' && last == '\r') {      /* CR LF is one end of line */

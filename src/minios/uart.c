@@ -38,12 +38,17 @@ static void uart_putc_raw(char c)
 	outb(COM1 + THR, c);
 }
 
+static volatile char last_out = '\n';
+
 void uart_putc(char c)
 {
 	if (c == '\n')
 		uart_putc_raw('\r');
 	uart_putc_raw(c);
+	last_out = c;
 }
+
+int uart_at_line_start(void) { return last_out == '\n'; }
 
 /* Whole strings under one lock, so lines from several CPUs do not mix. */
 void uart_puts(const char *s)

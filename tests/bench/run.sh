@@ -28,6 +28,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/density.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
 	echo
+	echo "## Live migration, save and restore (tests/bench/migrate.py)"
+	echo
+	python3 "$TOP/tests/bench/migrate.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
 	echo "## Dashboard (tests/bench/tui.py)"
 	echo
 	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
