@@ -11,8 +11,9 @@
  * ports themselves), bit 2 write; size 1 << (size & 3).  Before each input
  * the harness undoes what the last one did (BARs, command, MSI-X, status).
  * Properties: IDs and the capability chain are read-only, BAR sizing
- * reads back the size, nothing outside the device's structures is touched
- * (ASan). */
+ * reads back the size, the device has at most one I/O thread however
+ * often the ops set DRIVER_OK, and none after a reset, nothing outside the
+ * device's structures is touched (ASan). */
 #include "fuzz.h"
 #include "domain.h"
 #include "log.h"
@@ -30,6 +31,20 @@ static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
 static uint32_t bar_init[2];
 static uint8_t cfg_init[PCI_CFG_SIZE];
 static unsigned msix_cap, pcicfg_cap;
+
+static unsigned threads(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned n = 0;
+
+	FUZZ_CHECK(f, "/proc/self/status");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
 
 static void setup(void)
 {
@@ -94,14 +109,17 @@ static void clean(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool ready;
+	static unsigned baseline;
 	size_t i;
 	unsigned cap, n;
 
 	if (!ready) {
 		setup();
+		baseline = threads();
 		ready = true;
 	}
 	clean();
+	FUZZ_CHECK(threads() == baseline, "an I/O thread survived the device's reset");
 	for (i = 0; i + 8 <= size; i += 8) {
 		unsigned kind = data[i], sz = 1u << (data[i + 1] & 3), write = kind & 4;
 		uint16_t off;
@@ -141,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 	}
+	FUZZ_CHECK(threads() <= baseline + 1, "two I/O threads serving one device");
 	/* The guest changed nothing it may only read. */
 	FUZZ_CHECK(cfg_read(SLOT, PCI_VENDOR_ID, 4) == (uint32_t)(cfg_init[0] | cfg_init[1] << 8 |
 		   cfg_init[2] << 16 | (uint32_t)cfg_init[3] << 24), "vendor or device ID changed");
