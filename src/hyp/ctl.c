@@ -363,21 +363,11 @@ static void ctl_save_event(struct ctl *c)
 
 static void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 {
-	char *argv[6] = { 0 }, *save = NULL, *tok;
-	int argc = 0, end = atomic_load(&c->dom->end);
-	long version;
-	char *rest;
+	char *argv[CTL_MAX_ARGS] = { 0 }, err[PROTO_LINE_MAX + 128];
+	int argc = ctl_parse_request(line, argv, err, sizeof(err)), end = atomic_load(&c->dom->end);
 
-	for (tok = strtok_r(line, " \t", &save); tok && argc < 6; tok = strtok_r(NULL, " \t", &save))
-		argv[argc++] = tok;
-	if (argc < 2 || strncmp(argv[0], PROTO_PREFIX, strlen(PROTO_PREFIX)) != 0) {
-		client_send(cl, "error malformed request (expected \"%s%d COMMAND\")\n", PROTO_PREFIX, PROTO_VERSION);
-		return;
-	}
-	version = strtol(argv[0] + strlen(PROTO_PREFIX), &rest, 10);
-	if (*rest || version != PROTO_VERSION) {
-		client_send(cl, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
-			    argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);
+	if (argc < 0) {
+		client_send(cl, "%s", err);
 		return;
 	}
 	if (cl->level != CTL_CONTROL && !ctl_command_reads_only(argv[1])) {

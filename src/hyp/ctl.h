@@ -32,6 +32,14 @@ int ctl_listen(const char *dir, const struct ctl_access *access);
  * in standalone mode. Returns true if it was destroyed from the host. */
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd);
 
+/* Split one request line (its newline already cut) into at most
+ * CTL_MAX_ARGS words in place: returns argc >= 2 with argv[0] the
+ * protocol prefix and version lodge-hyp speaks and argv[1] the command,
+ * or -1 with the whole error reply line in err.  Used by ctl_run for
+ * every line a client sends. */
+#define CTL_MAX_ARGS 6
+int ctl_parse_request(char *line, char *argv[CTL_MAX_ARGS], char *err, size_t errlen);
+
 /* Send one whole reply line (or lines) to a client (ctl.c). */
 void client_send(struct ctl_client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -317,7 +317,10 @@ static enum vpci_action vpci_set_status(struct virtio_pci *vp, uint8_t status)
 		    !(vdev->driver_features & (1ULL << VIRTIO_F_VERSION_1)))
 			status &= ~VIRTIO_STATUS_FEATURES_OK;
 	}
-	vdev->status = status | (old & VIRTIO_STATUS_NEEDS_RESET);
+	/* A driver may clear no status bit but by a reset (3.1.1): one that
+	 * tries keeps them, or clearing DRIVER_OK and setting it again would
+	 * start a second I/O thread beside the first, never joined. */
+	vdev->status = status | old;
 	if ((status & VIRTIO_STATUS_DRIVER_OK) && !(old & VIRTIO_STATUS_DRIVER_OK))
 		return VPCI_START;
 	return VPCI_NONE;
