@@ -6,7 +6,19 @@ missing=()
 for p in "$@"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# lodge-hyp's sandbox runs each domain as this user (its --user default;
+# nobody where it does not exist).
+lodge_user() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	getent passwd lodge >/dev/null && return 0
+	echo "deps: creating the system user lodge (lodge-hyp's sandbox)"
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+		--user-group lodge
+}
+if [ ${#missing[@]} -eq 0 ]; then
+	lodge_user
+	exit 0
+fi
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps: missing packages: ${missing[*]} (run 'make deps' as root)" >&2
 	exit 1
@@ -15,3 +27,4 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+lodge_user

@@ -53,6 +53,23 @@ static int write_file(const char *dir, const char *file, const char *text)
 	return (size_t)n == strlen(text) ? 0 : -EIO;
 }
 
+/* A knob of the domain's own cgroup: through the descriptor kept open if
+ * there is one (each write to a cgroup file is one whole value). */
+static int write_knob(const struct cgroup_cpu *cg, const char *file, const char *text)
+{
+	unsigned i;
+
+	for (i = 0; i < cg->nkept; i++)
+		if (strcmp(cg->kept_name[i], file) == 0) {
+			ssize_t n = pwrite(cg->kept_fd[i], text, strlen(text), 0);
+
+			if (n < 0)
+				return -errno;
+			return (size_t)n == strlen(text) ? 0 : -EIO;
+		}
+	return write_file(cg->dir, file, text);
+}
+
 /* ---- cgroup v2 --------------------------------------------------------- */
 
 /* "+cpu" in the parent's subtree_control puts cpu.weight and cpu.max in
@@ -67,7 +84,7 @@ static int v2_set_weight(const struct cgroup_cpu *cg, unsigned weight)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%u", cgroup_v2_weight(weight));
-	return write_file(cg->dir, "cpu.weight", buf);
+	return write_knob(cg, "cpu.weight", buf);
 }
 
 static int v2_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct)
@@ -78,7 +95,7 @@ static int v2_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct)
 		snprintf(buf, sizeof(buf), "%lu %u", (unsigned long)cap_pct * (CGROUP_PERIOD_US / 100), CGROUP_PERIOD_US);
 	else
 		snprintf(buf, sizeof(buf), "max %u", CGROUP_PERIOD_US);
-	return write_file(cg->dir, "cpu.max", buf);
+	return write_knob(cg, "cpu.max", buf);
 }
 
 static const struct cgroup_cpu_ops v2_ops = { "cgroup v2", v2_enable, v2_set_weight, v2_set_cap };
@@ -95,7 +112,7 @@ static int v1_set_weight(const struct cgroup_cpu *cg, unsigned weight)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%lu", cgroup_v1_shares(weight));
-	return write_file(cg->dir, "cpu.shares", buf);
+	return write_knob(cg, "cpu.shares", buf);
 }
 
 static int v1_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct)
@@ -105,13 +122,13 @@ static int v1_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct)
 
 	/* The period first: a quota is checked against the period in force. */
 	snprintf(buf, sizeof(buf), "%u", CGROUP_PERIOD_US);
-	if ((rc = write_file(cg->dir, "cpu.cfs_period_us", buf)))
+	if ((rc = write_knob(cg, "cpu.cfs_period_us", buf)))
 		return rc;
 	if (cap_pct)
 		snprintf(buf, sizeof(buf), "%lu", (unsigned long)cap_pct * (CGROUP_PERIOD_US / 100));
 	else
 		snprintf(buf, sizeof(buf), "-1");
-	return write_file(cg->dir, "cpu.cfs_quota_us", buf);
+	return write_knob(cg, "cpu.cfs_quota_us", buf);
 }
 
 static const struct cgroup_cpu_ops v1_ops = { "cgroup v1", v1_enable, v1_set_weight, v1_set_cap };
@@ -231,6 +248,34 @@ int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
 		return rc;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	return write_file(cg->dir, "cgroup.procs", buf);
+}
+
+int cgroup_cpu_keep_open(struct cgroup_cpu *cg)
+{
+	static const char *const v2[] = { "cpu.weight", "cpu.max", NULL };
+	static const char *const v1[] = { "cpu.shares", "cpu.cfs_period_us", "cpu.cfs_quota_us", NULL };
+	const char *const *names = cg->ops == &v2_ops ? v2 : v1;
+	char path[2300];
+	unsigned i;
+
+	for (i = 0; i < cg->nkept; i++)
+		close(cg->kept_fd[i]);
+	cg->nkept = 0;
+	for (i = 0; names[i]; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", cg->dir, names[i]);
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+			int e = errno;
+
+			while (cg->nkept)
+				close(cg->kept_fd[--cg->nkept]);
+			return -e;
+		}
+		cg->kept_name[cg->nkept] = names[i];
+		cg->kept_fd[cg->nkept++] = fd;
+	}
+	return 0;
 }
 
 int cgroup_cpu_set_weight(const struct cgroup_cpu *cg, unsigned weight)

@@ -31,6 +31,11 @@ struct cgroup_cpu {
 	const struct cgroup_cpu_ops *ops;
 	char mount[1024];          /* where the hierarchy with the cpu controller is */
 	char dir[2048];            /* the domain's cgroup: mount/rel */
+	/* The weight and cap files, once cgroup_cpu_keep_open() has opened
+	 * them: written through these from then on (nkept 0: by path). */
+	unsigned nkept;
+	const char *kept_name[3];
+	int kept_fd[3];
 };
 
 /* Find the CPU controller and name the cgroup rel ("lodge/web") under it;
@@ -39,6 +44,9 @@ int cgroup_cpu_open(struct cgroup_cpu *cg, const char *rel);
 /* Create the cgroup (and its parents, enabling the controller on the way
  * down for v2) and move process pid into it. */
 int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid);
+/* Open the weight and cap files now and write them through these
+ * descriptors from then on: a sandboxed lodge-hyp cannot open paths. */
+int cgroup_cpu_keep_open(struct cgroup_cpu *cg);
 int cgroup_cpu_set_weight(const struct cgroup_cpu *cg, unsigned weight);
 int cgroup_cpu_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct);
 /* A process in the cgroup, 0 if none (or it does not exist). */

@@ -5,22 +5,39 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define ONLINE_PATH "/sys/devices/system/cpu/online"
+
+static int online_fd = -1;
+
+int cpulist_host_keep_open(void)
+{
+	if (online_fd < 0 && (online_fd = open(ONLINE_PATH, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return 0;
+}
 
 int cpulist_host(cpu_set_t *online)
 {
 	char buf[4096], why[128];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	int rc = -ENOENT;
+	int rc = -ENOENT, fd = online_fd >= 0 ? online_fd : open(ONLINE_PATH, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
 
-	if (f) {
-		if (fgets(buf, sizeof(buf), f)) {
+	/* pread at 0: sysfs makes the text afresh, so a kept descriptor
+	 * follows CPU hotplug. */
+	if (fd >= 0) {
+		if ((n = pread(fd, buf, sizeof(buf) - 1, 0)) > 0) {
+			buf[n] = '\0';
 			buf[strcspn(buf, "\n")] = '\0';
 			rc = cpulist_parse(buf, NULL, online, why, sizeof(why));
 		}
-		fclose(f);
+		if (fd != online_fd)
+			close(fd);
 	}
 	if (rc && sched_getaffinity(0, sizeof(*online), online) < 0)
 		return -errno;

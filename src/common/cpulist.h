@@ -9,6 +9,9 @@
 /* The CPUs this host has online (from /sys/devices/system/cpu/online, else
  * sched_getaffinity of this process). Returns 0 or -errno. */
 int cpulist_host(cpu_set_t *online);
+/* Keep the host's online-CPU file open, for a process about to lose
+ * sight of /sys (lodge-hyp's sandbox). */
+int cpulist_host_keep_open(void);
 /* Parse text into set. Every CPU named must be in host (NULL: any CPU
  * below CPU_SETSIZE); "all" means all of host. Returns 0, or -EINVAL /
  * -ERANGE with one sentence in why. An empty result is an error. */

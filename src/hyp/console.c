@@ -15,8 +15,7 @@
 #include <unistd.h>
 
 static struct {
-	int in_fd, out_fd, log_fd;
-	char log_path[4096];
+	int in_fd, out_fd, log_fd, old_fd;   /* old_fd: console.log.1 */
 	size_t log_cap, log_size;
 	int is_tty;
 	int termios_saved;
@@ -29,7 +28,7 @@ static struct {
 	uint64_t head;              /* bytes ever written */
 	uint64_t written;           /* how far the output thread got */
 	int event_pending;          /* event_fd written and not yet drained */
-} con = { .in_fd = -1, .out_fd = -1, .log_fd = -1, .event_fd = -1,
+} con = { .in_fd = -1, .out_fd = -1, .log_fd = -1, .old_fd = -1, .event_fd = -1,
 	  .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 void console_restore(void)
@@ -141,20 +140,32 @@ static void console_write_all(int *fd, const uint8_t *buf, size_t n)
 	}
 }
 
+/* console.log's bytes become console.log.1's, and console.log starts
+ * empty.  Copied through the two descriptors opened at start rather than
+ * renamed: the sandboxed lodge-hyp may not write the runtime directory. */
+static void console_log_rotate(void)
+{
+	static uint8_t chunk[65536];
+	off_t off = 0;
+	ssize_t n;
+
+	if (con.old_fd >= 0 && ftruncate(con.old_fd, 0) == 0)
+		while ((n = pread(con.log_fd, chunk, sizeof(chunk), off)) > 0 &&
+		       pwrite(con.old_fd, chunk, n, off) == n)
+			off += n;
+	if (ftruncate(con.log_fd, 0) < 0) {
+		/* cannot happen to a regular file we opened for writing */
+	}
+	con.log_size = 0;
+}
+
 /* Keep the log under its cap: console.log moves to console.log.1. */
 static void console_log_write(const uint8_t *buf, size_t n)
 {
 	if (con.log_fd < 0)
 		return;
-	if (con.log_size + n > con.log_cap) {
-		char old[sizeof(con.log_path) + 3];
-
-		snprintf(old, sizeof(old), "%s.1", con.log_path);
-		close(con.log_fd);
-		rename(con.log_path, old);
-		con.log_fd = open(con.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-		con.log_size = 0;
-	}
+	if (con.log_size + n > con.log_cap)
+		console_log_rotate();
 	console_write_all(&con.log_fd, buf, n);
 	con.log_size += n;
 }
@@ -202,19 +213,14 @@ void console_flush(int timeout_ms)
 
 /* A domain restarted in place (on_reboot = restart) keeps what its
  * previous boot printed: the history starts with the log's tail. */
-static void console_history_from_log(const char *path, off_t size)
+static void console_history_from_log(off_t size)
 {
 	size_t want = size < (off_t)CONSOLE_HISTORY ? (size_t)size : CONSOLE_HISTORY;
 	ssize_t n;
-	int fd;
 
 	if (!want || !(con.ring = malloc(CONSOLE_HISTORY)))
 		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = pread(fd, con.ring, want, size - want);
-	close(fd);
+	n = pread(con.log_fd, con.ring, want, size - want);
 	if (n > 0)
 		con.head = con.written = n;   /* already in the log: not written again */
 }
@@ -231,16 +237,21 @@ int console_init(int in_fd, int out_fd, const char *log_path, size_t log_cap)
 	if (con.event_fd < 0)
 		return -errno;
 	if (log_path) {
+		char old[4200];
 		struct stat st;
 
-		snprintf(con.log_path, sizeof(con.log_path), "%s", log_path);
 		con.log_cap = log_cap;
-		con.log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		con.log_fd = open(log_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (con.log_fd < 0)
 			return -errno;
-		if (fstat(con.log_fd, &st) == 0)
+		snprintf(old, sizeof(old), "%s.1", log_path);
+		con.old_fd = open(old, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (con.old_fd < 0)
+			return -errno;
+		if (fstat(con.log_fd, &st) == 0) {
 			con.log_size = st.st_size;
-		console_history_from_log(log_path, st.st_size);
+			console_history_from_log(st.st_size);
+		}
 	}
 	con.is_tty = in_fd >= 0 && isatty(in_fd);
 	if (con.is_tty && tcgetattr(in_fd, &con.saved) == 0) {

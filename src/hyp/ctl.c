@@ -136,16 +136,24 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
  * once) plus lodge-hyp's own.  /proc/self/statm through a descriptor kept
  * open: one pread per status, no smaps walk, cheap for 50 domains asked
  * every second. */
+static int statm_fd = -1;
+
+int ctl_keep_open(void)
+{
+	if (statm_fd < 0 && (statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return 0;
+}
+
 static unsigned long resident_pages(void)
 {
-	static int fd = -1;
 	unsigned long size, rss;
 	char buf[128];
 	ssize_t n;
 
-	if (fd < 0)
-		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+	if (statm_fd < 0)
+		ctl_keep_open();
+	if (statm_fd < 0 || (n = pread(statm_fd, buf, sizeof(buf) - 1, 0)) <= 0)
 		return 0;
 	buf[n] = '\0';
 	return sscanf(buf, "%lu %lu", &size, &rss) == 2 ? rss : 0;

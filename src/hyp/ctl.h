@@ -27,6 +27,9 @@ bool ctl_command_reads_only(const char *cmd);
  * cleaned; a live one is an error.  Returns the listening fd or -errno
  * with a message logged. */
 int ctl_listen(const char *dir, const struct ctl_access *access);
+/* Open the /proc files the status reply reads, before the sandbox hides
+ * /proc. 0 or -errno. */
+int ctl_keep_open(void);
 /* Run until the domain has ended and, if its end is to be preserved, until
  * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1
  * in standalone mode. Returns true if it was destroyed from the host. */

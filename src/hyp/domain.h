@@ -33,6 +33,10 @@ struct vcpu {
 	_Atomic pid_t tid;     /* the thread's id, once it runs; for /proc/self/task */
 	bool pinned;           /* start on these host CPUs only (--cpus, --vcpu-cpus) */
 	cpu_set_t pin;
+	/* Its /proc/self/task/TID stat and schedstat, kept open by
+	 * sched_vcpu_keep_open() for the sandbox (stats_kept: fds valid). */
+	bool stats_kept;
+	int stat_fd, schedstat_fd;
 };
 
 /* I/O counters of one device, as the guest sees it: "in" is toward the
@@ -153,6 +157,9 @@ int sched_vcpu_stats(struct vcpu *v, struct vcpu_sched_stats *s);
 /* Time the vCPU thread was runnable but not running (the guest's steal). */
 uint64_t sched_vcpu_wait_ns(struct vcpu *v);
 int sched_vcpu_pin(struct vcpu *v, const cpu_set_t *set);
+/* Open the running vCPU thread's stat files now: the sandboxed process
+ * reads them through these descriptors. */
+int sched_vcpu_keep_open(struct vcpu *v);
 /* Create the domain's cgroup rel under the CPU controller and move this
  * process in: 0, or -errno with one sentence in why (-ENODEV: no CPU
  * controller; -EBUSY: another process is in that cgroup). */

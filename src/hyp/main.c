@@ -17,6 +17,7 @@
 #include "save/ram.h"
 #include "save/save.h"
 #include "version.h"
+#include "sandbox.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -71,6 +73,9 @@ struct options {
 	struct ctl_access access;
 	/* --incoming FD: restore from a stream on FD instead of booting. */
 	long incoming_fd;
+	/* The sandbox's user (NULL: lodge, else nobody), or none at all. */
+	const char *user;
+	int no_sandbox;
 };
 
 static struct domain the_domain = { .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING,
@@ -109,6 +114,7 @@ static void usage(FILE *f)
 		"                  destroy|restart|preserve]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"                 [--incoming FD]\n"
+		"                 [--user NAME | --no-sandbox]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -193,6 +199,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "control-group", required_argument, NULL, 'g' },
 		{ "stats-group", required_argument, NULL, 'r' },
 		{ "incoming", required_argument, NULL, 'J' },
+		{ "user", required_argument, NULL, 'Y' },
+		{ "no-sandbox", no_argument, NULL, 'Z' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -279,6 +287,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->incoming_fd = (long)fd;
 			break;
 		}
+		case 'Y': o->user = optarg; break;
+		case 'Z': o->no_sandbox = 1; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': usage(stdout); exit(0);
@@ -581,21 +591,40 @@ static int detach_early(int *ready_fd)
 	return 0;
 }
 
-/* The domain runs: tell the waiting caller, and from now on log to the
- * runtime directory instead of the caller's terminal. */
-static void detach_ready(int ready_fd, const char *dir)
+/* Where a detached domain's messages go once it runs: its runtime
+ * directory's lodge-hyp.log (opened before the sandbox, used after). */
+struct detached_io {
+	int null_fd, log_fd;
+};
+
+static void detached_io_open(struct detached_io *io, const char *dir)
 {
 	char path[4200];
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), log;
 
 	snprintf(path, sizeof(path), "%s/lodge-hyp.log", dir);
-	log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
+	io->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	io->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+static void detached_io_switch(struct detached_io *io)
+{
+	if (io->null_fd >= 0) {
+		dup2(io->null_fd, STDIN_FILENO);
+		dup2(io->null_fd, STDOUT_FILENO);
+		close(io->null_fd);
 	}
-	if (log >= 0)
-		dup2(log, STDERR_FILENO);
+	if (io->log_fd >= 0) {
+		dup2(io->log_fd, STDERR_FILENO);
+		close(io->log_fd);
+	}
+	io->null_fd = io->log_fd = -1;
+}
+
+/* The domain runs: tell the waiting caller, and from now on log to the
+ * runtime directory instead of the caller's terminal. */
+static void detach_ready(int ready_fd, struct detached_io *io)
+{
+	detached_io_switch(io);
 	if (write(ready_fd, "r", 1) < 0) {
 		/* the caller went away; the domain runs regardless */
 	}
@@ -614,11 +643,6 @@ static void remove_runtime_dir(const char *dir)
 		unlink(path);
 	}
 	rmdir(dir);
-}
-
-static void leave_cgroup(void)
-{
-	sched_cgroup_leave(&the_domain);
 }
 
 /* The domain's cgroup, with the weight and cap asked for; its path goes in
@@ -640,10 +664,14 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 		log_err("%s", why);
 		return rc;
 	}
-	atexit(leave_cgroup);
 	if ((rc = sched_set(dom, o->cpu_weight, o->cap))) {
 		log_err("cannot set weight %lu and cap %lu%% in %s: %s", o->cpu_weight, o->cap,
 			dom->cgroup.dir, strerror(-rc));
+		return rc;
+	}
+	/* lodge sched writes them later, from inside the sandbox. */
+	if ((rc = cgroup_cpu_keep_open(&dom->cgroup))) {
+		log_err("cannot open the knobs of %s: %s", dom->cgroup.dir, strerror(-rc));
 		return rc;
 	}
 	if (dir[0]) {
@@ -656,80 +684,51 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 	return 0;
 }
 
-/* Drop "--incoming FD" (and "--incoming=FD") from argv, in place. */
-static void strip_incoming(char **argv)
-{
-	char **in = argv, **out = argv;
+/* The exit status by which a domain process asks its supervisor to boot
+ * the domain again (on_reboot/on_crash = restart); internal, never the
+ * status of lodge-hyp itself. */
+#define EXIT_RESTART 100
 
-	for (; *in; in++) {
-		if (strcmp(*in, "--incoming") == 0 && in[1]) {
-			in++;
-			continue;
-		}
-		if (strncmp(*in, "--incoming=", 11) == 0)
-			continue;
-		*out++ = *in;
-	}
-	*out = NULL;
-}
-
-int main(int argc, char **argv)
+/* Open what the running domain needs, start its vCPUs parked, confine the
+ * process, then let the guest run: no guest instruction runs before the
+ * sandbox is up.  dir: the runtime directory ("" standalone). */
+static int run_domain(struct options *o, struct sandbox *sb, const char *dir, int listen_fd, int ready_fd)
 {
 	struct domain *dom = &the_domain;
-	struct options o;
+	struct detached_io io = { -1, -1 };
 	struct uart *com1;
 	struct timespec ts;
-	char dir[4096] = "", log_path[4200];
+	char log_path[4200];
 	sigset_t sigs;
-	int sig_fd, status, listen_fd = -1, ready_fd = -1, restarted;
+	int sig_fd, status;
 	bool destroyed, incoming_live = false;
 	unsigned i;
 
-	log_init(argv[0]);
-	if (parse_options(argc, argv, &o))
+	sandbox_early(sb);
+	if (open_kvm(dom) || check_limits(dom, o) || open_backends(o))
 		return DOMAIN_ERROR;
-	if (o.probe)
-		return probe();
-	/* A domain restarted by its own on_reboot/on_crash is already detached. */
-	restarted = getenv("LODGE_HYP_RESTARTED") != NULL;
-	unsetenv("LODGE_HYP_RESTARTED");
-	if (o.detach && !restarted && detach_early(&ready_fd)) {
-		log_err("cannot detach: %s", strerror(errno));
-		return DOMAIN_ERROR;
-	}
-	if (open_kvm(dom) || check_limits(dom, &o) || open_backends(&o))
-		return DOMAIN_ERROR;
-	dom->nvcpus = o.vcpus;
-	snprintf(dom->name, sizeof(dom->name), "%s", o.name);
-	dom->id = o.id;
-	dom->kernel = o.kernel;
-	dom->memory_mib = o.memory_mib;
-	dom->maxmem_mib = o.maxmem_mib ? o.maxmem_mib : o.memory_mib;
-	dom->on_poweroff = o.on_poweroff;
-	dom->on_reboot = o.on_reboot;
-	dom->on_crash = o.on_crash;
+	dom->nvcpus = o->vcpus;
+	snprintf(dom->name, sizeof(dom->name), "%s", o->name);
+	dom->id = o->id;
+	dom->kernel = o->kernel;
+	dom->memory_mib = o->memory_mib;
+	dom->maxmem_mib = o->maxmem_mib ? o->maxmem_mib : o->memory_mib;
+	dom->on_poweroff = o->on_poweroff;
+	dom->on_reboot = o->on_reboot;
+	dom->on_crash = o->on_crash;
 	pthread_mutex_init(&dom->pause_lock, NULL);
 	pthread_cond_init(&dom->pause_cond, NULL);
-	if (o.runtime_dir) {
-		mkdir(o.runtime_dir, 0755);
-		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
-		if ((listen_fd = ctl_listen(dir, &o.access)) < 0)
-			return DOMAIN_ERROR;
-	}
 	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
-	if (o.cgroup && join_cgroup(dom, &o, dir)) {
-		if (dir[0])
-			remove_runtime_dir(dir);
+	if (o->cgroup && join_cgroup(dom, o, dir))
 		return DOMAIN_ERROR;
-	}
 
 	if (guest_mem_init(&dom->mem, (uint64_t)dom->maxmem_mib << 20)) {
 		log_err("cannot map %lu MiB of guest memory: %s", dom->maxmem_mib, strerror(errno));
 		return DOMAIN_ERROR;
 	}
-	if ((status = guest_mem_advise(&dom->mem, o.ksm, o.hugepages))) {
+	if ((status = guest_mem_advise(&dom->mem, o->ksm, o->hugepages))) {
 		log_err("cannot ask for %s on guest memory: %s (is it built into this kernel?)",
-			o.ksm ? "same-page merging (--ksm)" : "transparent huge pages (--hugepages)",
+			o->ksm ? "same-page merging (--ksm)" : "transparent huge pages (--hugepages)",
 			strerror(-status));
 		return DOMAIN_ERROR;
 	}
@@ -746,21 +745,21 @@ int main(int argc, char **argv)
 		log_err("cannot register the CPU state for save/restore: %s", strerror(-status));
 		return DOMAIN_ERROR;
 	}
-	if (o.incoming_fd < 0 && load_guest(dom, &o))
+	if (o->incoming_fd < 0 && load_guest(dom, o))
 		return DOMAIN_ERROR;
-	if ((status = setup_devices(dom, &o, &com1))) {
+	if ((status = setup_devices(dom, o, &com1))) {
 		log_err("cannot set up devices: %s", strerror(-status));
 		return DOMAIN_ERROR;
 	}
 	if ((status = ram_init(dom)))
 		log_warn("cannot open /proc/self/pagemap (%s): a save will look at every page",
 			 strerror(-status));
-	if (o.incoming_fd >= 0) {
+	if (o->incoming_fd >= 0) {
 		char why[512];
 
 		/* Everything the guest was, instead of a boot: its RAM, its
 		 * vCPUs, its devices, before any vCPU runs. */
-		if ((status = save_load(dom, (int)o.incoming_fd, &incoming_live, why, sizeof(why)))) {
+		if ((status = save_load(dom, (int)o->incoming_fd, &incoming_live, why, sizeof(why)))) {
 			log_err("cannot restore domain %s: %s", dom->name, why);
 			return DOMAIN_ERROR;
 		}
@@ -781,36 +780,62 @@ int main(int argc, char **argv)
 		return DOMAIN_ERROR;
 	}
 	snprintf(log_path, sizeof(log_path), "%s/console.log", dir);
-	status = o.runtime_dir
-		? console_init(-1, -1, log_path, (size_t)o.console_log_kib << 10)
+	status = o->runtime_dir
+		? console_init(-1, -1, log_path, (size_t)o->console_log_kib << 10)
 		: console_init(STDIN_FILENO, STDOUT_FILENO, NULL, 0);
 	if (status) {
 		log_err("cannot start the console: %s", strerror(-status));
 		return DOMAIN_ERROR;
 	}
+	if ((status = ctl_keep_open()) || (status = cpulist_host_keep_open())) {
+		log_err("cannot open /proc/self/statm or the host's CPU list: %s", strerror(-status));
+		return DOMAIN_ERROR;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	dom->start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	dom->start_time = time(NULL);
+	/* Parked from the start: each thread exists (its /proc entry too)
+	 * but enters the guest only once unpaused, after the sandbox. */
+	dom->paused = true;
 	if (vcpu_start_all(dom))
 		return DOMAIN_ERROR;
-	if (o.incoming_fd >= 0) {
+	vcpu_pause_all(dom);
+	for (i = 0; i < dom->nvcpus; i++)
+		if ((status = sched_vcpu_keep_open(&dom->vcpus[i]))) {
+			domain_end(dom, DOMAIN_ERROR, "cannot open vcpu%u's /proc files: %s", i, strerror(-status));
+			break;
+		}
+	/* Only a managed domain has a control socket to be asked for what the
+	 * watcher learns; standalone, it would watch for nobody.  Before the
+	 * sandbox: capturing needs CAP_NET_RAW. */
+	if (!status && o->runtime_dir && o->nnics)
+		dom->netwatch = netwatch_start(o->nics, o->nnics);
+	if (ready_fd >= 0)
+		detached_io_open(&io, dir);
+	if (!status && (status = sandbox_enter(sb)))
+		domain_end(dom, DOMAIN_ERROR, "cannot enter the sandbox: %s", strerror(-status));
+	if (status) {
+		log_err("%s", dom->end_reason);
+		vcpu_stop_all(dom);
+		return DOMAIN_ERROR;
+	}
+	vcpu_unpause_all(dom);
+	if (o->incoming_fd >= 0) {
 		/* Migrated in: tell the sender the guest runs (its downtime
 		 * ends here), and the network where the guest is now. */
-		if (incoming_live && send((int)o.incoming_fd, &(char){ SAVE_RUNNING }, 1, MSG_NOSIGNAL) != 1)
+		if (incoming_live && send((int)o->incoming_fd, &(char){ SAVE_RUNNING }, 1, MSG_NOSIGNAL) != 1)
 			log_debug("the sender did not hear that the guest runs: %s", strerror(errno));
-		close((int)o.incoming_fd);
+		close((int)o->incoming_fd);
 		announce_send();
-		log_info("domain %s restored", dom->name);
 	}
-	/* Only a managed domain has a control socket to be asked for what the
-	 * watcher learns; standalone, it would watch for nobody. */
-	if (o.runtime_dir && o.nnics)
-		dom->netwatch = netwatch_start(o.nics, o.nnics);
 	if (ready_fd >= 0)
-		detach_ready(ready_fd, dir);
-	destroyed = ctl_run(dom, com1, o.runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd);
+		detach_ready(ready_fd, &io);
+	if (o->incoming_fd >= 0)
+		log_info("domain %s restored%s", dom->name, incoming_live ? " from a live migration" : "");
+	sandbox_test_forbidden(sb);
+	destroyed = ctl_run(dom, com1, o->runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd);
 	vcpu_stop_all(dom);
-	netwatch_stop(dom->netwatch);      /* before a restart's exec: pcap's sockets are not close-on-exec */
+	netwatch_stop(dom->netwatch);
 	dom->netwatch = NULL;
 	console_flush(1000);
 	console_restore();
@@ -820,20 +845,134 @@ int main(int argc, char **argv)
 		log_info("%s", dom->end_reason);
 	else
 		log_err("%s", dom->end_reason);
-	if (!destroyed && domain_action_for(dom) == ACTION_RESTART) {
-		/* A fresh process image is a fresh machine: new memory, new
-		 * vCPUs, devices reset, the same runtime directory and log. */
-		log_info("restarting domain %s", dom->name);
-		setenv("LODGE_HYP_RESTARTED", "1", 1);
-		strip_incoming(argv);      /* a restart boots afresh */
-		execv("/proc/self/exe", argv);
-		log_err("cannot restart: %s", strerror(errno));
-		status = DOMAIN_ERROR;
-	}
-	/* Out of the cgroup before the runtime directory goes: once that is
-	 * gone the agent may start a domain of the same name in it. */
-	sched_cgroup_leave(dom);
-	if (dir[0])
-		remove_runtime_dir(dir);
+	/* A fresh process is a fresh machine: new memory, new vCPUs,
+	 * devices reset, the same runtime directory, socket and log. */
+	if (!destroyed && domain_action_for(dom) == ACTION_RESTART)
+		return EXIT_RESTART;
 	return status;
+}
+
+/* Wait for the domain process, passing on the signals that would have
+ * ended it had it been this process (the terminal's, the agent's kill). */
+static int wait_domain(pid_t pid, const sigset_t *sigs)
+{
+	siginfo_t si;
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		if (sigwaitinfo(sigs, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD)
+			kill(pid, si.si_signo);
+	}
+}
+
+/* The supervisor: lodge-hyp's first process stays privileged and outside
+ * the sandbox, owning only the control socket.  Each boot of the domain
+ * is a child process that sandboxes itself; a restart is a new child.
+ * What a sandboxed process cannot do, this one does once the child is
+ * gone: remove the cgroup and the runtime directory.  A child killed by
+ * a signal (SIGKILL, the seccomp filter's SIGSYS) leaves both, as a
+ * killed lodge-hyp always has, for lodge list to report and clean. */
+static int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen_fd, int ready_fd)
+{
+	struct detached_io io;
+	struct cgroup_cpu cg;
+	sigset_t sigs;
+	pid_t self = getpid(), pid;
+	int st, status;
+	bool first = true;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	for (;;) {
+		pid = fork();
+		if (pid < 0) {
+			log_err("cannot start the domain's process: %s", strerror(errno));
+			st = DOMAIN_ERROR << 8;
+			break;
+		}
+		if (pid == 0) {
+			/* The domain goes with a killed supervisor. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+			if (getppid() != self)
+				_exit(DOMAIN_ERROR);
+			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
+		}
+		if (first && ready_fd >= 0) {
+			/* The caller's terminal is the child's to use until it
+			 * runs; this process writes to the log from now on. */
+			detached_io_open(&io, dir);
+			detached_io_switch(&io);
+			if (sb->off)
+				log_warn("THE SANDBOX IS OFF (--no-sandbox) for domain %s", o->name);
+		}
+		first = false;
+		/* Only the first boot is restored from a stream; a restart
+		 * boots afresh. */
+		if (o->incoming_fd >= 0) {
+			close((int)o->incoming_fd);
+			o->incoming_fd = -1;
+		}
+		st = wait_domain(pid, &sigs);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != EXIT_RESTART)
+			break;
+		log_info("restarting domain %s", o->name);
+		if (ready_fd >= 0) {
+			close(ready_fd);       /* the caller heard "running" already */
+			ready_fd = -1;
+		}
+	}
+	if (WIFSIGNALED(st)) {
+		log_err("domain %s: its lodge-hyp (pid %d) was killed by signal %s%s", o->name, (int)pid,
+			strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		status = DOMAIN_ERROR;
+	} else {
+		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
+		/* Out of the cgroup it is already (its tasks are gone): the
+		 * cgroup goes before the runtime directory, since once that is
+		 * gone the agent may start a domain of the same name. */
+		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0)
+			cgroup_cpu_remove(&cg);
+		if (dir[0])
+			remove_runtime_dir(dir);
+	}
+	/* Held until now so a caller waiting on a failed start returns only
+	 * once the runtime directory is gone. */
+	if (ready_fd >= 0)
+		close(ready_fd);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct sandbox sb;
+	struct options o;
+	char dir[4096] = "";
+	int listen_fd = -1, ready_fd = -1;
+
+	log_init(argv[0]);
+	if (parse_options(argc, argv, &o))
+		return DOMAIN_ERROR;
+	if (o.probe)
+		return probe();
+	if (sandbox_init(&sb, o.user, o.no_sandbox))
+		return DOMAIN_ERROR;
+	if (o.detach && detach_early(&ready_fd)) {
+		log_err("cannot detach: %s", strerror(errno));
+		return DOMAIN_ERROR;
+	}
+	if (o.runtime_dir) {
+		mkdir(o.runtime_dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
+		if ((listen_fd = ctl_listen(dir, &o.access)) < 0)
+			return DOMAIN_ERROR;
+	}
+	return supervise(&o, &sb, dir, listen_fd, ready_fd);
 }

@@ -13,19 +13,50 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One small read of a file under /proc/self/task/TID. */
-static int read_task_file(pid_t tid, const char *file, char *buf, size_t len)
+static int open_task_file(pid_t tid, const char *file)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int sched_vcpu_keep_open(struct vcpu *v)
+{
+	pid_t tid = atomic_load(&v->tid);
+
+	if (v->stats_kept)
+		return 0;
+	if (tid <= 0)
+		return -ESRCH;
+	if ((v->stat_fd = open_task_file(tid, "stat")) < 0)
+		return -errno;
+	if ((v->schedstat_fd = open_task_file(tid, "schedstat")) < 0) {
+		int e = errno;
+
+		close(v->stat_fd);
+		return -e;
+	}
+	v->stats_kept = true;
+	return 0;
+}
+
+/* One small read of a file under /proc/self/task/TID: through the kept
+ * descriptor (pread at 0 makes procfs write it afresh), else by path. */
+static int read_task_file(struct vcpu *v, pid_t tid, const char *file, char *buf, size_t len)
+{
+	bool stat = strcmp(file, "stat") == 0;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
+	if (v->stats_kept) {
+		n = pread(stat ? v->stat_fd : v->schedstat_fd, buf, len - 1, 0);
+	} else {
+		if ((fd = open_task_file(tid, file)) < 0)
+			return -errno;
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
 	if (n <= 0)
 		return n < 0 ? -errno : -ENODATA;
 	buf[n] = '\0';
@@ -45,7 +76,7 @@ int sched_vcpu_stats(struct vcpu *v, struct vcpu_sched_stats *s)
 	if (tid <= 0)
 		return -ESRCH;                 /* not started yet, or gone */
 	s->tid = tid;
-	if (read_task_file(tid, "schedstat", buf, sizeof(buf)) == 0 &&
+	if (read_task_file(v, tid, "schedstat", buf, sizeof(buf)) == 0 &&
 	    sscanf(buf, "%llu %llu", &run, &wait) == 2) {
 		s->run_ns = run;
 		s->wait_ns = wait;
@@ -54,7 +85,7 @@ int sched_vcpu_stats(struct vcpu *v, struct vcpu_sched_stats *s)
 		CPU_ZERO(&s->affinity);
 	/* stat: "TID (COMM) STATE ..."; COMM may hold spaces, so count
 	 * fields from the last ')'. Field 39 is the CPU it last ran on. */
-	if ((rc = read_task_file(tid, "stat", buf, sizeof(buf))))
+	if ((rc = read_task_file(v, tid, "stat", buf, sizeof(buf))))
 		return rc;
 	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
 		return -EPROTO;
@@ -74,7 +105,7 @@ uint64_t sched_vcpu_wait_ns(struct vcpu *v)
 	unsigned long long run, wait;
 	char buf[128];
 
-	if (tid <= 0 || read_task_file(tid, "schedstat", buf, sizeof(buf)) ||
+	if (tid <= 0 || read_task_file(v, tid, "schedstat", buf, sizeof(buf)) ||
 	    sscanf(buf, "%llu %llu", &run, &wait) != 2)
 		return 0;
 	return wait;
