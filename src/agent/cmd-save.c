@@ -38,13 +38,15 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-/* Wait until the domain's control socket is gone (it ended). */
+/* Wait until the domain has ended and its runtime directory is gone (a
+ * domain of the same name may then start at once, as restore does). */
 static int wait_gone(const char *rundir, const char *name, long ms)
 {
-	struct dom_status st;
+	char dir[4200];
 	long until = now_ms() + ms;
 
-	while (domain_status(rundir, name, &st) == 0) {
+	snprintf(dir, sizeof(dir), "%s/%s", rundir, name);
+	while (access(dir, F_OK) == 0) {
 		if (now_ms() > until)
 			return -ETIMEDOUT;
 		usleep(10000);

@@ -754,16 +754,6 @@ static int run_domain(struct options *o, struct sandbox *sb, const char *dir, in
 	if ((status = ram_init(dom)))
 		log_warn("cannot open /proc/self/pagemap (%s): a save will look at every page",
 			 strerror(-status));
-	if (o->incoming_fd >= 0) {
-		char why[512];
-
-		/* Everything the guest was, instead of a boot: its RAM, its
-		 * vCPUs, its devices, before any vCPU runs. */
-		if ((status = save_load(dom, (int)o->incoming_fd, &incoming_live, why, sizeof(why)))) {
-			log_err("cannot restore domain %s: %s", dom->name, why);
-			return DOMAIN_ERROR;
-		}
-	}
 
 	/* Signals that end the domain arrive through a signalfd in the main
 	 * loop; blocked before any thread starts so every thread inherits it. */
@@ -814,6 +804,16 @@ static int run_domain(struct options *o, struct sandbox *sb, const char *dir, in
 		detached_io_open(&io, dir);
 	if (!status && (status = sandbox_enter(sb)))
 		domain_end(dom, DOMAIN_ERROR, "cannot enter the sandbox: %s", strerror(-status));
+	if (!status && o->incoming_fd >= 0) {
+		char why[512];
+
+		/* Everything the guest was, instead of a boot: its RAM, its
+		 * vCPUs, its devices, before any vCPU runs.  Read inside the
+		 * sandbox (the stream is untrusted input), and with everything
+		 * else ready, so that a migration's downtime is the load alone. */
+		if ((status = save_load(dom, (int)o->incoming_fd, &incoming_live, why, sizeof(why))))
+			domain_end(dom, DOMAIN_ERROR, "cannot restore domain %s: %s", dom->name, why);
+	}
 	if (status) {
 		log_err("%s", dom->end_reason);
 		vcpu_stop_all(dom);
