@@ -149,6 +149,8 @@ static const char *type_name(uint32_t type, char buf[5])
 		buf[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
 	}
 	buf[4] = '\0';
+	for (i = 4; i > 0 && buf[i - 1] == ' '; i--)
+		buf[i - 1] = '\0';          /* "RAM " reads better as "RAM" */
 	return buf;
 }
 

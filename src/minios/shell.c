@@ -332,6 +332,10 @@ void shell_loop(void)
 			poll_fn();
 		irq_disable();                 /* a poll may have waited with sti;hlt */
 		wait = tasks_run();
+		/* A task that always has work leaves no interrupt window (sti
+		 * then cli at the loop's top): look at the UART ourselves. */
+		if (wait == 0)
+			uart_rx_irq();
 		c = uart_getc();
 		if (c < 0) {
 			if (wait == ~0ULL) {
