@@ -15,6 +15,7 @@ int guest_mem_init(struct guest_mem *m, uint64_t ram_size)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	*m = (struct guest_mem){ 0 };
 	m->host = p;
 	m->ram_size = ram_size;
 	m->low_size = ram_size < GPA_LOW_RAM_MAX ? ram_size : GPA_LOW_RAM_MAX;
@@ -24,6 +25,7 @@ int guest_mem_init(struct guest_mem *m, uint64_t ram_size)
 
 void guest_mem_wrap(struct guest_mem *m, void *buf, uint64_t size)
 {
+	*m = (struct guest_mem){ 0 };     /* no migration tracks it */
 	m->host = buf;
 	m->ram_size = size;
 	m->low_size = size;
