@@ -49,7 +49,7 @@ evil_pid=$(pid_of evil)
 wait_for "$R/run/lodge/good/console.log" 'net: eth0' 20 || true
 
 # The attack, seeded so a failure can be replayed.
-seed=$((RANDOM * 32768 + RANDOM + 1))
+seed=${HOSTILE_SEED:-$((RANDOM * 32768 + RANDOM + 1))}
 ( echo "hostile $SECS $seed"; sleep 0.5 ) | lodge console evil >/dev/null 2>&1 &
 attack=$!
 good_ok=1 rounds=0 why=""
