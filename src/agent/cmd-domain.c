@@ -87,13 +87,21 @@ static const char *state_letters(const char *state)
 struct list_opts { int long_fmt; int tsv; };
 
 /* Mem is what the domain should have now (its balloon target), as xl
- * list shows after mem-set; -l adds maxmem, the balloon and the guest's
- * own free memory ("-" until its driver reports it). */
+ * list shows after mem-set; -l adds maxmem, the balloon, the guest's own
+ * free memory ("-" until its driver reports it) and a save or migration
+ * under way ("save", "migr:R" in pre-copy round R, "migr:stop" once the
+ * vCPUs are parked for the last copy; "-" if none runs). */
 static void print_domain(const struct dom_status *st, void *arg)
 {
 	const struct list_opts *o = arg;
-	char gfree[24] = "-", addrs[DOM_MAX_ADDRS * 48];
+	char gfree[24] = "-", addrs[DOM_MAX_ADDRS * 48], job[24] = "-";
 
+	if (dom_saving(st) && st->save_kind == DOM_SAVE_SNAPSHOT)
+		snprintf(job, sizeof(job), "save");
+	else if (dom_saving(st) && st->save_phase == DOM_SAVE_PRECOPY)
+		snprintf(job, sizeof(job), "migr:%u", st->save_round);
+	else if (dom_saving(st))
+		snprintf(job, sizeof(job), "migr:stop");
 	if (st->guest_stats)
 		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
 	netview_join_addrs(st, addrs, sizeof(addrs));
@@ -102,9 +110,9 @@ static void print_domain(const struct dom_status *st, void *arg)
 		       st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
 		       st->pid, st->maxmem_mib, st->balloon_mib, gfree, addrs);
 	else if (o->long_fmt)
-		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s  %s\n", st->name, st->id,
+		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s %-9s  %s\n", st->name, st->id,
 		       st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
-		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, addrs);
+		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, job, addrs);
 	else
 		printf("%-24s %5u %9lu %5u %s %10.1f\n", st->name, st->id, st->target_mib, st->vcpus,
 		       state_letters(st->state), st->cpu_ns / 1e9);
@@ -154,9 +162,9 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc || agent_host_config(&hc))
 		return optind != argc ? EXIT_USAGE : 1;
 	if (!o.tsv && o.long_fmt)
-		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s  %s\n", "Name", "ID", "Mem(MiB)",
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s  %s\n", "Name", "ID", "Mem(MiB)",
 		       "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
-		       "Bal(MiB)", "Free(MiB)", "Addresses");
+		       "Bal(MiB)", "Free(MiB)", "Save", "Addresses");
 	else if (!o.tsv)
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
 	host_status(&dom0);

@@ -53,6 +53,62 @@ unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max)
 	return n;
 }
 
+/* save_kind save|migrate, save_phase precopy|stopcopy|done|failed, then
+ * the figures; an unknown kind or phase is left as no save at all. */
+static void save_from_reply(const struct reply *r, struct dom_status *st)
+{
+	static const char *const phases[] = { "precopy", "stopcopy", "done", "failed" };
+	const char *kind = reply_get(r, "save_kind"), *phase = reply_get(r, "save_phase"), *v;
+	unsigned i;
+
+	if (!kind || !phase)
+		return;
+	if (strcmp(kind, "save") == 0)
+		st->save_kind = DOM_SAVE_SNAPSHOT;
+	else if (strcmp(kind, "migrate") == 0)
+		st->save_kind = DOM_SAVE_MIGRATE;
+	else
+		return;
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]) && strcmp(phase, phases[i]); i++)
+		;
+	if (i == sizeof(phases) / sizeof(phases[0])) {
+		st->save_kind = DOM_SAVE_NONE;
+		return;
+	}
+	st->save_phase = i;
+	if ((v = reply_get(r, "save_round"))) st->save_round = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "save_pages"))) st->save_pages = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "save_dirty"))) st->save_dirty = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "save_rate_kib"))) st->save_rate_kib = strtoull(v, NULL, 10);
+}
+
+const char *domain_save_word(const struct dom_status *st)
+{
+	if (!dom_saving(st))
+		return NULL;
+	return st->save_kind == DOM_SAVE_MIGRATE ? "migr" : "save";
+}
+
+void domain_save_describe(const struct dom_status *st, char *buf, size_t len)
+{
+	static const char *const ended[] = { [DOM_SAVE_DONE] = "done", [DOM_SAVE_FAILED] = "failed" };
+
+	if (st->save_kind == DOM_SAVE_NONE)
+		snprintf(buf, len, "-");
+	else if (st->save_kind == DOM_SAVE_SNAPSHOT && dom_saving(st))
+		snprintf(buf, len, "Save: writing");
+	else if (st->save_kind == DOM_SAVE_SNAPSHOT)
+		snprintf(buf, len, "Save: %s, %llu pages", ended[st->save_phase], (unsigned long long)st->save_pages);
+	else if (st->save_phase == DOM_SAVE_PRECOPY)
+		snprintf(buf, len, "Migration: round %u, %llu pages dirty, %llu sent, %.0f MiB/s", st->save_round,
+			 (unsigned long long)st->save_dirty, (unsigned long long)st->save_pages,
+			 st->save_rate_kib / 1024.0);
+	else
+		snprintf(buf, len, "Migration: %s after %u rounds, %llu pages sent",
+			 st->save_phase == DOM_SAVE_STOPCOPY ? "paused, copying the rest" : ended[st->save_phase],
+			 st->save_round, (unsigned long long)st->save_pages);
+}
+
 void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st)
 {
 	const char *v;
@@ -96,6 +152,7 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : CGROUP_WEIGHT_DEFAULT;
 	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
 	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
+	save_from_reply(r, st);
 }
 
 int domain_status(const char *rundir, const char *name, struct dom_status *st)

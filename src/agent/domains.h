@@ -4,6 +4,7 @@
 #define LODGE_DOMAINS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "client.h"
@@ -53,7 +54,29 @@ struct dom_status {
 	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
 	struct dom_addr addrs[DOM_MAX_ADDRS];   /* every vif's, in vif order */
 	unsigned naddrs;
+	/* The last save or migration (lodge-hyp's save_* keys), if any: its
+	 * phase stays done or failed once it ended. */
+	enum { DOM_SAVE_NONE, DOM_SAVE_SNAPSHOT, DOM_SAVE_MIGRATE } save_kind;
+	enum { DOM_SAVE_PRECOPY, DOM_SAVE_STOPCOPY, DOM_SAVE_DONE, DOM_SAVE_FAILED } save_phase;
+	unsigned save_round;
+	uint64_t save_pages;           /* page records sent so far */
+	uint64_t save_dirty;           /* pages found dirty in the last round */
+	uint64_t save_rate_kib;        /* KiB/s of the last round */
 };
+
+/* Whether a save or migration of the domain is under way (not ended). */
+static inline bool dom_saving(const struct dom_status *st)
+{
+	return st->save_kind != DOM_SAVE_NONE &&
+	       (st->save_phase == DOM_SAVE_PRECOPY || st->save_phase == DOM_SAVE_STOPCOPY);
+}
+/* One short word while one runs, "migr" or "save" (the dashboard's state
+ * column); NULL otherwise. */
+const char *domain_save_word(const struct dom_status *st);
+/* The last save or migration in words, for the dashboard's detail view:
+ * "-" if none ran, else e.g. "Migration: round 3, 1234 pages dirty, 8192
+ * sent, 750 MiB/s" or "Save: writing". */
+void domain_save_describe(const struct dom_status *st, char *buf, size_t len);
 
 /* Visit every running domain (sorted by id). Stale directories (their
  * lodge-hyp is gone) are reported on stderr and removed. Returns the count. */

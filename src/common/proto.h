@@ -65,6 +65,32 @@
  *                       must be online; nothing changes on error
  *   sched WEIGHT CAP    Xen credit weight (1..65535) and cap (0..100 per
  *                       vCPU) through the domain's CPU cgroup; both or neither
+ *   save                write the domain's state to the descriptor sent with
+ *                       the request (SCM_RIGHTS: the file, or a pipe to a
+ *                       compressor, past the agent's magic and HEAD; see
+ *                       stream.h); the vCPUs park, the reply waits for the
+ *                       end: "ok pages N bytes N time_us N", and the domain
+ *                       stays paused until this connection sends save-end;
+ *                       or "error WHY" and it runs on
+ *   migrate             live: send the domain down the socket sent with the
+ *                       request (both agents have authenticated and agreed
+ *                       on HEAD); after each pre-copy round a line
+ *                       "progress round N dirty N pages N rate_kib N", then
+ *                       "ok downtime_us N total_us N rounds N pages N bytes N"
+ *                       (the receiver runs it, this one ends "migrated away")
+ *                       or "error WHY" (it runs on here).  The hand-over
+ *                       after the stream's END: receiver 'L' (loaded),
+ *                       sender 'G' (yours), receiver 'R' (running)
+ *   save-end destroy|resume  after a save's ok: end the domain (the file is
+ *                       safe) or let it run on (--keep, or the file failed)
+ *                       While a save or migration runs, only status, destroy,
+ *                       peers, console, console-log, vcpu-list (and save-end)
+ *                       are answered; the rest get "error ... is being saved".
+ *                       status then adds (after the job's first report, and
+ *                       kept with the phase it ended in until the next):
+ *                       save_kind save|migrate, save_phase
+ *                       precopy|stopcopy|done|failed, save_round, save_pages
+ *                       (sent), save_dirty (last round), save_rate_kib
  */
 #ifndef LODGE_PROTO_H
 #define LODGE_PROTO_H

@@ -77,10 +77,15 @@ static void fmt_uptime(char *buf, size_t len, unsigned long s)
 		snprintf(buf, len, "%02lu:%02lu:%02lu", s / 3600, s / 60 % 60, s % 60);
 }
 
-/* State in words and attributes, never by colour alone. */
-static const char *state_word(const char *state, attr_t *attr)
+/* State in words and attributes, never by colour alone; a save or
+ * migration under way shows instead of the state it runs in. */
+static const char *state_word(const struct dom_status *st, attr_t *attr)
 {
+	const char *state = st->state, *job = domain_save_word(st);
+
 	*attr = A_NORMAL;
+	if (job)
+		return job;
 	if (strcmp(state, "running") == 0)
 		return "run";
 	if (strcmp(state, "paused") == 0) {
@@ -190,7 +195,7 @@ static void draw_row(const struct table_layout *l, int y, const struct dom_statu
 {
 	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-", free_mib[24] = "-";
 	attr_t attr;
-	const char *word = state_word(st->state, &attr);
+	const char *word = state_word(st, &attr);
 
 	fmt_uptime(up, sizeof(up), st->uptime_s);
 	snprintf(id, sizeof(id), "%u", st->id);
@@ -406,6 +411,12 @@ void draw_detail(struct tui *t)
 				 "guest: FREE(M) - (no balloon stats yet)", d->st.target_mib, d->st.maxmem_mib,
 				 d->st.balloon_mib);
 		mvprintw(y++, 0, "%.*s", COLS, line);
+		/* A save or migration: its progress while it runs, how it
+		 * ended once it has (a failed migration leaves it running). */
+		if (d->st.save_kind != DOM_SAVE_NONE) {
+			domain_save_describe(&d->st, line, sizeof(line));
+			mvprintw(y++, 0, "%.*s", COLS, line);
+		}
 	}
 	y++;
 	for (i = 0; i < d->st.vcpus && i < 8; i++) {
@@ -508,7 +519,8 @@ void draw_help(struct tui *t)
 		"  d         refresh interval                Z          freeze updates",
 		"  Ctrl-L    redraw                          q F10      quit (domains keep running)",
 		"",
-		"States: run, PAUSE (bold), shut, CRASH (bold underlined).",
+		"States: run, PAUSE (bold), shut, CRASH (bold underlined); migr, save while",
+		"a migration or save of the domain runs (its detail view shows the progress).",
 		"Press any key to return.",
 	};
 	int w = 78, h = sizeof(help) / sizeof(help[0]) + 2, y0 = (LINES - h) / 2, x0 = (COLS - w) / 2, i;
