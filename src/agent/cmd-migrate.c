@@ -339,8 +339,9 @@ int cmd_migrate(int argc, char **argv)
 			unsigned round;
 			unsigned long long dirty, pages, rate;
 
+			/* Round 0 (everything touched) reports only that it began. */
 			if (!quiet && sscanf(line, "progress round %u dirty %llu pages %llu rate_kib %llu",
-					     &round, &dirty, &pages, &rate) == 4)
+					     &round, &dirty, &pages, &rate) == 4 && round > 0)
 				printf("round %u: %llu pages sent, %llu dirty, %.1f MiB/s\n", round, pages, dirty,
 				       rate / 1024.0);
 			fflush(stdout);

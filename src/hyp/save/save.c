@@ -211,6 +211,7 @@ static int job_live(struct save_job *j)
 		goto out;
 	}
 	/* Round 0: everything the guest ever touched, while it runs. */
+	job_update(j, set_progress, &p);
 	t_round = now_us();
 	if ((rc = ram_send_touched(dom, j->fd, &st)))
 		goto io_error;
