@@ -46,9 +46,15 @@ hyp_pids() {
 		echo "${p#/proc/}"
 	done
 }
+descendants() {  # PID: its children, grandchildren, ...
+	local c
+	for c in $(awk -v p="$1" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
+		echo "$c"; descendants "$c"
+	done
+}
 cleanup() {
 	local r d p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do kill $(descendants "$p") "$p" 2>/dev/null; done
 	for r in "$RA" "$RB"; do
 		for d in "$r"/run/lodge/*/; do
 			[ -d "$d" ] && timeout 20 "$LODGE" --root "$r" destroy "$(basename "$d")" >/dev/null 2>&1
@@ -155,7 +161,8 @@ else
 fi
 
 # ---- the receiver on hostB: address from lodge.conf, secret from lodge.conf --------------------
-b timeout 300 "$LODGE" --root "$RB" migrate-receive --listen $IPB:$PORT >"$T/recv.out" 2>&1 &
+# (ip netns exec execs lodge: $! is the receiver itself; cleanup ends it)
+b "$LODGE" --root "$RB" migrate-receive --listen $IPB:$PORT >"$T/recv.out" 2>&1 &
 pids+=($!)
 recv_pid=$!
 if wait_for "$T/recv.out" "^listening on $IPB:$PORT \\(secret required\\)" 15; then
@@ -322,8 +329,8 @@ if boot victim '^dirty: pass [0-9]+'; then
 	mig_pid=$!
 	pids+=($mig_pid)
 	if wait_for "$T/victim.out" '^round 1:' 60; then
-		killed=$(hyp_pids "$RB" victim | tr '\n' ' ')
-		kill -9 $recv_pid $(hyp_pids "$RB" victim) 2>/dev/null
+		killed="$recv_pid $(hyp_pids "$RB" victim | tr '\n' ' ')"
+		kill -9 $recv_pid $(descendants $recv_pid) $(hyp_pids "$RB" victim) 2>/dev/null
 		wait $recv_pid 2>/dev/null
 		i=0
 		while kill -0 $mig_pid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
