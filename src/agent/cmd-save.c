@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -71,17 +72,24 @@ static int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-/* Compress (or decompress) everything from in to out; the child's status
- * says whether it all went: 0, 1 a write failed, 2 corrupt bzip2 data. */
+/* The compressor's exit status: 0, the errno of a failed read or write,
+ * or BZ_CORRUPT for bzip2 data that is not (or not all there). */
+#define BZ_CORRUPT 100
+
+/* Compress (or decompress) everything from in to out, in a child. */
 static void bz_pump(int in, int out, bool compress)
 {
 	static char ibuf[1 << 16], obuf[1 << 16];
 	bz_stream z = { 0 };
 	int rc = compress ? BZ2_bzCompressInit(&z, BZ_BLOCK, 0, 0) : BZ2_bzDecompressInit(&z, 0, 0);
 	bool eof = false;
+	int werr;
 
+	/* A killed lodge save or restore takes its compressor with it: the
+	 * domain must not wait for a stream no one will keep. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (rc != BZ_OK)
-		_exit(1);
+		_exit(ENOMEM);
 	for (;;) {
 		if (!z.avail_in && !eof) {
 			ssize_t n = read(in, ibuf, sizeof(ibuf));
@@ -89,7 +97,7 @@ static void bz_pump(int in, int out, bool compress)
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
-				_exit(1);
+				_exit(errno);
 			eof = n == 0;
 			z.next_in = ibuf;
 			z.avail_in = (unsigned)n;
@@ -101,16 +109,16 @@ static void bz_pump(int in, int out, bool compress)
 		else
 			rc = BZ2_bzDecompress(&z);
 		if (rc < 0)
-			_exit(2);
-		if (write_all(out, obuf, sizeof(obuf) - z.avail_out))
-			_exit(1);
+			_exit(BZ_CORRUPT);
+		if ((werr = write_all(out, obuf, sizeof(obuf) - z.avail_out)))
+			_exit(-werr);
 		if (rc == BZ_STREAM_END)
 			break;
 		if (!compress && eof && !z.avail_in && z.avail_out == sizeof(obuf))
-			_exit(2);                  /* the compressed file ends early */
+			_exit(BZ_CORRUPT);         /* the compressed file ends early */
 	}
 	if (!compress && (z.avail_in || read(in, ibuf, 1) > 0))
-		_exit(2);                          /* trailing garbage after the stream */
+		_exit(BZ_CORRUPT);                 /* trailing garbage after the stream */
 	_exit(0);
 }
 
@@ -249,14 +257,21 @@ int cmd_save(int argc, char **argv)
 		goto fail;
 	}
 	if (strncmp(line, "ok", 2) != 0) {
-		log_err("cannot save domain %s: %s (it runs on)", name,
-			strncmp(line, "error ", 6) == 0 ? line + 6 : line);
+		/* With a compressor, its own failure (the disk full) is the
+		 * cause of lodge-hyp's broken pipe: say that. */
+		if (bz > 0 && (rc = child_status(bz)) > 0 && rc < BZ_CORRUPT) {
+			bz = -1;
+			log_err("cannot save domain %s to %s: %s (it runs on)", name, file, strerror(rc));
+		} else {
+			log_err("cannot save domain %s: %s (it runs on)", name,
+				strncmp(line, "error ", 6) == 0 ? line + 6 : line);
+		}
 		goto fail;
 	}
 	if (bz > 0 && (rc = child_status(bz)) != 0) {
 		bz = -1;
-		log_err("cannot save domain %s to %s: the compressor failed%s", name, file,
-			rc == 1 ? " to write (disk full?)" : "");
+		log_err("cannot save domain %s to %s: %s", name, file,
+			rc > 0 && rc < BZ_CORRUPT ? strerror(rc) : "the compressor failed");
 		goto fail_held;
 	}
 	bz = -1;
@@ -345,8 +360,16 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	}
 	if ((rc = head_read(in, &h, why, sizeof(why)))) {
-		if (bz > 0 && child_status(bz) == 2)
-			snprintf(why, sizeof(why), "its bzip2 data is corrupt or truncated");
+		/* Stop the decompressor before asking how it ended: it may be
+		 * blocked writing what no one will read. */
+		if (bz > 0) {
+			close(in);
+			in = fd;
+			kill(bz, SIGTERM);
+			if (child_status(bz) == BZ_CORRUPT)
+				snprintf(why, sizeof(why), "its bzip2 data is corrupt or truncated");
+			bz = -1;
+		}
 		log_err("%s: %s", file, why);
 		goto fail;
 	}
@@ -357,13 +380,8 @@ int cmd_restore(int argc, char **argv)
 		goto fail;
 	}
 	/* lodge-hyp reads the rest and says itself what is wrong with it. */
-	if ((rc = domain_start(&dc, &hc, paused, in))) {
-		if (bz > 0 && child_status(bz) == 2) {
-			bz = -1;
-			log_err("%s: its bzip2 data is corrupt or truncated", file);
-		}
-		goto fail;
-	}
+	if ((rc = domain_start(&dc, &hc, paused, in)))
+		goto fail;                /* lodge-hyp said what was wrong */
 	if (in != fd)
 		close(in);
 	close(fd);

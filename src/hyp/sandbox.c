@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -288,6 +289,12 @@ static int load_filter(void)
 	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 				   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))) ||
 	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)))
+		goto out;
+	/* libpcap's pcap_close() takes its packet ring down with
+	 * setsockopt(SOL_PACKET, PACKET_RX_RING) when the watcher stops
+	 * (a domain with vifs ending, or migrated away): that level only. */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1,
+				   SCMP_A1(SCMP_CMP_EQ, SOL_PACKET))))
 		goto out;
 	/* Signals to its own threads only (the vCPU kick, raise), and a
 	 * thread's own name. */
