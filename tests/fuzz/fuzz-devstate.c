@@ -445,6 +445,10 @@ static void clean(unsigned i)
 {
 	unsigned v;
 
+	/* The bus first: a loaded one may have moved or hidden the BARs. */
+	for (v = 0; v < nent; v++)
+		if (strcmp(ent[v].name, "pci") == 0)
+			load_ok(v, &ent[v].pristine, "the pristine state");
 	for (v = 0; v < NVDEV; v++)
 		vdev_reset(&vdevs[v]);
 	for (v = 0; v < nent; v++)
