@@ -215,6 +215,17 @@ static int job_live(struct save_job *j)
 	t_round = now_us();
 	if ((rc = ram_send_touched(dom, j->fd, &st)))
 		goto io_error;
+	/* The receiving lodge-hyp may still be starting (a new process, its
+	 * VM, its sandbox): wait for it with the guest running, so that time
+	 * is not downtime.  What the guest dirties meanwhile goes in round 1. */
+	if ((rc = read_byte(j->fd, SAVE_HANDSHAKE_MS, &c)) || c != SAVE_READING) {
+		snprintf(j->why, sizeof(j->why), "the receiver did not start reading (%s)",
+			 rc ? strerror(-rc) : "unexpected reply");
+		rc = rc ? rc : -EPROTO;
+		goto out;
+	}
+	t_round = now_us();      /* the wait is no measure of the link */
+	round_bytes = st.bytes;
 	for (p.round = 1;; p.round++) {
 		uint64_t took = now_us() - t_round, sent = st.bytes - round_bytes;
 
@@ -408,6 +419,10 @@ int save_load(struct domain *dom, int fd, bool *live, char *why, size_t whylen)
 	*live = false;
 	if (!seen)
 		return -ENOMEM;
+	/* A migration's sender waits for this before it stops the guest; a
+	 * file or a pipe is not a socket and hears nothing. */
+	if (send(fd, &(char){ SAVE_READING }, 1, MSG_NOSIGNAL) < 0 && errno != ENOTSOCK)
+		log_debug("cannot tell the sender we are reading: %s", strerror(errno));
 	for (;;) {
 		if ((rc = state_read_section(fd, &s, &payload, why, whylen)))
 			break;

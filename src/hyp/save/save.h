@@ -8,7 +8,9 @@
  * A live migration (lodge migrate) copies RAM while the guest runs, then
  * round by round the pages it dirtied, until what is left would take no
  * longer than the downtime target to send; then it parks the vCPUs and
- * sends the rest with the state entries.  The receiver answers 'L' once
+ * sends the rest with the state entries.  It stops the guest only once
+ * the receiver says 'S' (its lodge-hyp is up and reading): the receiver's
+ * start-up is not downtime.  The receiver answers 'L' once
  * everything is loaded; the sender lets go of its disks and answers 'G';
  * the receiver starts the guest and answers 'R'.  Until 'G' is sent the
  * domain belongs to the sender, and any failure resumes it there. */
@@ -24,8 +26,9 @@ struct save_job;
 
 enum save_mode { SAVE_SNAPSHOT, SAVE_LIVE };
 
-/* The handshake bytes of a live migration (after the END section). */
-#define SAVE_LOADED  'L'    /* receiver: everything loaded, ready to run */
+/* The handshake bytes of a live migration, receiver to sender but for G. */
+#define SAVE_READING 'S'    /* receiver: its lodge-hyp is up and reading the stream */
+#define SAVE_LOADED  'L'    /* receiver: everything loaded (after END), ready to run */
 #define SAVE_GO      'G'    /* sender: the domain is yours */
 #define SAVE_RUNNING 'R'    /* receiver: the guest runs here */
 
