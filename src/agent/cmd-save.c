@@ -50,7 +50,7 @@ static int wait_gone(const char *rundir, const char *name, long ms)
 	while (access(dir, F_OK) == 0) {
 		if (now_ms() > until)
 			return -ETIMEDOUT;
-		usleep(10000);
+		usleep(1000);
 	}
 	return 0;
 }
