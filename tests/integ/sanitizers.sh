@@ -1,8 +1,8 @@
 #!/bin/bash
 # The guest-facing code under AddressSanitizer and UBSan, in every
 # `make check`: a second tree ($BUILD-asan, as `make check SANITIZE=1`
-# builds it) runs the unit tests, the fuzz corpora, a boot, virtio-blk and
-# the hostile guest; any sanitizer report from any process, the detached
+# builds it) runs the unit tests, the fuzz corpora, a boot, virtio-blk,
+# the hostile guest, save and restore, and live migration; any sanitizer report from any process, the detached
 # lodge-hyps included, fails.  `make check SANITIZE=1` runs everything so.
 . "$(dirname "$0")/../lib.sh"
 
@@ -44,7 +44,7 @@ for f in $fuzz; do
 		fail "ASan+UBSan: fuzz corpus $name" "$(grep -m1 -E 'fuzz:|ERROR' <<<"$out")"
 	fi
 done
-for t in boot blk hostile; do
+for t in boot blk hostile save migrate; do
 	out=$(BUILD=$ASAN MINIOS=$ASAN/minios/minios.elf HYP=$ASAN/lodge-hyp HOSTILE_SECONDS=15 bash "$TOP/tests/integ/$t.sh" 2>&1)
 	p=$(grep -c '^PASS: ' <<<"$out")
 	f=$(grep '^FAIL: ' <<<"$out")

@@ -215,6 +215,8 @@ static int job_live(struct save_job *j)
 	t_round = now_us();
 	if ((rc = ram_send_touched(dom, j->fd, &st)))
 		goto io_error;
+	if (now_us() > t_round && st.bytes)
+		p.rate_kib = st.bytes * 1000000 / 1024 / (now_us() - t_round);
 	/* The receiving lodge-hyp may still be starting (a new process, its
 	 * VM, its sandbox): wait for it with the guest running, so that time
 	 * is not downtime.  What the guest dirties meanwhile goes in round 1. */
@@ -229,7 +231,8 @@ static int job_live(struct save_job *j)
 	for (p.round = 1;; p.round++) {
 		uint64_t took = now_us() - t_round, sent = st.bytes - round_bytes;
 
-		p.rate_kib = took ? sent * 1000000 / 1024 / took : 0;
+		if (sent && took)          /* else the last rate stands */
+			p.rate_kib = sent * 1000000 / 1024 / took;
 		if ((n = ram_collect_dirty(dom, dirty, false)) < 0) {
 			rc = (int)n;
 			snprintf(j->why, sizeof(j->why), "cannot read KVM's dirty log: %s", strerror(-rc));
