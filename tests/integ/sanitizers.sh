@@ -2,8 +2,8 @@
 # The guest-facing code under AddressSanitizer and UBSan, in every
 # `make check`: a second tree ($BUILD-asan, as `make check SANITIZE=1`
 # builds it) runs the unit tests, the fuzz corpora, a boot, virtio-blk,
-# the hostile guest, save and restore, and live migration; any sanitizer report from any process, the detached
-# lodge-hyps included, fails.  `make check SANITIZE=1` runs everything so.
+# the hostile guest, save and restore, and live migration; any sanitizer
+# report from any process, the detached lodge-hyps included, fails.  `make check SANITIZE=1` runs everything so.
 . "$(dirname "$0")/../lib.sh"
 
 if [ "${SANITIZE:-}" = 1 ]; then
