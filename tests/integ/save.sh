@@ -214,6 +214,19 @@ head -c 100000 /dev/urandom >"$T/garbage.sav"
 bsz=$(stat -c %s "$T/t.bz")
 head -c $((bsz / 2)) "$T/t.bz" >"$T/trunc.bz"
 head -c 1000000 /dev/urandom | bzip2 >"$T/other.bz"
+# Saved by another Lodge: the HEAD section's version rewritten, its CRC-32
+# made good again, so only the version is wrong.
+python3 - "$T/t.sav" "$T/version.sav" <<'PY'
+import struct, sys, zlib
+d = bytearray(open(sys.argv[1], "rb").read())
+hdr = 16                                   # magic and format
+typ, ver, name, n = struct.unpack_from("<II24sQ", d, hdr)
+p = hdr + 40
+payload = bytes(d[p:p + n]).replace(b"lodge 0.", b"lodge 9.", 1)
+crc = zlib.crc32(bytes(d[hdr:hdr + 40]) + payload)
+out = d[:p] + payload + struct.pack("<I", crc) + d[p + n + 4:]
+open(sys.argv[2], "wb").write(out)
+PY
 refused() {  # WHAT FILE PATTERN
 	local out rc
 	out=$(timeout 8 "$LODGE" --root "$ROOT" restore "$2" 2>&1); rc=$?
@@ -233,6 +246,7 @@ refused "a garbage file" "$T/garbage.sav" 'error: .*not a Lodge saved domain'
 refused "an empty file" "$T/empty.sav" 'error: .*(empty|truncated before its header)'
 refused "a bzip2 file truncated to half" "$T/trunc.bz" 'error: .*(bzip2 data is corrupt or truncated|truncated)'
 refused "a bzip2 file of something else (1 MB)" "$T/other.bz" 'error: .*not a Lodge saved domain'
+refused "a file saved by another Lodge version" "$T/version.sav" 'error: .*saved by Lodge 9\.[0-9.]*; this is Lodge'
 
 # ---- 6. lodge save killed mid-save ----------------------------------------------------
 mkcfg big 256 'run="memfill 128 3; counter 200"'
