@@ -408,7 +408,7 @@ void view_create(struct tui *t)
 		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
 		refresh();
 		c = getch();
-		if (c == 27)
+		if (c == 27 || (c == ERR && tui_interrupted()))
 			break;
 		if (c == KEY_UP && cur)
 			cur--;
