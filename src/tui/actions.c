@@ -211,7 +211,7 @@ bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 		c = getch();
 		if (c == '\n' || c == '\r' || c == KEY_ENTER)
 			break;
-		if (c == 27 || (c == ERR && tui_interrupted())) {
+		if (c == 27 || c == ERR) {      /* ERR: a signal, or the terminal gone */
 			timeout(t->delay_ms);
 			return false;
 		}

@@ -212,7 +212,7 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 		c = getch();
 		if (c == KEY_UP && sel) sel--;
 		else if (c == KEY_DOWN && sel + 1 < n) sel++;
-		else if (c == 27) break;
+		else if (c == 27 || c == ERR) break;     /* ERR: a signal, or the terminal gone */
 		else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
 			copy(disk->value, sizeof(disk->value), names[sel]);
 			break;
@@ -390,7 +390,7 @@ void view_create(struct tui *t)
 		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
 		refresh();
 		c = getch();
-		if (c == 27 || (c == ERR && tui_interrupted()))
+		if (c == 27 || c == ERR)        /* ERR: a signal, or the terminal gone */
 			break;
 		if (c == KEY_UP && cur)
 			cur--;
