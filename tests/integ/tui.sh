@@ -280,8 +280,8 @@ else
 	fail "action timeout" "$(screen | tail -2)"
 fi
 kill -CONT "$gpid"
-# It may still act on the queued request once it runs again.
-sleep 1
+# It may still act on the queued request once it runs again: undo that.
+for i in $(seq 10); do lodge list -o tsv | grep -q $'^gamma\t.*\tpaused\t' && break; sleep 0.5; done
 lodge unpause gamma >/dev/null 2>&1
 keys '/'; keys Escape
 keys q
