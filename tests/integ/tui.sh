@@ -10,10 +10,13 @@ if ! command -v tmux >/dev/null; then skip "dashboard" "tmux not installed"; exi
 LODGE=$BUILD/lodge
 ROOT=$TMPDIR_TEST/root
 S=lodge-tui-$$
+# A tmux server of our own: other tests on this machine may start, kill or
+# reconfigure the default one.
+tmux() { command tmux -L "$S" -f /dev/null "$@"; }
 mkdir -p "$ROOT/etc/lodge/domains" "$ROOT/var/lib/lodge/images"
 lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tmux kill-server 2>/dev/null
 	for d in "$ROOT"/run/lodge/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
 	"$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1
 	rm -rf "$TMPDIR_TEST"
