@@ -354,6 +354,22 @@ if shell; then
 else
 	fail "dashboard from a shell" "$(screen | head -3)"
 fi
+# Its pane closed under it (tmux hangs up the terminal, as a dropped ssh
+# session does): the dashboard ends rather than spin on a dead terminal.
+if shell; then
+	dpid=$(dashboard_pid)
+	tmux kill-session -t "$S"
+	i=0
+	while [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
+	if [ -n "$dpid" ] && ! kill -0 "$dpid" 2>/dev/null; then
+		pass "a dashboard whose terminal hangs up ends"
+	else
+		fail "hung-up terminal" "dashboard ${dpid:-not found} still running"
+		[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
+	fi
+else
+	fail "dashboard from a shell" "$(screen | head -3)"
+fi
 # SIGKILL cannot be caught, but takes no domain with it: not one made
 # before, nor one this dashboard made from its form; neither does the
 # pane going away (tmux hangs it up, as a dropped ssh session would).
