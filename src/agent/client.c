@@ -179,6 +179,63 @@ int client_call(const char *rundir, const char *name, const char *cmd, int with_
 	return rc;
 }
 
+int client_start(const char *rundir, const char *name, const char *cmd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char line[PROTO_LINE_MAX];
+	int fd, n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -E2BIG;
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/%s", rundir, name,
+			     PROTO_SOCKET) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* A Unix socket connects at once or not at all (EAGAIN), and a
+	 * request line fits any empty socket buffer: neither waits. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    (send(fd, line, n, MSG_NOSIGNAL) != n && errno != EPIPE && errno != ECONNRESET)) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	/* On EPIPE the fd stays: lodge-hyp may have refused us with a line
+	 * that is still there to read (see client_request). */
+	return fd;
+}
+
+int client_collect(int fd, char *buf, size_t len, size_t *n, struct reply *r)
+{
+	char *nl;
+
+	for (;;) {
+		ssize_t got;
+
+		if (*n + 1 >= len)
+			return -EPROTO;
+		got = read(fd, buf + *n, len - 1 - *n);
+		if (got < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+		if (got == 0)
+			return -ECONNRESET;
+		*n += got;
+		buf[*n] = '\0';
+		if ((nl = strchr(buf, '\n')))
+			break;
+	}
+	*nl = '\0';
+	r->error[0] = '\0';
+	r->nkeys = 0;
+	if (strncmp(buf, "error ", 6) == 0) {
+		snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, buf + 6);
+		return 1;
+	}
+	return strcmp(buf, "ok") == 0 ? 1 : -EPROTO;
+}
+
 const char *reply_get(const struct reply *r, const char *key)
 {
 	unsigned i;

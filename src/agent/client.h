@@ -25,6 +25,14 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 /* One-shot: connect, request, close. */
 int client_call(const char *rundir, const char *name, const char *cmd, int with_keys,
 		struct reply *r);
+/* Without waiting: connect (non-blocking) and send "lodge/1 CMD" for a
+ * one-line reply. Returns the non-blocking fd or -errno (-EAGAIN: the
+ * domain has a full backlog of connections it has not accepted). */
+int client_start(const char *rundir, const char *name, const char *cmd);
+/* Read what has arrived of that reply into BUF (*N bytes so far, LEN in
+ * all) without waiting. 1: the reply is whole and in R (R->error for an
+ * "error" reply); 0: more to come; -errno on a transport failure. */
+int client_collect(int fd, char *buf, size_t len, size_t *n, struct reply *r);
 /* Has BUF (N bytes, NUL-terminated) a whole reply with keys? */
 bool client_reply_complete(const char *buf, size_t n);
 /* Parse a whole reply in place (BUF is modified). 0 or -EPROTO. */

@@ -1,12 +1,18 @@
-/* Actions on the selected domain and the prompts they need.  Requests use
- * short timeouts so a slow domain never freezes the screen. */
+/* Actions on the selected domain and the prompts they need.  Requests
+ * go out without waiting and their replies are collected by the main loop,
+ * so a slow domain never freezes the screen. */
 #include "tui.h"
 #include "agent.h"
 #include "client.h"
 
 #include <curses.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* y/n in the status line. */
 bool tui_confirm(struct tui *t, const char *question)
@@ -26,38 +32,161 @@ bool tui_confirm(struct tui *t, const char *question)
 	return c == 'y' || c == 'Y';
 }
 
+static const char *verb_ing(const char *cmd)
+{
+	static const char *const v[][2] = {
+		{ "pause", "pausing" }, { "unpause", "unpausing" }, { "shutdown", "shutting down" },
+		{ "reboot", "rebooting" }, { "destroy", "destroying" },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (strcmp(v[i][0], cmd) == 0)
+			return v[i][1];
+	return cmd;
+}
+
+void actions_init(struct tui *t)
+{
+	unsigned i;
+
+	for (i = 0; i < TUI_MAX_PENDING; i++)
+		t->pending[i].fd = -1;
+}
+
+static void report(struct tui *t, const char *cmd, const char *name, int rc, const struct reply *r)
+{
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		tui_status(t, true, "%s %s: the domain is not running", cmd, name);
+	else if (rc == -EAGAIN)
+		tui_status(t, true, "%s %s: the domain is not taking connections (too busy)", cmd, name);
+	else if (rc)
+		tui_status(t, true, "%s %s: %s", cmd, name, strerror(-rc));
+	else if (r->error[0])
+		tui_status(t, true, "%s %s: %s", cmd, name, r->error);
+	else
+		tui_status(t, false, "%s %s: done", cmd, name);
+}
+
+/* Send the request and return: the reply is collected by the main loop
+ * (actions_collect), which keeps drawing meanwhile. */
 void action_request(struct tui *t, const char *cmd)
 {
 	struct dom_sample *d = tui_selected(t);
-	struct reply r;
-	int rc;
+	struct pending_action *p = NULL;
+	struct reply r = { .error = "" };
+	unsigned i;
+	int fd;
 
 	if (!d) {
 		tui_status(t, true, "Domain-0 is the host: select a domain");
 		return;
 	}
-	rc = client_call(t->hc.runtime_dir, d->st.name, cmd, 0, &r);
-	if (rc)
-		tui_status(t, true, "%s %s: %s", cmd, d->st.name, strerror(-rc));
-	else if (r.error[0])
-		tui_status(t, true, "%s %s: %s", cmd, d->st.name, r.error);
-	else
-		tui_status(t, false, "%s %s: done", cmd, d->st.name);
+	for (i = 0; i < TUI_MAX_PENDING; i++) {
+		if (t->pending[i].fd >= 0 && strcmp(t->pending[i].name, d->st.name) == 0) {
+			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, d->st.name,
+				   t->pending[i].cmd);
+			return;
+		}
+		if (t->pending[i].fd < 0 && !p)
+			p = &t->pending[i];
+	}
+	if (!p) {
+		tui_status(t, true, "%s %s: %d actions are still waiting for an answer", cmd, d->st.name,
+			   TUI_MAX_PENDING);
+		return;
+	}
+	fd = client_start(t->hc.runtime_dir, d->st.name, cmd);
+	if (fd < 0) {
+		report(t, cmd, d->st.name, fd, &r);
+		return;
+	}
+	p->fd = fd;
+	p->n = 0;
+	p->buf[0] = '\0';
+	snprintf(p->name, sizeof(p->name), "%s", d->st.name);
+	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd);
+	p->deadline_ns = tui_now_ns() + (uint64_t)TUI_ACTION_WAIT_MS * 1000000;
+	tui_status(t, false, "%s %s...", verb_ing(cmd), d->st.name);
+}
+
+unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < TUI_MAX_PENDING && n < max; i++)
+		if (t->pending[i].fd >= 0)
+			fds[n++] = (struct pollfd){ t->pending[i].fd, POLLIN, 0 };
+	return n;
+}
+
+int actions_wait_ms(struct tui *t, uint64_t now_ns)
+{
+	int best = INT_MAX;
+	unsigned i;
+
+	for (i = 0; i < TUI_MAX_PENDING; i++) {
+		const struct pending_action *p = &t->pending[i];
+		int ms;
+
+		if (p->fd < 0)
+			continue;
+		ms = p->deadline_ns > now_ns ? (int)((p->deadline_ns - now_ns) / 1000000) + 1 : 0;
+		if (ms < best)
+			best = ms;
+	}
+	return best;
+}
+
+void actions_collect(struct tui *t, uint64_t now_ns)
+{
+	unsigned i;
+
+	for (i = 0; i < TUI_MAX_PENDING; i++) {
+		struct pending_action *p = &t->pending[i];
+		struct reply r;
+		int rc;
+
+		if (p->fd < 0)
+			continue;
+		/* Read first: a reply that came just before the deadline counts. */
+		rc = client_collect(p->fd, p->buf, sizeof(p->buf), &p->n, &r);
+		if (rc == 0 && now_ns < p->deadline_ns)
+			continue;
+		if (rc == 0)
+			/* The request is in its socket: a domain that recovers may still act on it. */
+			tui_status(t, true, "%s did not answer %s in %d s (it may still act on it later)", p->name,
+				   p->cmd, TUI_ACTION_WAIT_MS / 1000);
+		else
+			report(t, p->cmd, p->name, rc < 0 ? rc : 0, &r);
+		close(p->fd);
+		p->fd = -1;
+		t->resample = true;
+	}
 }
 
 void action_console(struct tui *t)
 {
+	static const int sigs[] = { SIGTERM, SIGHUP, SIGSEGV };
+	struct sigaction saved[3];
 	struct dom_sample *d = tui_selected(t);
+	unsigned i;
 
 	if (!d) {
 		tui_status(t, true, "Domain-0 has no serial console here: select a domain");
 		return;
 	}
+	/* The console sets its own handlers (restore its raw mode and die);
+	 * back on the dashboard ours must be in force again. */
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], NULL, &saved[i]);
 	def_prog_mode();
 	endwin();
 	printf("\r\n[lodge: console of %s; Ctrl-] returns to the dashboard]\r\n", d->st.name);
 	fflush(stdout);
 	console_attach(t->hc.runtime_dir, d->st.name, 0);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &saved[i], NULL);
 	reset_prog_mode();
 	clearok(stdscr, TRUE);
 	refresh();
@@ -82,7 +211,7 @@ bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 		c = getch();
 		if (c == '\n' || c == '\r' || c == KEY_ENTER)
 			break;
-		if (c == 27) {
+		if (c == 27 || c == ERR) {      /* ERR: a signal, or the terminal gone */
 			timeout(t->delay_ms);
 			return false;
 		}

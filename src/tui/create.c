@@ -2,6 +2,7 @@
  * beside it; nothing is made until the whole form is valid, and what was
  * made is removed again if the domain does not start. */
 #include "cgroup.h"
+#include "default-guest.h"
 #include "tui.h"
 #include "netlink.h"
 
@@ -36,30 +37,6 @@ struct field {
 	char value[256];
 	char error[96];
 };
-
-static const char *default_kernel(void)
-{
-	static char path[4200];
-	char self[4000];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/minios/minios.elf", self);
-			if (access(path, R_OK) == 0)
-				return path;
-			snprintf(path, sizeof(path), "%s/../share/lodge/minios.elf", self);
-			if (access(path, R_OK) == 0)
-				return path;
-		}
-	}
-	return "/usr/local/share/lodge/minios.elf";
-}
 
 static bool name_taken(struct tui *t, const char *name)
 {
@@ -235,7 +212,7 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 		c = getch();
 		if (c == KEY_UP && sel) sel--;
 		else if (c == KEY_DOWN && sel + 1 < n) sel++;
-		else if (c == 27) break;
+		else if (c == 27 || c == ERR) break;     /* ERR: a signal, or the terminal gone */
 		else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
 			copy(disk->value, sizeof(disk->value), names[sel]);
 			break;
@@ -366,12 +343,16 @@ void view_create(struct tui *t)
 		[F_MAC] = { "MAC", "auto or aa:bb:cc:dd:ee:ff" },
 		[F_CREATE] = { "[ Create ]", "Enter creates, Esc cancels" },
 	};
+	static struct default_guest g;
 	unsigned cur = 0, i;
 	int c;
 
-	snprintf(f[F_MEMORY].value, sizeof(f[0].value), "64");
+	default_guest_here(&g);
+	snprintf(f[F_MEMORY].value, sizeof(f[0].value), "%u", g.memory_mib);
 	snprintf(f[F_VCPUS].value, sizeof(f[0].value), "1");
-	copy(f[F_KERNEL].value, sizeof(f[0].value), default_kernel());
+	copy(f[F_KERNEL].value, sizeof(f[0].value), g.kernel);
+	copy(f[F_RAMDISK].value, sizeof(f[0].value), g.ramdisk);
+	copy(f[F_CMDLINE].value, sizeof(f[0].value), g.cmdline);
 	snprintf(f[F_FORMAT].value, sizeof(f[0].value), "blank");
 	snprintf(f[F_MAC].value, sizeof(f[0].value), "auto");
 	for (i = 0; i < F_CREATE; i++)
@@ -382,6 +363,7 @@ void view_create(struct tui *t)
 
 		erase();
 		mvprintw(0, 0, "Create a domain (Up/Down/Tab move, type to edit, Esc cancels)");
+		mvprintw(1, 0, "%.*s", COLS - 1, g.why);     /* which default guest, and why */
 		for (i = 0; i < F_COUNT; i++) {
 			int y = 2 + i;
 
@@ -408,7 +390,7 @@ void view_create(struct tui *t)
 		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
 		refresh();
 		c = getch();
-		if (c == 27)
+		if (c == 27 || c == ERR)        /* ERR: a signal, or the terminal gone */
 			break;
 		if (c == KEY_UP && cur)
 			cur--;

@@ -4,7 +4,9 @@
 #include "agent.h"
 
 #include <curses.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,8 @@ struct dom_sample *tui_selected(struct tui *t)
 static volatile sig_atomic_t got_winch;
 
 static void on_signal(int sig) { got_signal = sig; }
+
+bool tui_interrupted(void) { return got_signal != 0; }
 static void on_winch(int sig) { (void)sig; got_winch = 1; }
 
 /* Follow the terminal's size; done here rather than left to curses'
@@ -96,7 +100,6 @@ static void k_pause(struct tui *t)
 	struct dom_sample *d = tui_selected(t);
 
 	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? "unpause" : "pause");
-	sample_all(t);
 }
 
 static void confirm_then(struct tui *t, const char *what, const char *cmd)
@@ -109,12 +112,10 @@ static void confirm_then(struct tui *t, const char *what, const char *cmd)
 		return;
 	}
 	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
-	if (tui_confirm(t, q)) {
+	if (tui_confirm(t, q))
 		action_request(t, cmd);
-		sample_all(t);
-	} else {
+	else if (!tui_interrupted())
 		tui_status(t, false, "%s cancelled", what);
-	}
 }
 
 static void k_shutdown(struct tui *t) { confirm_then(t, "Shut down", "shutdown"); }
@@ -206,6 +207,7 @@ int tui_main(int argc, char **argv)
 	struct tui *t = &the_tui;
 	static const int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 	int i, iterations = 0, batch_mode = 0, c;
+	bool key_ready = false;
 	uint64_t next;
 
 	t->delay_ms = 1000;
@@ -250,9 +252,16 @@ int tui_main(int argc, char **argv)
 		}
 	}
 	atexit(restore_terminal);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
+	{
+		/* No SA_RESTART: a blocking read in curses (a prompt, the form)
+		 * returns, so the loop sees the signal and restores the terminal. */
+		struct sigaction sa = { .sa_handler = on_signal };
+		static const int quit[] = { SIGTERM, SIGINT, SIGHUP };
+
+		sigemptyset(&sa.sa_mask);
+		for (i = 0; i < (int)(sizeof(quit) / sizeof(quit[0])); i++)
+			sigaction(quit[i], &sa, NULL);
+	}
 	for (i = 0; i < (int)(sizeof(crash) / sizeof(crash[0])); i++)
 		signal(crash[i], on_crash);
 	initscr();
@@ -265,27 +274,60 @@ int tui_main(int argc, char **argv)
 	timeout(t->delay_ms);
 	draw_init(t);
 
+	actions_init(t);
 	sample_all(t);
 	next = tui_now_ns() + (uint64_t)t->delay_ms * 1000000;
 	while (!t->quit && !got_signal) {
+		struct pollfd fds[1 + TUI_MAX_PENDING];
+		unsigned nfds;
 		uint64_t now;
+		int wait;
 
 		if (got_winch)
 			follow_resize();
 		draw(t);
+		/* Sleep until a key, a reply to an action, the next sample or an
+		 * action's deadline, whichever comes first.  A key just read may
+		 * have left more in curses' own buffer: look again at once. */
+		now = tui_now_ns();
+		wait = next > now ? (int)((next - now) / 1000000) + 1 : 0;
+		if (actions_wait_ms(t, now) < wait)
+			wait = actions_wait_ms(t, now);
+		if (key_ready)
+			wait = 0;
+		fds[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
+		nfds = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING);
+		if (poll(fds, nfds, wait) < 0 && errno != EINTR)
+			break;
+		if (got_signal)
+			break;
+		/* The terminal is gone (a hung-up line without SIGHUP): nothing to show. */
+		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		actions_collect(t, tui_now_ns());
+		timeout(0);
 		c = getch();
+		key_ready = c != ERR;
 		if (c != ERR && c != KEY_RESIZE)
 			dispatch(t, c);
 		now = tui_now_ns();
-		if (now >= next) {
-			if (!t->frozen)
+		if (now >= next || t->resample) {
+			if (!t->frozen || t->resample)
 				sample_all(t);
-			next = now + (uint64_t)t->delay_ms * 1000000;
+			t->resample = false;
+			if (now >= next)
+				next = now + (uint64_t)t->delay_ms * 1000000;
 		}
-		/* Wait only what is left of the interval for the next key. */
-		timeout(next > now ? (int)((next - now) / 1000000) + 1 : 0);
 	}
+	for (i = 0; i < TUI_MAX_PENDING; i++)
+		if (t->pending[i].fd >= 0)
+			close(t->pending[i].fd);
 	restore_terminal();
 	status_poller_free(t->poller);
+	if (got_signal) {
+		/* Ended by a signal, as the shell should see it. */
+		signal(got_signal, SIG_DFL);
+		raise(got_signal);
+	}
 	return 0;
 }

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct pollfd;
+
 #include "config.h"
 #include "domains.h"
 
@@ -40,6 +42,19 @@ struct host_sample {
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
 		SORT_DISK, SORT_NKEYS };
 
+/* An action sent to a domain whose one-line reply the main loop collects,
+ * so a domain slow to answer never holds the screen. */
+#define TUI_MAX_PENDING   8
+#define TUI_ACTION_WAIT_MS 5000
+struct pending_action {
+	int fd;                            /* -1: a free slot */
+	char name[CFG_NAME_MAX];
+	char cmd[16];
+	uint64_t deadline_ns;
+	char buf[640];
+	size_t n;
+};
+
 struct tui {
 	struct host_config hc;
 	struct host_sample host;
@@ -58,6 +73,8 @@ struct tui {
 	bool status_error;
 	uint64_t last_sample_ns;
 	struct status_poller *poller;      /* control connections kept between samples */
+	struct pending_action pending[TUI_MAX_PENDING];
+	bool resample;                     /* an action finished: sample before the next draw */
 };
 
 /* sample.c */
@@ -76,6 +93,13 @@ void tui_status(struct tui *t, bool error, const char *fmt, ...) __attribute__((
 /* actions.c */
 bool tui_confirm(struct tui *t, const char *question);
 void action_request(struct tui *t, const char *cmd);
+void actions_init(struct tui *t);
+/* Fill FDS (at most MAX) with the pending actions' sockets; returns how many. */
+unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
+/* Milliseconds until the nearest pending action's deadline (INT_MAX: none). */
+int actions_wait_ms(struct tui *t, uint64_t now_ns);
+/* Take in whatever replies have arrived, and time out the late ones. */
+void actions_collect(struct tui *t, uint64_t now_ns);
 void action_console(struct tui *t);
 void action_filter(struct tui *t);
 void action_delay(struct tui *t);
@@ -87,5 +111,7 @@ void view_create(struct tui *t);
 int tui_main(int argc, char **argv);
 struct dom_sample *tui_selected(struct tui *t);
 uint64_t tui_now_ns(void);
+/* SIGTERM, SIGHUP or SIGINT arrived: prompts and forms return at once. */
+bool tui_interrupted(void);
 
 #endif

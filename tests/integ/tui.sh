@@ -10,10 +10,13 @@ if ! command -v tmux >/dev/null; then skip "dashboard" "tmux not installed"; exi
 LODGE=$BUILD/lodge
 ROOT=$TMPDIR_TEST/root
 S=lodge-tui-$$
+# A tmux server of our own: other tests on this machine may start, kill or
+# reconfigure the default one.
+tmux() { command tmux -L "$S" -f /dev/null "$@"; }
 mkdir -p "$ROOT/etc/lodge/domains" "$ROOT/var/lib/lodge/images"
 lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tmux kill-server 2>/dev/null
 	for d in "$ROOT"/run/lodge/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
 	"$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1
 	rm -rf "$TMPDIR_TEST"
@@ -73,6 +76,25 @@ fi
 # Sort by CPU puts the busy one first; filter shows only matches.
 keys P
 if screen | grep -E '^ +[0-9]+ (alpha|beta) ' | head -1 | grep -q alpha; then pass "P sorts by CPU"; else fail "P sorts by CPU" "$(screen | sed -n 4,7p)"; fi
+# M sorts by resident memory (beta touched 40 MiB); < and > move the sort
+# column one either way; I inverts.
+keys M
+if shows 5 'sort RSS' && screen | grep -E '^ +[0-9]+ (alpha|beta) ' | head -1 | grep -q beta; then
+	pass "M sorts by resident memory"
+else
+	fail "M sorts by memory" "$(screen | sed -n 2,7p)"
+fi
+keys '>'
+if shows 5 'sort VCPUS'; then pass "> moves the sort to the next column"; else fail "> sort column" "$(screen | sed -n 2p)"; fi
+keys '<'; keys '<'
+if shows 5 'sort MEM( |$)'; then pass "< moves the sort to the previous column"; else fail "< sort column" "$(screen | sed -n 2p)"; fi
+keys M; keys I
+if shows 5 'sort RSS \(rev\)' && screen | grep -E '^ +[0-9]+ (alpha|beta) ' | head -1 | grep -q alpha; then
+	pass "I inverts the sort"
+else
+	fail "I inverts the sort" "$(screen | sed -n 2,7p)"
+fi
+keys I
 keys '/' ; keys b e t a Enter
 if shows 5 ' beta ' && ! screen | grep -q ' alpha '; then pass "/ filters by name"; else fail "/ filter" "$(screen | sed -n 4,7p)"; fi
 keys '/' ; keys Escape
@@ -143,6 +165,30 @@ if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "k destroys th
 keys '/'; keys Escape                                    # no filter: all domains
 keys n
 if shows 5 'Create a domain'; then pass "n opens the create form"; else fail "create form" "$(screen | head -3)"; fi
+# Its default guest, and why: Mini-OS on PVM; Debian on hardware KVM where
+# share/debian/ has built it.
+minios_default=1
+if [ "$(kvm_backend)" = pvm ]; then
+	if screen | sed -n 2p | grep -q "Mini-OS: this host's KVM is PVM" && screen | grep -q '^Command line *$'; then
+		pass "on this PVM host the form offers Mini-OS and says why"
+	else
+		fail "form default guest on PVM" "$(screen | sed -n 1,7p)"
+	fi
+elif [ -f "$BUILD/debian/vmlinuz" ] && [ -f "$BUILD/debian/initrd.img" ]; then
+	minios_default=0
+	if screen | sed -n 2p | grep -q 'Debian guest: this host has hardware KVM' &&
+	   screen | grep -q 'Command line .*console=ttyS0 root=/dev/vda'; then
+		pass "on this hardware KVM host the form offers the Debian guest and says why"
+	else
+		fail "form default guest on hardware KVM" "$(screen | sed -n 1,9p)"
+	fi
+else
+	if screen | sed -n 2p | grep -q 'Mini-OS: hardware KVM, but no Debian guest'; then
+		pass "hardware KVM without the Debian guest built: the form offers Mini-OS and says why"
+	else
+		fail "form default guest" "$(screen | sed -n 1,7p)"
+	fi
+fi
 keys Escape
 keys n
 keys Down; keys BSpace BSpace; keys 0; keys Enter      # memory 0, name left empty
@@ -166,6 +212,16 @@ if shows 15 'created gamma' && shows 10 ' gamma ' && [ -f "$ROOT/etc/lodge/domai
 	pass "the form creates a guest with a new disk and a bridged vif, and it is listed"
 else
 	fail "create from the form" "$(screen | tail -4)"
+fi
+# The guest it made boots: its console reaches the Mini-OS prompt.
+if [ $minios_default = 1 ]; then
+	i=0
+	until lodge console --log gamma 2>/dev/null | grep -q 'minios> ' || [ $i -ge 30 ]; do sleep 0.5; i=$((i + 1)); done
+	if lodge console --log gamma 2>/dev/null | grep -q 'minios> '; then
+		pass "the guest made by the form boots to the Mini-OS prompt"
+	else
+		fail "the form's guest boots" "$(lodge console --log gamma 2>&1 | tail -5 | tr '\n' '|')"
+	fi
 fi
 # Its detail view: the new disk with its size, mode and kind, the vif.
 keys '/'; keys g a m; keys Enter; keys Down; keys Enter
@@ -205,11 +261,135 @@ if [ -n "$gpid" ] && [ "$c1" != "$c2" ] && row gamma >/dev/null; then
 else
 	fail "slow domain" "clock $c1 -> $c2; $(screen | sed -n 3,6p | tr '\n' '|')"
 fi
+# An action on it does not hold the screen either: "pausing gamma..." at
+# once, the clock moves and other keys work while it has not answered, and
+# after 5 s the status line says it did not.
+select_dom gamma
+keys p
+c1=$(screen | head -1 | awk '{ print $2 }')
+if shows 2 'pausing gamma\.\.\.'; then pass "p on a frozen domain shows 'pausing gamma...'"; else fail "pausing status" "$(screen | tail -2)"; fi
+sleep 1.2
+c2=$(screen | head -1 | awk '{ print $2 }')
+tmux send-keys -t "$S" '?'
+if [ -n "$c1" ] && [ "$c1" != "$c2" ] && shows 1 'Lodge dashboard keys'; then
+	pass "while the frozen domain has not answered, the screen refreshes ($c1 -> $c2) and keys work"
+else
+	fail "an action on a frozen domain holds the screen" "clock $c1 -> $c2; $(screen | sed -n 1,3p | tr '\n' '|')"
+fi
+keys x
+if shows 10 'gamma did not answer pause in 5 s'; then
+	pass "the status line says when the domain did not answer in 5 s"
+else
+	fail "action timeout" "$(screen | tail -2)"
+fi
 kill -CONT "$gpid"
+# It may still act on the queued request once it runs again: undo that.
+for i in $(seq 10); do lodge list -o tsv | grep -q $'^gamma\t.*\tpaused\t' && break; sleep 0.5; done
+lodge unpause gamma >/dev/null 2>&1
+keys '/'; keys Escape
 keys q
 sleep 0.5
 if [ "$(tmux display -p -t "$S" '#{pane_current_command}')" = sleep ] && lodge list -o tsv | grep -q '^gamma'; then
 	pass "q quits and the domains keep running"
 else
 	fail "quit" "$(screen | head -3)"
+fi
+
+# TERM=linux: the table and the help overlay.
+start linux
+if shows 10 'Domain-0' && shows 5 ' gamma ' && screen | sed -n 3p | grep -q 'ID.*NAME'; then
+	pass "works with TERM=linux"
+else
+	fail "TERM=linux" "$(screen | head -5)"
+fi
+keys '?'
+if shows 5 'Lodge dashboard keys'; then pass "help overlay on TERM=linux"; else fail "TERM=linux help" "$(screen | head -5)"; fi
+keys x; keys q
+
+# Signals.  The dashboard runs from a shell in the pane, under sh -c so
+# that bash does not repair the terminal itself (it does for a job killed
+# by a signal): what the prompt finds is what the dashboard left.
+shell() {
+	tmux kill-session -t "$S" 2>/dev/null
+	tmux new-session -d -s "$S" -x 80 -y 24 "env PS1='tui-test\$ ' bash --norc --noprofile"
+	shows 10 'tui-test\$' || true
+	tmux send-keys -t "$S" -l "sh -c 'TERM=xterm $LODGE --root $ROOT -d 0.5; echo dashboard-ended-\$?'"
+	tmux send-keys -t "$S" Enter
+	shows 10 'Domain-0'
+}
+dashboard_pid() {   # the lodge under sh under the pane's bash
+	local sh_pid
+	sh_pid=$(pgrep -P "$(tmux display -p -t "$S" '#{pane_pid}')" | head -1)
+	[ -n "$sh_pid" ] && pgrep -P "$sh_pid" | head -1
+}
+# restored LABEL SIGNAL: the pane is back at the prompt, out of the
+# alternate screen, with echo and canonical input on.
+restored() {
+	if ! shows 10 "dashboard-ended-$((128 + $2))"; then
+		fail "$1" "no prompt after the signal: $(screen | tail -3 | tr '\n' '|')"
+		return
+	fi
+	tmux send-keys -t "$S" -l "stty -a | grep -qwE -- '-echo|-icanon' && echo TTY-RAW || echo TTY-SANE; echo o''k"
+	tmux send-keys -t "$S" Enter
+	if shows 5 '^ok$' && shows 2 '^TTY-SANE$' && [ "$(tmux display -p -t "$S" '#{alternate_on}')" = 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "alternate screen $(tmux display -p -t "$S" '#{alternate_on}'); $(screen | tail -4 | tr '\n' '|')"
+	fi
+}
+if shell; then
+	keys n                                               # a blocking read: the create form
+	shows 5 'Create a domain' || true
+	dpid=$(dashboard_pid)
+	[ -n "$dpid" ] && kill -TERM "$dpid"
+	restored "SIGTERM (in the create form) restores the terminal: prompt, normal screen, echo on" 15
+	if lodge list -o tsv | grep -q '^gamma'$'\t'; then pass "the domains keep running after SIGTERM"; else fail "domains after SIGTERM" "$(lodge list -o tsv)"; fi
+else
+	fail "dashboard from a shell" "$(screen | head -3)"
+fi
+if shell; then
+	dpid=$(dashboard_pid)
+	[ -n "$dpid" ] && kill -HUP "$dpid"
+	restored "SIGHUP (a dropped session) restores the terminal" 1
+else
+	fail "dashboard from a shell" "$(screen | head -3)"
+fi
+# Its pane closed under it (tmux hangs up the terminal, as a dropped ssh
+# session does): the dashboard ends rather than spin on a dead terminal.
+if shell; then
+	dpid=$(dashboard_pid)
+	tmux kill-session -t "$S"
+	i=0
+	while [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
+	if [ -n "$dpid" ] && ! kill -0 "$dpid" 2>/dev/null; then
+		pass "a dashboard whose terminal hangs up ends"
+	else
+		fail "hung-up terminal" "dashboard ${dpid:-not found} still running"
+		[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
+	fi
+else
+	fail "dashboard from a shell" "$(screen | head -3)"
+fi
+# SIGKILL cannot be caught, but takes no domain with it: not one made
+# before, nor one this dashboard made from its form; neither does the
+# pane going away (tmux hangs it up, as a dropped ssh session would).
+if shell; then
+	keys n
+	keys d e l t a
+	for i in $(seq 10); do keys Down; done                # to [ Create ]
+	keys Enter
+	shows 15 ' delta ' || true
+	dpid=$(dashboard_pid)
+	[ -n "$dpid" ] && kill -KILL "$dpid"
+	sleep 1
+	tmux kill-session -t "$S"
+	sleep 1
+	if [ -n "$dpid" ] && ! kill -0 "$dpid" 2>/dev/null && lodge list -o tsv | grep -q '^gamma'$'\t' &&
+	   lodge list -o tsv | grep -q '^delta'$'\t'; then
+		pass "SIGKILL of the dashboard, then its pane closed, leaves the domains running (the one it made too)"
+	else
+		fail "domains after SIGKILL" "pid ${dpid:-none}; $(lodge list -o tsv | tr '\n' '|')"
+	fi
+else
+	fail "dashboard from a shell" "$(screen | head -3)"
 fi
