@@ -34,6 +34,7 @@ restore_ksm() {
 	for kv in "${saved[@]}"; do echo "${kv#*=}" >"$KSM/${kv%%=*}" 2>/dev/null; done
 }
 cleanup() {
+	tmux kill-session -t "lodge-ksm-$$" 2>/dev/null
 	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
 	restore_ksm
 	rm -rf "$TMPDIR_TEST"
@@ -70,13 +71,33 @@ boot() {  # NAME: create, wait for the prompt
 }
 kib_mib() { echo $(( ${1:-0} / 1024 )); }
 
+# dashboard_ksm: the detail view of ka shows the KSM figure (tmux runs the
+# dashboard, as in tui.sh).
+S=lodge-ksm-$$
+screen() { tmux capture-pane -p -t "$S"; }
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
+dashboard_ksm() {
+	local i=0
+	if ! command -v tmux >/dev/null; then skip "the detail view shows the KSM figure" "tmux not installed"; return; fi
+	tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30"
+	sleep 2
+	keys '/'; tmux send-keys -t "$S" -l ka; keys Enter; keys Home; keys Down; keys Enter
+	while [ $i -lt 50 ] && ! screen | grep -Eq 'KSM shared ([4-9][0-9]|[0-9]{3,}) MiB'; do sleep 0.2; i=$((i + 1)); done
+	if screen | grep -Eq 'KSM shared ([4-9][0-9]|[0-9]{3,}) MiB'; then
+		pass "the dashboard's detail view shows the KSM figure ($(screen | grep -o 'resident.*THP [0-9]* MiB'))"
+	else
+		fail "detail view KSM figure" "$(screen | head -6 | tr '\n' '|')"
+	fi
+	tmux kill-session -t "$S" 2>/dev/null
+}
+
 # ---- KSM ------------------------------------------------------------------
 ksm_why=
 if [ ! -w "$KSM/run" ]; then
 	ksm_why="no writable $KSM/run (a kernel without CONFIG_KSM, or /sys read-only)"
 elif [ ! -r /proc/self/ksm_merging_pages ]; then
 	ksm_why="the kernel has no per-process KSM count (/proc/PID/ksm_merging_pages, Linux 5.19)"
-elif ! echo 1 >"$KSM/run" 2>/dev/null || [ "$(cat "$KSM/run")" != 1 ]; then
+elif ! echo 1 2>/dev/null >"$KSM/run" || [ "$(cat "$KSM/run")" != 1 ]; then
 	ksm_why="ksmd cannot be started here (echo 1 > $KSM/run refused)"
 fi
 if [ -n "$ksm_why" ]; then
@@ -129,6 +150,7 @@ else
 			else
 				fail "list -l KSM column" "$(lodge list -l | head -1); $(lodge list -l | grep '^ka ')"
 			fi
+			dashboard_ksm
 			if [ $((before_kc - after_kc)) -lt 8 ] && [ "$shared_kc" = 0 ]; then
 				pass "a domain without ksm keeps its resident memory ($before_kc -> $after_kc MiB, shared $shared_kc)"
 			else
