@@ -88,9 +88,11 @@ struct list_opts { int long_fmt; int tsv; };
 
 /* Mem is what the domain should have now (its balloon target), as xl
  * list shows after mem-set; -l adds maxmem, the balloon, the guest's own
- * free memory ("-" until its driver reports it) and a save or migration
+ * free memory ("-" until its driver reports it), a save or migration
  * under way ("save", "migr:R" in pre-copy round R, "migr:stop" once the
- * vCPUs are parked for the last copy; "-" if none runs). */
+ * vCPUs are parked for the last copy; "-" if none runs), and what KSM
+ * merged (left out of RSS) and what transparent huge pages back (tsv:
+ * in KiB), both before the addresses, which stay last. */
 static void print_domain(const struct dom_status *st, void *arg)
 {
 	const struct list_opts *o = arg;
@@ -106,13 +108,14 @@ static void print_domain(const struct dom_status *st, void *arg)
 		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
 	netview_join_addrs(st, addrs, sizeof(addrs));
 	if (o->tsv)
-		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\t%s\n", st->name, st->id,
-		       st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
-		       st->pid, st->maxmem_mib, st->balloon_mib, gfree, addrs);
+		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\t%lu\t%lu\t%s\n", st->name,
+		       st->id, st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
+		       st->pid, st->maxmem_mib, st->balloon_mib, gfree, st->ksm_shared_kib, st->thp_kib, addrs);
 	else if (o->long_fmt)
-		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s %-9s  %s\n", st->name, st->id,
-		       st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
-		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, job, addrs);
+		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s %-9s %8lu %8lu  %s\n", st->name,
+		       st->id, st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
+		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, job,
+		       st->ksm_shared_kib / 1024, st->thp_kib / 1024, addrs);
 	else
 		printf("%-24s %5u %9lu %5u %s %10.1f\n", st->name, st->id, st->target_mib, st->vcpus,
 		       state_letters(st->state), st->cpu_ns / 1e9);
@@ -162,9 +165,9 @@ int cmd_list(int argc, char **argv)
 	if (optind != argc || agent_host_config(&hc))
 		return optind != argc ? EXIT_USAGE : 1;
 	if (!o.tsv && o.long_fmt)
-		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s  %s\n", "Name", "ID", "Mem(MiB)",
-		       "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
-		       "Bal(MiB)", "Free(MiB)", "Save", "Addresses");
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s %8s %8s  %s\n", "Name", "ID",
+		       "Mem(MiB)", "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
+		       "Bal(MiB)", "Free(MiB)", "Save", "KSM(MiB)", "THP(MiB)", "Addresses");
 	else if (!o.tsv)
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
 	host_status(&dom0);

@@ -133,6 +133,8 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 	if ((v = reply_get(r, "guest_avail_kib"))) st->guest_avail_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "cpu_ns"))) st->cpu_ns = strtoull(v, NULL, 10);
 	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "ksm_shared_kib"))) st->ksm_shared_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "thp_kib"))) st->thp_kib = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
 	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
 	io_from_reply(r, "disk", st->disk, DOM_MAX_DISKS, &st->ndisks, &st->disk_sum);

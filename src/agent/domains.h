@@ -41,7 +41,9 @@ struct dom_status {
 	bool guest_stats;              /* the guest_* figures are the guest's own report */
 	unsigned long guest_total_kib, guest_free_kib, guest_avail_kib;
 	uint64_t cpu_ns;
-	unsigned long rss_kib;
+	unsigned long rss_kib;          /* resident, net of what KSM merged */
+	unsigned long ksm_shared_kib;   /* resident pages KSM merged (with other pages, any process) */
+	unsigned long thp_kib;          /* resident in transparent huge pages (AnonHugePages) */
 	unsigned long uptime_s;
 	char end_reason[256];
 	uint64_t vcpu_ns[64];          /* per vCPU, as many as vcpus */

@@ -135,28 +135,76 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
 /* Resident pages: guest RAM the host holds (ballooned pages leave it at
  * once) plus lodge-hyp's own.  /proc/self/statm through a descriptor kept
  * open: one pread per status, no smaps walk, cheap for 50 domains asked
- * every second. */
-static int statm_fd = -1;
+ * every second.
+ *
+ * statm's resident count still holds the pages KSM merged (each process
+ * mapping a merged page counts it), so the resident figure is net of
+ * /proc/self/ksm_merging_pages (Linux 5.19; a counter the kernel keeps,
+ * O(1) to read): what KSM saved shows there, and as ksm_shared_kib.
+ * Transparent huge pages: AnonHugePages of /proc/self/smaps_rollup, which
+ * walks the page tables (the guest's RAM is nearly all of them): read at
+ * most every THP_REFRESH_S seconds, the figure cached between.  All three
+ * are opened before the sandbox (ctl_keep_open); the two optional ones
+ * read as 0 on a kernel without them. */
+#define THP_REFRESH_S 5
+static int statm_fd = -1, ksm_fd = -1, rollup_fd = -1;
 
 int ctl_keep_open(void)
 {
+	if (ksm_fd < 0)
+		ksm_fd = open("/proc/self/ksm_merging_pages", O_RDONLY | O_CLOEXEC);
+	if (rollup_fd < 0)
+		rollup_fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
 	if (statm_fd < 0 && (statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	return 0;
+}
+
+/* The whole of a kept /proc file, from its start, into buf. */
+static bool read_kept(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (fd < 0 || (n = pread(fd, buf, len - 1, 0)) <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
 }
 
 static unsigned long resident_pages(void)
 {
 	unsigned long size, rss;
 	char buf[128];
-	ssize_t n;
 
 	if (statm_fd < 0)
 		ctl_keep_open();
-	if (statm_fd < 0 || (n = pread(statm_fd, buf, sizeof(buf) - 1, 0)) <= 0)
+	if (!read_kept(statm_fd, buf, sizeof(buf)))
 		return 0;
-	buf[n] = '\0';
 	return sscanf(buf, "%lu %lu", &size, &rss) == 2 ? rss : 0;
+}
+
+static unsigned long ksm_merged_pages(void)
+{
+	char buf[32];
+
+	return read_kept(ksm_fd, buf, sizeof(buf)) ? strtoul(buf, NULL, 10) : 0;
+}
+
+static unsigned long thp_kib(uint64_t now_ns)
+{
+	static unsigned long kib;
+	static uint64_t read_ns;
+	static bool have;
+	char buf[2048], *p;
+
+	if (have && now_ns - read_ns < THP_REFRESH_S * 1000000000ULL)
+		return kib;
+	have = true;
+	read_ns = now_ns;
+	kib = 0;
+	if (read_kept(rollup_fd, buf, sizeof(buf)) && (p = strstr(buf, "\nAnonHugePages:")))
+		kib = strtoul(p + 16, NULL, 10);
+	return kib;
 }
 
 static void ctl_status(struct ctl *c, struct ctl_client *cl)
@@ -166,7 +214,7 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32], addrs[4096];
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
-	unsigned long rss_pages;
+	unsigned long rss_pages, ksm_pages, page_kib = sysconf(_SC_PAGESIZE) / 1024;
 	char mem_keys[512], migrate_keys[256];
 	unsigned i;
 
@@ -183,6 +231,8 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 			 (unsigned long long)ns);
 	}
 	rss_pages = resident_pages();
+	ksm_pages = ksm_merged_pages();
+	rss_pages = ksm_pages < rss_pages ? rss_pages - ksm_pages : 0;
 	format_io(dom, io, sizeof(io));
 	netwatch_format_addrs(dom->netwatch, addrs, sizeof(addrs));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -199,11 +249,11 @@ static void ctl_status(struct ctl *c, struct ctl_client *cl)
 			 (unsigned long long)c->last.dirty, (unsigned long long)c->last.rate_kib);
 	}
 	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
-		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nstart_time %ld\nuptime_s %llu\n"
-		    "kernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
+		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nksm_shared_kib %lu\nthp_kib %lu\n"
+		    "start_time %ld\nuptime_s %llu\nkernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
 		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s%s\n",
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
-		    (unsigned long long)total, vcpu_ns, rss_pages * (sysconf(_SC_PAGESIZE) / 1024),
+		    (unsigned long long)total, vcpu_ns, rss_pages * page_kib, ksm_pages * page_kib, thp_kib(now_ns),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
 		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
 		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,

@@ -28,7 +28,8 @@ bool ctl_command_reads_only(const char *cmd);
  * with a message logged. */
 int ctl_listen(const char *dir, const struct ctl_access *access);
 /* Open the /proc files the status reply reads, before the sandbox hides
- * /proc. 0 or -errno. */
+ * /proc: statm (0 or -errno), and where the kernel has them
+ * ksm_merging_pages and smaps_rollup (a status without them reads 0). */
 int ctl_keep_open(void);
 /* Run until the domain has ended and, if its end is to be preserved, until
  * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1

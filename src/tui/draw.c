@@ -411,6 +411,12 @@ void draw_detail(struct tui *t)
 				 "guest: FREE(M) - (no balloon stats yet)", d->st.target_mib, d->st.maxmem_mib,
 				 d->st.balloon_mib);
 		mvprintw(y++, 0, "%.*s", COLS, line);
+		/* What the host holds: the resident figure leaves out what KSM
+		 * merged (shared with other pages, here or in other domains);
+		 * THP, how much of it huge pages back. */
+		snprintf(line, sizeof(line), "host     resident %lu MiB + KSM shared %lu MiB, THP %lu MiB",
+			 d->st.rss_kib / 1024, d->st.ksm_shared_kib / 1024, d->st.thp_kib / 1024);
+		mvprintw(y++, 0, "%.*s", COLS, line);
 		/* A save or migration: its progress while it runs, how it
 		 * ended once it has (a failed migration leaves it running). */
 		if (d->st.save_kind != DOM_SAVE_NONE) {

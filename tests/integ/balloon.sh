@@ -128,7 +128,8 @@ bad "of an unknown domain" "no domain named nosuch is running" nosuch 64
 lodge destroy bal >/dev/null 2>&1
 
 # ksm and hugepages: the guest-RAM mapping carries the kernel's advice
-# (VmFlags mg: mergeable, hg: huge pages) in the domain's smaps.
+# (VmFlags mg: mergeable, hg: huge pages) in the domain's smaps.  What
+# they save or back is measured in ksm.sh.
 cat >"$ROOT/etc/lodge/domains/knobs.cfg" <<CFG
 name = "knobs"
 memory = 64
