@@ -335,7 +335,8 @@ static int map_file(const char *path, const char *what, struct boot_image *img)
 {
 	struct stat st;
 	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as a kernel must be refused, not waited on. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
 		log_err("cannot open %s %s: %s", what, path, strerror(errno));

@@ -1,5 +1,6 @@
 /* virtio-blk driver and the shell commands that drive real I/O through it:
- * blk, blk-pattern, blk-flush, blk-sum, ext4, blk-bench.  Requests are
+ * blk, blk-pattern, blk-flush, blk-sum, blk-discard, blk-zeroes, ext4,
+ * blk-bench.  Requests are
  * large and many are kept in flight, so few guest instructions are spent
  * per byte moved. */
 #include "io.h"
@@ -8,10 +9,15 @@
 
 #define VIRTIO_ID_BLOCK  2
 #define BLK_F_RO         5
+#define BLK_F_DISCARD    13
+#define BLK_F_WRITE_ZEROES 14
 #define T_IN             0
 #define T_OUT            1
 #define T_FLUSH          4
 #define T_GET_ID         8
+#define T_DISCARD        11
+#define T_WRITE_ZEROES   13
+#define WRITE_ZEROES_UNMAP 1
 #define MAX_DISKS        8
 #define QUEUE_MAX        256
 
@@ -149,15 +155,17 @@ static void cmd_blk_pattern(int argc, char **argv)
 	buffer(chunk * 512);
 	for (i = 0; i < (count < chunk ? count : chunk); i++)
 		memcpy(iobuf + i * 512, tmpl, 512);
-	for (i = 0; i < count && st == 0; i += chunk) {
+	for (i = 0; i < count; i += chunk) {
 		uint64_t n = count - i < chunk ? count - i : chunk;
 
 		st = blk_sync(d, T_OUT, sector + i, iobuf, n * 512);
+		if (st)
+			break;
 	}
 	if (st == 0)
 		printf("blk-pattern: wrote %lu sectors\n", count);
 	else
-		printf("blk-pattern: I/O error\n");
+		printf("blk-pattern: I/O error (status %d) writing sector %lu\n", st, sector + i);
 }
 
 static void cmd_blk_flush(int argc, char **argv)
@@ -166,6 +174,59 @@ static void cmd_blk_flush(int argc, char **argv)
 
 	if (d)
 		printf(blk_sync(d, T_FLUSH, 0, NULL, 0) == 0 ? "blk-flush: ok\n" : "blk-flush: I/O error\n");
+}
+
+/* blk-discard DISK SECTOR COUNT and blk-zeroes DISK SECTOR COUNT [unmap]:
+ * one DISCARD or WRITE_ZEROES segment per request, each at most the
+ * device's limit, so lodge-hyp punches holes (or zeroes) on the host. */
+static void blk_range(int argc, char **argv, uint32_t type, unsigned feature, const char *what)
+{
+	struct blkdev *d = argc >= 4 && argc <= 5 ? disk_named(argv[1]) : NULL;
+	struct { uint64_t sector; uint32_t num_sectors, flags; } *seg;
+	uint64_t sector, count, i, max;
+	uint32_t flags = 0;
+	int st = 0;
+
+	if (!d) {
+		if (argc < 4 || argc > 5)
+			printf("usage: %s DISK SECTOR COUNT%s\n", what, type == T_WRITE_ZEROES ? " [unmap]" : "");
+		return;
+	}
+	if (!((d->v.features >> feature) & 1)) {
+		printf("%s: %s does not offer it\n", what, d->name);
+		return;
+	}
+	if (argc == 5 && type == T_WRITE_ZEROES && strcmp(argv[4], "unmap") == 0)
+		flags = WRITE_ZEROES_UNMAP;
+	/* max_discard_sectors at 0x24, max_write_zeroes_sectors at 0x30 */
+	max = mmio_read32(d->v.device + (type == T_DISCARD ? 0x24 : 0x30));
+	if (!max)
+		max = 1u << 16;
+	sector = strtou64(argv[2], NULL);
+	count = strtou64(argv[3], NULL);
+	seg = (void *)buffer(4096);
+	for (i = 0; i < count; i += max) {
+		seg->sector = sector + i;
+		seg->num_sectors = count - i < max ? count - i : max;
+		seg->flags = flags;
+		st = blk_sync(d, type, 0, seg, sizeof(*seg));
+		if (st)
+			break;
+	}
+	if (st == 0)
+		printf("%s: %lu sectors\n", what, count);
+	else
+		printf("%s: I/O error (status %d) at sector %lu\n", what, st, sector + i);
+}
+
+static void cmd_blk_discard(int argc, char **argv)
+{
+	blk_range(argc, argv, T_DISCARD, BLK_F_DISCARD, "blk-discard");
+}
+
+static void cmd_blk_zeroes(int argc, char **argv)
+{
+	blk_range(argc, argv, T_WRITE_ZEROES, BLK_F_WRITE_ZEROES, "blk-zeroes");
 }
 
 /* blk-sum DISK SECTOR COUNT: FNV-1a over little-endian 64-bit words (one
@@ -279,6 +340,8 @@ static const struct command blk_commands[] = {
 	{ "blk-pattern", "DISK SECTOR COUNT SEED", "write the test pattern", cmd_blk_pattern },
 	{ "blk-flush", "DISK", "flush the disk's write cache", cmd_blk_flush },
 	{ "blk-sum", "DISK SECTOR COUNT", "checksum sectors (FNV-1a, 64-bit words)", cmd_blk_sum },
+	{ "blk-discard", "DISK SECTOR COUNT", "discard sectors (the host punches a hole)", cmd_blk_discard },
+	{ "blk-zeroes", "DISK SECTOR COUNT [unmap]", "write zeroes (unmap: as a hole)", cmd_blk_zeroes },
 	{ "ext4", "DISK", "read an ext4 superblock", cmd_ext4 },
 	{ "blk-bench", "DISK read|write|randread MIB REQ_KIB DEPTH", "measure I/O", cmd_blk_bench },
 };
@@ -288,7 +351,7 @@ void blk_init(void)
 	while (ndisks < MAX_DISKS) {
 		struct blkdev *d = &disks[ndisks];
 
-		if (virtio_find(VIRTIO_ID_BLOCK, ndisks, &d->v) || virtio_init(&d->v, 1ULL << BLK_F_RO) ||
+		if (virtio_find(VIRTIO_ID_BLOCK, ndisks, &d->v) || virtio_init(&d->v, 1ULL << BLK_F_RO | 1ULL << BLK_F_DISCARD | 1ULL << BLK_F_WRITE_ZEROES) ||
 		    virtio_vq_setup(&d->v, 0, &d->q, QUEUE_MAX))
 			break;
 		virtio_driver_ok(&d->v);

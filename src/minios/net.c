@@ -29,7 +29,14 @@ struct netdev {
 	uint8_t *rxbuf, *txbuf;        /* one BUF_SIZE slot per descriptor */
 	uint64_t rx_frames, tx_frames, rx_dropped;
 	int up;
-} nd;
+};
+
+/* Up to four interfaces, eth0 to eth3 in PCI order; nd is the one being
+ * served (polled, or chosen for a destination). */
+#define MAX_NETS 4
+static struct netdev nets[MAX_NETS], *nd = &nets[0];
+static unsigned nnets;
+static int rx_stopped;                 /* net-rx stop: take nothing, repost nothing */
 
 static struct { uint32_t ip; uint8_t mac[6]; } arp_cache[ARP_CACHE];
 static unsigned arp_next;
@@ -56,42 +63,42 @@ static void rx_post(uint16_t slot_hint)
 	int head;
 
 	(void)slot_hint;
-	head = nd.rx.free_head;
-	b = (struct vbuf){ (uint64_t)(nd.rxbuf + (uint64_t)head * BUF_SIZE), BUF_SIZE, 1 };
-	vq_add(&nd.rx, &b, 1);
+	head = nd->rx.free_head;
+	b = (struct vbuf){ (uint64_t)(nd->rxbuf + (uint64_t)head * BUF_SIZE), BUF_SIZE, 1 };
+	vq_add(&nd->rx, &b, 1);
 }
 
 /* A free transmit slot's frame area (after the header), or NULL. */
 static uint8_t *tx_frame(int *head)
 {
-	while (vq_get(&nd.tx, NULL) >= 0)
+	while (vq_get(&nd->tx, NULL) >= 0)
 		;
-	if (!nd.tx.nfree)
+	if (!nd->tx.nfree)
 		return NULL;
-	*head = nd.tx.free_head;
+	*head = nd->tx.free_head;
 	/* Slots are reused: clear the virtio header and the protocol headers,
 	 * so no field of an earlier frame (a fragment offset!) survives. */
-	memset(nd.txbuf + (uint64_t)*head * BUF_SIZE, 0, HDR_LEN + 64);
-	return nd.txbuf + (uint64_t)*head * BUF_SIZE + HDR_LEN;
+	memset(nd->txbuf + (uint64_t)*head * BUF_SIZE, 0, HDR_LEN + 64);
+	return nd->txbuf + (uint64_t)*head * BUF_SIZE + HDR_LEN;
 }
 
 static void tx_send(int head, unsigned len, int kick)
 {
-	struct vbuf b = { (uint64_t)(nd.txbuf + (uint64_t)head * BUF_SIZE), HDR_LEN + len, 0 };
+	struct vbuf b = { (uint64_t)(nd->txbuf + (uint64_t)head * BUF_SIZE), HDR_LEN + len, 0 };
 
 	if (len < 60)
 		len = 60;                  /* Ethernet minimum, the rest already zero */
 	b.len = HDR_LEN + len;
-	vq_add(&nd.tx, &b, 1);
-	nd.tx_frames++;
+	vq_add(&nd->tx, &b, 1);
+	nd->tx_frames++;
 	if (kick)
-		vq_kick(&nd.tx);
+		vq_kick(&nd->tx);
 }
 
 static void eth_header(uint8_t *f, const uint8_t *dst, uint16_t type)
 {
 	memcpy(f, dst, 6);
-	memcpy(f + 6, nd.mac, 6);
+	memcpy(f + 6, nd->mac, 6);
 	put_be16(f + 12, type);
 }
 
@@ -132,8 +139,8 @@ static void arp_send(uint16_t op, const uint8_t *dst_mac, uint32_t dst_ip)
 	f[18] = 6;
 	f[19] = 4;
 	put_be16(f + 20, op);
-	memcpy(f + 22, nd.mac, 6);
-	put_be32(f + 28, nd.ip);
+	memcpy(f + 22, nd->mac, 6);
+	put_be32(f + 28, nd->ip);
 	memcpy(f + 32, op == 1 ? (const uint8_t *)"\0\0\0\0\0\0" : dst_mac, 6);
 	put_be32(f + 38, dst_ip);
 	tx_send(head, 42, 1);
@@ -203,7 +210,7 @@ static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uin
 		return;
 	eth_header(f, dst_mac, ETH_IP);
 	ip = f + 14;
-	ip_header(ip, 1, nd.ip, dst_ip, 8 + plen);   /* ICMP */
+	ip_header(ip, 1, nd->ip, dst_ip, 8 + plen);   /* ICMP */
 	icmp = ip + 20;
 	icmp[0] = type;
 	put_be16(icmp + 4, id);
@@ -225,7 +232,7 @@ static void handle_frame(const uint8_t *f, unsigned len)
 
 		if (sender)
 			arp_learn(sender, f + 22);
-		if (be16(f + 20) == 1 && target == nd.ip)
+		if (be16(f + 20) == 1 && target == nd->ip)
 			arp_send(2, f + 22, sender);
 	} else if (type == ETH_IP && len >= 34) {
 		const uint8_t *ip = f + 14, *icmp;
@@ -237,7 +244,7 @@ static void handle_frame(const uint8_t *f, unsigned len)
 			dhcp_input(ip + ihl + 8, tot - ihl - 8);
 			return;
 		}
-		if (be32(ip + 16) != nd.ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
+		if (be32(ip + 16) != nd->ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
 			return;
 		arp_learn(be32(ip + 12), f + 6);
 		icmp = ip + ihl;
@@ -250,24 +257,49 @@ static void handle_frame(const uint8_t *f, unsigned len)
 	}
 }
 
-/* Take what arrived, answer what needs answering, repost the buffers. */
-void net_poll(void)
+/* Take what arrived on nd, answer what needs answering, repost the buffers. */
+static void net_poll_one(void)
 {
 	uint32_t len;
 	int head, got = 0;
 
-	if (!nd.up)
+	if (!nd->up || rx_stopped)
 		return;
-	while ((head = vq_get(&nd.rx, &len)) >= 0) {
+	while ((head = vq_get(&nd->rx, &len)) >= 0) {
 		if (len > HDR_LEN) {
-			nd.rx_frames++;
-			handle_frame(nd.rxbuf + (uint64_t)head * BUF_SIZE + HDR_LEN, len - HDR_LEN);
+			nd->rx_frames++;
+			handle_frame(nd->rxbuf + (uint64_t)head * BUF_SIZE + HDR_LEN, len - HDR_LEN);
 		}
 		rx_post(head);
 		got++;
 	}
 	if (got)
-		vq_kick(&nd.rx);
+		vq_kick(&nd->rx);
+}
+
+void net_poll(void)
+{
+	struct netdev *keep = nd;
+	unsigned i;
+
+	for (i = 0; i < nnets; i++) {
+		nd = &nets[i];
+		net_poll_one();
+	}
+	nd = keep;
+}
+
+/* Serve dst from the interface on its subnet (eth0 if none is). */
+static void net_route(uint32_t dst)
+{
+	unsigned i;
+
+	nd = &nets[0];
+	for (i = 0; i < nnets; i++)
+		if (nets[i].ip && ((nets[i].ip ^ dst) & nets[i].mask) == 0) {
+			nd = &nets[i];
+			return;
+		}
 }
 
 static uint32_t parse_ip(const char *s, const char **end)
@@ -292,14 +324,35 @@ void print_ip(const char *prefix, uint32_t ip)
 
 static void cmd_net(int argc, char **argv)
 {
-	if (!nd.up) {
+	unsigned i;
+
+	if (!nnets) {
 		printf("net: no interface\n");
 		return;
 	}
-	printf("net: eth0 mac %02x:%02x:%02x:%02x:%02x:%02x", nd.mac[0], nd.mac[1], nd.mac[2],
-	       nd.mac[3], nd.mac[4], nd.mac[5]);
-	print_ip(" ip ", nd.ip);
-	printf(" rx %lu tx %lu\n", nd.rx_frames, nd.tx_frames);
+	for (i = 0; i < nnets; i++) {
+		const struct netdev *n = &nets[i];
+
+		printf("net: eth%u mac %02x:%02x:%02x:%02x:%02x:%02x", i, n->mac[0], n->mac[1], n->mac[2],
+		       n->mac[3], n->mac[4], n->mac[5]);
+		print_ip(" ip ", n->ip);
+		printf(" rx %lu tx %lu\n", n->rx_frames, n->tx_frames);
+	}
+}
+
+/* net-rx stop|start: stop taking frames and reposting receive buffers (the
+ * host then has none to fill and must drop), or start again. */
+static void cmd_net_rx(int argc, char **argv)
+{
+	if (argc != 2 || (strcmp(argv[1], "stop") && strcmp(argv[1], "start"))) {
+		printf("usage: net-rx stop|start\n");
+		return;
+	}
+	rx_stopped = strcmp(argv[1], "stop") == 0;
+	if (!rx_stopped)
+		net_poll();
+	printf("net-rx: %s, %lu frames received on eth0\n", rx_stopped ? "stopped" : "started",
+	       nets[0].rx_frames);
 }
 
 /* Wait up to ms milliseconds for cond() to hold, polling the device. */
@@ -326,10 +379,11 @@ static void cmd_ping(int argc, char **argv)
 	uint8_t payload[56];
 	const uint8_t *mac;
 
-	if (!nd.up || !dst) {
+	if (!nnets || !dst) {
 		printf("usage: ping A.B.C.D [COUNT]\n");
 		return;
 	}
+	net_route(dst);
 	for (i = 0; i < 3 && !arp_lookup(dst); i++) {
 		arp_send(1, NULL, dst);
 		net_wait_ms(1000, arp_known, &dst);
@@ -358,7 +412,8 @@ static void cmd_net_send(int argc, char **argv)
 	uint64_t count = argc > 1 ? strtou64(argv[1], NULL) : 1000, size, i, t0, us;
 
 	size = argc > 2 ? strtou64(argv[2], NULL) : 1000;
-	if (!nd.up)
+	nd = &nets[0];
+	if (!nd->up)
 		return;
 	if (size < 60) size = 60;
 	if (size > 1514) size = 1514;
@@ -368,7 +423,7 @@ static void cmd_net_send(int argc, char **argv)
 		uint8_t *f;
 
 		while (!(f = tx_frame(&head))) {
-			vq_kick(&nd.tx);
+			vq_kick(&nd->tx);
 			cpu_relax();
 		}
 		eth_header(f, bcast, ETH_LODGE_TEST);
@@ -376,8 +431,8 @@ static void cmd_net_send(int argc, char **argv)
 		/* Kick once per batch: the host drains many frames per notify. */
 		tx_send(head, size, (i % 32) == 31 || i + 1 == count);
 	}
-	while (nd.tx.nfree < nd.tx.size && time_ns() - t0 < 10000000000ULL) {
-		while (vq_get(&nd.tx, NULL) >= 0)
+	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
+		while (vq_get(&nd->tx, NULL) >= 0)
 			;
 		cpu_relax();
 	}
@@ -429,8 +484,9 @@ static void cmd_arp_announce(int argc, char **argv)
 	uint32_t ip = argc > 1 ? parse_ip(argv[1], NULL) : 0;
 	uint8_t mac[6];
 
-	memcpy(mac, nd.mac, 6);
-	if (!nd.up || !ip || (argc > 2 && parse_mac(argv[2], mac))) {
+	nd = &nets[0];
+	memcpy(mac, nd->mac, 6);
+	if (!nd->up || !ip || (argc > 2 && parse_mac(argv[2], mac))) {
 		printf("usage: arp-announce A.B.C.D [MAC]\n");
 		return;
 	}
@@ -439,13 +495,14 @@ static void cmd_arp_announce(int argc, char **argv)
 	printf(" from %02x:%02x:%02x:%02x:%02x:%02x\n", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }
 
-int net_is_up(void) { return nd.up; }
-const uint8_t *net_mac(void) { return nd.mac; }
+int net_is_up(void) { return nets[0].up; }
+const uint8_t *net_mac(void) { return nets[0].mac; }
 
+/* DHCP configures eth0. */
 void net_set_addr(uint32_t ip, uint32_t mask)
 {
-	nd.ip = ip;
-	nd.mask = mask;
+	nets[0].ip = ip;
+	nets[0].mask = mask;
 }
 
 static const struct command net_commands[] = {
@@ -453,33 +510,51 @@ static const struct command net_commands[] = {
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
+	{ "net-rx", "stop|start", "stop or start taking frames and reposting receive buffers", cmd_net_rx },
 	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
 };
+
+/* ip=A.B.C.D/N (or dhcp) for eth0, ip1= to ip3= for eth1 to eth3. */
+static int net_init_one(unsigned idx)
+{
+	struct netdev *n = &nets[idx];
+	char buf[32], key[4] = { 'i', 'p', (char)('0' + idx), 0 };
+	const char *s;
+	unsigned i;
+
+	if (virtio_find(VIRTIO_ID_NET, idx, &n->v) || virtio_init(&n->v, 1ULL << NET_F_MAC) ||
+	    virtio_vq_setup(&n->v, 0, &n->rx, RXQ_MAX) || virtio_vq_setup(&n->v, 1, &n->tx, TXQ_MAX))
+		return -1;
+	nd = n;
+	for (i = 0; i < 6; i++)
+		n->mac[i] = mmio_read8(n->v.device + i);
+	n->rxbuf = kalloc((uint64_t)n->rx.size * BUF_SIZE, 4096);
+	n->txbuf = kalloc((uint64_t)n->tx.size * BUF_SIZE, 4096);
+	virtio_driver_ok(&n->v);
+	n->up = 1;
+	for (i = 0; i < n->rx.size; i++)
+		rx_post(i);
+	vq_kick(&n->rx);
+	if (idx == 0)
+		key[2] = '\0';
+	if (cmdline_get(key, buf, sizeof(buf)) && strcmp(buf, "dhcp") != 0) {
+		n->ip = parse_ip(buf, &s);
+		n->mask = *s == '/' ? ~0u << (32 - strtou64(s + 1, NULL)) : 0xffffff00u;
+	}
+	return 0;
+}
 
 void net_init(void)
 {
 	char buf[32];
-	const char *s;
-	unsigned i;
 
 	shell_register(net_commands, sizeof(net_commands) / sizeof(net_commands[0]));
 	dhcp_init();
-	if (virtio_find(VIRTIO_ID_NET, 0, &nd.v) || virtio_init(&nd.v, 1ULL << NET_F_MAC) ||
-	    virtio_vq_setup(&nd.v, 0, &nd.rx, RXQ_MAX) || virtio_vq_setup(&nd.v, 1, &nd.tx, TXQ_MAX))
+	while (nnets < MAX_NETS && net_init_one(nnets) == 0)
+		nnets++;
+	nd = &nets[0];
+	if (!nnets)
 		return;
-	for (i = 0; i < 6; i++)
-		nd.mac[i] = mmio_read8(nd.v.device + i);
-	nd.rxbuf = kalloc((uint64_t)nd.rx.size * BUF_SIZE, 4096);
-	nd.txbuf = kalloc((uint64_t)nd.tx.size * BUF_SIZE, 4096);
-	virtio_driver_ok(&nd.v);
-	nd.up = 1;
-	for (i = 0; i < nd.rx.size; i++)
-		rx_post(i);
-	vq_kick(&nd.rx);
-	if (cmdline_get("ip", buf, sizeof(buf)) && strcmp(buf, "dhcp") != 0) {
-		nd.ip = parse_ip(buf, &s);
-		nd.mask = *s == '/' ? ~0u << (32 - strtou64(s + 1, NULL)) : 0xffffff00u;
-	}
 	cmd_net(0, NULL);
 	if (cmdline_get("ip", buf, sizeof(buf)) && strcmp(buf, "dhcp") == 0)
 		dhcp_run();

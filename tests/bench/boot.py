@@ -4,7 +4,7 @@
 For each VMM, RUNS times: wall time from spawn to Mini-OS's first serial line,
 and from spawn to the process's exit after the guest powers itself off
 (run=poweroff on the guest command line).  Then the VMM's resident memory
-outside guest RAM while the guest idles at its prompt.  Prints a Markdown
+outside guest RAM while the guest idles at its prompt, also RUNS times.  Prints a Markdown
 table with min/median/max and the ratios against QEMU microvm's median.
 """
 import os
@@ -104,7 +104,7 @@ def main():
             first, end = boot_once(argv_for("run=poweroff"))
             firsts.append(first)
             ends.append(end)
-        for _ in range(3):
+        for _ in range(RUNS):
             rss.append(resident_outside_guest(argv_for(""))[0] / 1024)
         results[name] = (stats(firsts), stats(ends), stats(rss))
 

@@ -141,16 +141,27 @@ if need_root "partition-backed disk"; then
 	fi
 	if [ -n "$loop" ] && [ -b "${loop}p2" ]; then
 		# Everything outside partition 2 must stay as it was.
+		# Fill the space after partition 2 (sector 67584 to the end) so a
+		# stray write there shows too, then write partition 2's first and
+		# last sectors.
+		head -c $(((131072 - 67584) * 512)) /dev/urandom |
+			dd of="$T/parted.img" bs=512 seek=67584 conv=notrunc status=none
 		before=$(fnv1a64w "$T/parted.img" 0 $((34816 * 512)))
-		run_guest "$T/part.out" "blk; blk-pattern vda 0 64 91; blk-flush vda" --disk "${loop}p2"
+		before_tail=$(fnv1a64w "$T/parted.img" $((67584 * 512)) $(((131072 - 67584) * 512)))
+		run_guest "$T/part.out" "blk; blk-pattern vda 0 64 91; blk-pattern vda 32704 64 91; blk-flush vda" \
+			--disk "${loop}p2"
 		sync
 		after=$(fnv1a64w "$T/parted.img" 0 $((34816 * 512)))
+		after_tail=$(fnv1a64w "$T/parted.img" $((67584 * 512)) $(((131072 - 67584) * 512)))
 		if grep -q 'vda: 32768 sectors' "$T/part.out" &&
-		   expect_pattern "$T/parted.img" $((34816 * 512)) $((64 * 512)) 91 0; then
-			if [ "$before" = "$after" ]; then
-				pass "partition-backed disk: writes land inside the partition only"
-			else
+		   expect_pattern "$T/parted.img" $((34816 * 512)) $((64 * 512)) 91 0 &&
+		   expect_pattern "$T/parted.img" $(((34816 + 32704) * 512)) $((64 * 512)) 91 $((32704 * 512)); then
+			if [ "$before" != "$after" ]; then
 				fail "partition-backed disk" "bytes before the partition changed"
+			elif [ "$before_tail" != "$after_tail" ]; then
+				fail "partition-backed disk" "bytes after the partition changed"
+			else
+				pass "partition-backed disk: writes land inside the partition only (bytes before and after unchanged)"
 			fi
 		else
 			fail "partition-backed disk" "pattern not found at the partition: $(grep -E 'vda|blk' "$T/part.out" | head -3)"
@@ -162,7 +173,180 @@ if need_root "partition-backed disk"; then
 	fi
 fi
 
-# 8. On hardware KVM: the Debian guest mounts an ext4 root on a file-backed disk.
+# 8. A size that is not a multiple of 512: rounded down, with one warning;
+#    the guest sees 64 MiB, its last sector is usable, the 100 bytes past it
+#    are never touched and a write beyond it is an I/O error.
+truncate -s $((64 << 20)) "$T/odd.img"
+printf '%100s' '' | tr ' ' '\252' >>"$T/odd.img"
+tail_before=$(tail -c 100 "$T/odd.img" | md5sum)
+run_guest "$T/odd.out" "blk; blk-pattern vda 131071 1 13; blk-pattern vda 131072 1 13" --disk "$T/odd.img"
+warns=$(grep -c "disk $T/odd.img: size $(((64 << 20) + 100)) is not a multiple of 512; the last 100 bytes are not used" "$T/odd.out")
+if [ "$warns" -eq 1 ] && [ "$(grep -c 'not a multiple of 512' "$T/odd.out")" -eq 1 ] &&
+   grep -q 'vda: 131072 sectors (64 MiB)' "$T/odd.out" && grep -q 'blk-pattern: wrote 1 sectors' "$T/odd.out" &&
+   grep -q 'blk-pattern: I/O error (status 1) writing sector 131072' "$T/odd.out" &&
+   expect_pattern "$T/odd.img" $((131071 * 512)) 512 13 &&
+   [ "$(tail -c 100 "$T/odd.img" | md5sum)" = "$tail_before" ] && [ "$(stat -c %s "$T/odd.img")" -eq $(((64 << 20) + 100)) ]; then
+	pass "a 64 MiB + 100 byte image: one warning, the guest sees 64 MiB, the tail is untouched"
+else
+	fail "size rounded down to 512 bytes" "$warns warnings: $(grep -E 'multiple|vda|blk-pattern' "$T/odd.out" | tr '\n' '|')"
+fi
+
+# 9. DISCARD and WRITE_ZEROES (unmap) punch holes in a sparse file; plain
+#    WRITE_ZEROES zeroes. Three 1 MiB regions get the pattern, then one of
+#    each request; the file's allocated blocks drop by two regions, those two
+#    are holes (SEEK_DATA), all three read back zeros in the guest and on
+#    the host, and the bytes around them keep the pattern.
+# is_hole FILE OFFSET LENGTH: no data in [OFFSET, OFFSET+LENGTH)
+is_hole() {
+	python3 - "$@" <<'PY'
+import errno, os, sys
+f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fd = os.open(f, os.O_RDONLY)
+try:
+    data = os.lseek(fd, off, os.SEEK_DATA)
+except OSError as e:
+    data = None if e.errno == errno.ENXIO else -1
+sys.exit(0 if data is None or data >= off + n else 1)
+PY
+}
+is_zero() {   # FILE OFFSET LENGTH
+	python3 -c 'import sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2])); n=int(sys.argv[3]); sys.exit(0 if f.read(n) == bytes(n) else 1)' "$@"
+}
+probe=$T/punch-probe
+head -c 65536 /dev/urandom >"$probe"
+if fallocate -p -o 0 -l 65536 "$probe" 2>/dev/null && is_hole "$probe" 0 65536; then
+	truncate -s 64M "$T/sparse.img"
+	run_guest "$T/fill.out" "blk-pattern vda 8000 12000 23; blk-flush vda" --disk "$T/sparse.img"
+	sync "$T/sparse.img"
+	blocks0=$(stat -c %b "$T/sparse.img")
+	run_guest "$T/discard.out" "blk-discard vda 8192 2048; blk-zeroes vda 12288 2048 unmap; blk-zeroes vda 16384 2048; blk-sum vda 8192 2048; blk-sum vda 12288 2048; blk-sum vda 16384 2048; blk-flush vda" \
+		--disk "$T/sparse.img"
+	sync "$T/sparse.img"
+	blocks1=$(stat -c %b "$T/sparse.img")   # 512-byte units, as the sectors
+	zsum=$(fnv1a64w /dev/zero 0 $((2048 * 512)))
+	why=
+	grep -q 'blk-discard: 2048 sectors' "$T/discard.out" || why="$why discard not done;"
+	[ "$(grep -c 'blk-zeroes: 2048 sectors' "$T/discard.out")" -eq 2 ] || why="$why write-zeroes not done;"
+	[ "$(grep -c "blk-sum: fnv1a64w $zsum" "$T/discard.out")" -eq 3 ] || why="$why the guest does not read zeros;"
+	# Two regions of 2048 sectors freed, less up to 64 sectors the file
+	# system may take for the extents the holes split.
+	[ $((blocks0 - blocks1)) -ge $((2 * 2048 - 64)) ] || why="$why allocated blocks $blocks0 -> $blocks1;"
+	is_hole "$T/sparse.img" $((8192 * 512)) $((2048 * 512)) || why="$why the discarded region is no hole;"
+	is_hole "$T/sparse.img" $((12288 * 512)) $((2048 * 512)) || why="$why the unmapped zeroes are no hole;"
+	for r in 8192 12288 16384; do
+		is_zero "$T/sparse.img" $((r * 512)) $((2048 * 512)) || why="$why sector $r reads non-zero on the host;"
+	done
+	# What was not asked for keeps the pattern (sectors 8000-19999 had it).
+	for r in "8000 192" "10240 2048" "14336 2048" "18432 1568"; do
+		read -r at n <<<"$r"
+		expect_pattern "$T/sparse.img" $((at * 512)) $((n * 512)) 23 || why="$why sectors $at+$n lost the pattern;"
+	done
+	if [ -z "$why" ]; then
+		pass "DISCARD and WRITE_ZEROES: holes punched (blocks $blocks0 -> $blocks1), zeros read in the guest and on the host"
+	else
+		fail "DISCARD and WRITE_ZEROES" "$why $(grep -E 'blk-' "$T/discard.out" | tr '\n' '|')"
+	fi
+else
+	skip "DISCARD and WRITE_ZEROES punch holes" "$(df --output=fstype "$T" | tail -1) under $T cannot punch holes"
+fi
+
+# 10. A guest FLUSH reaches the disk: on a loop device the kernel counts
+#     what arrives (/sys/block/loopN/stat: field 7 sectors written, field 16
+#     flush requests). The pattern is written into the page cache and nothing
+#     is flushed; after blk-flush the loop device has seen the pattern's
+#     sectors and a cache flush. (Test 1 cannot fail from a broken flush: the
+#     page cache survives lodge-hyp's SIGKILL.)
+if need_root "guest FLUSH reaches the disk"; then
+	truncate -s 64M "$T/flush.img"
+	floop=$(losetup -f --show "$T/flush.img" 2>/dev/null)
+	fstat=/sys/block/${floop##*/}/stat
+	if [ -n "$floop" ] && [ "$(wc -w <"$fstat" 2>/dev/null)" -ge 17 ]; then
+		mkfifo "$T/flush.in"
+		"$HYP" --kernel "$MINIOS" --memory 64 --disk "$floop" <"$T/flush.in" >"$T/flush.out" 2>&1 &
+		fhyp=$!
+		exec 8>"$T/flush.in"
+		field() { awk -v f="$1" '{ print $f }' "$fstat"; }
+		why=
+		if wait_for "$T/flush.out" 'minios> ' 30; then
+			w0=$(field 7) f0=$(field 16)
+			echo "blk-pattern vda 2048 256 29" >&8
+			wait_for "$T/flush.out" 'blk-pattern: wrote 256 sectors' 30 || why="no pattern written;"
+			w1=$(field 7) f1=$(field 16)
+			echo "blk-flush vda" >&8
+			wait_for "$T/flush.out" 'blk-flush: ok' 30 || why="$why no flush completion;"
+			w2=$(field 7) f2=$(field 16)
+			[ "$f1" -eq "$f0" ] || why="$why a flush before the guest's ($f0 -> $f1);"
+			[ "$f2" -gt "$f1" ] || why="$why the guest's FLUSH sent no cache flush to the device ($f1 -> $f2);"
+			[ $((w2 - w0)) -ge 256 ] || why="$why only $((w2 - w0)) sectors reached the device by the flush's end;"
+		else
+			why="no prompt: $(tail -2 "$T/flush.out")"
+		fi
+		exec 8>&-
+		kill $fhyp 2>/dev/null; wait $fhyp 2>/dev/null
+		if [ -z "$why" ] && expect_pattern "$T/flush.img" $((2048 * 512)) $((256 * 512)) 29; then
+			pass "a guest FLUSH reaches the disk: $((w2 - w0)) sectors written and $((f2 - f1)) cache flush(es) on the loop device"
+		else
+			fail "guest FLUSH reaches the disk" "${why:-pattern not in the backing file}"
+		fi
+		losetup -d "$floop"
+	else
+		[ -n "$floop" ] && losetup -d "$floop"
+		skip "guest FLUSH reaches the disk" "no loop device with flush counters in its stat"
+	fi
+fi
+
+# 11. ENOSPC on the host mid-run: the disk is a sparse 64 MiB file on a
+#     4 MiB tmpfs, in a private mount namespace held by a sleeping process;
+#     lodge create (so lodge-hyp) and every lodge command run inside it.
+#     The write that fills the tmpfs fails in the guest with an I/O error,
+#     the domain keeps running and answering, reads still work, and lodge
+#     block-list counts the error.
+if need_root "ENOSPC mid-run"; then
+	R=$T/root
+	LODGE=$BUILD/lodge
+	mkdir -p "$R/etc/lodge/domains" "$T/small"
+	cat >"$R/etc/lodge/domains/enospc.cfg" <<CFG
+name = "enospc"
+memory = 64
+kernel = "$MINIOS"
+disk = [ "$T/small/disk.img,raw,vda,rw" ]
+CFG
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o size=4M lodge-enospc "$1" &&
+		truncate -s 64M "$1/disk.img" && echo ready && exec sleep 600' sh "$T/small" >"$T/holder.out" 2>&1 &
+	holder=$!
+	lodge() { nsenter -t "$holder" -m timeout 30 "$LODGE" --root "$R" "$@"; }
+	trap 'lodge destroy enospc >/dev/null 2>&1; kill $holder 2>/dev/null; cleanup_tmp' EXIT
+	if wait_for "$T/holder.out" '^ready' 10 && lodge create enospc >"$T/enospc-create.out" 2>&1; then
+		con=$R/run/lodge/enospc/console.log
+		say() { ( echo "$1"; sleep "${2:-1}" ) | lodge console enospc >/dev/null 2>&1; }
+		wait_for "$con" 'minios> ' 30
+		say "blk-pattern vda 0 2048 5"
+		wait_for "$con" 'blk-pattern: wrote 2048 sectors' 30
+		e0=$(lodge block-list enospc | awk '$1 == "vda" { print $8 }')
+		say "blk-pattern vda 4096 16384 7"
+		wait_for "$con" 'blk-pattern: I/O error \(status 1\) writing sector' 60
+		say "echo still-here; blk-sum vda 0 2048"
+		wait_for "$con" 'blk-sum: fnv1a64w' 30
+		e1=$(lodge block-list enospc | awk '$1 == "vda" { print $8 }')
+		why=
+		grep -q 'blk-pattern: I/O error (status 1) writing sector' "$con" || why="no I/O error in the guest;"
+		grep -q '^still-here' "$con" || why="$why the guest does not answer after the error;"
+		grep -q 'blk-sum: fnv1a64w' "$con" || why="$why no read after the error;"
+		lodge list 2>/dev/null | grep -q '^enospc ' || why="$why the domain is not listed;"
+		[ -n "$e0" ] && [ -n "$e1" ] && [ "$e1" -gt "$e0" ] || why="$why block-list errors $e0 -> $e1;"
+		if [ -z "$why" ]; then
+			pass "ENOSPC on the host: the guest gets an I/O error, keeps running, block-list counts it ($e0 -> $e1)"
+		else
+			fail "ENOSPC mid-run" "$why $(grep -E 'blk-|still' "$con" | tail -4 | tr '\n' '|')"
+		fi
+		lodge destroy enospc >/dev/null 2>&1
+	else
+		skip "ENOSPC mid-run" "cannot make a small tmpfs in a mount namespace: $(tail -1 "$T/holder.out" "$T/enospc-create.out" 2>/dev/null | tr '\n' ' ')"
+	fi
+	kill $holder 2>/dev/null; wait $holder 2>/dev/null
+fi
+
+# 12. On hardware KVM: the Debian guest mounts an ext4 root on a file-backed disk.
 if need_hw_kvm "Debian guest on an ext4 root disk"; then
 	if [ -x "$TOP/share/debian/build-rootfs.sh" ] && "$TOP/share/debian/build-kernel.sh" >/dev/null 2>&1 &&
 	   "$TOP/share/debian/build-initramfs.sh" >/dev/null 2>&1 &&

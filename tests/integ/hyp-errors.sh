@@ -42,6 +42,10 @@ if [ -f "$T/static-elf" ]; then
 else
 	skip "ELF without PVH note" "no C compiler with static libc to make the sample"
 fi
+# A FIFO: opening it to read would wait for a writer; it is refused at once.
+mkfifo "$T/fifo"
+expect_error "kernel is a FIFO" "kernel $T/fifo is not a non-empty regular file" --kernel "$T/fifo"
+expect_error "initrd is a FIFO" "initrd $T/fifo is not a non-empty regular file" --kernel "$MINIOS" --initrd "$T/fifo"
 expect_error "missing initrd" "cannot open initrd $T/nope" --kernel "$MINIOS" --initrd "$T/nope"
 expect_error "memory too small for kernel and initrd" "memory too small for the kernel and initrd" \
 	--kernel "$MINIOS" --initrd "$T/big-initrd" --memory 8
@@ -65,4 +69,17 @@ fi
 if need_root "no permission on /dev/kvm" && [ "$(stat -c %a /dev/kvm)" = 600 ]; then
 	WRAP=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	expect_error "no permission on /dev/kvm" "cannot open /dev/kvm: permission denied" --kernel "$MINIOS"
+fi
+# An unreadable kernel: lodge-hyp runs as root, whose CAP_DAC_OVERRIDE reads
+# any file, so drop that capability (and DAC_READ_SEARCH) and keep uid 0, which
+# still owns /dev/kvm; a root-owned kernel with mode 000 then cannot be opened.
+if need_root "unreadable kernel"; then
+	cp "$MINIOS" "$T/unreadable.elf" && chmod 000 "$T/unreadable.elf"
+	WRAP=(setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search)
+	if "${WRAP[@]}" true 2>/dev/null; then
+		expect_error "unreadable kernel" "cannot open kernel $T/unreadable.elf: Permission denied" \
+			--kernel "$T/unreadable.elf"
+	else
+		skip "unreadable kernel" "setpriv cannot drop capabilities here"
+	fi
 fi
