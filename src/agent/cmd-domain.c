@@ -84,7 +84,7 @@ static const char *state_letters(const char *state)
 	return "------";
 }
 
-struct list_opts { int long_fmt; int tsv; };
+struct list_opts { int long_fmt; int tsv; const struct host_config *hc; struct addr_claims *claims; };
 
 /* Mem is what the domain should have now (its balloon target), as xl
  * list shows after mem-set; -l adds maxmem, the balloon, the guest's own
@@ -107,6 +107,8 @@ static void print_domain(const struct dom_status *st, void *arg)
 	if (st->guest_stats)
 		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
 	netview_join_addrs(st, addrs, sizeof(addrs));
+	if (o->claims)
+		netview_claims_add(o->claims, o->hc->runtime_dir, o->hc, st);
 	if (o->tsv)
 		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\t%lu\t%lu\t%s\n", st->name,
 		       st->id, st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
@@ -172,7 +174,16 @@ int cmd_list(int argc, char **argv)
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
 	host_status(&dom0);
 	print_domain(&dom0, &o);
+	if (o.long_fmt) {
+		static struct addr_claims claims;
+
+		o.hc = &hc;
+		o.claims = &claims;
+	}
 	domains_scan(hc.runtime_dir, print_domain, &o);
+	/* Two domains on one bridge claiming an address: after the table, on stderr. */
+	if (o.claims)
+		netview_claims_warn(o.claims);
 	return 0;
 }
 

@@ -28,7 +28,7 @@ static const struct command commands[] = {
 	{ "vcpu-pin", "NAME VCPU|all CPUS", "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", cmd_vcpu_pin },
 	{ "sched", "[NAME [--weight W] [--cap PCT]]", "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)", cmd_sched },
 	{ "mem-set", "NAME MiB", "balloon a running domain to MiB (32 MiB up to its maxmem)", cmd_mem_set },
-	{ "addr", "NAME", "each vif's addresses, learned from the guest's own traffic", cmd_addr },
+	{ "addr", "[-t] NAME", "each vif's addresses, learned from the guest's own traffic (-t: rates, drops, top peers)", cmd_addr },
 	{ "capture", "NAME [VIF] [-w FILE] [-c N] [-t SECS] [FILTER]", "capture a vif's frames (pcap file or one line each)", cmd_capture },
 	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
 	{ "uptime", "", "how long each domain has run", cmd_uptime },

@@ -1,5 +1,6 @@
 #include "netview.h"
 #include "client.h"
+#include "log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,4 +91,72 @@ int netview_fetch(const char *rundir, const char *name, struct net_view *nv, cha
 		nv->nvifs++;
 	}
 	return 0;
+}
+
+void netview_claims_add(struct addr_claims *c, const char *rundir, const struct host_config *hc,
+			const struct dom_status *st)
+{
+	static struct domain_config dc;
+	char path[CFG_PATH_MAX + 80], err[512];
+	bool have_dc;
+	unsigned i;
+
+	if (!st->naddrs)
+		return;
+	snprintf(path, sizeof(path), "%s/%s/config", rundir, st->name);
+	have_dc = domain_config_load(path, hc, false, &dc, err, sizeof(err)) == 0;
+	for (i = 0; i < st->naddrs && c->n < NETVIEW_MAX_CLAIMS; i++) {
+		const struct dom_addr *a = &st->addrs[i];
+		const char *br = have_dc && a->vif < dc.nvifs && dc.vifs[a->vif].bridge[0] ?
+			dc.vifs[a->vif].bridge : hc->default_bridge;
+
+		snprintf(c->c[c->n].name, sizeof(c->c[c->n].name), "%s", st->name);
+		snprintf(c->c[c->n].bridge, sizeof(c->c[c->n].bridge), "%s", br);
+		snprintf(c->c[c->n].addr, sizeof(c->c[c->n].addr), "%s", a->addr);
+		c->n++;
+	}
+}
+
+unsigned netview_claims_others(const struct addr_claims *c, const char *name, const char *bridge,
+			       const char *addr, char *buf, size_t len)
+{
+	unsigned i, j, found = 0;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n; i++) {
+		if (strcmp(c->c[i].addr, addr) || strcmp(c->c[i].bridge, bridge) || !strcmp(c->c[i].name, name))
+			continue;
+		for (j = 0; j < i; j++)           /* a domain with the address on two vifs: once */
+			if (!strcmp(c->c[j].name, c->c[i].name) && !strcmp(c->c[j].addr, addr) &&
+			    !strcmp(c->c[j].bridge, bridge))
+				break;
+		if (j < i)
+			continue;
+		if (n + 1 < len) {
+			int r = snprintf(buf + n, len - n, "%s%s", found ? "," : "", c->c[i].name);
+
+			n = r > 0 && n + r < len ? n + r : len - 1;
+		}
+		found++;
+	}
+	return found;
+}
+
+void netview_claims_warn(const struct addr_claims *c)
+{
+	char others[512];
+	unsigned i, j;
+
+	for (i = 0; i < c->n; i++) {
+		/* Once per address and bridge: at its first claimant. */
+		for (j = 0; j < i; j++)
+			if (!strcmp(c->c[j].addr, c->c[i].addr) && !strcmp(c->c[j].bridge, c->c[i].bridge))
+				break;
+		if (j < i)
+			continue;
+		if (netview_claims_others(c, c->c[i].name, c->c[i].bridge, c->c[i].addr, others, sizeof(others)))
+			log_warn("address %s on bridge %s is claimed by %s and %s", c->c[i].addr, c->c[i].bridge,
+				 c->c[i].name, others);
+	}
 }

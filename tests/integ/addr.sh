@@ -5,8 +5,11 @@
 # that takes a lease from busybox udhcpd on another "host" of the bridge
 # are listed by lodge addr and lodge list -l within 2 s of their first
 # packet; a guest claiming another's address, or sending from another's
-# MAC, takes nothing from it; lodge capture writes a file tcpdump reads,
-# prints lines, stops on SIGINT, and refuses bad filters and vif-less domains.
+# MAC, takes nothing from it, and two domains claiming one address are
+# both shown with a conflict warning; the traffic view (lodge addr -t and
+# the dashboard's detail view) counts the packets of a peer the guest
+# pinged; lodge capture writes a file tcpdump reads, prints lines, stops
+# on SIGINT, and refuses bad filters and vif-less domains.
 . "$(dirname "$0")/../lib.sh"
 
 need_kvm "addresses" || exit 0
@@ -24,6 +27,7 @@ in_ns() { ip netns exec "$NS" "$@"; }
 lodge() { in_ns timeout 30 "$LODGE" --root "$R" "$@"; }
 dhcpd_pid=
 cleanup() {
+	tmux kill-session -t "lodge-addr-tui-$$" 2>/dev/null
 	for d in st dh ev nv; do lodge destroy $d >/dev/null 2>&1; done
 	[ -n "$dhcpd_pid" ] && kill "$dhcpd_pid" 2>/dev/null
 	wait 2>/dev/null
@@ -103,7 +107,7 @@ else
 	fail "DHCP lease" "$(grep -a dhcp "$(con dh)"; cat "$T/udhcpd.out")"
 	lease=none
 fi
-row() { lodge list -l | awk -v n="$1" '$1 == n { print $NF }'; }
+row() { lodge list -l 2>/dev/null | awk -v n="$1" '$1 == n { print $NF }'; }
 if [ "$(row st)" = 10.79.0.2 ] && [ "$(row dh)" = "$lease" ] && [ "$(row nv)" = - ]; then
 	pass "lodge list -l shows each domain's addresses"
 else
@@ -141,6 +145,27 @@ else
 	fail "forged MAC" "$(cat "$T/forged.out"; lodge addr st; lodge addr ev)"
 fi
 
+# ev's own ARP for st's address credits ev with it too (ev's watcher sees
+# a well-formed claim from ev's MAC; st's watcher cannot see it at all):
+# neither domain's watcher can tell the owner, so the agent, which sees
+# both, shows the address under both with a conflict marker and lodge
+# list -l warns, naming both.
+if addr_of ev 10.79.0.2 arp &&
+   lodge addr ev | awk '$4 == "10.79.0.2" && /CONFLICT: also claimed by st$/ { ok = 1 } END { exit !ok }' &&
+   lodge addr st | awk '$4 == "10.79.0.2" && /CONFLICT: also claimed by ev$/ { ok = 1 } END { exit !ok }' &&
+   ! lodge addr ev | awk '$4 == "10.79.0.50" && /CONFLICT/ { bad = 1 } END { exit !bad }'; then
+	pass "an address two domains claim is shown under both, each naming the other"
+else
+	fail "conflict marker" "$(lodge addr ev 2>&1 | tr '\n' '|') $(lodge addr st 2>&1 | tr '\n' '|')"
+fi
+warn=$(lodge list -l 2>&1 >/dev/null)
+if grep -Eq "warning: address 10\.79\.0\.2 on bridge abr0 is claimed by (st and ev|ev and st)" <<<"$warn" &&
+   ! grep -q '10\.79\.0\.50' <<<"$warn" && [ "$(row st)" = 10.79.0.2 ]; then
+	pass "lodge list -l warns of an address two domains on one bridge claim"
+else
+	fail "list -l conflict warning" "$warn"
+fi
+
 # lodge capture -w: a pcap file tcpdump reads.  (The announcements moved
 # the host's ARP entry and the bridge's idea of where st's MAC is: ask again.)
 in_ns ip neigh flush dev abr0
@@ -169,6 +194,58 @@ else
 	fail "capture SIGINT" "$rc: $(tail -2 "$T/int.out")"
 fi
 wait $png
+
+# The traffic view: st pings the host (10.79.0.1) N times, and its
+# watcher's last interval counts at least N packets with that peer: the
+# 2N requests and replies, which may straddle two one-second intervals
+# (under PVM a ping takes up to ~0.2 s), and a burst spread over more is
+# sent again.  The view is polled while the guest pings, as an interval's
+# view lasts only until the next closes.  lodge addr -t prints it, and so
+# does the dashboard's detail view.
+N=5
+peer_pkts() {   # peer_pkts DOMAIN ADDRESS: its packets in lodge addr -t's last interval
+	lodge addr -t "$1" 2>/dev/null | awk -v a="$2" '/^    [0-9a-f]/ && $1 == a { n = $2 } END { print n + 0 }'
+}
+peer_seen() { [ "$(peer_pkts st 10.79.0.1)" -ge $N ]; }
+ok=
+for try in 1 2 3 4; do
+	say st "ping 10.79.0.1 $N" 0.3 &
+	within 5 peer_seen && ok=1
+	wait $!
+	[ -n "$ok" ] && break
+done
+if [ -n "$ok" ] && lodge addr -t st | grep -Eq '^0 +[^ ]+ +[0-9]+ pkt/s [0-9]+ B/s, [0-9]+ dropped by the watcher'; then
+	pass "lodge addr -t shows a peer the guest pinged $N times with at least $N packets, and the vif's rates"
+else
+	fail "traffic view peers" "$(lodge addr -t st 2>&1 | tr '\n' '|')"
+fi
+if command -v tmux >/dev/null; then
+	S=lodge-addr-tui-$$
+	tmux new-session -d -s "$S" -x 100 -y 40 "ip netns exec $NS $LODGE --root $R -d 0.5; sleep 30"
+	screen() { tmux capture-pane -p -t "$S"; }
+	keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
+	# The detail view's peer line: "    10.79.0.1   ...   40 pkts ...".
+	screen_peer() { screen | awk -v n=$N '$1 == "10.79.0.1" && $3 == "pkts" && $2 >= n { ok = 1 } END { exit !ok }'; }
+	within 10 sh -c "tmux capture-pane -p -t $S | grep -q ' st '"
+	keys '/'; tmux send-keys -t "$S" -l st; keys Enter; keys Home; keys Down; keys Enter
+	ok=
+	if within 5 sh -c "tmux capture-pane -p -t $S | grep -q 'console (last lines)'"; then
+		for try in 1 2 3 4 5; do
+			say st "ping 10.79.0.1 $N" 0.3 &
+			within 5 screen_peer && ok=1
+			wait $!
+			[ -n "$ok" ] && break
+		done
+	fi
+	if [ -n "$ok" ] && screen | grep -Eq '^  traffic .*pkt/s .*B/s, [0-9]+ dropped by the watcher'; then
+		pass "the dashboard's detail view shows the pinged peer with at least $N packets, and pkt/s, B/s, drops"
+	else
+		fail "dashboard traffic view" "$(screen | tr '\n' '|')"
+	fi
+	tmux kill-session -t "$S" 2>/dev/null
+else
+	skip "dashboard traffic view" "tmux not installed"
+fi
 
 msg=$(lodge capture st 'tcp port' 2>&1); rc=$?
 if [ $rc -ne 0 ] && grep -q "filter 'tcp port': .*syntax error" <<<"$msg"; then
