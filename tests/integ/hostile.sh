@@ -66,7 +66,12 @@ wait $attack
 if wait_for "$R/run/lodge/evil/console.log" 'hostile: done' 30; then
 	pass "the hostile guest ran $SECS s (seed $seed: $(grep -o 'hostile: done: [0-9]* rounds' "$R/run/lodge/evil/console.log" | tail -1 | cut -d' ' -f3) rounds)"
 else
-	fail "hostile guest ran" "seed $seed: $(tail -c 300 "$R/run/lodge/evil/console.log" | tr '\n' '|')"
+	# What each thread of its lodge-hyp was doing, to tell a guest still
+	# busy from a thread stuck in lodge-hyp.
+	threads=$(for t in /proc/"$(pid_of evil)"/task/*; do
+		echo "$(cat "$t/comm" 2>/dev/null) $(cut -d' ' -f3 "$t/stat" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null)"
+	done | tr '\n' ',')
+	fail "hostile guest ran" "seed $seed: $(tail -c 300 "$R/run/lodge/evil/console.log" | tr '\n' '|'); threads: $threads"
 fi
 if [ -n "$evil_pid" ] && kill -0 "$evil_pid" 2>/dev/null && [ "$(pid_of evil)" = "$evil_pid" ]; then
 	pass "its lodge-hyp survived and still answers its control socket"
