@@ -2,8 +2,9 @@
 # The console agent with real domains: create from a config, list, console,
 # pause/unpause, shutdown through the guest's own power-button handler,
 # reboot, destroy; a killed CLI leaves the domain running (and its console
-# free); a killed
-# lodge-hyp leaves a stale entry that list reports and cleans.
+# free); a killed lodge-hyp leaves a stale entry that list reports and
+# cleans.  More of the agent (preserve, console takeover, protocol
+# version, autostart, a killed dashboard): agent.sh.
 . "$(dirname "$0")/../lib.sh"
 
 need_kvm "domain lifecycle" || exit 0
