@@ -72,6 +72,7 @@ def stats(values):
 def main():
     lodge, minios = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     hyp = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else os.path.join(os.path.dirname(lodge), "lodge-hyp")
+    load0 = os.getloadavg()[0]
     root = tempfile.mkdtemp(prefix="lodge-bench-life.")
     doms = os.path.join(root, "etc/lodge/domains")
     os.makedirs(doms)
@@ -148,6 +149,9 @@ def main():
     print("| lodge-hyp alone, start to first line (stdout pipe) | %.1f ms | %.1f ms | %.1f ms |" % stats(direct))
     print("| lodge create, create to first line (console.log) | %.1f ms | %.1f ms | %.1f ms |" % stats(seq))
     print("| lodge's own time (create less the lodge-hyp run before it) | %.1f ms | %.1f ms | %.1f ms |" % stats(own))
+    print("\nDifference of the medians: %.1f ms. Host load average (1 min) at the start %.2f, at the end %.2f "
+          "(%d CPUs)" % (statistics.median(seq) - statistics.median(direct), load0, os.getloadavg()[0],
+                         os.cpu_count()))
     print("\nTargets: lodge list under 20 ms with 50 domains: %.1f ms (%s); create-to-running under %d ms of "
           "lodge's own time: median %.1f ms (%s)" % (
               statistics.median(lists), "met" if statistics.median(lists) < 20 else "NOT met",
