@@ -52,6 +52,7 @@ struct ctl {
 	bool snapshot_held;
 	struct save_progress last;     /* for status */
 	bool has_last;
+	bool told_preserved;           /* the log says why a preserved domain stopped */
 };
 
 static const char *const state_names[] = { "running", "paused", "shutdown", "crashed" };
@@ -635,7 +636,16 @@ static bool ctl_done(struct ctl *c)
 {
 	if (atomic_load(&c->dom->end) == DOMAIN_RUNNING)
 		return false;
-	return c->destroyed || domain_action_for(c->dom) != ACTION_PRESERVE;
+	if (c->destroyed || domain_action_for(c->dom) != ACTION_PRESERVE)
+		return true;
+	/* Kept for inspection: say why now, beside any registers logged,
+	 * not only once someone destroys it. */
+	if (!c->told_preserved) {
+		log_warn("domain %s stopped (%s): preserved until lodge destroy", c->dom->name,
+			 c->dom->end_reason);
+		c->told_preserved = true;
+	}
+	return false;
 }
 
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd)
