@@ -230,6 +230,7 @@ if boot idle '^counter 5$'; then
 	else
 		fail "gone from hostA" "state '$(state "$RA" idle)'; lodge list: '$list_err'; hyp: $(hyp_pids "$RA" idle | one_line)"
 	fi
+	wait_until 10 counter_past "$RB" idle 0 || true      # its first tick here
 	first=$(first_counter "$RB" idle)
 	if [ -n "$before" ] && [ -n "$first" ] && [ "$first" -gt "$before" ] && wait_until 10 counter_past "$RB" idle $((first + 5)); then
 		pass "its console continues on hostB: counter $before seen on hostA, then $first, ... $(last_counter "$RB" idle) on hostB"
