@@ -229,6 +229,9 @@ static void cmd_blk_bench(int argc, char **argv)
 	struct blkdev *d = argc == 6 ? disk_named(argv[1]) : NULL;
 	uint64_t total, req, depth, nreq, issued = 0, done = 0, t0, ms, span, slot = 0, i;
 	uint64_t rnd = 88172645463325252ULL;
+	volatile struct vring_used *used;
+	volatile struct vring_avail *avail;
+	uint16_t mask, last, aidx;
 	uint32_t type;
 	int randomly, failed = 0;
 	uint8_t *bufs;
@@ -266,16 +269,27 @@ static void cmd_blk_bench(int argc, char **argv)
 			slot = 0;
 	}
 	vq_kick(&d->q);
+	/* The rings' indices in registers: the ring memory is volatile, and
+	 * through d->q every store would make the compiler reload them. */
+	used = d->q.used;
+	avail = d->q.avail;
+	mask = d->q.size - 1;
+	last = d->q.last_used;
+	aidx = avail->idx;
 	while (done < nreq) {
-		int head = vq_used_take(&d->q), posted = 0;
+		int posted = 0;
 
-		if (head < 0) {
+		if (last == used->idx) {
 			cpu_relax();
 			continue;
 		}
-		for (; head >= 0; head = vq_used_take(&d->q)) {
-			struct blk_req *r = &d->reqs[head];
+		do {
+			uint16_t head;
+			struct blk_req *r;
 
+			barrier();           /* the entry and its status after the index */
+			head = used->ring[last++ & mask].id;
+			r = &d->reqs[head];
 			done++;
 			failed |= r->status;
 			if (issued == nreq || failed) {
@@ -288,17 +302,21 @@ static void cmd_blk_bench(int argc, char **argv)
 			}
 			r->hdr.sector = slot * (req / 512);
 			r->status = 0xff;
-			vq_repost(&d->q, head);
+			avail->ring[aidx & mask] = head;
+			barrier();           /* the entry before the index that publishes it */
+			avail->idx = ++aidx;
 			issued++;
 			posted = 1;
 			if (!randomly && ++slot == span)
 				slot = 0;
-		}
+		} while (last != used->idx);
+		d->q.last_used = last;
 		if (posted)
 			vq_kick(&d->q);
 		if (failed && done == issued)
 			break;
 	}
+	d->q.last_used = last;
 	ms = (time_ns() - t0) / 1000000;
 	d->q.avail->flags = 0;
 	if (failed) {

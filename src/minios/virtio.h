@@ -49,30 +49,9 @@ int vq_add(struct vq *q, const struct vbuf *bufs, unsigned n);
 void vq_kick(struct vq *q);
 /* Next completed chain: its head (descriptors freed), or -1. */
 int vq_get(struct vq *q, uint32_t *len);
-/* Return a chain that vq_used_take() handed back to the free list. */
+/* Return to the free list a chain taken off the used ring by hand (by a
+ * driver that keeps its chains built and posts them again). */
 void vq_free_chain(struct vq *q, uint16_t head);
-
-/* For drivers that keep their chains built and post them again as they
- * complete (few instructions per request: each one is emulated on PVM).
- * The next completed chain's head without freeing it, or -1 ... */
-static inline int vq_used_take(struct vq *q)
-{
-	uint16_t head;
-
-	if (q->last_used == q->used->idx)
-		return -1;
-	__asm__ volatile("" ::: "memory");    /* the entry after the index that published it */
-	head = q->used->ring[q->last_used++ & (q->size - 1)].id;
-	return head;
-}
-
-/* ... and a built chain made available again (kick to tell the device). */
-static inline void vq_repost(struct vq *q, uint16_t head)
-{
-	q->avail->ring[q->avail->idx & (q->size - 1)] = head;
-	__asm__ volatile("" ::: "memory");    /* the entry before the index that publishes it */
-	q->avail->idx++;
-}
 
 /* A zeroed, aligned allocation that is never freed. */
 void *kalloc(uint64_t size, uint64_t align);
