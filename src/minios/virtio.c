@@ -130,6 +130,8 @@ int virtio_vq_setup(struct vdev *d, unsigned index, struct vq *q, unsigned max_s
 		return -1;
 	if (size > max_size)
 		size = max_size;
+	while (size & (size - 1))         /* a power of two, so ring slots are a mask away */
+		size &= size - 1;
 	memset(q, 0, sizeof(*q));
 	q->size = size;
 	q->index = index;
@@ -188,9 +190,21 @@ void vq_kick(struct vq *q)
 	mmio_write16(q->notify, q->index);
 }
 
+/* Return a chain to the free list. */
+static inline void free_chain(struct vq *q, uint16_t head)
+{
+	uint16_t i, n = 1;
+
+	for (i = head; q->desc[i].flags & VRING_DESC_F_NEXT; i = q->desc[i].next)
+		n++;
+	q->desc[i].next = q->free_head;
+	q->free_head = head;
+	q->nfree += n;
+}
+
 int vq_get(struct vq *q, uint32_t *len)
 {
-	uint16_t head, i, n = 1;
+	uint16_t head;
 
 	if (q->last_used == q->used->idx)
 		return -1;
@@ -199,11 +213,11 @@ int vq_get(struct vq *q, uint32_t *len)
 	if (len)
 		*len = q->used->ring[q->last_used % q->size].len;
 	q->last_used++;
-	/* Return the chain to the free list. */
-	for (i = head; q->desc[i].flags & VRING_DESC_F_NEXT; i = q->desc[i].next)
-		n++;
-	q->desc[i].next = q->free_head;
-	q->free_head = head;
-	q->nfree += n;
+	free_chain(q, head);
 	return head;
+}
+
+void vq_free_chain(struct vq *q, uint16_t head)
+{
+	free_chain(q, head);
 }

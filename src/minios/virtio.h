@@ -8,6 +8,7 @@
 #define VIRTIO_F_VERSION_1 32
 #define VRING_DESC_F_NEXT  1
 #define VRING_DESC_F_WRITE 2
+#define VRING_AVAIL_F_NO_INTERRUPT 1
 #define VEC_VIRTIO         0x30
 
 struct vring_desc { uint64_t addr; uint32_t len; uint16_t flags, next; };
@@ -48,6 +49,9 @@ int vq_add(struct vq *q, const struct vbuf *bufs, unsigned n);
 void vq_kick(struct vq *q);
 /* Next completed chain: its head (descriptors freed), or -1. */
 int vq_get(struct vq *q, uint32_t *len);
+/* Return to the free list a chain taken off the used ring by hand (by a
+ * driver that keeps its chains built and posts them again). */
+void vq_free_chain(struct vq *q, uint16_t head);
 
 /* A zeroed, aligned allocation that is never freed. */
 void *kalloc(uint64_t size, uint64_t align);
