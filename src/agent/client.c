@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,17 +127,52 @@ int client_parse_reply(char *buf, struct reply *r)
 	return 0;
 }
 
+/* "lodge/1 CMD\n" into line: its length, or -E2BIG. */
+static int format_request(char *line, size_t len, const char *cmd)
+{
+	int n = snprintf(line, len, "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+
+	return n < 0 || (size_t)n >= len ? -E2BIG : n;
+}
+
+int client_request_fd(int sock, const char *cmd, int fd)
+{
+	char line[PROTO_LINE_MAX];
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			    .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *h;
+	int n = format_request(line, sizeof(line), cmd);
+
+	if (n < 0)
+		return n;
+	iov = (struct iovec){ line, (size_t)n };
+	memset(&u, 0, sizeof(u));
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == n ? 0 : -errno;
+}
+
+int client_read_line(int fd, char *buf, size_t len, int timeout_ms)
+{
+	return read_line(fd, buf, len, now_ms() + timeout_ms);
+}
+
 int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms)
 {
 	char line[PROTO_LINE_MAX], reply[16384];
 	long deadline = now_ms() + timeout_ms;
-	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+	int n = format_request(line, sizeof(line), cmd);
 	int rc;
 
 	r->error[0] = '\0';
 	r->nkeys = 0;
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
+	if (n < 0)
+		return n;
 	if (send(fd, line, n, MSG_NOSIGNAL) != n) {
 		int err = errno;
 

@@ -22,6 +22,12 @@ int client_connect(const char *rundir, const char *name);
  * return them). Returns 0 (even for an "error" reply: see r->error) or
  * -errno on a transport failure. The fd stays open for "console". */
 int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int timeout_ms);
+/* Send "lodge/1 CMD" with fd passed beside it (SCM_RIGHTS): save and
+ * migrate hand lodge-hyp the stream's descriptor this way. 0 or -errno. */
+int client_request_fd(int sock, const char *cmd, int fd);
+/* Read one reply line (without its newline) within timeout_ms: its length,
+ * -ETIMEDOUT, or -ECONNRESET when the peer closed first. */
+int client_read_line(int fd, char *buf, size_t len, int timeout_ms);
 /* One-shot: connect, request, close. */
 int client_call(const char *rundir, const char *name, const char *cmd, int with_keys,
 		struct reply *r);

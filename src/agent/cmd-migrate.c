@@ -193,7 +193,7 @@ static int sender_auth(int sock, const struct secret *s, const char *peer)
 	char line[512], mac[2 * AUTH_MAC + 1], nh[2 * AUTH_NONCE + 1], *p;
 	int rc;
 
-	if ((rc = read_reply_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0) {
+	if ((rc = client_read_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0) {
 		log_err("%s did not greet us: %s (is lodge migrate-receive running there?)", peer, strerror(-rc));
 		return -EPROTO;
 	}
@@ -221,7 +221,7 @@ static int sender_auth(int sock, const struct secret *s, const char *peer)
 		if ((rc = send_line(sock, "auth %s nonce %s\n", mac, nh)))
 			return rc;
 	}
-	if ((rc = read_reply_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0) {
+	if ((rc = client_read_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0) {
 		log_err("%s closed the connection during authentication", peer);
 		return -EPROTO;
 	}
@@ -316,21 +316,21 @@ int cmd_migrate(int argc, char **argv)
 		close(sock);
 		return 1;
 	}
-	if ((rc = read_reply_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0 || strcmp(line, "ok") != 0) {
+	if ((rc = client_read_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0 || strcmp(line, "ok") != 0) {
 		log_err("%s will not take domain %s: %s", peer, name,
 			rc < 0 ? strerror(-rc) : strncmp(line, "error ", 6) == 0 ? line + 6 : line);
 		close(sock);
 		return 1;
 	}
 	/* Both ends agree: the socket is lodge-hyp's from here. */
-	if ((ctl = client_connect(hc.runtime_dir, name)) < 0 || (rc = send_request_fd(ctl, "migrate", sock))) {
+	if ((ctl = client_connect(hc.runtime_dir, name)) < 0 || (rc = client_request_fd(ctl, "migrate", sock))) {
 		log_err("cannot reach domain %s: %s", name, strerror(ctl < 0 ? -ctl : -rc));
 		close(sock);
 		return 1;
 	}
 	close(sock);
 	for (;;) {
-		if ((rc = read_reply_line(ctl, line, sizeof(line), MIGRATE_MAX_MS)) < 0) {
+		if ((rc = client_read_line(ctl, line, sizeof(line), MIGRATE_MAX_MS)) < 0) {
 			log_err("lost domain %s's lodge-hyp during the migration: %s", name, strerror(-rc));
 			close(ctl);
 			return 1;
@@ -385,7 +385,7 @@ static int receiver_auth(int sock, const struct secret *s, const char *peer)
 	}
 	if ((rc = send_line(sock, MIGRATE_PROTO " nonce %s\n", nh)))
 		return rc;
-	if ((rc = read_reply_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0)
+	if ((rc = client_read_line(sock, line, sizeof(line), HANDSHAKE_MS)) < 0)
 		return rc;
 	if (!s->len) {
 		if (strcmp(line, "auth - nonce -") != 0) {

@@ -245,14 +245,14 @@ int cmd_save(int argc, char **argv)
 		log_err("cannot save domain %s to %s: %s", name, file, why);
 		goto fail;
 	}
-	if ((ctl = client_connect(hc.runtime_dir, name)) < 0 || (rc = send_request_fd(ctl, "save", out))) {
+	if ((ctl = client_connect(hc.runtime_dir, name)) < 0 || (rc = client_request_fd(ctl, "save", out))) {
 		log_err("cannot reach domain %s: %s", name, strerror(ctl < 0 ? -ctl : -rc));
 		goto fail;
 	}
 	if (out != fd)
 		close(out);               /* lodge-hyp's now: the compressor ends when it does */
 	out = -1;
-	if ((rc = read_reply_line(ctl, line, sizeof(line), SAVE_REPLY_MS)) < 0) {
+	if ((rc = client_read_line(ctl, line, sizeof(line), SAVE_REPLY_MS)) < 0) {
 		log_err("domain %s did not finish its save: %s", name, strerror(-rc));
 		goto fail;
 	}

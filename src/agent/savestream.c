@@ -1,16 +1,13 @@
 /* The stream's magic and HEAD (savestream.h), and passing a descriptor to
  * lodge-hyp with a request. */
 #include "savestream.h"
-#include "proto.h"
 #include "stream.h"
 #include "version.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -152,51 +149,4 @@ int head_config(const struct stream_head *h, const char *label, const struct hos
 		return -EBADMSG;
 	}
 	return 0;
-}
-
-int send_request_fd(int sock, const char *cmd, int fd)
-{
-	char line[PROTO_LINE_MAX];
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
-	struct iovec iov;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			    .msg_controllen = sizeof(u.b) };
-	struct cmsghdr *h;
-	int n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
-
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
-	iov = (struct iovec){ line, (size_t)n };
-	memset(&u, 0, sizeof(u));
-	h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &fd, sizeof(int));
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == n ? 0 : -errno;
-}
-
-int read_reply_line(int sock, char *buf, size_t len, int timeout_ms)
-{
-	size_t n = 0;
-
-	for (;;) {
-		struct pollfd p = { sock, POLLIN, 0 };
-		ssize_t r;
-		char c;
-
-		if (timeout_ms >= 0 && poll(&p, 1, timeout_ms) == 0)
-			return -ETIMEDOUT;
-		r = read(sock, &c, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r == 0 ? -ECONNRESET : -errno;
-		if (c == '\n') {
-			buf[n] = '\0';
-			return (int)n;
-		}
-		if (n + 1 < len)
-			buf[n++] = c;
-	}
 }

@@ -37,9 +37,4 @@ void head_free(struct stream_head *h);
 int head_config(const struct stream_head *h, const char *label, const struct host_config *hc,
 		struct domain_config *dc, char *err, size_t errlen);
 
-/* Send "lodge/1 CMD" on a control connection with fd passed beside it. */
-int send_request_fd(int sock, const char *cmd, int fd);
-/* Read one reply line (without the newline); -ETIMEDOUT, -ECONNRESET. */
-int read_reply_line(int sock, char *buf, size_t len, int timeout_ms);
-
 #endif
