@@ -38,6 +38,14 @@ need_hw_kvm() {
 	return 0
 }
 
+# wait_until SECONDS CMD...: retry CMD every 0.1 s until it succeeds.
+wait_until() {
+	local i=0 secs=$1
+	shift
+	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
+	return 1
+}
+
 # wait_for FILE PATTERN SECONDS: wait until FILE contains PATTERN (grep -E).
 wait_for() {
 	local file=$1 pat=$2 secs=$3 i=0

@@ -34,12 +34,6 @@ domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
 }
 field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 state_is() { [ "$(field "$1" 5)" = "$2" ]; }
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 booted() { console_log "$1" | grep -q 'minios> '; }
 # A console client in the background, its input a fifo held open on fd

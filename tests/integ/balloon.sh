@@ -29,12 +29,6 @@ CFG
 # field COLUMN: a column of lodge list -o tsv for bal (3 Mem = target,
 # 8 RSS KiB, 10 maxmem, 11 balloon, 12 the guest's free MiB or -).
 field() { lodge list -o tsv | awk -F'\t' -v c="$1" '$1 == "bal" { print $c }'; }
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 log() { lodge console --log bal 2>/dev/null | tr -d '\r'; }
 count() { log | grep -c -- "$1"; }
 more_than() { [ "$(count "$1")" -gt "$2" ]; }

@@ -51,12 +51,6 @@ CFG
 }
 # field NAME COLUMN: lodge list -o tsv (8 RSS KiB, 13 KSM-shared KiB, 14 THP KiB).
 field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 5)) ]; do "$@" && return 0; sleep 0.2; i=$((i + 1)); done
-	return 1
-}
 log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 count() { log "$1" | grep -c -- "$2"; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }

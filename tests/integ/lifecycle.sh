@@ -31,12 +31,6 @@ CFG
 
 # field NAME COLUMN: a column of lodge list -o tsv for a domain
 field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 console_shows() { lodge console --log "$1" 2>/dev/null | grep -q -- "$2"; }
 booted() { console_shows "$1" 'minios> '; }
 

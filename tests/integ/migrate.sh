@@ -69,12 +69,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 # state ROOT NAME: the domain's state column in lodge list (empty: not listed)
 state() { timeout 20 "$LODGE" --root "$1" list -o tsv 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { print $5 }'; }
 running_on() { [ "$(state "$1" "$2")" = running ]; }

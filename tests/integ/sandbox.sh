@@ -31,12 +31,6 @@ CFG
 }
 pid_of() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $9 }'; }
 field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
-wait_until() {  # SECONDS CMD...
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 booted() { lodge console --log "$1" 2>/dev/null | grep -q 'minios> '; }
 
 # confined PID: why not, or nothing.  Every thread, not just the first.

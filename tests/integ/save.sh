@@ -30,12 +30,6 @@ trap cleanup EXIT
 
 # field NAME COLUMN: a column of lodge list -o tsv (5 state, 9 pid)
 field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
-wait_until() {  # SECONDS CMD...: retry CMD every 0.1 s until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 conlog() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 shows() { conlog "$1" | grep -Eq -- "$2"; }
 counters() { grep -E '^counter [0-9]+$' | awk '{ print $2 }'; }

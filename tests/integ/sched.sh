@@ -50,12 +50,6 @@ domain() {
 		printf '%s\n' "$@"
 	} >"$ROOT/etc/lodge/domains/$name.cfg"
 }
-wait_until() {  # SECONDS CMD...: retry CMD until it succeeds
-	local i=0 secs=$1
-	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
-}
 burning() { lodge console --log "$1" 2>/dev/null | grep -q 'burn: 600 s'; }
 # vcpu NAME VCPU COLUMN: a column of lodge vcpu-list -o tsv
 # (1 name, 2 id, 3 vcpu, 4 cpu, 5 state, 6 time s, 7 wait s, 8 affinity)
