@@ -10,6 +10,7 @@
 #include "client.h"
 #include "domains.h"
 #include "log.h"
+#include "incoming.h"
 #include "savestream.h"
 
 #include <bzlib.h>
@@ -73,16 +74,42 @@ static int write_all(int fd, const void *p, size_t len)
 }
 
 /* The compressor's exit status: 0, the errno of a failed read or write,
- * or BZ_CORRUPT for bzip2 data that is not (or not all there). */
+ * BZ_CORRUPT for bzip2 data that is not (or not all there), BZ_TOOBIG for
+ * more data than the stream's domain can have saved (a bzip2 bomb). */
 #define BZ_CORRUPT 100
+#define BZ_TOOBIG  101
 
-/* Compress (or decompress) everything from in to out, in a child. */
-static void bz_pump(int in, int out, bool compress)
+/* What the decompressor lets through before the agent, having read the
+ * HEAD, says how much the whole stream may hold: the magic and a HEAD
+ * (savestream.c's HEAD_CONFIG_MAX of config) fit well below it. */
+#define BZ_HEAD_ALLOWANCE (1u << 20)
+
+/* The decompressor's limit: BZ_HEAD_ALLOWANCE until the agent writes the
+ * real one (8 bytes) on limit_fd; EOF there without it ends the child. */
+static uint64_t bz_limit(int limit_fd, uint64_t *limit, bool *final)
+{
+	uint64_t v;
+	ssize_t n;
+
+	if (*final)
+		return *limit;
+	while ((n = read(limit_fd, &v, sizeof(v))) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(v))
+		_exit(BZ_TOOBIG);
+	*final = true;
+	return *limit = v;
+}
+
+/* Compress (or decompress, at most a limit, see bz_limit) everything from
+ * in to out, in a child. */
+static void bz_pump(int in, int out, bool compress, int limit_fd)
 {
 	static char ibuf[1 << 16], obuf[1 << 16];
 	bz_stream z = { 0 };
 	int rc = compress ? BZ2_bzCompressInit(&z, BZ_BLOCK, 0, 0) : BZ2_bzDecompressInit(&z, 0, 0);
-	bool eof = false;
+	uint64_t total = 0, limit = BZ_HEAD_ALLOWANCE;
+	bool eof = false, final = false;
 	int werr;
 
 	/* A killed lodge save or restore takes its compressor with it: the
@@ -91,6 +118,8 @@ static void bz_pump(int in, int out, bool compress)
 	if (rc != BZ_OK)
 		_exit(ENOMEM);
 	for (;;) {
+		size_t produced;
+
 		if (!z.avail_in && !eof) {
 			ssize_t n = read(in, ibuf, sizeof(ibuf));
 
@@ -110,7 +139,11 @@ static void bz_pump(int in, int out, bool compress)
 			rc = BZ2_bzDecompress(&z);
 		if (rc < 0)
 			_exit(BZ_CORRUPT);
-		if ((werr = write_all(out, obuf, sizeof(obuf) - z.avail_out)))
+		produced = sizeof(obuf) - z.avail_out;
+		total += produced;
+		if (!compress && total > limit && total > bz_limit(limit_fd, &limit, &final))
+			_exit(BZ_TOOBIG);
+		if ((werr = write_all(out, obuf, produced)))
 			_exit(-werr);
 		if (rc == BZ_STREAM_END)
 			break;
@@ -122,31 +155,46 @@ static void bz_pump(int in, int out, bool compress)
 	_exit(0);
 }
 
-/* Start a bz_pump child; returns its pid, *pipe_end the parent's end. */
-static pid_t bz_child(int file_fd, bool compress, int *pipe_end)
+/* Start a bz_pump child; returns its pid, *pipe_end the parent's end and,
+ * decompressing, *limit_end where the parent writes the stream's limit. */
+static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 {
-	int p[2];
+	int p[2], l[2] = { -1, -1 };
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
+	if (!compress && pipe2(l, O_CLOEXEC) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		if (l[0] >= 0) {
+			close(l[0]);
+			close(l[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
 		if (compress) {
 			close(p[1]);
-			bz_pump(p[0], file_fd, true);
+			bz_pump(p[0], file_fd, true, -1);
 		} else {
 			close(p[0]);
-			bz_pump(file_fd, p[1], false);
+			close(l[1]);
+			bz_pump(file_fd, p[1], false, l[0]);
 		}
 	}
 	close(compress ? p[0] : p[1]);
 	*pipe_end = compress ? p[1] : p[0];
+	if (!compress) {
+		close(l[0]);
+		*limit_end = l[1];
+	}
 	return pid;
 }
 
@@ -236,7 +284,7 @@ int cmd_save(int argc, char **argv)
 		return 1;
 	}
 	out = fd;
-	if (compress && (bz = bz_child(fd, true, &out)) < 0) {
+	if (compress && (bz = bz_child(fd, true, &out, NULL)) < 0) {
 		log_err("cannot start the compressor: %s", strerror(errno));
 		close(fd);
 		return 1;
@@ -321,15 +369,25 @@ fail:
 
 /* ---- restore --------------------------------------------------------------------- */
 
+/* Why the decompressor ended, for a restore it failed. */
+static const char *bz_failure(int status)
+{
+	if (status == BZ_TOOBIG)
+		return "its bzip2 data holds more than a saved domain of its size can (a bzip2 bomb?)";
+	if (status == BZ_CORRUPT)
+		return "its bzip2 data is corrupt or truncated";
+	return "its bzip2 data could not be read";
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct host_config hc;
 	struct domain_config dc;
 	struct stream_head h;
-	char why[1024], magic[3];
+	char why[CFG_PATH_MAX + 2048], magic[3];
 	bool paused = false;
 	const char *file;
-	int c, fd, in, rc;
+	int c, fd, in, limit_fd = -1, rc, st;
 	pid_t bz = -1;
 	long t0 = now_ms();
 
@@ -354,7 +412,7 @@ int cmd_restore(int argc, char **argv)
 	in = fd;
 	/* bzip2's own magic, or ours. */
 	if (pread(fd, magic, 3, 0) == 3 && memcmp(magic, "BZh", 3) == 0 &&
-	    (bz = bz_child(fd, false, &in)) < 0) {
+	    (bz = bz_child(fd, false, &in, &limit_fd)) < 0) {
 		log_err("cannot start the decompressor: %s", strerror(errno));
 		close(fd);
 		return 1;
@@ -366,8 +424,8 @@ int cmd_restore(int argc, char **argv)
 			close(in);
 			in = fd;
 			kill(bz, SIGTERM);
-			if (child_status(bz) == BZ_CORRUPT)
-				snprintf(why, sizeof(why), "its bzip2 data is corrupt or truncated");
+			if ((st = child_status(bz)) == BZ_CORRUPT || st == BZ_TOOBIG)
+				snprintf(why, sizeof(why), "%s", bz_failure(st));
 			bz = -1;
 		}
 		log_err("%s: %s", file, why);
@@ -379,17 +437,50 @@ int cmd_restore(int argc, char **argv)
 		log_err("%s", why);
 		goto fail;
 	}
-	/* lodge-hyp reads the rest and says itself what is wrong with it. */
-	if ((rc = domain_start(&dc, &hc, paused, in)))
+	/* Whoever wrote the file chose every path in it. */
+	if ((rc = incoming_admit(&dc, &hc, why, sizeof(why)))) {
+		log_err("%s: %s", file, why);
+		goto fail;
+	}
+	if (limit_fd >= 0) {
+		uint64_t bound = head_stream_bound(&dc);
+
+		if (write(limit_fd, &bound, sizeof(bound)) != sizeof(bound))
+			log_warn("cannot tell the decompressor its limit: %s", strerror(errno));
+		close(limit_fd);
+		limit_fd = -1;
+	}
+	/* lodge-hyp reads the rest and says itself what is wrong with it.  A
+	 * compressed file is whole only when its decompressor ends well,
+	 * after lodge-hyp has read the last byte: until then the domain
+	 * waits, paused, having run not one guest instruction. */
+	if ((rc = domain_start(&dc, &hc, paused || bz > 0, in)))
 		goto fail;                /* lodge-hyp said what was wrong */
 	if (in != fd)
 		close(in);
 	close(fd);
-	if (bz > 0)
-		child_status(bz);
+	if (bz > 0 && (st = child_status(bz)) != 0) {
+		struct reply r;
+
+		client_call(hc.runtime_dir, dc.name, "destroy", 0, &r);
+		wait_gone(hc.runtime_dir, dc.name, 10000);
+		log_err("%s: %s", file, bz_failure(st));
+		return 1;
+	}
+	if (bz > 0 && !paused) {
+		struct reply r;
+
+		if (client_call(hc.runtime_dir, dc.name, "unpause", 0, &r) || r.error[0]) {
+			log_err("domain %s was restored but does not unpause: %s", dc.name,
+				r.error[0] ? r.error : "no answer");
+			return 1;
+		}
+	}
 	printf("restored domain %s from %s (%ld ms)\n", dc.name, file, now_ms() - t0);
 	return 0;
 fail:
+	if (limit_fd >= 0)
+		close(limit_fd);
 	if (in != fd)
 		close(in);
 	close(fd);

@@ -557,6 +557,45 @@ static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, c
 	return 0;
 }
 
+/* storage_dirs, kernel_dirs: absolute directories. */
+static int check_abs_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (i >= CFG_LIST_MAX) {
+		snprintf(why, whylen, "more than %d entries", CFG_LIST_MAX);
+		return -E2BIG;
+	}
+	if (s[0] != '/' || strlen(s) >= CFG_LIST_ITEM_MAX) {
+		snprintf(why, whylen, "'%.64s' is not an absolute path of fewer than %d bytes", s, CFG_LIST_ITEM_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* storage_devices: absolute shell patterns under /dev ("/dev/vg0/\*"). */
+static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (check_abs_dir(ctx, opt, i, why, whylen))
+		return -EINVAL;
+	if (strncmp(s, "/dev/", 5) != 0 || strstr(s, "/../") || strstr(s, "/./")) {
+		snprintf(why, whylen, "'%s' is not a pattern of block devices under /dev/, like /dev/vg0/*", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_ifname_list(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	if (i >= CFG_LIST_MAX) {
+		snprintf(why, whylen, "more than %d entries", CFG_LIST_MAX);
+		return -E2BIG;
+	}
+	return netif_name_check(cfg_opt_getnstr(opt, i), why, whylen);
+}
+
 /* Paths here: defaults get the --root prefix; values are used as written. */
 const struct cfg_key host_keys[] = {
 	{ "runtime_dir",      KT_STR, "/run/lodge",            check_dir,      "control sockets and logs of running domains" },
@@ -569,6 +608,10 @@ const struct cfg_key host_keys[] = {
 	{ "stats_group",      KT_STR, "",                      check_group,    "group whose members may read every domain's status" },
 	{ "migration_listen", KT_STR, "127.0.0.1:8002",        check_listen,   "where lodge migrate-receive listens (Xen's relocation port)" },
 	{ "migration_secret_file", KT_STR, "",                 check_secret_file, "shared secret both ends of a migration prove they know" },
+	{ "storage_dirs",     KT_LIST, NULL,                   check_abs_dir,  "disk images a restored or migrated domain may use: files under these (default image_dir)" },
+	{ "storage_devices",  KT_LIST, NULL,                   check_dev_pattern, "block devices a restored or migrated domain may use (patterns like /dev/vg0/*)" },
+	{ "kernel_dirs",      KT_LIST, NULL,                   check_abs_dir,  "kernels and ramdisks a restored or migrated domain may boot from (default Lodge's share directories)" },
+	{ "bridges",          KT_LIST, NULL,                   check_ifname_list, "bridges a restored or migrated domain may join besides default_bridge" },
 	{ NULL, 0, NULL, NULL, NULL }
 };
 

@@ -404,6 +404,48 @@ static void default_cgroup(char *out, size_t len)
 			out[i] = out[i] == '.' ? '_' : out[i];
 }
 
+static void list_add(struct cfg_list *l, const char *item)
+{
+	if (l->n < CFG_LIST_MAX && strlen(item) < CFG_LIST_ITEM_MAX)
+		snprintf(l->item[l->n++], CFG_LIST_ITEM_MAX, "%s", item);
+}
+
+/* A list key as written (checked already), or nothing if not set. */
+static bool host_list(struct load_ctx *ctx, cfg_t *cfg, const char *key, struct cfg_list *l)
+{
+	unsigned i;
+
+	l->n = 0;
+	if (!cfg || key_site(ctx, key, 0) < 0)
+		return false;
+	for (i = 0; i < cfg_size(cfg, key); i++)
+		list_add(l, cfg_getnstr(cfg, key, i));
+	return true;
+}
+
+/* Where Lodge's own kernels are: PREFIX/share/lodge beside this program
+ * (an installed lodge is PREFIX/sbin/lodge), and the usual prefixes. */
+static void default_kernel_dirs(struct cfg_list *l)
+{
+	char exe[CFG_PATH_MAX], dir[CFG_PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	list_add(l, "/usr/local/share/lodge");
+	list_add(l, "/usr/share/lodge");
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')))
+		*slash = '\0';
+	if ((slash = strrchr(exe, '/')) && slash != exe) {
+		*slash = '\0';
+		snprintf(dir, sizeof(dir), "%s/share/lodge", exe);
+		if (strcmp(dir, l->item[0]) && strcmp(dir, l->item[1]))
+			list_add(l, dir);
+	}
+}
+
 int host_config_load(struct host_config *hc, char *err, size_t errlen)
 {
 	char file[CFG_PATH_MAX];
@@ -441,6 +483,12 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		 cfg ? cfg_getstr(cfg, "migration_listen") : cfg_find_key(host_keys, "migration_listen")->def);
 	snprintf(hc->migration_secret_file, sizeof(hc->migration_secret_file), "%s",
 		 cfg ? cfg_getstr(cfg, "migration_secret_file") : "");
+	if (!host_list(&ctx, cfg, "storage_dirs", &hc->storage_dirs))
+		list_add(&hc->storage_dirs, hc->image_dir);
+	host_list(&ctx, cfg, "storage_devices", &hc->storage_devices);
+	if (!host_list(&ctx, cfg, "kernel_dirs", &hc->kernel_dirs))
+		default_kernel_dirs(&hc->kernel_dirs);
+	host_list(&ctx, cfg, "bridges", &hc->bridges);
 	if (cfg)
 		cfg_free(cfg);
 	return 0;

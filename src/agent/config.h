@@ -13,6 +13,8 @@
 #define CFG_MAX_VIFS     8
 #define CFG_MAX_VCPUS    64
 #define CFG_CPUS_MAX     128       /* one CPU list, with its NUL */
+#define CFG_LIST_MAX     16        /* entries in one of lodge.conf's lists */
+#define CFG_LIST_ITEM_MAX 512      /* one entry, with its NUL */
 
 enum cfg_action { ACT_DESTROY, ACT_RESTART, ACT_PRESERVE };
 
@@ -53,6 +55,12 @@ struct domain_config {
 	bool hugepages;            /* transparent huge pages for guest RAM (MADV_HUGEPAGE) */
 };
 
+/* One of lodge.conf's lists of paths, patterns or names. */
+struct cfg_list {
+	unsigned n;
+	char item[CFG_LIST_MAX][CFG_LIST_ITEM_MAX];
+};
+
 struct host_config {
 	char runtime_dir[CFG_PATH_MAX];    /* default /run/lodge */
 	char domains_dir[CFG_PATH_MAX];    /* default /etc/lodge/domains */
@@ -63,6 +71,12 @@ struct host_config {
 	long control_gid, stats_gid;       /* -1: root only */
 	char migration_listen[128];        /* default 127.0.0.1:8002 */
 	char migration_secret_file[CFG_PATH_MAX];   /* "" for none */
+	/* What a domain restored from a file or migrated in may use here
+	 * beyond what this host's own config of it names (incoming.h). */
+	struct cfg_list storage_dirs;      /* disk image files under these; default image_dir */
+	struct cfg_list storage_devices;   /* block devices matching these patterns; default none */
+	struct cfg_list kernel_dirs;       /* kernels and ramdisks under these */
+	struct cfg_list bridges;           /* bridges besides default_bridge; default none */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

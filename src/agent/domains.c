@@ -294,6 +294,11 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+int runtime_dir_create(const char *rundir)
+{
+	return mkdir_parents(rundir, 0755);
+}
+
 void domain_vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
 {
 	if (dc->vifs[i].mac_set)
@@ -440,6 +445,8 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		snprintf(incoming, sizeof(incoming), "%d", incoming_fd);
 		argv[a++] = "--incoming"; argv[a++] = incoming;
 	}
+	if (paused)
+		argv[a++] = "--paused";        /* not one guest instruction before unpause */
 	argv[a++] = "--detach";
 	argv[a] = NULL;
 
@@ -464,11 +471,6 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 
 		if (domain_config_save(dir, dc, err, sizeof(err)))
 			log_warn("cannot keep the resolved config: %s", err);
-	}
-	if (paused) {
-		struct reply r;
-
-		client_call(hc->runtime_dir, dc->name, "pause", 0, &r);
 	}
 	return 0;
 }

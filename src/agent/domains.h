@@ -100,12 +100,16 @@ void domain_remove_stale(const char *rundir, const char *name);
 /* Status of one domain: 0, -ENOENT if no such domain is running. */
 int domain_status(const char *rundir, const char *name, struct dom_status *st);
 /* Start a domain from a validated config: lodge-hyp detached, taps on
- * their bridges. Returns 0 once it runs, or -errno with the error already
+ * their bridges; paused: its vCPUs wait for unpause before the guest's
+ * first instruction. Returns 0 once it runs, or -errno with the error already
  * printed (by lodge-hyp or here).  incoming_fd >= 0: restore it from the
  * saved-state stream on that descriptor (past its header) instead of
  * booting it. */
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
 		 int incoming_fd);
+/* Make the runtime directory, and its parents (it may be under a fresh
+ * --root): 0 or -errno. */
+int runtime_dir_create(const char *rundir);
 /* The numbers of a space-separated per-vCPU value into out[max]; returns
  * how many. */
 unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max);

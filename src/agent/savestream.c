@@ -150,3 +150,18 @@ int head_config(const struct stream_head *h, const char *label, const struct hos
 	}
 	return 0;
 }
+
+/* Per page: its record word, its 4 KiB and, at worst one record a
+ * section, a section's header and CRC.  Per vCPU: registers, XSAVE, MSRs
+ * and the LAPIC are a few KiB; a MiB each is generous.  The devices'
+ * state (queues, MSI-X tables, config space) is small and fixed. */
+#define BOUND_PER_PAGE   (8 + 4096 + 48)
+#define BOUND_PER_VCPU   (1ULL << 20)
+#define BOUND_DEVICES    (64ULL << 20)
+
+uint64_t head_stream_bound(const struct domain_config *dc)
+{
+	uint64_t mib = dc->maxmem_mib > dc->memory_mib ? dc->maxmem_mib : dc->memory_mib;
+
+	return mib * 256 * BOUND_PER_PAGE + dc->vcpus * BOUND_PER_VCPU + BOUND_DEVICES;
+}

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -36,5 +37,11 @@ void head_free(struct stream_head *h);
  * (label names it in messages: "web.save: config line 3: ..."). */
 int head_config(const struct stream_head *h, const char *label, const struct host_config *hc,
 		struct domain_config *dc, char *err, size_t errlen);
+
+/* The most bytes a stream of dc may hold after its HEAD: each page of its
+ * RAM once, with its record and section framing, and its vCPUs' and
+ * devices' state.  A saved file larger than this (a bzip2 bomb) is refused
+ * as it is read. */
+uint64_t head_stream_bound(const struct domain_config *dc);
 
 #endif

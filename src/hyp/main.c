@@ -73,6 +73,8 @@ struct options {
 	struct ctl_access access;
 	/* --incoming FD: restore from a stream on FD instead of booting. */
 	long incoming_fd;
+	/* --paused: the vCPUs stay parked until unpause (xl create -p). */
+	int paused;
 	/* The sandbox's user (NULL: lodge, else nobody), or none at all. */
 	const char *user;
 	int no_sandbox;
@@ -113,7 +115,7 @@ static void usage(FILE *f)
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
-		"                 [--incoming FD]\n"
+		"                 [--incoming FD] [--paused]\n"
 		"                 [--user NAME | --no-sandbox]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
@@ -199,6 +201,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "control-group", required_argument, NULL, 'g' },
 		{ "stats-group", required_argument, NULL, 'r' },
 		{ "incoming", required_argument, NULL, 'J' },
+		{ "paused", no_argument, NULL, 'Q' },
 		{ "user", required_argument, NULL, 'Y' },
 		{ "no-sandbox", no_argument, NULL, 'Z' },
 		{ "debug", no_argument, NULL, 'd' },
@@ -287,6 +290,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->incoming_fd = (long)fd;
 			break;
 		}
+		case 'Q': o->paused = 1; break;
 		case 'Y': o->user = optarg; break;
 		case 'Z': o->no_sandbox = 1; break;
 		case 'd': log_set_level(LOG_DEBUG); break;
@@ -803,6 +807,8 @@ static int run_domain(struct options *o, struct sandbox *sb, const char *dir, in
 		dom->netwatch = netwatch_start(o->nics, o->nnics);
 	if (ready_fd >= 0)
 		detached_io_open(&io, dir);
+	if (o->incoming_fd >= 0)
+		save_load_prepare((int)o->incoming_fd);
 	if (!status && (status = sandbox_enter(sb)))
 		domain_end(dom, DOMAIN_ERROR, "cannot enter the sandbox: %s", strerror(-status));
 	if (!status && o->incoming_fd >= 0) {
@@ -820,7 +826,9 @@ static int run_domain(struct options *o, struct sandbox *sb, const char *dir, in
 		vcpu_stop_all(dom);
 		return DOMAIN_ERROR;
 	}
-	vcpu_unpause_all(dom);
+	/* --paused: not one guest instruction before the host says unpause. */
+	if (!o->paused)
+		vcpu_unpause_all(dom);
 	if (o->incoming_fd >= 0) {
 		/* Migrated in: tell the sender the guest runs (its downtime
 		 * ends here), and the network where the guest is now. */
@@ -915,8 +923,9 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 				log_warn("THE SANDBOX IS OFF (--no-sandbox) for domain %s", o->name);
 		}
 		first = false;
-		/* Only the first boot is restored from a stream; a restart
-		 * boots afresh. */
+		/* Only the first boot is restored from a stream or held
+		 * paused; a restart boots afresh and runs. */
+		o->paused = 0;
 		if (o->incoming_fd >= 0) {
 			close((int)o->incoming_fd);
 			o->incoming_fd = -1;

@@ -10,7 +10,10 @@
 # receiver killed mid-migration leaves the guest running on the source
 # and nothing on the target; a wrong secret is refused, and so is a
 # non-loopback listener without one; a bridge the target lacks is refused
-# before any memory moves.
+# before any memory moves.  What hostB lends an incoming domain: the idle
+# guest's config is on both hosts (hostB lends what its own config names);
+# the others are allowed by hostB's lodge.conf (storage_dirs, kernel_dirs,
+# bridges); a guest whose disk is in neither is refused, naming the disk.
 . "$(dirname "$0")/../lib.sh"
 
 need_kvm "live migration" || exit 0
@@ -110,19 +113,23 @@ if ! a ping -c 1 -W 5 $IPB >/dev/null 2>&1; then fail "management link" "hostA c
 
 head -c 32 /dev/urandom | base64 >"$T/secret" && chmod 600 "$T/secret"
 head -c 32 /dev/urandom | base64 >"$T/wrong" && chmod 600 "$T/wrong"
-truncate -s 64M "$T/shared-disk.img"
+mkdir -p "$T/shared"
+truncate -s 64M "$T/shared/shared-disk.img"
+truncate -s 64M "$T/private.img"
 for r in "$RA" "$RB"; do
 	mkdir -p "$r/etc/lodge/domains"
 	printf 'migration_secret_file = "%s"\nmigration_listen = "0.0.0.0:%s"\n' "$T/secret" $PORT >"$r/etc/lodge/lodge.conf"
 done
-# domain NAME MEMORY LASTIP RUN [BRIDGE]: a config on hostA
+printf 'storage_dirs = [ "%s" ]\nkernel_dirs = [ "%s" ]\nbridges = [ "lbr0" ]\n' "$T/shared" "$(dirname "$MINIOS")" \
+	>>"$RB/etc/lodge/lodge.conf"
+# domain NAME MEMORY LASTIP RUN [BRIDGE [DISK]]: a config on hostA
 domain() {
 	cat >"$RA/etc/lodge/domains/$1.cfg" <<CFG
 name = "$1"
 memory = $2
 kernel = "$MINIOS"
 cmdline = "ip=10.79.0.$3/24 run=\\"$4\\""
-disk = [ "file:$T/shared-disk.img,xvda,w" ]
+disk = [ "file:${6:-$T/shared/shared-disk.img},xvda,w" ]
 vif = [ "bridge=${5:-lbr0},mac=02:4c:00:00:79:$3" ]
 on_reboot = "destroy"
 CFG
@@ -166,7 +173,12 @@ else
 fi
 
 # ---- case 1 and 3: an idle guest moves while lan pings it ---------------------------------------
-domain idle 64 10 "memfill 16 5; counter 200"
+# Its disk is outside hostB's storage_dirs: hostB's own config of idle
+# lends it (the same file, written another way).
+mkdir -p "$T/idle"
+truncate -s 64M "$T/idle/disk.img"
+domain idle 64 10 "memfill 16 5; counter 200" lbr0 "$T/idle/disk.img"
+sed "s|$T/idle/disk.img|$T/idle/../idle/disk.img|" "$RA/etc/lodge/domains/idle.cfg" >"$RB/etc/lodge/domains/idle.cfg"
 if boot idle '^counter 5$'; then
 	# authentication first: a wrong secret is refused, the guest stays
 	migrate idle "$T/wrong.out" --secret-file "$T/wrong"; rc=$?
@@ -261,6 +273,20 @@ if boot idle '^counter 5$'; then
 		fail "lan bridge learns the new port" "$(l bridge fdb show br lan0 | grep -i 02:4c | one_line)"
 	fi
 	lb destroy idle >/dev/null 2>&1
+fi
+
+# ---- case 7: a disk hostB does not lend ---------------------------------------------------------
+domain stray 64 14 "counter 200" lbr0 "$T/private.img"
+if boot stray '^counter 3$'; then
+	migrate stray "$T/stray.out"; rc=$?
+	if [ $rc -ne 0 ] && grep -q "its disk $T/private.img (xvda) is not this host's to give" "$T/stray.out" &&
+	   ! grep -q '^round' "$T/stray.out" && running_on "$RA" stray && nothing_on_b stray &&
+	   grep -q "refused domain from $IPA: its disk $T/private.img" "$T/recv.out"; then
+		pass "hostB refuses a domain whose disk neither its config nor storage_dirs lends, naming the disk; it stays on hostA"
+	else
+		fail "disk hostB does not lend refused" "exit $rc: $(one_line <"$T/stray.out"); hostA: $(state "$RA" stray), hostB: $(state "$RB" stray)"
+	fi
+	la destroy stray >/dev/null 2>&1
 fi
 
 # ---- case 6: a bridge hostB does not have -----------------------------------------------------

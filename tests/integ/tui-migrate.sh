@@ -18,8 +18,11 @@ SRC=$TMPDIR_TEST/src
 DST=$TMPDIR_TEST/dst
 S=lodge-tuimig-$$
 NAME=mig$$
+# A TCP listener needs the shared secret, even on loopback.
+head -c 32 /dev/urandom | base64 >"$TMPDIR_TEST/secret" && chmod 600 "$TMPDIR_TEST/secret"
 for r in "$SRC" "$DST"; do
 	mkdir -p "$r/etc/lodge/domains"
+	printf 'migration_secret_file = "%s"\n' "$TMPDIR_TEST/secret" >"$r/etc/lodge/lodge.conf"
 	printf 'name = "%s"\nmemory = 256\nvcpus = 1\nkernel = "%s"\ncmdline = "run=\\"dirty 64\\""\n' \
 		"$NAME" "$MINIOS" >"$r/etc/lodge/domains/$NAME.cfg"
 done

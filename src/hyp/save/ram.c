@@ -296,12 +296,35 @@ long ram_collect_dirty(struct domain *dom, uint64_t *bitmap, bool final)
 
 /* ---- receiving ------------------------------------------------------------ */
 
-int ram_load_section(struct domain *dom, const uint8_t *p, uint64_t len, char *why, size_t whylen)
+int ram_loader_init(struct ram_loader *ld, const struct domain *dom, unsigned max_passes)
+{
+	ld->records = 0;
+	ld->max_records = ram_pages(dom) * (max_passes ? max_passes : 1);
+	ld->seen = NULL;
+	if (max_passes <= 1 && !(ld->seen = calloc(ram_bitmap_words(dom) ? ram_bitmap_words(dom) : 1, 8)))
+		return -ENOMEM;
+	return 0;
+}
+
+void ram_loader_free(struct ram_loader *ld)
+{
+	free(ld->seen);
+	ld->seen = NULL;
+}
+
+/* The page index of a guest-physical address inside RAM (page_gpa's inverse). */
+static uint64_t gpa_page(const struct domain *dom, uint64_t gpa)
+{
+	return (gpa < dom->mem.low_size ? gpa : dom->mem.low_size + (gpa - GPA_HIGH_RAM_BASE)) >> GUEST_PAGE_SHIFT;
+}
+
+int ram_load_section(struct domain *dom, struct ram_loader *ld, const uint8_t *p, uint64_t len,
+		     char *why, size_t whylen)
 {
 	uint64_t off = 0;
 
 	while (off < len) {
-		uint64_t rec, gpa;
+		uint64_t rec, gpa, pg;
 		uint8_t *dst;
 
 		if (len - off < 8) {
@@ -316,6 +339,20 @@ int ram_load_section(struct domain *dom, const uint8_t *p, uint64_t len, char *w
 			snprintf(why, whylen, "a RAM record names page %#llx, which is not this guest's RAM",
 				 (unsigned long long)gpa);
 			return -EBADMSG;
+		}
+		if (++ld->records > ld->max_records) {
+			snprintf(why, whylen, "more page records than a stream of this guest's size can hold (%llu)",
+				 (unsigned long long)ld->max_records);
+			return -EBADMSG;
+		}
+		pg = gpa_page(dom, gpa);
+		if (ld->seen) {
+			if (ld->seen[pg / 64] & (1ULL << (pg % 64))) {
+				snprintf(why, whylen, "page %#llx is in the saved file twice",
+					 (unsigned long long)gpa);
+				return -EBADMSG;
+			}
+			ld->seen[pg / 64] |= 1ULL << (pg % 64);
 		}
 		if (rec & RAM_ZERO) {
 			/* Reading a page never touched costs nothing; writing would. */

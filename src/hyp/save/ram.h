@@ -37,8 +37,18 @@ uint64_t ram_bitmap_words(const struct domain *dom);
 /* Write the pages in bitmap (a zero page as a record without data). */
 int ram_send_bitmap(struct domain *dom, int fd, const uint64_t *bitmap, struct ram_stats *st);
 
-/* Receiving: apply one RAM section's records to guest memory. 0, or
- * -EBADMSG with why. */
-int ram_load_section(struct domain *dom, const uint8_t *p, uint64_t len, char *why, size_t whylen);
+/* Receiving.  A stream is untrusted: what it may put in RAM is bounded by
+ * the guest's size.  A saved file holds each page at most once; a live
+ * migration sends a page again in each round it was dirtied, so at most
+ * max_passes times the guest's pages in all. */
+struct ram_loader {
+	uint64_t *seen;            /* a bit per page (max_passes 1), else NULL */
+	uint64_t records, max_records;
+};
+int ram_loader_init(struct ram_loader *ld, const struct domain *dom, unsigned max_passes);
+void ram_loader_free(struct ram_loader *ld);
+/* Apply one RAM section's records to guest memory. 0, or -EBADMSG with why. */
+int ram_load_section(struct domain *dom, struct ram_loader *ld, const uint8_t *p, uint64_t len,
+		     char *why, size_t whylen);
 
 #endif

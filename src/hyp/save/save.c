@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,60 +413,141 @@ void save_snapshot_release(struct domain *dom, bool resume)
 
 /* ---- loading ------------------------------------------------------------- */
 
+/* A peer that sends nothing for this long mid-stream is given up on: a
+ * live sender writes continuously until END. */
+#define SAVE_SECTION_TIMEOUT_S 60
+
+/* The order every stream keeps (save_job's): RAM sections, then one DEV
+ * section per registered entry, then END.  A stream is untrusted input:
+ * anything out of that order, a second HEAD, a page a saved file holds
+ * twice, more pages than a migration of this guest can send, or bytes
+ * after a file's END are refused, before the guest runs. */
+enum load_stage { LOAD_RAM, LOAD_DEV };
+
+static int load_section(struct domain *dom, struct ram_loader *ld, const struct state_section *s,
+			const uint8_t *payload, enum load_stage *stage, bool *seen, char *why, size_t whylen)
+{
+	unsigned n = state_count(), i;
+	int rc;
+
+	switch (s->type) {
+	case STATE_RAM:
+		if (*stage != LOAD_RAM) {
+			snprintf(why, whylen, "the stream has guest memory after device state (out of order)");
+			return -EBADMSG;
+		}
+		return ram_load_section(dom, ld, payload, s->len, why, whylen);
+	case STATE_DEV:
+		*stage = LOAD_DEV;
+		for (i = 0; i < n && strcmp(state_name(i), s->name) != 0; i++)
+			;
+		if (i < n && seen[i]) {
+			snprintf(why, whylen, "the stream has state for '%s' twice", s->name);
+			return -EBADMSG;
+		}
+		if ((rc = state_load_named(s->name, s->version, payload, s->len, why, whylen)))
+			return rc;
+		seen[i] = true;
+		return 0;
+	case STATE_HEAD:
+		snprintf(why, whylen, "the stream has a second HEAD section");
+		return -EBADMSG;
+	default:
+		snprintf(why, whylen, "the stream has a section of unknown type %#x", s->type);
+		return -EBADMSG;
+	}
+}
+
+/* After a file's END: nothing more (a pipe ends when its writer does). */
+static int expect_eof(int fd, char *why, size_t whylen)
+{
+	char c;
+	ssize_t n;
+
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 0)
+		return 0;
+	if (n < 0) {
+		snprintf(why, whylen, "cannot read after its END section: %s", strerror(errno));
+		return -errno;
+	}
+	snprintf(why, whylen, "the stream goes on after its END section (trailing data)");
+	return -EBADMSG;
+}
+
+void save_load_prepare(int fd)
+{
+	struct timeval tv = { .tv_sec = SAVE_SECTION_TIMEOUT_S };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));    /* ENOTSOCK for a file: fine */
+}
+
 int save_load(struct domain *dom, int fd, bool *live, char *why, size_t whylen)
 {
 	unsigned n = state_count(), i;
-	bool *seen = calloc(n ? n : 1, sizeof(*seen));
+	bool *seen = calloc(n ? n : 1, sizeof(*seen)), from_peer;
+	enum load_stage stage = LOAD_RAM;
+	struct ram_loader ld = { 0 };
 	struct state_section s;
 	uint8_t *payload = NULL;
+	struct stat st;
 	int rc = 0;
 
 	*live = false;
-	if (!seen)
+	if (!seen || ram_loader_init(&ld, dom, 1) < 0) {
+		free(seen);
 		return -ENOMEM;
-	/* A migration's sender waits for this before it stops the guest; a
-	 * file or a pipe is not a socket and hears nothing. */
-	if (send(fd, &(char){ SAVE_READING }, 1, MSG_NOSIGNAL) < 0 && errno != ENOTSOCK)
-		log_debug("cannot tell the sender we are reading: %s", strerror(errno));
+	}
+	/* A migration peer is a socket; a file or the decompressor's pipe is
+	 * a saved file, whose pages come once each. */
+	from_peer = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+	if (from_peer) {
+		ram_loader_free(&ld);
+		ram_loader_init(&ld, dom, SAVE_MAX_ROUNDS + 2);
+		/* The sender waits for this before it stops the guest. */
+		if (send(fd, &(char){ SAVE_READING }, 1, MSG_NOSIGNAL) < 0)
+			log_debug("cannot tell the sender we are reading: %s", strerror(errno));
+	}
 	for (;;) {
-		if ((rc = state_read_section(fd, &s, &payload, why, whylen)))
+		if ((rc = state_read_section(fd, &s, &payload, why, whylen))) {
+			if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+				snprintf(why, whylen, "the sender sent nothing for %d s", SAVE_SECTION_TIMEOUT_S);
 			break;
-		if (s.type == STATE_RAM) {
-			rc = ram_load_section(dom, payload, s.len, why, whylen);
-		} else if (s.type == STATE_DEV) {
-			for (i = 0; i < n && strcmp(state_name(i), s.name) != 0; i++)
-				;
-			if (i < n && seen[i]) {
-				snprintf(why, whylen, "the stream has state for '%s' twice", s.name);
-				rc = -EBADMSG;
-			} else if (!(rc = state_load_named(s.name, s.version, payload, s.len, why, whylen))) {
-				seen[i] = true;
-			}
-		} else if (s.type == STATE_END) {
+		}
+		if (s.type == STATE_END) {
 			uint32_t flags = 0;
 
-			if (s.len == sizeof(flags))
+			if (s.len != sizeof(flags)) {
+				snprintf(why, whylen, "its END section is malformed");
+				rc = -EBADMSG;
+			} else {
 				memcpy(&flags, payload, sizeof(flags));
-			*live = flags & END_LIVE;
-			free(payload);
-			payload = NULL;
+				*live = flags & END_LIVE;
+				if (*live != from_peer) {
+					snprintf(why, whylen, *live ? "a live migration's stream, read from a file"
+								    : "a saved file's stream, sent by a migration peer");
+					rc = -EBADMSG;
+				}
+			}
 			break;
-		} else if (s.type != STATE_HEAD) {
-			snprintf(why, whylen, "the stream has a section of unknown type %#x", s.type);
-			rc = -EBADMSG;
 		}
+		rc = load_section(dom, &ld, &s, payload, &stage, seen, why, whylen);
 		free(payload);
 		payload = NULL;
 		if (rc)
 			break;
 	}
 	free(payload);
+	ram_loader_free(&ld);
 	for (i = 0; !rc && i < n; i++)
 		if (!seen[i]) {
 			snprintf(why, whylen, "the stream has no state for '%s'", state_name(i));
 			rc = -EBADMSG;
 		}
 	free(seen);
+	if (!rc && !from_peer)
+		rc = expect_eof(fd, why, whylen);
 	if (rc || !*live)
 		return rc;
 	/* A live migration: everything is loaded; the sender still owns the

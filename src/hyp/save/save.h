@@ -61,6 +61,10 @@ void save_snapshot_release(struct domain *dom, bool resume);
  * migration, do the receiver's side of the handshake up to 'G'.  0, or
  * -errno with why. */
 int save_load(struct domain *dom, int fd, bool *live, char *why, size_t whylen);
+/* Before the sandbox (which allows no setsockopt on it): a deadline on
+ * each read from a migration peer, so one that goes silent mid-stream is
+ * given up on. */
+void save_load_prepare(int fd);
 
 /* The domain's disks, released by a migration's sender before 'G' and
  * taken by the receiver after it (main.c lends them). */
