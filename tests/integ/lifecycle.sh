@@ -171,3 +171,18 @@ if [ $rc -ne 0 ] && grep -q 'nok.cfg:[0-9]*: kernel' <<<"$msg" && [ ! -d "$RUN/n
 else
 	fail "create with a missing kernel" "$rc: $msg"
 fi
+
+# create -p: held before the guest's first instruction (xl create -p), so
+# not one byte on its console until unpause.
+if lodge create -p web >/dev/null && [ "$(field web 5)" = paused ] && ! console_shows web 'Lodge Mini-OS' &&
+   [ -z "$(lodge console --log web 2>/dev/null)" ]; then
+	if lodge unpause web && wait_until 30 booted web && [ "$(field web 5)" = running ]; then
+		pass "create -p holds the guest before its first instruction (an empty console), unpause boots it"
+	else
+		fail "create -p then unpause" "state $(field web 5): $(lodge console --log web 2>&1 | tail -2)"
+	fi
+else
+	fail "create -p" "state $(field web 5), console: $(lodge console --log web 2>&1 | head -2)"
+fi
+lodge destroy web >/dev/null 2>&1
+exit 0
