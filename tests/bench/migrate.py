@@ -6,7 +6,9 @@ the same host, idle and running `dirty 64` (one qword in every page of 64
 MiB, pass after pass, as fast as the vCPU goes): downtime and total
 migration time.  Then save and restore of the idle guest to a file.
 
-lodge:  `lodge --root DST migrate-receive --listen 127.0.0.1:PORT --once`,
+lodge:  `lodge --root DST migrate-receive --listen 127.0.0.1:PORT --once`
+        (a TCP listener needs the shared secret: both roots' lodge.conf
+        name one, and both ends prove they know it before the stream),
         `lodge --root SRC migrate NAME 127.0.0.1:PORT`, whose last line is
         "migrated NAME to ADDR in T ms, downtime D ms, R rounds, P pages";
         `lodge save NAME FILE`, `lodge restore FILE` (wall time of each).
@@ -267,6 +269,12 @@ def lodge_root(tmp, tag, name, minios, cmdline):
     root = os.path.join(tmp, tag)
     doms = os.path.join(root, "etc/lodge/domains")
     os.makedirs(doms, exist_ok=True)
+    secret = os.path.join(tmp, "secret")
+    if not os.path.exists(secret):
+        with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write(os.urandom(24).hex() + "\n")
+    with open(os.path.join(root, "etc/lodge/lodge.conf"), "w") as f:
+        f.write('migration_secret_file = "%s"\n' % secret)
     with open(os.path.join(doms, name + ".cfg"), "w") as f:
         f.write('name = "%s"\nmemory = %d\nvcpus = 1\nkernel = "%s"\n' % (name, MEM_MIB, minios))
         if cmdline:
