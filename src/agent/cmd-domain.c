@@ -84,7 +84,12 @@ static const char *state_letters(const char *state)
 	return "------";
 }
 
-struct list_opts { int long_fmt; int tsv; const struct host_config *hc; struct addr_claims *claims; };
+struct list_opts {
+	int long_fmt, tsv;
+	const struct host_config *hc;
+	struct addr_claims *claims;
+	unsigned unasked;            /* domains shown with state '?' */
+};
 
 /* Mem is what the domain should have now (its balloon target), as xl
  * list shows after mem-set; -l adds maxmem, the balloon, the guest's own
@@ -123,6 +128,25 @@ static void print_domain(const struct dom_status *st, void *arg)
 		       state_letters(st->state), st->cpu_ns / 1e9);
 }
 
+/* A domain whose lodge-hyp runs but would not say how it is (too many
+ * clients, no permission, no answer): listed all the same, state '?',
+ * with the reason on stderr, so that a busy domain is never taken for
+ * one that is gone. */
+static void print_unasked(const char *name, const char *why, void *arg)
+{
+	struct list_opts *o = arg;
+
+	o->unasked++;
+	log_err("domain %s: cannot ask its status: %s", name, why);
+	if (o->tsv)
+		printf("%s\t-\t-\t-\t?\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", name);
+	else if (o->long_fmt)
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s %8s %8s  %s\n", name, "-", "-", "-",
+		       "?", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
+	else
+		printf("%-24s %5s %9s %5s %-6s %10s\n", name, "-", "-", "-", "?", "-");
+}
+
 /* Domain-0: the host itself, first, as xl list shows it. */
 static void host_status(struct dom_status *st)
 {
@@ -155,6 +179,7 @@ int cmd_list(int argc, char **argv)
 {
 	struct host_config hc;
 	struct list_opts o = { 0 };
+	struct status_poller *p;
 	struct dom_status dom0;
 	int c;
 
@@ -180,11 +205,17 @@ int cmd_list(int argc, char **argv)
 		o.hc = &hc;
 		o.claims = &claims;
 	}
-	domains_scan(hc.runtime_dir, print_domain, &o);
+	if (!(p = status_poller_new())) {
+		log_err("%s", strerror(ENOMEM));
+		return 1;
+	}
+	status_poller_on_unasked(p, print_unasked);
+	status_poller_scan(p, hc.runtime_dir, print_domain, &o);
+	status_poller_free(p);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
 	if (o.claims)
 		netview_claims_warn(o.claims);
-	return 0;
+	return o.unasked ? 1 : 0;
 }
 
 /* pause, unpause, reboot, destroy: one request each. */

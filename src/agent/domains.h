@@ -93,6 +93,12 @@ void status_poller_free(struct status_poller *p);
 /* Wait at most TIMEOUT_MS a scan; a domain slower than that is reported
  * to LATE (with the scan's arg) and its reply awaited at the next scan. */
 void status_poller_patient(struct status_poller *p, int timeout_ms, void (*late)(const char *name, void *arg));
+/* A domain whose lodge-hyp runs but could not be asked this scan (it
+ * refused the connection or the request, closed it, or did not answer
+ * in time) goes to UNASKED with why, after the others; without it, each
+ * is a warning on stderr. */
+void status_poller_on_unasked(struct status_poller *p,
+			      void (*unasked)(const char *name, const char *why, void *arg));
 /* A reply's keys as a dom_status. */
 void domain_status_from_reply(const struct reply *r, const char *name, struct dom_status *st);
 /* Remove the runtime directory of a domain whose lodge-hyp is gone (with a warning). */

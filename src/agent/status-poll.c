@@ -27,6 +27,9 @@ struct poll_conn {
 	char *buf;              /* the reply so far */
 	size_t len;
 	bool waiting, seen;
+	bool kept;              /* the request went on a connection kept from an earlier scan */
+	bool reconnected;       /* this scan already connected once more */
+	char why[256];          /* why it could not be asked this scan; "" if it was */
 };
 
 struct status_poller {
@@ -36,6 +39,7 @@ struct status_poller {
 	 * awaited at the next scan, and `late` hears of the domain meanwhile. */
 	int timeout_ms;
 	void (*late)(const char *name, void *arg);
+	void (*unasked)(const char *name, const char *why, void *arg);
 };
 
 struct status_poller *status_poller_new(void)
@@ -51,6 +55,11 @@ void status_poller_patient(struct status_poller *p, int timeout_ms, void (*late)
 {
 	p->timeout_ms = timeout_ms;
 	p->late = late;
+}
+
+void status_poller_on_unasked(struct status_poller *p, void (*unasked)(const char *name, const char *why, void *arg))
+{
+	p->unasked = unasked;
 }
 
 static void conn_close(struct poll_conn *c)
@@ -110,8 +119,25 @@ static void update_names(struct status_poller *p, const char *rundir)
 	p->n = j;
 }
 
-/* Send the status request, connecting (once more, if a kept connection
- * was closed by a lodge-hyp that ended) as needed.  False: not running. */
+/* A connection lodge-hyp refused at once leaves its one line to read:
+ * its reason, into c->why. */
+static void read_refusal(struct poll_conn *c)
+{
+	char line[sizeof(c->why) + 8];
+	ssize_t n = recv(c->fd, line, sizeof(line) - 1, MSG_DONTWAIT);
+
+	if (n <= 0)
+		return;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1,
+		 strncmp(line, "error ", 6) == 0 ? line + 6 : line);
+}
+
+/* Send the status request, connecting as needed, and once more when a
+ * kept connection turns out closed: lodge-hyp closes idle ones (and
+ * every one when it ends).  False: not sent; c->why says why, or is
+ * empty for a domain that is not running (its directory is removed). */
 static bool send_request(struct poll_conn *c, const char *rundir)
 {
 	char req[64];
@@ -126,15 +152,24 @@ static bool send_request(struct poll_conn *c, const char *rundir)
 				return false;
 			}
 			if (fd < 0) {
-				log_warn("domain %s: %s", c->name, strerror(-fd));
+				snprintf(c->why, sizeof(c->why), "cannot connect: %s", strerror(-fd));
 				return false;
 			}
 			c->fd = fd;
+			c->kept = false;
+		} else {
+			c->kept = true;
 		}
 		if (send(c->fd, req, len, MSG_NOSIGNAL) == len) {
 			c->len = 0;
 			c->waiting = true;
 			return true;
+		}
+		if (!c->kept) {
+			snprintf(c->why, sizeof(c->why), "the connection was closed: %s", strerror(errno));
+			read_refusal(c);
+			conn_close(c);
+			return false;
 		}
 		conn_close(c);
 	}
@@ -149,18 +184,24 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-/* Read what has arrived; true once the reply is whole (or the link died). */
+/* Read what has arrived: true once the reply is whole, or the connection
+ * ended (then c->fd is -1). */
 static bool receive(struct poll_conn *c)
 {
 	ssize_t r;
 
-	if (!c->buf && !(c->buf = malloc(POLL_REPLY_MAX)))
+	if (!c->buf && !(c->buf = malloc(POLL_REPLY_MAX))) {
+		snprintf(c->why, sizeof(c->why), "%s", strerror(ENOMEM));
 		return conn_close(c), true;
+	}
 	r = recv(c->fd, c->buf + c->len, POLL_REPLY_MAX - 1 - c->len, MSG_DONTWAIT);
 	if (r < 0 && errno == EAGAIN)
 		return false;
 	if (r <= 0 || c->len + r >= POLL_REPLY_MAX - 1) {
-		conn_close(c);         /* the domain ended, or a reply we cannot hold */
+		snprintf(c->why, sizeof(c->why), r > 0 ? "a reply longer than %d bytes" :
+			 c->len ? "the connection was closed in the middle of the reply" :
+			 "the connection was closed before the reply", POLL_REPLY_MAX);
+		conn_close(c);
 		return true;
 	}
 	c->len += r;
@@ -189,9 +230,12 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 	unsigned i, npfd, nfound = 0;
 
 	update_names(p, rundir);
-	for (i = 0; i < p->n; i++)
+	for (i = 0; i < p->n; i++) {
+		p->conn[i].why[0] = '\0';
+		p->conn[i].reconnected = false;
 		if (!p->conn[i].waiting)          /* else its last reply is still due */
 			send_request(&p->conn[i], rundir);
+	}
 	for (;;) {
 		long left = deadline - now_ms();
 
@@ -205,10 +249,27 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 		for (i = 0; i < npfd; i++) {
 			struct poll_conn *c = &p->conn[idx[i]];
 
-			if (!pfd[i].revents || !receive(c) || c->fd < 0)
+			if (!pfd[i].revents || !receive(c))
 				continue;
-			if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0])
+			if (c->fd < 0) {
+				/* Closed unanswered: a kept connection lodge-hyp
+				 * found idle just as the request went. */
+				if (c->kept && !c->len && !c->reconnected) {
+					c->reconnected = true;
+					c->why[0] = '\0';
+					send_request(c, rundir);
+				}
+				continue;
+			}
+			if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0]) {
 				domain_status_from_reply(&reply, c->name, &found[nfound++]);
+				continue;
+			}
+			/* A refusal (lodge-hyp closes after it), or a reply
+			 * that is not one: start afresh next time. */
+			snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1,
+				 reply.error[0] ? reply.error : "an unreadable reply");
+			conn_close(c);
 		}
 	}
 	for (i = 0; i < p->n; i++) {
@@ -217,12 +278,20 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 		if (p->late) {
 			p->late(p->conn[i].name, arg);
 		} else {
-			log_warn("domain %s does not answer", p->conn[i].name);
+			snprintf(p->conn[i].why, sizeof(p->conn[i].why), "no reply within %d ms", p->timeout_ms);
 			conn_close(&p->conn[i]);   /* a late reply must not answer the next request */
 		}
 	}
 	qsort(found, nfound, sizeof(found[0]), by_id);
 	for (i = 0; i < nfound; i++)
 		fn(&found[i], arg);
+	for (i = 0; i < p->n; i++) {
+		if (!p->conn[i].why[0])
+			continue;
+		if (p->unasked)
+			p->unasked(p->conn[i].name, p->conn[i].why, arg);
+		else
+			log_warn("domain %s: cannot ask its status: %s", p->conn[i].name, p->conn[i].why);
+	}
 	return nfound;
 }

@@ -2,7 +2,13 @@
  * domain's lodge-hyp.  Version 1.
  *
  * Transport: a Unix stream socket RUNDIR/DOMAIN/control, in a directory of
- * mode 0700 owned by root: only root connects.
+ * mode 0700 owned by root: only root connects (lodge.conf's control_group
+ * and stats_group let others in, checked on each connection).  Root always
+ * gets a connection; users other than root share 16 (8 for one uid), and
+ * one over gets "error too many clients ...".  A request line must be
+ * whole within 5 s ("error request line not finished ..."), and a client
+ * that sends nothing for the idle timeout (lodge-hyp
+ * --control-idle-timeout, 60 s) is closed without a word: connect again.
  *
  * Request: one line, at most PROTO_LINE_MAX bytes including the newline:
  *     lodge/1 COMMAND [ARG ...]\n

@@ -1,6 +1,7 @@
 /* Who may use a domain's control socket.  Root always; members of the
  * host's control group (lodge.conf control_group) for everything; members
- * of its stats group (stats_group) for the commands that only read.  The
+ * of its stats group (stats_group) for the commands that only read (the
+ * table in ctl-commands.c says which those are).  The
  * kernel vouches for the peer (SO_PEERCRED, SO_PEERGROUPS) on every
  * connection: the socket's file mode only lets them knock. */
 #include "ctl.h"
@@ -33,7 +34,7 @@ static bool peer_in_group(int fd, gid_t primary, long gid)
 	return false;
 }
 
-enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, size_t len)
+enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, uid_t *uid, char *who, size_t len)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -43,6 +44,7 @@ enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, siz
 		return CTL_DENIED;
 	}
 	snprintf(who, len, "uid %u (pid %d)", (unsigned)cred.uid, (int)cred.pid);
+	*uid = cred.uid;
 	if (cred.uid == 0)
 		return CTL_CONTROL;
 	if (peer_in_group(fd, cred.gid, a->control_gid))
@@ -50,15 +52,4 @@ enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, siz
 	if (peer_in_group(fd, cred.gid, a->stats_gid))
 		return CTL_STATS;
 	return CTL_DENIED;
-}
-
-bool ctl_command_reads_only(const char *cmd)
-{
-	static const char *const reads[] = { "status", "vcpu-list", "peers" };
-	unsigned i;
-
-	for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
-		if (strcmp(cmd, reads[i]) == 0)
-			return true;
-	return false;
 }

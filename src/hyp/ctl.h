@@ -6,20 +6,46 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
+struct ctl;
 struct ctl_client;
 struct domain;
 struct uart;
 
-/* Who besides root may connect (ctl-access.c): group ids, -1 for none. */
+/* Who besides root may connect (ctl-access.c): group ids, -1 for none;
+ * and how long a client may sit without a request before it is closed. */
 struct ctl_access {
 	long control_gid;          /* every command */
 	long stats_gid;            /* the commands that only read */
+	unsigned idle_timeout_s;   /* 0: CTL_IDLE_TIMEOUT_S */
 };
+/* lodge-hyp --control-idle-timeout: the default and the range. */
+#define CTL_IDLE_TIMEOUT_S     60
+#define CTL_IDLE_TIMEOUT_MIN_S 1
+#define CTL_IDLE_TIMEOUT_MAX_S 86400
 enum ctl_level { CTL_DENIED, CTL_STATS, CTL_CONTROL };
-/* The peer's rights, from the kernel's credentials; WHO describes it. */
-enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, char *who, size_t len);
-bool ctl_command_reads_only(const char *cmd);
+/* The peer's rights and uid, from the kernel's credentials; WHO describes it. */
+enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, uid_t *uid, char *who, size_t len);
+
+/* The control protocol (src/common/proto.h) as a table (ctl-commands.c):
+ * who may send each command, and in which of the domain's states it is
+ * answered.  Any other request gets one "error" line saying why not. */
+enum ctl_when {
+	CTL_WHEN_RUNNING = 1 << 0,   /* running or paused, no save or migration holding it */
+	CTL_WHEN_SAVING  = 1 << 1,   /* a save or migration runs, or a written save awaits save-end */
+	CTL_WHEN_ENDED   = 1 << 2,   /* the guest ended: the domain is kept (preserve) or going */
+};
+#define CTL_WHEN_ANY (CTL_WHEN_RUNNING | CTL_WHEN_SAVING | CTL_WHEN_ENDED)
+struct ctl_command {
+	const char *name;
+	enum ctl_level level;        /* CTL_STATS: it only reads; CTL_CONTROL: it acts */
+	unsigned when;               /* CTL_WHEN_* */
+	/* argc, argv: the words after the command. */
+	void (*run)(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+};
+/* The command named NAME, or NULL. */
+const struct ctl_command *ctl_command_find(const char *name);
 
 /* Create RUNDIR/NAME/ and listen on its control socket: mode 0700, or
  * where a group is granted access, 0711 with the socket 0666 (the check
@@ -33,7 +59,8 @@ int ctl_listen(const char *dir, const struct ctl_access *access);
 int ctl_keep_open(void);
 /* Run until the domain has ended and, if its end is to be preserved, until
  * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1
- * in standalone mode. Returns true if it was destroyed from the host. */
+ * in standalone mode (the access given to ctl_listen applies to it).
+ * Returns true if it was destroyed from the host. */
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd);
 
 /* Split one request line (its newline already cut) into at most

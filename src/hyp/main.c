@@ -112,6 +112,7 @@ static void usage(FILE *f)
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
+		"                  [--control-idle-timeout SECONDS]\n"
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
@@ -200,6 +201,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "cap", required_argument, NULL, 'A' },
 		{ "control-group", required_argument, NULL, 'g' },
 		{ "stats-group", required_argument, NULL, 'r' },
+		{ "control-idle-timeout", required_argument, NULL, 'T' },
 		{ "incoming", required_argument, NULL, 'J' },
 		{ "paused", no_argument, NULL, 'Q' },
 		{ "user", required_argument, NULL, 'Y' },
@@ -220,7 +222,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->name = "domain";
 	o->console_log_kib = 1024;
 	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
-	o->access = (struct ctl_access){ -1, -1 };
+	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
 	o->incoming_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
@@ -276,6 +278,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_number(optarg, c == 'g' ? "--control-group" : "--stats-group", &gid))
 				return -EINVAL;
 			*(c == 'g' ? &o->access.control_gid : &o->access.stats_gid) = (long)gid;
+			break;
+		}
+		case 'T': {
+			unsigned long s;
+
+			if (parse_number(optarg, "--control-idle-timeout", &s))
+				return -EINVAL;
+			if (s < CTL_IDLE_TIMEOUT_MIN_S || s > CTL_IDLE_TIMEOUT_MAX_S) {
+				log_err("--control-idle-timeout %s is out of range (%d to %d seconds)", optarg,
+					CTL_IDLE_TIMEOUT_MIN_S, CTL_IDLE_TIMEOUT_MAX_S);
+				return -EINVAL;
+			}
+			o->access.idle_timeout_s = s;
 			break;
 		}
 		case 'J': {

@@ -96,6 +96,10 @@ static const char *state_word(const struct dom_status *st, attr_t *attr)
 		*attr = A_BOLD | A_UNDERLINE;
 		return "CRASH";
 	}
+	if (strcmp(state, "?") == 0) {
+		*attr = A_BOLD;
+		return "?";              /* it would not say: the detail view has why */
+	}
 	return "shut";
 }
 
@@ -400,6 +404,11 @@ void draw_detail(struct tui *t)
 			 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.target_mib,
 			 d->st.rss_kib / 1024);
 		mvprintw(y++, 0, "%.*s", COLS, line);
+		if (strcmp(d->st.state, "?") == 0) {
+			snprintf(line, sizeof(line), "state ?  cannot ask its status: %s (figures: the "
+				 "last it gave, if any)", d->st.end_reason);
+			mvprintw(y++, 0, "%.*s", COLS, line);
+		}
 		/* The balloon, and the guest's own view once its driver reports. */
 		if (d->st.guest_stats)
 			snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB   "

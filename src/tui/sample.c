@@ -84,6 +84,23 @@ static void on_late(const char *name, void *arg)
 			c->t->doms[i].seen = true;
 }
 
+/* A domain that would not say how it is (too many clients, no
+ * permission): its row stays, or appears, with state '?' and the reason
+ * for the detail view, rather than vanishing as if it were gone. */
+static void on_unasked(const char *name, const char *why, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct dom_sample *d = find_or_add(c->t, name);
+
+	if (!d)
+		return;
+	if (!d->st.name[0])
+		snprintf(d->st.name, sizeof(d->st.name), "%s", name);
+	snprintf(d->st.state, sizeof(d->st.state), "?");
+	snprintf(d->st.end_reason, sizeof(d->st.end_reason), "%s", why);
+	d->seen = true;
+}
+
 static void sample_host(struct host_sample *h)
 {
 	unsigned long long v[8] = { 0 };
@@ -139,9 +156,11 @@ void sample_all(struct tui *t)
 	sample_host(&t->host);
 	for (i = 0; i < t->ndoms; i++)
 		t->doms[i].seen = false;
-	if (!t->poller && (t->poller = status_poller_new()))
+	if (!t->poller && (t->poller = status_poller_new())) {
 		/* A slow domain keeps its last row; the screen does not wait. */
 		status_poller_patient(t->poller, 100, on_late);
+		status_poller_on_unasked(t->poller, on_unasked);
+	}
 	if (t->poller)
 		status_poller_scan(t->poller, t->hc.runtime_dir, on_domain, &c);
 	/* Domains that are gone leave the table. */

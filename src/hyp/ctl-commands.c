@@ -1,0 +1,312 @@
+/* The control protocol's commands (src/common/proto.h), one table: who
+ * may send each, in which of the domain's states it is answered, and what
+ * answers it.  ctl_request refuses the rest with one "error" line. */
+#include "ctl-loop.h"
+#include "console.h"
+#include "dev/devices.h"
+#include "domain.h"
+#include "log.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define CTL_REPLAY_BYTES (16 * 1024)   /* console history shown on attach */
+
+static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	bool force = argc > 0 && strcmp(argv[0], "force") == 0;
+	uint64_t head = console_head();
+	unsigned i;
+
+	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_client *other = &c->clients[i];
+
+		if (other != cl && other->fd >= 0 && other->mode == CL_CONSOLE) {
+			if (!force) {
+				client_send(cl, "error the console is in use by another client "
+					    "(lodge console --force takes it over)\n");
+				return;
+			}
+			/* Tell the one being replaced why its console ended. */
+			send(other->fd, "\r\n[lodge: console taken over by another client]\r\n", 50,
+			     MSG_DONTWAIT | MSG_NOSIGNAL);
+			ctl_client_close(other);
+		}
+	}
+	client_send(cl, "ok\n");
+	if (cl->fd < 0)
+		return;
+	cl->mode = CL_CONSOLE;
+	cl->con_pos = head > CTL_REPLAY_BYTES ? head - CTL_REPLAY_BYTES : 0;
+}
+
+/* The last bytes of console output, then close: `lodge console --log`.
+ * Sent as the socket takes them, never waiting on it: a client that
+ * does not read must not stop the loop everyone else needs. */
+static void ctl_console_log(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	uint64_t head = console_head(), want = argc > 0 ? strtoull(argv[0], NULL, 10) : CONSOLE_HISTORY;
+
+	client_send(cl, "ok\n");
+	if (cl->fd < 0)
+		return;
+	cl->mode = CL_DUMP;
+	cl->con_pos = head > want ? head - want : 0;
+	cl->dump_end = head;
+	ctl_client_output(cl);
+}
+
+/* save / migrate: the stream goes to the descriptor the agent sent with
+ * the request (a pipe to the save file, a socket to the receiver); the
+ * reply waits for the job's end (ctl_save_event). */
+static void ctl_save_start(struct ctl *c, struct ctl_client *cl, enum save_mode mode)
+{
+	int rc;
+
+	if (cl->passed_fd < 0) {
+		client_send(cl, "error %s needs a descriptor sent with the request\n",
+			    mode == SAVE_LIVE ? "migrate" : "save");
+		return;
+	}
+	if ((rc = save_job_start(c->dom, cl->passed_fd, mode, &c->job))) {
+		client_send(cl, "error cannot start the %s: %s\n", mode == SAVE_LIVE ? "migration" : "save",
+			    strerror(-rc));
+		return;
+	}
+	cl->passed_fd = -1;             /* the job's now */
+	c->job_mode = mode;
+	c->job_client = cl;
+	c->has_last = false;
+	log_info("%s of domain %s started", mode == SAVE_LIVE ? "live migration" : "save", c->dom->name);
+}
+
+/* After a snapshot is written: the agent says whether the domain goes
+ * (the file is safe) or runs on (--keep, or the file could not be kept). */
+static void ctl_save_end(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	const char *what = argc > 0 ? argv[0] : "";
+
+	if (!c->snapshot_held || cl != c->job_client) {
+		client_send(cl, "error no save of this connection is waiting\n");
+		return;
+	}
+	if (strcmp(what, "destroy") == 0) {
+		c->snapshot_held = false;
+		domain_end(c->dom, DOMAIN_STOPPED, "saved and destroyed");
+		c->destroyed = true;
+	} else if (strcmp(what, "resume") == 0) {
+		c->snapshot_held = false;
+		save_snapshot_release(c->dom, true);
+	} else {
+		client_send(cl, "error save-end takes destroy or resume\n");
+		return;
+	}
+	c->job_client = NULL;
+	client_send(cl, "ok\n");
+}
+
+/* The job made progress or ended: tell its client, and act on the end. */
+void ctl_save_event(struct ctl *c)
+{
+	struct ctl_client *cl = c->job_client && c->job_client->fd >= 0 ? c->job_client : NULL;
+	struct save_progress p;
+	char why[256];
+	int rc;
+	bool ended = save_job_read(c->job, &p, &rc, why, sizeof(why));
+
+	c->last = p;
+	c->has_last = true;
+	if (!ended) {
+		if (cl && c->job_mode == SAVE_LIVE && p.phase == SAVE_PRECOPY)
+			client_send(cl, "progress round %u dirty %llu pages %llu rate_kib %llu\n", p.round,
+				    (unsigned long long)p.dirty, (unsigned long long)p.pages,
+				    (unsigned long long)p.rate_kib);
+		return;
+	}
+	save_job_free(c->job);
+	c->job = NULL;
+	if (rc) {
+		log_err("%s of domain %s failed: %s", c->job_mode == SAVE_LIVE ? "migration" : "save",
+			c->dom->name, why);
+		if (cl)
+			client_send(cl, "error %s\n", why);
+		c->job_client = NULL;
+		return;
+	}
+	if (c->job_mode == SAVE_LIVE) {
+		log_info("domain %s migrated: downtime %llu us, %u rounds, %llu pages", c->dom->name,
+			 (unsigned long long)p.downtime_us, p.round, (unsigned long long)p.pages);
+		if (cl)
+			client_send(cl, "ok downtime_us %llu total_us %llu rounds %u pages %llu bytes %llu\n",
+				    (unsigned long long)p.downtime_us, (unsigned long long)p.total_us, p.round,
+				    (unsigned long long)p.pages, (unsigned long long)p.bytes);
+		c->job_client = NULL;
+		domain_end(c->dom, DOMAIN_STOPPED, "migrated away");
+		c->destroyed = true;
+		return;
+	}
+	/* A written snapshot holds the domain paused until the agent says
+	 * what becomes of it -- or until it goes away without saying. */
+	if (!cl) {
+		save_snapshot_release(c->dom, true);
+		c->job_client = NULL;
+		return;
+	}
+	c->snapshot_held = true;
+	client_send(cl, "ok pages %llu bytes %llu time_us %llu\n", (unsigned long long)p.pages,
+		    (unsigned long long)p.bytes, (unsigned long long)p.total_us);
+}
+
+static void ctl_save(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	ctl_save_start(c, cl, SAVE_SNAPSHOT);
+}
+
+static void ctl_migrate(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	ctl_save_start(c, cl, SAVE_LIVE);
+}
+
+static void ctl_destroy(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
+	c->destroyed = true;
+	client_send(cl, "ok\n");
+}
+
+static void ctl_reboot(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
+	client_send(cl, "ok\n");
+}
+
+static void ctl_pause(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	vcpu_pause_all(c->dom);
+	client_send(cl, "ok\n");
+}
+
+static void ctl_unpause(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	vcpu_unpause_all(c->dom);
+	client_send(cl, "ok\n");
+}
+
+static void ctl_shutdown(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	if (c->dom->paused)
+		vcpu_unpause_all(c->dom);   /* a paused guest cannot hear the button */
+	acpi_pm_power_button();
+	client_send(cl, "ok\n");
+}
+
+static void ctl_mem_set(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	char why[256];
+
+	if (domain_mem_set(c->dom, argc > 0 ? argv[0] : NULL, why, sizeof(why)))
+		client_send(cl, "error %s\n", why);
+	else
+		client_send(cl, "ok\n");
+}
+
+/* ctl-cpu.c's, which need only the domain. */
+static void ctl_vcpus(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	ctl_vcpu_list(c->dom, cl);
+}
+
+static void ctl_pin(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	ctl_vcpu_pin(c->dom, cl, argc, argv);
+}
+
+static void ctl_weights(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	ctl_sched(c->dom, cl, argc, argv);
+}
+
+/* Reading, destroying and the console work in every state: a domain being
+ * saved or kept after its end can still be looked at and ended.  save-end
+ * answers the save that holds the domain; everything else waits for a
+ * running domain that no save or migration holds. */
+#define RUNNING CTL_WHEN_RUNNING
+#define ANY     CTL_WHEN_ANY
+static const struct ctl_command commands[] = {
+	/* name          who may       when                            what */
+	{ "status",      CTL_STATS,   ANY,                             ctl_status },
+	{ "peers",       CTL_STATS,   ANY,                             ctl_peers },
+	{ "vcpu-list",   CTL_STATS,   ANY,                             ctl_vcpus },
+	{ "destroy",     CTL_CONTROL, ANY,                             ctl_destroy },
+	{ "console",     CTL_CONTROL, ANY,                             ctl_attach_console },
+	{ "console-log", CTL_CONTROL, ANY,                             ctl_console_log },
+	{ "save-end",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_save_end },
+	{ "save",        CTL_CONTROL, RUNNING,                         ctl_save },
+	{ "migrate",     CTL_CONTROL, RUNNING,                         ctl_migrate },
+	{ "pause",       CTL_CONTROL, RUNNING,                         ctl_pause },
+	{ "unpause",     CTL_CONTROL, RUNNING,                         ctl_unpause },
+	{ "shutdown",    CTL_CONTROL, RUNNING,                         ctl_shutdown },
+	{ "reboot",      CTL_CONTROL, RUNNING,                         ctl_reboot },
+	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
+	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
+	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
+};
+#undef RUNNING
+#undef ANY
+
+const struct ctl_command *ctl_command_find(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* The domain's state as the table's columns see it: an end outweighs a
+ * save (whose job stops with it). */
+static enum ctl_when ctl_when_now(const struct ctl *c)
+{
+	if (atomic_load(&c->dom->end) != DOMAIN_RUNNING)
+		return CTL_WHEN_ENDED;
+	if (c->job || c->snapshot_held)
+		return CTL_WHEN_SAVING;
+	return CTL_WHEN_RUNNING;
+}
+
+void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
+{
+	char *argv[CTL_MAX_ARGS] = { 0 }, err[PROTO_LINE_MAX + 128];
+	int argc = ctl_parse_request(line, argv, err, sizeof(err));
+	const struct ctl_command *cmd;
+	enum ctl_when now;
+
+	if (argc < 0) {
+		client_send(cl, "%s", err);
+		return;
+	}
+	if (!(cmd = ctl_command_find(argv[1]))) {
+		client_send(cl, "error unknown command '%s'\n", argv[1]);
+		return;
+	}
+	if (cl->level < cmd->level) {
+		client_send(cl, "error permission denied: '%s' needs root or the control group "
+			    "(the stats group may only read)\n", argv[1]);
+		return;
+	}
+	now = ctl_when_now(c);
+	if (!(cmd->when & now)) {
+		if (now == CTL_WHEN_ENDED)
+			client_send(cl, "error domain %s is not running (%s)\n", c->dom->name,
+				    c->dom->end_reason);
+		else
+			client_send(cl, "error domain %s is being %s\n", c->dom->name,
+				    c->job_mode == SAVE_LIVE ? "migrated" : "saved");
+		return;
+	}
+	cmd->run(c, cl, argc - 2, argv + 2);
+}

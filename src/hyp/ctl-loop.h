@@ -1,0 +1,106 @@
+/* The control loop's state, shared by its parts: the loop and its clients
+ * (ctl.c), the commands (ctl-commands.c) and the status reply
+ * (ctl-status.c).  tests/fuzz/fuzz-ctl-clients.c drives the same loop
+ * through ctl_init / ctl_add_client / ctl_step / ctl_finish, with clients
+ * on socketpairs and a clock of its own. */
+#ifndef LODGE_CTL_LOOP_H
+#define LODGE_CTL_LOOP_H
+
+#include "ctl.h"
+#include "proto.h"
+#include "save/save.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Who gets a connection.  Root always: when every slot is taken, the
+ * longest idle client that is not root makes room (or, with only root's
+ * left, root's own longest idle one that no console or save holds).
+ * Everyone else shares CTL_MAX_UNPRIVILEGED slots, at most
+ * CTL_MAX_PER_USER for any one uid, so that a member of the stats group
+ * can fill neither root's slots nor every other user's. */
+#define CTL_MAX_CLIENTS      64
+#define CTL_MAX_UNPRIVILEGED 16
+#define CTL_MAX_PER_USER     8
+/* A request line must be whole within this of its first byte (or within
+ * the idle timeout, if that is shorter): a client dribbling a line holds
+ * nothing for long. */
+#define CTL_LINE_TIMEOUT_S   5
+#define CTL_ACCEPT_BURST     16     /* connections taken per wake-up */
+
+enum ctl_client_mode {
+	CL_REQUESTS,               /* request lines, one reply each */
+	CL_CONSOLE,                /* attached: the raw console both ways */
+	CL_DUMP,                   /* console-log: console history up to dump_end, then closed */
+};
+
+struct ctl_client {
+	struct ctl *ctl;
+	int fd;                    /* -1: a free slot */
+	enum ctl_level level;
+	uid_t uid;
+	enum ctl_client_mode mode;
+	char in[PROTO_LINE_MAX];
+	size_t in_len;
+	uint64_t active_ms;        /* its last byte in, or the last reply out */
+	uint64_t line_ms;          /* when the unfinished line in in[] began */
+	uint64_t con_pos;          /* next console byte to send */
+	uint64_t dump_end;         /* CL_DUMP: the console's head when it asked */
+	uint8_t out[4096];         /* console bytes the socket would not take yet */
+	size_t out_len, out_off;
+	int passed_fd;             /* a descriptor sent with the request (save, migrate), or -1 */
+};
+
+struct ctl {
+	struct domain *dom;
+	struct uart *com1;
+	int in_fd, listen_fd, sig_fd;
+	bool destroyed;
+	uint64_t idle_ms, line_ms;     /* the timeouts */
+	uint64_t (*clock_ms)(void);    /* CLOCK_MONOTONIC; the fuzz harness's own */
+	uint64_t now_ms;               /* read once per wake-up */
+	struct ctl_client clients[CTL_MAX_CLIENTS];
+	uint8_t pending[256];          /* console input the UART has not taken yet */
+	size_t pending_len, pending_off;
+	/* A save or migration (save/save.h): its thread, the client waiting
+	 * for its end, and a snapshot's hold on the paused domain. */
+	struct save_job *job;
+	enum save_mode job_mode;
+	struct ctl_client *job_client;
+	bool snapshot_held;
+	struct save_progress last;     /* for status */
+	bool has_last;
+	bool told_preserved;           /* the log says why a preserved domain stopped */
+};
+
+/* ctl.c: the loop, for ctl_run and the fuzz harness.  idle_timeout_s 0:
+ * CTL_IDLE_TIMEOUT_S. */
+void ctl_init(struct ctl *c, struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
+	      unsigned idle_timeout_s);
+/* Take a connected client whose peer has LEVEL's rights: 0, or -EUSERS
+ * with one "error too many clients ..." line sent and fd closed. */
+int ctl_add_client(struct ctl *c, int fd, enum ctl_level level, uid_t uid);
+/* Wait at most max_wait_ms (-1: until something happens or a client's
+ * time is up) and handle what happened.  False once the loop is done. */
+bool ctl_step(struct ctl *c, int max_wait_ms);
+/* Close every client; true if the domain was destroyed from the host. */
+bool ctl_finish(struct ctl *c);
+void ctl_client_close(struct ctl_client *cl);
+/* Whether the client is doing something that takes its time (an attached
+ * console, a console-log dump, a save or migration it waits for): no
+ * timeout applies to it, and root's eviction passes it by. */
+bool ctl_client_busy(const struct ctl *c, const struct ctl_client *cl);
+/* Send what is due to a console or console-log client. */
+void ctl_client_output(struct ctl_client *cl);
+
+/* ctl-commands.c: one request line from a client (its newline cut). */
+void ctl_request(struct ctl *c, struct ctl_client *cl, char *line);
+/* The save or migration job made progress or ended. */
+void ctl_save_event(struct ctl *c);
+
+/* ctl-status.c */
+void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+void ctl_peers(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+
+#endif
