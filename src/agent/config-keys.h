@@ -11,6 +11,7 @@
 #define MAX_KEY_LEN  32
 #define MAX_SITES    256     /* key statements noted per file */
 #define MAX_VALUES   512     /* values noted per file */
+#define CFG_FILE_MAX (1 << 20)   /* bytes: a bigger file is not a Lodge config */
 
 enum key_type { KT_STR, KT_INT, KT_BOOL, KT_LIST };
 

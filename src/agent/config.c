@@ -2,7 +2,7 @@
  *
  * A Xen user writes  disk = [ 'file:/img,vda,w' ]  while libconfuse wants
  * disk = { "file:/img,vda,w" }, so the text is rewritten first (same line
- * count).  That pass also notes on which line each key and each list value
+ * count, every value quoted: see xen_to_confuse).  That pass also notes on which line each key and each list value
  * sits, because libconfuse 3.3's cfg_opt_t carries no line and cfg->line
  * in a callback is where the lexer is (one token ahead), not where the key
  * was.  Per-key checks run as libconfuse validate callbacks, so the first
@@ -10,6 +10,7 @@
  * after the parse.  The table of keys is in config-keys.c. */
 #include "cgroup.h"
 #include "config-keys.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,11 +42,26 @@ const char *cfg_root(void)
  * reached through this pointer (one parse at a time per thread). */
 static __thread struct load_ctx *current_ctx;
 
+/* The message about the file as a whole ("FILE: what"), escaped as every
+ * message of this file is: names and values come from the file. */
+static void file_fail(struct load_ctx *ctx, const char *fmt, ...)
+{
+	char what[1024], msg[CFG_PATH_MAX + sizeof(what) + 8];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "%s: %s", ctx->file, what);
+	text_escape(ctx->err, ctx->errlen, msg);
+	ctx->err_line = -1;
+}
+
 /* Keep the first error by position in the file: callbacks run in file
  * order, but the pre-pass finds repeated keys before libconfuse starts. */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 {
-	char what[1024];
+	char what[1024], msg[CFG_PATH_MAX + sizeof(what) + MAX_KEY_LEN + 32];
 	va_list ap;
 
 	if (ctx->err_line && line >= ctx->err_line)
@@ -53,7 +69,8 @@ void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(ctx->err, ctx->errlen, "%s:%d: %s: %s", ctx->file, line, key, what);
+	snprintf(msg, sizeof(msg), "%s:%d: %s: %s", ctx->file, line, key, what);
+	text_escape(ctx->err, ctx->errlen, msg);
 	ctx->err_line = line;
 }
 
@@ -143,13 +160,25 @@ static bool word_char(char c)
 	return c && !strchr(" \t\r\n=+{}[](),\"'#", c);
 }
 
-/* [ ] become { }, 'single' becomes "double" (escaping " and \ inside, as
- * single quotes take text literally), # comments become blanks (libconfuse
- * 3.3 counts the newline after a # comment twice).  Newlines are copied,
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* [ ] become { }; 'single' becomes "double" (escaping " and \ inside, as
+ * single quotes take text literally), and so does every unquoted word:
+ * to libconfuse a quoted and an unquoted string are the same token, but
+ * quoted it cannot start a // or / * comment nor take ${VAR} from the
+ * environment ($ is escaped in every string: xl has no such thing).
+ * # comments are dropped (libconfuse 3.3 counts the newline after one
+ * twice) and runs of blanks become one.  That also keeps every token
+ * libconfuse's flex lexer sees short, but for strings, which it reads a
+ * character at a time: its time grows with the square of a token's
+ * length (a 1 MiB run of blanks: half a second).  Newlines are copied,
  * so every line keeps its number.  Returns a malloc'd string or NULL. */
 static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 {
-	char *out = malloc(2 * len + 1), *o = out;
+	char *out = malloc(4 * len + 4), *o = out;    /* the word  $  becomes  "\$" */
 	int line = 1, depth = 0;
 	size_t i = 0, j, k;
 
@@ -160,19 +189,36 @@ static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 		char c = in[i], quote;
 
 		if (c == '#') {
-			for (; i < len && in[i] != '\n'; i++)
-				*o++ = ' ';
+			while (i < len && in[i] != '\n')
+				i++;
+		} else if (c == ' ' || c == '\t') {
+			while (i < len && (in[i] == ' ' || in[i] == '\t'))
+				i++;
+			*o++ = ' ';
 		} else if (c == '"' || c == '\'') {
 			note_value(ctx, line);
 			quote = c;
 			*o++ = '"';
-			for (i++; i < len && in[i] != quote; i++) {
-				if (quote == '"' && in[i] == '\\' && i + 1 < len)
+			for (i++; i < len && in[i] != quote;) {
+				if (quote == '"' && in[i] == '\\' && i + 1 < len) {
+					/* An escape as libconfuse reads it, but it takes
+					 * a run of digits after a \ as one token: digits
+					 * past three (octal \ooo) are escapes of their own,
+					 * as in C. */
 					*o++ = in[i++];
-				else if (quote == '\'' && (in[i] == '"' || in[i] == '\\'))
+					k = 0;
+					do {
+						line += in[i] == '\n';
+						*o++ = in[i++];
+					} while (++k < 3 && i < len && is_digit(in[i - 1]) && is_digit(in[i]));
+					while (i < len && is_digit(in[i - 1]) && is_digit(in[i]))
+						o += sprintf(o, "\\%03o", (unsigned)in[i++]);
+					continue;
+				}
+				if (in[i] == '$' || (quote == '\'' && (in[i] == '"' || in[i] == '\\')))
 					*o++ = '\\';
 				line += in[i] == '\n';
-				*o++ = in[i];
+				*o++ = in[i++];
 			}
 			if (i < len) {          /* unterminated: libconfuse says so */
 				*o++ = '"';
@@ -187,9 +233,13 @@ static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 				note_key(ctx, in + i, j - i, line, in[k] == '+');
 			else
 				note_value(ctx, line);
-			memcpy(o, in + i, j - i);
-			o += j - i;
-			i = j;
+			*o++ = '"';
+			for (; i < j; i++) {
+				if (in[i] == '\\' || in[i] == '$')
+					*o++ = '\\';
+				*o++ = in[i];
+			}
+			*o++ = '"';
 		} else {
 			if (c == '[' || c == '{' || c == '(')
 				depth++;
@@ -286,12 +336,30 @@ static int ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t er
 	err[0] = '\0';
 	rc = config_dir(file, ctx->dir, sizeof(ctx->dir));
 	if (rc)
-		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
+		file_fail(ctx, "%s", strerror(-rc));
 	return rc;
 }
 
-/* One per validated key: check every value (all of a list, as libconfuse
- * calls this after each element too; the checks are pure). */
+/* One check for every string value before its key's own: no control
+ * characters.  A newline in a path would end a line of the control
+ * protocol or of a listing; an ESC would reach a terminal. */
+static int check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
+		       char *why, size_t whylen)
+{
+	const char *s = k->type == KT_STR || k->type == KT_LIST ? cfg_opt_getnstr(opt, i) : NULL;
+	const char *bad = s ? text_find_control(s) : NULL;
+	char shown[16];
+
+	if (bad) {
+		snprintf(why, whylen, "contains a control character (%s)",
+			 text_escape_n(shown, sizeof(shown), bad, text_control_len(bad)));
+		return -EINVAL;
+	}
+	return k->check ? k->check(ctx, opt, i, why, whylen) : 0;
+}
+
+/* One per key: check every value (all of a list, as libconfuse calls
+ * this after each element too; the checks are pure). */
 static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 {
 	struct load_ctx *ctx = current_ctx;
@@ -300,9 +368,9 @@ static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 	unsigned i, n = cfg_opt_size(opt);
 	int line;
 
-	for (i = 0; k && k->check && i < n; i++) {
+	for (i = 0; k && i < n; i++) {
 		why[0] = '\0';
-		if (k->check(ctx, opt, i, why, sizeof(why)) == 0)
+		if (check_value(ctx, k, opt, i, why, sizeof(why)) == 0)
 			continue;
 		line = k->type == KT_LIST ? cfg_value_line(ctx, opt->name, i, cfg->line)
 					  : cfg_key_line(ctx, opt->name, cfg->line);
@@ -312,55 +380,109 @@ static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 	return 0;
 }
 
+/* The whole file, if it is at most CFG_FILE_MAX bytes: a regular file
+ * is measured before it is read, anything else (a pipe, /dev/stdin,
+ * /dev/zero) is read up to one byte more.  Returns a malloc'd buffer
+ * (not terminated) or NULL with ctx's error set. */
+static char *read_file(struct load_ctx *ctx, size_t *len)
+{
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer. */
+	int fd = open(ctx->file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char *text = NULL;
+	struct stat st;
+	ssize_t n = 1;
+
+	*len = 0;
+	if (fd < 0) {
+		file_fail(ctx, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > CFG_FILE_MAX) {
+		close(fd);
+		file_fail(ctx, "larger than %d MiB; not a Lodge config", CFG_FILE_MAX >> 20);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);   /* a pipe's writer may be slow */
+	text = malloc(CFG_FILE_MAX + 1);
+	while (text && *len <= CFG_FILE_MAX && n > 0) {
+		n = read(fd, text + *len, CFG_FILE_MAX + 1 - *len);
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			n = 1;
+	}
+	close(fd);
+	if (!text)
+		file_fail(ctx, "out of memory");
+	else if (n < 0)
+		file_fail(ctx, "%s", strerror(errno));
+	else if (*len > CFG_FILE_MAX)
+		file_fail(ctx, "larger than %d MiB; not a Lodge config", CFG_FILE_MAX >> 20);
+	else
+		return text;
+	free(text);
+	return NULL;
+}
+
+/* Whether a key of the table was set before or on line: until then the
+ * file is not known to be a config, and a message quoting it could show
+ * a secret (lodge check on a key file) or a line of a binary. */
+static bool known_key_before(const struct load_ctx *ctx, int line)
+{
+	unsigned i;
+
+	for (i = 0; i < ctx->nsites; i++)
+		if (ctx->sites[i].line <= line && cfg_find_key(ctx->keys, ctx->sites[i].key))
+			return true;
+	return false;
+}
+
 /* Parse file with the keys table; returns the cfg_t (to free) or NULL
  * with ctx's error set. */
 static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 {
 	cfg_opt_t opts[MAX_KEYS + 1];
-	char *text = NULL, *confuse_text;
-	size_t len = 0;
+	char *text, *confuse_text, *nul, file[CFG_PATH_MAX];
+	size_t len, i;
 	unsigned n;
 	cfg_t *cfg;
-	FILE *f;
-	int rc;
+	int rc, line = 1;
 
 	ctx->keys = keys;
-	f = fopen(ctx->file, "r");
-	if (!f) {
-		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->file, strerror(errno));
-		ctx->err_line = -1;
+	if (!(text = read_file(ctx, &len)))
 		return NULL;
+	confuse_text = xen_to_confuse(ctx, text, len);
+	if ((nul = memchr(text, '\0', len))) {   /* libconfuse would stop there */
+		for (i = 0; text + i < nul; i++)
+			line += text[i] == '\n';
+		cfg_fail(ctx, line, "syntax", "a NUL byte: this is not a text file");
 	}
-	rc = getdelim(&text, &len, '\0', f);    /* the whole file */
-	fclose(f);
-	if (rc < 0) {
-		free(text);
-		text = strdup("");
-		rc = 0;
-	}
-	confuse_text = text ? xen_to_confuse(ctx, text, (size_t)rc) : NULL;
 	free(text);
 	if (!confuse_text) {
-		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		file_fail(ctx, "out of memory");
 		return NULL;
 	}
 	n = cfg_build_opts(keys, opts);
 	cfg = cfg_init(opts, CFGF_NONE);
 	if (!cfg) {
 		free(confuse_text);
-		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		file_fail(ctx, "out of memory");
 		return NULL;
 	}
 	cfg_set_error_function(cfg, confuse_error);
 	for (n = 0; keys[n].name; n++)
-		if (keys[n].check)
-			cfg_set_validate_func(cfg, keys[n].name, validate_key);
+		cfg_set_validate_func(cfg, keys[n].name, validate_key);
 	current_ctx = ctx;
 	rc = cfg_parse_buf(cfg, confuse_text);
 	current_ctx = NULL;
 	free(confuse_text);
 	if (rc != CFG_SUCCESS && !ctx->err_line)
 		cfg_fail(ctx, 1, "syntax", "cannot parse");
+	if (ctx->err_line > 0 && !known_key_before(ctx, ctx->err_line)) {
+		text_escape(file, sizeof(file), ctx->file);
+		snprintf(ctx->err, ctx->errlen, "%s:%d: not a Lodge config (no known key = value statement "
+			 "before this line; see lodge.conf(5))", file, ctx->err_line);
+	}
 	if (ctx->err_line) {       /* includes a key set twice, found by the pre-pass */
 		cfg_free(cfg);
 		return NULL;
