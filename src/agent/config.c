@@ -170,8 +170,10 @@ static bool is_digit(char c)
  * to libconfuse a quoted and an unquoted string are the same token, but
  * quoted it cannot start a // or / * comment nor take ${VAR} from the
  * environment ($ is escaped in every string: xl has no such thing).
- * # comments are dropped (libconfuse 3.3 counts the newline after one
- * twice) and runs of blanks become one.  That also keeps every token
+ * Comments are dropped: #, and libconfuse's // and / * * / where a word
+ * would start (inside a word, as in /boot//vmlinuz, they are part of it;
+ * libconfuse 3.3 also counts the newline after a # comment twice), and
+ * runs of blanks become one.  That also keeps every token
  * libconfuse's flex lexer sees short, but for strings, which it reads a
  * character at a time: its time grows with the square of a token's
  * length (a 1 MiB run of blanks: half a second).  Newlines are copied,
@@ -188,9 +190,16 @@ static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 	while (i < len) {
 		char c = in[i], quote;
 
-		if (c == '#') {
+		if (c == '#' || (c == '/' && i + 1 < len && in[i + 1] == '/')) {
 			while (i < len && in[i] != '\n')
 				i++;
+		} else if (c == '/' && i + 1 < len && in[i + 1] == '*') {
+			for (k = (size_t)line, i += 2; i < len && !(in[i] == '*' && i + 1 < len && in[i + 1] == '/'); i++)
+				if (in[i] == '\n')
+					*o++ = '\n', line++;
+			if (i >= len)
+				cfg_fail(ctx, (int)k, "syntax", "a /* comment without its */");
+			i += 2;
 		} else if (c == ' ' || c == '\t') {
 			while (i < len && (in[i] == ' ' || in[i] == '\t'))
 				i++;

@@ -227,12 +227,20 @@ static void test_words(void)
 	char path[300], text[2 * CFG_PATH_MAX], err[2048];
 
 	snprintf(path, sizeof(path), "%s/words.cfg", tmpdir);
-	snprintf(text, sizeof(text), "name = web\nkernel = %s//dummy-kernel\nextra = \"${HOME} a\\1234 $x\"\n",
-		 fixtures);
+	snprintf(text, sizeof(text), "// libconfuse's comments\nname = web /* on\ntwo lines */\n"
+		 "kernel = %s//dummy-kernel\nextra = \"${HOME} a\\1234 $x\"\n", fixtures);
 	write_file(path, text);
 	CHECK("unquoted words load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("// inside a word is not a comment", strstr(dc.kernel, "//dummy-kernel") != NULL);
 	CHECK("${HOME} is not expanded, \\1234 is \\123 then 4", strcmp(dc.cmdline, "${HOME} aS4 $x") == 0);
+	strcat(text, "vcpus = 0\n");
+	write_file(path, text);
+	CHECK("lines counted through // and /* */ comments",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 && strstr(err, "words.cfg:6: vcpus: "));
+	write_file(path, "name = web\n/* never closed\n\n");
+	CHECK("an unclosed /* comment is an error on its line",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
+	      strstr(err, "words.cfg:2: syntax: a /* comment without its */"));
 }
 
 static int load_text(const char *text, size_t len, char *err, size_t errlen)
