@@ -211,17 +211,17 @@ static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 			for (i++; i < len && in[i] != quote;) {
 				if (quote == '"' && in[i] == '\\' && i + 1 < len) {
 					/* An escape as libconfuse reads it, but it takes
-					 * a run of digits after a \ as one token: digits
-					 * past three (octal \ooo) are escapes of their own,
-					 * as in C. */
+					 * a run of digits after a \ as one token: a fourth
+					 * digit is written as \x3N, so the escape is octal
+					 * \ooo and the digits after it are text, as in C. */
 					*o++ = in[i++];
 					k = 0;
 					do {
 						line += in[i] == '\n';
 						*o++ = in[i++];
 					} while (++k < 3 && i < len && is_digit(in[i - 1]) && is_digit(in[i]));
-					while (i < len && is_digit(in[i - 1]) && is_digit(in[i]))
-						o += sprintf(o, "\\%03o", (unsigned)in[i++]);
+					if (i < len && is_digit(in[i - 1]) && is_digit(in[i]))
+						o += sprintf(o, "\\x%02x", (unsigned)in[i++]);
 					continue;
 				}
 				if (in[i] == '$' || (quote == '\'' && (in[i] == '"' || in[i] == '\\')))
