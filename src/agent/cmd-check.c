@@ -2,6 +2,7 @@
  * would, without starting anything.  One line out: "FILE: ok" or the
  * first error as "FILE:LINE: KEY: what is wrong". */
 #include "agent.h"
+#include "log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,7 @@ int cmd_check(int argc, char **argv)
 {
 	static struct domain_config dc;
 	struct host_config hc;
-	char path[CFG_PATH_MAX + 80], err[2048];
+	char path[CFG_PATH_MAX + 80], err[2048], shown[4 * sizeof(path)];
 	struct stat st;
 
 	if (argc != 2)
@@ -24,10 +25,11 @@ int cmd_check(int argc, char **argv)
 	else
 		snprintf(path, sizeof(path), "%s/%s.cfg", hc.domains_dir, argv[1]);
 	if (domain_config_load(path, &hc, true, &dc, err, sizeof(err))) {
-		/* Bare, like a compiler's: editors jump to FILE:LINE. */
+		/* Bare, like a compiler's: editors jump to FILE:LINE.  (The
+		 * message is escaped: it quotes the file.) */
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	printf("%s: ok\n", path);
+	printf("%s: ok\n", text_escape(shown, sizeof(shown), path));
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define MAX_KEY_LEN  32
 #define MAX_SITES    256     /* key statements noted per file */
 #define MAX_VALUES   512     /* values noted per file */
+#define CFG_FILE_MAX (1 << 20)   /* bytes: a bigger file is not a Lodge config */
 
 enum key_type { KT_STR, KT_INT, KT_BOOL, KT_LIST };
 
@@ -65,11 +66,18 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen);
 int cfg_parse_action(const char *text, enum cfg_action *act, char *why, size_t whylen);
 
+/* config-text.c */
+/* The statement of key that libconfuse is reading when its lexer is at
+ * line upto (or the last one, upto 0): an index into ctx->sites, or -1. */
+int cfg_key_site(const struct load_ctx *ctx, const char *key, int upto);
+int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto);
+int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto);
+/* Xen syntax as libconfuse's, noting sites in ctx; a malloc'd string or NULL. */
+char *cfg_xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len);
+
 /* config.c */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto);
-int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto);
 /* path relative to the config file's directory, absolute paths as written;
  * -ENAMETOOLONG if it does not fit. */
 int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len);

@@ -1,15 +1,14 @@
 /* Domain and host configuration files, read with libconfuse.
  *
  * A Xen user writes  disk = [ 'file:/img,vda,w' ]  while libconfuse wants
- * disk = { "file:/img,vda,w" }, so the text is rewritten first (same line
- * count).  That pass also notes on which line each key and each list value
- * sits, because libconfuse 3.3's cfg_opt_t carries no line and cfg->line
- * in a callback is where the lexer is (one token ahead), not where the key
- * was.  Per-key checks run as libconfuse validate callbacks, so the first
- * error in the file is the one reported; checks that need two keys run
- * after the parse.  The table of keys is in config-keys.c. */
+ * disk = { "file:/img,vda,w" }, so the text is rewritten first, noting
+ * where each key and value sits (config-text.c).  Per-key checks run as
+ * libconfuse validate callbacks, so the first error in the file is the
+ * one reported; checks that need two keys run after the parse.  The table
+ * of keys is in config-keys.c. */
 #include "cgroup.h"
 #include "config-keys.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,11 +40,26 @@ const char *cfg_root(void)
  * reached through this pointer (one parse at a time per thread). */
 static __thread struct load_ctx *current_ctx;
 
+/* The message about the file as a whole ("FILE: what"), escaped as every
+ * message of this file is: names and values come from the file. */
+static void file_fail(struct load_ctx *ctx, const char *fmt, ...)
+{
+	char what[1024], msg[CFG_PATH_MAX + sizeof(what) + 8];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "%s: %s", ctx->file, what);
+	text_escape(ctx->err, ctx->errlen, msg);
+	ctx->err_line = -1;
+}
+
 /* Keep the first error by position in the file: callbacks run in file
  * order, but the pre-pass finds repeated keys before libconfuse starts. */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 {
-	char what[1024];
+	char what[1024], msg[CFG_PATH_MAX + sizeof(what) + MAX_KEY_LEN + 32];
 	va_list ap;
 
 	if (ctx->err_line && line >= ctx->err_line)
@@ -53,156 +67,9 @@ void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(ctx->err, ctx->errlen, "%s:%d: %s: %s", ctx->file, line, key, what);
+	snprintf(msg, sizeof(msg), "%s:%d: %s: %s", ctx->file, line, key, what);
+	text_escape(ctx->err, ctx->errlen, msg);
 	ctx->err_line = line;
-}
-
-/* ---- where things are: the pre-pass's notes ------------------------------ */
-
-static void note_key(struct load_ctx *ctx, const char *name, size_t len, int line, bool append)
-{
-	struct key_site *s;
-	unsigned i;
-
-	if (ctx->nsites == MAX_SITES) {
-		ctx->cur_site = -1;
-		return;
-	}
-	s = &ctx->sites[ctx->nsites];
-	snprintf(s->key, sizeof(s->key), "%.*s", (int)len, name);
-	s->line = line;
-	s->append = append;
-	ctx->cur_site = (int)ctx->nsites++;
-	for (i = 0; !append && i + 1 < ctx->nsites; i++)
-		if (!ctx->sites[i].append && strcmp(ctx->sites[i].key, s->key) == 0) {
-			cfg_fail(ctx, line, s->key, "set twice (first on line %d)", ctx->sites[i].line);
-			break;
-		}
-}
-
-static void note_value(struct load_ctx *ctx, int line)
-{
-	if (ctx->cur_site < 0 || ctx->nvalues == MAX_VALUES)
-		return;
-	ctx->values[ctx->nvalues].site = ctx->cur_site;
-	ctx->values[ctx->nvalues].line = line;
-	ctx->nvalues++;
-}
-
-/* The statement of key that libconfuse is reading when its lexer is at
- * line upto (or the last one, upto 0): the last site at or before it. */
-static int key_site(const struct load_ctx *ctx, const char *key, int upto)
-{
-	int i, found = -1;
-
-	for (i = 0; i < (int)ctx->nsites; i++)
-		if (strcmp(ctx->sites[i].key, key) == 0 &&
-		    (found < 0 || upto <= 0 || ctx->sites[i].line <= upto))
-			found = i;
-	return found;
-}
-
-int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto)
-{
-	int s = key_site(ctx, key, upto);
-
-	return s < 0 ? 1 : ctx->sites[s].line;
-}
-
-/* Line of value index of a list: values count from its last plain "="
- * and go on through later "+=" statements, as libconfuse stores them. */
-int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto)
-{
-	int s = key_site(ctx, key, upto), start = s;
-	unsigned v, n = 0;
-
-	if (s < 0)
-		return 1;
-	while (start > 0 && ctx->sites[start].append) {   /* back to its "=" */
-		int prev = key_site(ctx, key, ctx->sites[start].line - 1);
-
-		if (prev < 0 || prev >= start)
-			break;
-		start = prev;
-	}
-	for (v = 0; v < ctx->nvalues; v++) {
-		int vs = ctx->values[v].site;
-
-		if (vs < start || vs > s || strcmp(ctx->sites[vs].key, key) != 0)
-			continue;
-		if (n++ == index)
-			return ctx->values[v].line;
-	}
-	return ctx->sites[s].line;
-}
-
-/* ---- Xen syntax to libconfuse syntax -------------------------------------- */
-
-static bool word_char(char c)
-{
-	return c && !strchr(" \t\r\n=+{}[](),\"'#", c);
-}
-
-/* [ ] become { }, 'single' becomes "double" (escaping " and \ inside, as
- * single quotes take text literally), # comments become blanks (libconfuse
- * 3.3 counts the newline after a # comment twice).  Newlines are copied,
- * so every line keeps its number.  Returns a malloc'd string or NULL. */
-static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
-{
-	char *out = malloc(2 * len + 1), *o = out;
-	int line = 1, depth = 0;
-	size_t i = 0, j, k;
-
-	if (!out)
-		return NULL;
-	ctx->cur_site = -1;
-	while (i < len) {
-		char c = in[i], quote;
-
-		if (c == '#') {
-			for (; i < len && in[i] != '\n'; i++)
-				*o++ = ' ';
-		} else if (c == '"' || c == '\'') {
-			note_value(ctx, line);
-			quote = c;
-			*o++ = '"';
-			for (i++; i < len && in[i] != quote; i++) {
-				if (quote == '"' && in[i] == '\\' && i + 1 < len)
-					*o++ = in[i++];
-				else if (quote == '\'' && (in[i] == '"' || in[i] == '\\'))
-					*o++ = '\\';
-				line += in[i] == '\n';
-				*o++ = in[i];
-			}
-			if (i < len) {          /* unterminated: libconfuse says so */
-				*o++ = '"';
-				i++;
-			}
-		} else if (word_char(c)) {
-			for (j = i; j < len && word_char(in[j]); j++)
-				;
-			for (k = j; k < len && (in[k] == ' ' || in[k] == '\t'); k++)
-				;
-			if (depth <= 0 && k < len && (in[k] == '=' || (in[k] == '+' && k + 1 < len && in[k + 1] == '=')))
-				note_key(ctx, in + i, j - i, line, in[k] == '+');
-			else
-				note_value(ctx, line);
-			memcpy(o, in + i, j - i);
-			o += j - i;
-			i = j;
-		} else {
-			if (c == '[' || c == '{' || c == '(')
-				depth++;
-			else if (c == ']' || c == '}' || c == ')')
-				depth--;
-			*o++ = c == '[' ? '{' : c == ']' ? '}' : c;
-			line += c == '\n';
-			i++;
-		}
-	}
-	*o = '\0';
-	ctx->nlines = len && in[len - 1] == '\n' ? line - 1 : line;   /* the last line with text */
-	return out;
 }
 
 /* ---- libconfuse's own messages, in our shape ---------------------------- */
@@ -286,12 +153,30 @@ static int ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t er
 	err[0] = '\0';
 	rc = config_dir(file, ctx->dir, sizeof(ctx->dir));
 	if (rc)
-		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
+		file_fail(ctx, "%s", strerror(-rc));
 	return rc;
 }
 
-/* One per validated key: check every value (all of a list, as libconfuse
- * calls this after each element too; the checks are pure). */
+/* One check for every string value before its key's own: no control
+ * characters.  A newline in a path would end a line of the control
+ * protocol or of a listing; an ESC would reach a terminal. */
+static int check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
+		       char *why, size_t whylen)
+{
+	const char *s = k->type == KT_STR || k->type == KT_LIST ? cfg_opt_getnstr(opt, i) : NULL;
+	const char *bad = s ? text_find_control(s) : NULL;
+	char shown[16];
+
+	if (bad) {
+		snprintf(why, whylen, "contains a control character (%s)",
+			 text_escape_n(shown, sizeof(shown), bad, text_control_len(bad)));
+		return -EINVAL;
+	}
+	return k->check ? k->check(ctx, opt, i, why, whylen) : 0;
+}
+
+/* One per key: check every value (all of a list, as libconfuse calls
+ * this after each element too; the checks are pure). */
 static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 {
 	struct load_ctx *ctx = current_ctx;
@@ -300,9 +185,9 @@ static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 	unsigned i, n = cfg_opt_size(opt);
 	int line;
 
-	for (i = 0; k && k->check && i < n; i++) {
+	for (i = 0; k && i < n; i++) {
 		why[0] = '\0';
-		if (k->check(ctx, opt, i, why, sizeof(why)) == 0)
+		if (check_value(ctx, k, opt, i, why, sizeof(why)) == 0)
 			continue;
 		line = k->type == KT_LIST ? cfg_value_line(ctx, opt->name, i, cfg->line)
 					  : cfg_key_line(ctx, opt->name, cfg->line);
@@ -312,55 +197,109 @@ static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 	return 0;
 }
 
+/* The whole file, if it is at most CFG_FILE_MAX bytes: a regular file
+ * is measured before it is read, anything else (a pipe, /dev/stdin,
+ * /dev/zero) is read up to one byte more.  Returns a malloc'd buffer
+ * (not terminated) or NULL with ctx's error set. */
+static char *read_file(struct load_ctx *ctx, size_t *len)
+{
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer. */
+	int fd = open(ctx->file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char *text = NULL;
+	struct stat st;
+	ssize_t n = 1;
+
+	*len = 0;
+	if (fd < 0) {
+		file_fail(ctx, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > CFG_FILE_MAX) {
+		close(fd);
+		file_fail(ctx, "larger than %d MiB; not a Lodge config", CFG_FILE_MAX >> 20);
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);   /* a pipe's writer may be slow */
+	text = malloc(CFG_FILE_MAX + 1);
+	while (text && *len <= CFG_FILE_MAX && n > 0) {
+		n = read(fd, text + *len, CFG_FILE_MAX + 1 - *len);
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			n = 1;
+	}
+	close(fd);
+	if (!text)
+		file_fail(ctx, "out of memory");
+	else if (n < 0)
+		file_fail(ctx, "%s", strerror(errno));
+	else if (*len > CFG_FILE_MAX)
+		file_fail(ctx, "larger than %d MiB; not a Lodge config", CFG_FILE_MAX >> 20);
+	else
+		return text;
+	free(text);
+	return NULL;
+}
+
+/* Whether a key of the table was set before or on line: until then the
+ * file is not known to be a config, and a message quoting it could show
+ * a secret (lodge check on a key file) or a line of a binary. */
+static bool known_key_before(const struct load_ctx *ctx, int line)
+{
+	unsigned i;
+
+	for (i = 0; i < ctx->nsites; i++)
+		if (ctx->sites[i].line <= line && cfg_find_key(ctx->keys, ctx->sites[i].key))
+			return true;
+	return false;
+}
+
 /* Parse file with the keys table; returns the cfg_t (to free) or NULL
  * with ctx's error set. */
 static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 {
 	cfg_opt_t opts[MAX_KEYS + 1];
-	char *text = NULL, *confuse_text;
-	size_t len = 0;
+	char *text, *confuse_text, *nul, file[CFG_PATH_MAX];
+	size_t len, i;
 	unsigned n;
 	cfg_t *cfg;
-	FILE *f;
-	int rc;
+	int rc, line = 1;
 
 	ctx->keys = keys;
-	f = fopen(ctx->file, "r");
-	if (!f) {
-		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->file, strerror(errno));
-		ctx->err_line = -1;
+	if (!(text = read_file(ctx, &len)))
 		return NULL;
+	confuse_text = cfg_xen_to_confuse(ctx, text, len);
+	if ((nul = memchr(text, '\0', len))) {   /* libconfuse would stop there */
+		for (i = 0; text + i < nul; i++)
+			line += text[i] == '\n';
+		cfg_fail(ctx, line, "syntax", "a NUL byte: this is not a text file");
 	}
-	rc = getdelim(&text, &len, '\0', f);    /* the whole file */
-	fclose(f);
-	if (rc < 0) {
-		free(text);
-		text = strdup("");
-		rc = 0;
-	}
-	confuse_text = text ? xen_to_confuse(ctx, text, (size_t)rc) : NULL;
 	free(text);
 	if (!confuse_text) {
-		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		file_fail(ctx, "out of memory");
 		return NULL;
 	}
 	n = cfg_build_opts(keys, opts);
 	cfg = cfg_init(opts, CFGF_NONE);
 	if (!cfg) {
 		free(confuse_text);
-		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->file);
+		file_fail(ctx, "out of memory");
 		return NULL;
 	}
 	cfg_set_error_function(cfg, confuse_error);
 	for (n = 0; keys[n].name; n++)
-		if (keys[n].check)
-			cfg_set_validate_func(cfg, keys[n].name, validate_key);
+		cfg_set_validate_func(cfg, keys[n].name, validate_key);
 	current_ctx = ctx;
 	rc = cfg_parse_buf(cfg, confuse_text);
 	current_ctx = NULL;
 	free(confuse_text);
 	if (rc != CFG_SUCCESS && !ctx->err_line)
 		cfg_fail(ctx, 1, "syntax", "cannot parse");
+	if (ctx->err_line > 0 && !known_key_before(ctx, ctx->err_line)) {
+		text_escape(file, sizeof(file), ctx->file);
+		snprintf(ctx->err, ctx->errlen, "%s:%d: not a Lodge config (no known key = value statement "
+			 "before this line; see lodge.conf(5))", file, ctx->err_line);
+	}
 	if (ctx->err_line) {       /* includes a key set twice, found by the pre-pass */
 		cfg_free(cfg);
 		return NULL;
@@ -375,7 +314,7 @@ static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *ou
 	const struct cfg_key *k = cfg_find_key(host_keys, key);
 	int rc;
 
-	if (cfg && key_site(ctx, key, 0) >= 0)
+	if (cfg && cfg_key_site(ctx, key, 0) >= 0)
 		rc = cfg_resolve(ctx, cfg_getstr(cfg, key), out, len);
 	else
 		rc = path_printf(out, len, "%s%s", root_prefix, k->def);   /* --root prefixes defaults only */
@@ -473,7 +412,7 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		 cfg ? cfg_getstr(cfg, "default_bridge") : cfg_find_key(host_keys, "default_bridge")->def);
 	hc->console_log_kib = cfg ? (unsigned)cfg_getint(cfg, "console_log_size")
 				  : (unsigned)atoi(cfg_find_key(host_keys, "console_log_size")->def);
-	if (cfg && key_site(&ctx, "cgroup", 0) >= 0)
+	if (cfg && cfg_key_site(&ctx, "cgroup", 0) >= 0)
 		snprintf(hc->cgroup, sizeof(hc->cgroup), "%s", cfg_getstr(cfg, "cgroup"));
 	else
 		default_cgroup(hc->cgroup, sizeof(hc->cgroup));

@@ -5,6 +5,7 @@
 #define LODGE_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -19,6 +20,23 @@ void log_msg(enum log_level level, const char *fmt, ...)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* Every message is written with its control characters escaped (see
+ * text_escape): text from a file, a guest or a peer can neither move the
+ * terminal's cursor, send it escape sequences, nor fake a second line. */
+
+/* Control characters: C0 (0x00-0x1f), DEL, and C1 (U+0080-U+009F, as
+ * UTF-8 c2 80-c2 9f), which terminals may act on.  Bytes of the one at
+ * s, 0 if s is not at one. */
+size_t text_control_len(const char *s);
+/* The first control character in s, or NULL: names and paths with one
+ * are refused where they come in. */
+const char *text_find_control(const char *s);
+/* The first n bytes of the string in, each control character written as \n \t \r \e or
+ * \xNN, into out (always terminated; cut at an escape, not inside one).
+ * Backslashes are kept as they are, so escaping twice changes nothing. */
+char *text_escape_n(char *out, size_t outlen, const char *in, size_t n);
+char *text_escape(char *out, size_t outlen, const char *in);
 
 /* Start-up only: print the message and exit(1). */
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

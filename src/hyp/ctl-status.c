@@ -3,6 +3,7 @@
  * nothing here walks more than it must. */
 #include "ctl-loop.h"
 #include "domain.h"
+#include "log.h"
 #include "netwatch/netwatch.h"
 
 #include <errno.h>
@@ -143,9 +144,10 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages, ksm_pages, page_kib = sysconf(_SC_PAGESIZE) / 1024;
-	char mem_keys[512], migrate_keys[256];
+	char mem_keys[512], migrate_keys[256], kernel[4096];
 	unsigned i;
 
+	text_escape(kernel, sizeof(kernel), dom->kernel);     /* a value never holds a newline */
 	for (i = 0; i < dom->nvcpus; i++) {
 		uint64_t ns = vcpu_cpu_ns(&dom->vcpus[i]);
 		size_t len = strlen(vcpu_ns);
@@ -183,7 +185,7 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
 		    (unsigned long long)total, vcpu_ns, rss_pages * page_kib, ksm_pages * page_kib, thp_kib(now_ns),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
-		    dom->kernel, dom->end_reason[0] ? dom->end_reason : "-",
+		    kernel, dom->end_reason[0] ? dom->end_reason : "-",
 		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,
 		    dom->has_cgroup ? dom->cgroup.dir : "-", io, addrs, migrate_keys);
 }

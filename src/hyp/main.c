@@ -94,9 +94,13 @@ void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
 	static atomic_flag claimed = ATOMIC_FLAG_INIT;
 	if (atomic_flag_test_and_set(&claimed))
 		return;
+	char reason[sizeof(dom->end_reason)];
+
 	va_start(ap, fmt);
-	vsnprintf(dom->end_reason, sizeof(dom->end_reason), fmt, ap);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
+	/* It goes out as a line of status replies: it may quote a save image. */
+	text_escape(dom->end_reason, sizeof(dom->end_reason), reason);
 	atomic_compare_exchange_strong(&dom->end, &expected, how);
 	if (dom->end_eventfd >= 0 && write(dom->end_eventfd, &one, sizeof(one)) < 0) {
 		/* the eventfd cannot overflow with one write */
@@ -226,6 +230,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->incoming_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
+		const struct option *lo = longopts;
+
+		/* Paths and names go into control replies, file names, logs. */
+		while (lo->name && lo->val != c)
+			lo++;
+		if (optarg && text_find_control(optarg)) {
+			log_err("--%s '%s': control characters are not allowed", lo->name ? lo->name : "?", optarg);
+			return -EINVAL;
+		}
 		switch (c) {
 		case 'k': o->kernel = optarg; break;
 		case 'i': o->initrd = optarg; break;

@@ -3,6 +3,7 @@
  * decides what reaches the terminal: nothing here clears the screen. */
 #include "tui.h"
 #include "client.h"
+#include "log.h"
 #include "netlink.h"
 #include "netview.h"
 
@@ -21,11 +22,14 @@ static const char spark_levels[] = " .:-=+*#%@";
 
 void tui_status(struct tui *t, bool error, const char *fmt, ...)
 {
+	char text[sizeof(t->status)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(t->status, sizeof(t->status), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* It may quote a reply: curses would move the cursor on \n, \t, \b. */
+	text_escape(t->status, sizeof(t->status), text);
 	t->status_error = error;
 }
 
@@ -509,11 +513,13 @@ void draw_detail(struct tui *t)
 				*--p = '\0';
 		}
 		for (k = n - 1; k >= 0; k--) {
-			char *cr = strchr(lines[k], '\r');
+			char *cr = strchr(lines[k], '\r'), shown[1024];
 
 			if (cr)
 				*cr = '\0';
-			mvprintw(y++, 2, "%.*s", COLS - 3, lines[k]);
+			/* The guest's text: curses shows ESC as ^[ but moves
+			 * the cursor on a tab or a backspace. */
+			mvprintw(y++, 2, "%.*s", COLS - 3, text_escape(shown, sizeof(shown), lines[k]));
 		}
 	}
 	draw_bars(t);

@@ -3,6 +3,7 @@
  * comment or fail-*.ok file names), the save/load round trip, Xen's list
  * syntax, relative paths, default MACs, --root, and lodge check itself. */
 #include "config.h"
+#include "log.h"
 #include "unit.h"
 
 #include <dirent.h>
@@ -74,7 +75,7 @@ static void check_fail_fixture(const char *path, const char *base)
 		return;
 	}
 	if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err + strlen(prefix), text) ||
-	    strchr(err, '\n')) {
+	    text_find_control(err)) {
 		printf("FAIL: %s: got \"%s\", want \"%s%s...\"\n", name, err, prefix, text);
 		unit_failures++;
 		return;
@@ -218,6 +219,95 @@ static void test_xen_syntax(void)
 	CHECK("absolute paths used as written", strncmp(dc.kernel, fixtures, strlen(fixtures)) == 0);
 }
 
+/* What libconfuse alone would do differently: a word is a string however
+ * it looks (// and / * are no comments), ${VAR} is not the environment's,
+ * a run of digits after \ is an octal escape and digits. */
+static void test_words(void)
+{
+	char path[300], text[2 * CFG_PATH_MAX], err[2048];
+
+	snprintf(path, sizeof(path), "%s/words.cfg", tmpdir);
+	snprintf(text, sizeof(text), "// libconfuse's comments\nname = web /* on\ntwo lines */\n"
+		 "kernel = %s//dummy-kernel\nextra = \"${HOME} a\\1234 $x\"\n", fixtures);
+	write_file(path, text);
+	CHECK("unquoted words load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
+	CHECK("// inside a word is not a comment", strstr(dc.kernel, "//dummy-kernel") != NULL);
+	CHECK("${HOME} is not expanded, \\1234 is \\123 then 4", strcmp(dc.cmdline, "${HOME} aS4 $x") == 0);
+	strcat(text, "vcpus = 0\n");
+	write_file(path, text);
+	CHECK("lines counted through // and /* */ comments",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 && strstr(err, "words.cfg:6: vcpus: "));
+	write_file(path, "name = web\n/* never closed\n\n");
+	CHECK("an unclosed /* comment is an error on its line",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
+	      strstr(err, "words.cfg:2: syntax: a /* comment without its */"));
+}
+
+static int load_text(const char *text, size_t len, char *err, size_t errlen)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/untrusted.cfg", tmpdir);
+	if (!(f = fopen(path, "w")))
+		return 0;
+	fwrite(text, 1, len, f);
+	fclose(f);
+	return domain_config_load(path, &hc, false, &dc, err, errlen);
+}
+
+/* lodge check on a file that is no config: one line that names the file
+ * and quotes none of it, and a bound on what is read. */
+static void test_untrusted_files(void)
+{
+	static const char *const not_configs[] = {
+		"s3cr3t-4f9a2b7c1d0e8f6a5b4c3d2e1f0a9b8c\n",                  /* a migration secret */
+		"root:$y$j9T$s3cr3tHASH:19000:0:99999:7:::\n",                 /* /etc/shadow */
+		"s3cr3t_password = hunter2\nname = 'x'\n",                     /* KEY = VALUE, not ours */
+		"-----BEGIN OPENSSH PRIVATE KEY-----\ns3cr3tbase64\n",
+		"\x7f" "ELF\x02\x01\x01\0\0s3cr3t\x1b[2J",                      /* a binary */
+		"[s3cr3t]\nkey=value\n",                                        /* an INI file */
+	};
+	static const char after_key[] = "name = 'x'\nkernel = 'k\x1b[2J'\n";
+	static char big[2 << 20];
+	char err[2048], name[96], path[300];
+	size_t i, len;
+	int rc;
+
+	for (i = 0; i < sizeof(not_configs) / sizeof(not_configs[0]); i++) {
+		len = i == 4 ? 20 : strlen(not_configs[i]);
+		rc = load_text(not_configs[i], len, err, sizeof(err));
+		snprintf(name, sizeof(name), "not a config (%zu): refused without quoting it", i);
+		CHECK(name, rc < 0 && strstr(err, ":1: not a Lodge config") && !strstr(err, "s3cr3t") &&
+		      !strstr(err, "hunter2") && !text_find_control(err));
+		if (rc >= 0 || !strstr(err, ":1: not a Lodge config") || strstr(err, "s3cr3t"))
+			printf("  got: %s\n", err);
+	}
+	rc = load_text(after_key, strlen(after_key), err, sizeof(err));
+	CHECK("after a known key, messages stay helpful, escaped",
+	      rc < 0 && strstr(err, ":2: kernel: contains a control character (\\e)") && !text_find_control(err));
+
+	/* At the limit: loads; one byte more: refused unread. */
+	snprintf(big, sizeof(big), "name = 'big'\nkernel = '%s/dummy-kernel'\n#", fixtures);
+	len = strlen(big);
+	memset(big + len, 'x', (1 << 20) - len - 1);
+	big[(1 << 20) - 1] = '\n';
+	CHECK("a 1 MiB config loads", load_text(big, 1 << 20, err, sizeof(err)) == 0);
+	memset(big + (1 << 20) - 1, 'x', (1 << 20) + 1);
+	rc = load_text(big, 2 << 20, err, sizeof(err));
+	CHECK("a 2 MiB config: FILE: larger than 1 MiB; not a Lodge config",
+	      rc < 0 && strstr(err, "untrusted.cfg: larger than 1 MiB; not a Lodge config") && !strstr(err, "big"));
+	rc = domain_config_load("/dev/zero", &hc, false, &dc, err, sizeof(err));
+	CHECK("endless input (/dev/zero) stops at the bound",
+	      rc < 0 && !strcmp(err, "/dev/zero: larger than 1 MiB; not a Lodge config"));
+	snprintf(path, sizeof(path), "%s/fifo.cfg", tmpdir);
+	rc = mkfifo(path, 0600) == 0 ? domain_config_load(path, &hc, false, &dc, err, sizeof(err)) : 0;
+	CHECK("a FIFO with no writer is read as empty, not waited on", rc < 0 && strstr(err, "name: missing"));
+	snprintf(path, sizeof(path), "%s\033[2J/x.cfg", tmpdir);
+	rc = domain_config_load(path, &hc, false, &dc, err, sizeof(err));
+	CHECK("a file name is shown escaped", rc < 0 && strstr(err, "\\e[2J/x.cfg: ") && !text_find_control(err));
+}
+
 static int mac_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, 6);
@@ -280,6 +370,10 @@ static void test_root(void)
 	snprintf(want, sizeof(want), "%s:1: cgroup: '../escape' is not a relative cgroup path", path);
 	CHECK("a cgroup outside the controller is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
+	write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
+	snprintf(want, sizeof(want), "%s:2: runtime_dir: contains a control character (\\n)", path);
+	CHECK("lodge.conf: a path with a control character is refused",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
 	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
 	CHECK("lodge.conf errors have file, line, key",
@@ -348,6 +442,8 @@ int main(void)
 	test_values();
 	test_round_trip();
 	test_xen_syntax();
+	test_words();
+	test_untrusted_files();
 	test_default_mac();
 	test_root();
 	test_check_command();
