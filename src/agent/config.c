@@ -355,7 +355,7 @@ static bool host_list(struct load_ctx *ctx, cfg_t *cfg, const char *key, struct 
 	unsigned i;
 
 	l->n = 0;
-	if (!cfg || key_site(ctx, key, 0) < 0)
+	if (!cfg || cfg_key_site(ctx, key, 0) < 0)
 		return false;
 	for (i = 0; i < cfg_size(cfg, key); i++)
 		list_add(l, cfg_getnstr(cfg, key, i));
