@@ -38,12 +38,16 @@ need_hw_kvm() {
 	return 0
 }
 
-# wait_until SECONDS CMD...: retry CMD every 0.1 s until it succeeds.
+# wait_until SECONDS CMD...: retry CMD every 0.1 s until it succeeds, for
+# at most SECONDS of wall time (however long each try of CMD takes).
 wait_until() {
-	local i=0 secs=$1
+	local end=$((SECONDS + $1))
 	shift
-	while [ $i -lt $((secs * 10)) ]; do "$@" && return 0; sleep 0.1; i=$((i + 1)); done
-	return 1
+	while :; do
+		"$@" && return 0
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.1
+	done
 }
 
 # wait_for FILE PATTERN SECONDS: wait until FILE contains PATTERN (grep -E).
