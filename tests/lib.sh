@@ -40,12 +40,13 @@ need_hw_kvm() {
 
 # wait_until SECONDS CMD...: retry CMD every 0.1 s until it succeeds, for
 # at most SECONDS of wall time (however long each try of CMD takes).
+now_us() { echo "${EPOCHREALTIME/./}"; }
 wait_until() {
-	local end=$((SECONDS + $1))
+	local end=$(($(now_us) + $1 * 1000000))
 	shift
 	while :; do
 		"$@" && return 0
-		[ "$SECONDS" -ge "$end" ] && return 1
+		[ "$(now_us)" -ge "$end" ] && return 1
 		sleep 0.1
 	done
 }
