@@ -35,6 +35,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -328,6 +329,35 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Descriptors the caller left open (a shell's redirections, an agent's
+ * pipes) are none of the domain's business: neither the supervisor nor
+ * the sandboxed child may hold them.  Only stdio and --incoming's stream
+ * stay.  Done once the options are read (they name that stream) and
+ * before anything of our own is opened. */
+static void close_inherited(long keep)
+{
+	struct rlimit rl;
+	unsigned lo = 3;
+	int fd;
+
+	if (keep > (long)lo) {
+		if (close_range(lo, (unsigned)keep - 1, 0) < 0)
+			goto by_hand;
+		lo = (unsigned)keep + 1;
+	} else if (keep == (long)lo) {
+		lo++;
+	}
+	if (close_range(lo, ~0U, 0) == 0)
+		return;
+by_hand:
+	/* A kernel before 5.9 has no close_range. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
+		rl.rlim_cur = 1 << 20;
+	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+		if (fd != keep)
+			close(fd);
 }
 
 /* Map a whole file read-only; the caller unmaps it once loaded. */
@@ -961,6 +991,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	if (parse_options(argc, argv, &o))
 		return DOMAIN_ERROR;
+	close_inherited(o.incoming_fd);
 	if (o.probe)
 		return probe();
 	if (sandbox_init(&sb, o.user, o.no_sandbox))
