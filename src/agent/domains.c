@@ -172,10 +172,22 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st)
 	return 0;
 }
 
+/* Remove a dead domain's cgroup: its lodge-hyp's socket refuses already,
+ * but its threads may still be on their way out of the cgroup (EBUSY) for
+ * a moment. */
+static int remove_dead_cgroup(const struct cgroup_cpu *cg)
+{
+	int rc, tries;
+
+	for (tries = 0; (rc = cgroup_cpu_remove(cg)) == -EBUSY && tries < 100; tries++)
+		usleep(10000);
+	return rc;
+}
+
 /* The CPU cgroup a dead lodge-hyp named in its runtime directory: empty
  * now that its tasks are gone, so it can go, with its parent if that is
  * empty too. */
-static void remove_stale_cgroup(const char *rundir, const char *name)
+static void remove_stale_cgroup(const char *rundir, const char *name, bool quiet)
 {
 	char path[4200], dir[4096];
 	FILE *f;
@@ -188,30 +200,62 @@ static void remove_stale_cgroup(const char *rundir, const char *name)
 		int rc;
 
 		dir[strcspn(dir, "\n")] = '\0';
-		if ((rc = cgroup_cpu_at(&cg, dir)) || (rc = cgroup_cpu_remove(&cg)))
+		if (((rc = cgroup_cpu_at(&cg, dir)) || (rc = remove_dead_cgroup(&cg))) && !quiet)
 			log_warn("cannot remove domain %s's cgroup %s: %s", name, dir, strerror(-rc));
 	}
 	fclose(f);
 }
 
-/* A directory whose socket no longer answers: its lodge-hyp died without
- * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
-void domain_remove_stale(const char *rundir, const char *name)
+static void remove_runtime_dir(const char *rundir, const char *name, bool quiet)
 {
 	static const char *const files[] = { "control", "console.log", "console.log.1",
 					     "lodge-hyp.log", "config", "cgroup" };
 	char path[4200];
 	unsigned i;
 
-	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
-		 name, rundir, name);
-	remove_stale_cgroup(rundir, name);
+	remove_stale_cgroup(rundir, name, quiet);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", rundir, name, files[i]);
 		unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s/%s", rundir, name);
 	rmdir(path);
+}
+
+/* A directory whose socket no longer answers: its lodge-hyp died without
+ * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
+void domain_remove_stale(const char *rundir, const char *name)
+{
+	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
+		 name, rundir, name);
+	remove_runtime_dir(rundir, name, false);
+}
+
+/* What a start that died may leave (lodge-hyp's processes were killed
+ * before they could clean up), removed without a word: the error said
+ * enough.  Only a socket that refuses proves every process of the start
+ * is gone; one that answers is a live domain of this name, and none at
+ * all may be a start still under way (only its caller was killed).  The
+ * domain's cgroup goes too, known by its name: a kill may come before the
+ * runtime directory names it. */
+static void remove_dead_start(const struct host_config *hc, const char *name)
+{
+	char rel[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
+	struct cgroup_cpu cg;
+	int fd = client_connect(hc->runtime_dir, name);
+
+	if (fd >= 0)
+		close(fd);
+	if (fd != -ECONNREFUSED)
+		return;
+	remove_runtime_dir(hc->runtime_dir, name, true);
+	snprintf(rel, sizeof(rel), "%s/%s", hc->cgroup, name);
+	if (cgroup_cpu_open(&cg, rel) == 0 && access(cg.dir, F_OK) == 0) {
+		int rc = remove_dead_cgroup(&cg);
+
+		if (rc)
+			log_warn("cannot remove domain %s's cgroup %s: %s", name, cg.dir, strerror(-rc));
+	}
 }
 
 int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg)
@@ -456,8 +500,14 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		log_err("cannot run %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+	if (waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+		/* Its exit status says lodge-hyp spoke; a signal, that it could not. */
+		if (WIFSIGNALED(wst))
+			log_err("domain %s did not start: its lodge-hyp (pid %d) was killed by signal %s",
+				dc->name, (int)pid, strsignal(WTERMSIG(wst)));
+		remove_dead_start(hc, dc->name);
 		return -EIO;
+	}
 	snprintf(dir, sizeof(dir), "%s/%s/config", hc->runtime_dir, dc->name);
 	{
 		char err[512];

@@ -589,15 +589,64 @@ static int load_guest(struct domain *dom, const struct options *o)
 	return rc;
 }
 
-/* --detach: the caller waits until the domain runs (or failed, with its
- * one error line already on the caller's stderr) and then returns; the
- * domain lives on in its own session, taking no terminal with it.  Must
- * happen before KVM_CREATE_VM, which binds the VM to this address space. */
-static int detach_early(int *ready_fd)
+/* What the caller of a --detach start hears on the ready pipe: one byte,
+ * or nothing at all (end of file: every process of the start died
+ * without a word, SIGKILL most likely). */
+enum {
+	READY_RUNNING = 'r',    /* the domain runs */
+	READY_FAILED = 'f',     /* it did not start; it said why on the caller's terminal */
+	READY_SAYS = 's',       /* it did not start; the rest, to end of file, says why */
+};
+
+/* The caller's side: its exit status, with one line on stderr unless the
+ * domain's processes wrote theirs there already. */
+static int detach_wait(int fd, const char *name, const char *dir)
+{
+	char why[512], log_path[4200];
+	size_t len = 0;
+	ssize_t n;
+	char c;
+
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && c == READY_RUNNING)
+		return 0;
+	if (n == 1 && c == READY_FAILED)
+		return DOMAIN_ERROR;
+	if (n == 1 && c == READY_SAYS) {
+		while (len < sizeof(why) - 1 && ((n = read(fd, why + len, sizeof(why) - 1 - len)) > 0 ||
+						 (n < 0 && errno == EINTR)))
+			len += n > 0 ? (size_t)n : 0;
+		why[len] = '\0';
+		log_err("%s", why);
+		return DOMAIN_ERROR;
+	}
+	snprintf(log_path, sizeof(log_path), "%s/lodge-hyp.log", dir);
+	log_err("domain %s ended during start-up without a word (killed by a signal?)%s%s", name,
+		access(log_path, F_OK) == 0 ? "; see " : "", access(log_path, F_OK) == 0 ? log_path : "");
+	return DOMAIN_ERROR;
+}
+
+/* Tell a caller still waiting why the start ended (it may have gone: a
+ * pipe without a reader, ignored). */
+static void detach_tell(int ready_fd, char what, const char *why)
+{
+	char msg[512];
+	int n = snprintf(msg, sizeof(msg), "%c%s", what, why ? why : "");
+
+	if (ready_fd >= 0 && write(ready_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0) {
+		/* nobody waits any more */
+	}
+}
+
+/* --detach: the caller waits until the domain runs (or failed, and says
+ * why) and then returns; the domain lives on in its own session, taking
+ * no terminal with it.  Must happen before KVM_CREATE_VM, which binds the
+ * VM to this address space.  dir: the domain's runtime directory. */
+static int detach_early(int *ready_fd, const char *name, const char *dir)
 {
 	int pipefd[2];
 	pid_t pid;
-	char c;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
@@ -609,13 +658,18 @@ static int detach_early(int *ready_fd)
 
 		close(pipefd[1]);
 		waitpid(pid, &st, 0);     /* the middle process exits at once */
-		exit(read(pipefd[0], &c, 1) == 1 ? 0 : DOMAIN_ERROR);
+		exit(detach_wait(pipefd[0], name, dir));
 	}
+	/* Whoever writes to a caller that has gone gets EPIPE, not SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	close(pipefd[0]);
 	setsid();
 	pid = fork();                     /* not a session leader: no controlling tty ever */
-	if (pid < 0)
+	if (pid < 0) {
+		log_err("cannot detach: %s", strerror(errno));
+		detach_tell(pipefd[1], READY_FAILED, NULL);
 		_exit(DOMAIN_ERROR);
+	}
 	if (pid > 0)
 		_exit(0);
 	*ready_fd = pipefd[1];
@@ -656,9 +710,7 @@ static void detached_io_switch(struct detached_io *io)
 static void detach_ready(int ready_fd, struct detached_io *io)
 {
 	detached_io_switch(io);
-	if (write(ready_fd, "r", 1) < 0) {
-		/* the caller went away; the domain runs regardless */
-	}
+	detach_tell(ready_fd, READY_RUNNING, NULL);
 	close(ready_fd);
 }
 
@@ -676,16 +728,41 @@ static void remove_runtime_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The domain's cgroup, with the weight and cap asked for; its path goes in
- * the runtime directory so the agent can remove it if this process is
- * killed before it can. */
+/* Name the cgroup in the runtime directory's cgroup file (root's only):
+ * the agent removes it from there if this process is killed. */
+static void note_cgroup(const char *dir, const char *cgroup_dir)
+{
+	char path[4200];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return;
+	if ((f = fdopen(fd, "w"))) {
+		fprintf(f, "%s\n", cgroup_dir);
+		fclose(f);
+	} else {
+		close(fd);
+	}
+}
+
+/* The domain's cgroup, with the weight and cap asked for.  Its path goes in
+ * the runtime directory before it is made, so that a kill at any moment
+ * leaves nothing the agent does not know of. */
 static int join_cgroup(struct domain *dom, const struct options *o, const char *dir)
 {
+	struct cgroup_cpu where;
 	char path[4200], why[512];
-	FILE *f;
 	int rc;
 
+	if (dir[0] && cgroup_cpu_open(&where, o->cgroup) == 0)
+		note_cgroup(dir, where.dir);
 	if ((rc = sched_cgroup_join(dom, o->cgroup, why, sizeof(why)))) {
+		if (dir[0]) {
+			snprintf(path, sizeof(path), "%s/cgroup", dir);
+			unlink(path);
+		}
 		/* No controller, or not ours to use: without a weight or cap
 		 * asked for, the domain runs without (lodge sched says so). */
 		if (!o->sched_given && (rc == -ENODEV || rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
@@ -704,13 +781,6 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 	if ((rc = cgroup_cpu_keep_open(&dom->cgroup))) {
 		log_err("cannot open the knobs of %s: %s", dom->cgroup.dir, strerror(-rc));
 		return rc;
-	}
-	if (dir[0]) {
-		snprintf(path, sizeof(path), "%s/cgroup", dir);
-		if ((f = fopen(path, "w"))) {
-			fprintf(f, "%s\n", dom->cgroup.dir);
-			fclose(f);
-		}
 	}
 	return 0;
 }
@@ -911,6 +981,7 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 {
 	struct detached_io io;
 	struct cgroup_cpu cg;
+	char killed[400] = "";
 	sigset_t sigs;
 	pid_t self = getpid(), pid;
 	int st, status;
@@ -961,8 +1032,10 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 		}
 	}
 	if (WIFSIGNALED(st)) {
-		log_err("domain %s: its lodge-hyp (pid %d) was killed by signal %s%s", o->name, (int)pid,
-			strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		snprintf(killed, sizeof(killed), "domain %s: its lodge-hyp (pid %d) was killed by signal %s%s",
+			 o->name, (int)pid, strsignal(WTERMSIG(st)),
+			 WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		log_err("%s", killed);
 		status = DOMAIN_ERROR;
 	} else {
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
@@ -974,10 +1047,26 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 		if (dir[0])
 			remove_runtime_dir(dir);
 	}
+	/* Nobody may reach a domain that is no more: a caller told of its end
+	 * finds the socket refusing (so the agent may remove what is left). */
+	if (listen_fd >= 0)
+		close(listen_fd);
 	/* Held until now so a caller waiting on a failed start returns only
-	 * once the runtime directory is gone. */
-	if (ready_fd >= 0)
+	 * once the runtime directory is gone.  A child that failed said why on
+	 * the caller's terminal; a killed one could not, so this says it.  (A
+	 * caller told "running" before has gone: nobody reads these.) */
+	if (ready_fd >= 0) {
+		if (killed[0]) {
+			char why[sizeof(killed) + 100];
+
+			snprintf(why, sizeof(why), "%s during start-up%s%s/lodge-hyp.log", killed,
+				 dir[0] ? "; see " : "", dir);
+			detach_tell(ready_fd, READY_SAYS, why);
+		} else {
+			detach_tell(ready_fd, READY_FAILED, NULL);
+		}
 		close(ready_fd);
+	}
 	return status;
 }
 
@@ -996,15 +1085,18 @@ int main(int argc, char **argv)
 		return probe();
 	if (sandbox_init(&sb, o.user, o.no_sandbox))
 		return DOMAIN_ERROR;
-	if (o.detach && detach_early(&ready_fd)) {
+	if (o.runtime_dir)
+		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
+	if (o.detach && detach_early(&ready_fd, o.name, dir)) {
 		log_err("cannot detach: %s", strerror(errno));
 		return DOMAIN_ERROR;
 	}
 	if (o.runtime_dir) {
 		mkdir(o.runtime_dir, 0755);
-		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
-		if ((listen_fd = ctl_listen(dir, &o.access)) < 0)
+		if ((listen_fd = ctl_listen(dir, &o.access)) < 0) {
+			detach_tell(ready_fd, READY_FAILED, NULL);     /* it said why */
 			return DOMAIN_ERROR;
+		}
 	}
 	return supervise(&o, &sb, dir, listen_fd, ready_fd);
 }
