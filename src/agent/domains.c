@@ -3,12 +3,14 @@
 #include "log.h"
 #include "netview.h"
 
+#include <acl/libacl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -375,6 +377,80 @@ static void check_macs(const struct dom_status *st, void *arg)
 		}
 }
 
+static int acl_add_group_read(acl_t *acl, gid_t gid)
+{
+	acl_permset_t perms;
+	acl_entry_t e;
+
+	if (acl_create_entry(acl, &e) || acl_set_tag_type(e, ACL_GROUP) || acl_set_qualifier(e, &gid) ||
+	    acl_get_permset(e, &perms) || acl_clear_perms(perms) || acl_add_perm(perms, ACL_READ) ||
+	    acl_set_permset(e, perms))
+		return -errno;
+	return 0;
+}
+
+/* Root's (rw), and readable by groups a and b, by nobody else. */
+static int acl_share(const char *path, gid_t a, gid_t b)
+{
+	acl_t acl = acl_from_mode(0600);
+	int rc;
+
+	if (!acl)
+		return -errno;
+	if (!(rc = acl_add_group_read(&acl, a)) && !(rc = acl_add_group_read(&acl, b)) &&
+	    (acl_calc_mask(&acl) || acl_set_file(path, ACL_TYPE_ACCESS, acl)))
+		rc = -errno;
+	acl_free(acl);
+	return rc;
+}
+
+/* Open a root-only file to the groups lodge.conf lets see a domain
+ * (stats_group, control_group): by its group when one is named, by an
+ * ACL when two are (group ownership alone where the file system has no
+ * ACLs, with one warning). */
+static int share_with_groups(const char *path, const struct host_config *hc, char *err, size_t errlen)
+{
+	long a = hc->stats_gid >= 0 ? hc->stats_gid : hc->control_gid;
+	long b = hc->stats_gid >= 0 && hc->control_gid != hc->stats_gid ? hc->control_gid : -1;
+	int rc;
+
+	if (a < 0)
+		return 0;
+	if (b >= 0) {
+		if (!(rc = acl_share(path, (gid_t)a, (gid_t)b)))
+			return 0;
+		if (rc != -EOPNOTSUPP) {
+			snprintf(err, errlen, "cannot give groups %ld and %ld read access to %s: %s", a, b, path,
+				 strerror(-rc));
+			return rc;
+		}
+		log_warn("the file system of %s has no ACLs: only group %ld (stats_group) may read it, "
+			 "not group %ld (control_group)", path, a, b);
+	}
+	if (chown(path, (uid_t)-1, (gid_t)a) < 0 || chmod(path, 0640) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot give group %ld read access to %s: %s", a, path, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+/* A running domain's resolved config names its command line, disks and
+ * MACs: root's and the domain's groups' to read, nobody else's, though
+ * its directory lets everyone reach the control socket when groups are
+ * named.  Written whole with umask 077 (root-only from its first byte;
+ * an instant without the groups' access is no more than the instant
+ * before it exists), then opened to the groups. */
+static int keep_config(const char *path, const struct domain_config *dc, const struct host_config *hc,
+		       char *err, size_t errlen)
+{
+	mode_t old = umask(077);
+	int rc = domain_config_save(path, dc, err, errlen);
+
+	umask(old);
+	return rc ? rc : share_with_groups(path, hc, err, errlen);
+}
+
 static const char *const action_names[] = { "destroy", "restart", "preserve" };
 
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
@@ -510,9 +586,9 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	}
 	snprintf(dir, sizeof(dir), "%s/%s/config", hc->runtime_dir, dc->name);
 	{
-		char err[512];
+		char err[CFG_PATH_MAX + 200];
 
-		if (domain_config_save(dir, dc, err, sizeof(err)))
+		if (keep_config(dir, dc, hc, err, sizeof(err)))
 			log_warn("cannot keep the resolved config: %s", err);
 	}
 	if (paused) {
