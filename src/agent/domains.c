@@ -181,7 +181,7 @@ static int remove_dead_cgroup(const struct cgroup_cpu *cg)
 {
 	int rc, tries;
 
-	for (tries = 0; (rc = cgroup_cpu_remove(cg)) == -EBUSY && tries < 100; tries++)
+	for (tries = 0; (rc = cgroup_cpu_remove(cg)) == -EBUSY && tries < 300; tries++)
 		usleep(10000);
 	return rc;
 }

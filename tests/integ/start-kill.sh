@@ -47,6 +47,7 @@ chmod +x "$T/hyp"
 
 joined() { [ -n "$(cat "$CGDIR/cgroup.procs" 2>/dev/null)" ]; }   # cgroup files have no size
 gone() { ! kill -0 "$1" 2>/dev/null; }
+dead() { gone "$1" || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }   # or a zombie
 # left: what of the start is still there, or nothing.
 left() {
 	local why=
@@ -97,7 +98,7 @@ fi
 #    rest.  The supervisor waits at the FIFO too: reading it lets it on.
 if start_stopped; then
 	kill -9 "$child"
-	wait_until 10 gone "$child"
+	wait_until 10 dead "$child"
 	cat "$RUN/sk/lodge-hyp.log" >"$T/hyp.log" &
 	wait $creator
 	rc=$?
