@@ -599,10 +599,12 @@ enum {
 };
 
 /* The caller's side: its exit status, with one line on stderr unless the
- * domain's processes wrote theirs there already. */
-static int detach_wait(int fd, const char *name, const char *dir)
+ * domain's processes wrote theirs there already.  (Until the domain runs,
+ * they write to the caller's terminal, not to lodge-hyp.log: there is
+ * nothing more to see there.) */
+static int detach_wait(int fd, const char *name)
 {
-	char why[512], log_path[4200];
+	char why[512];
 	size_t len = 0;
 	ssize_t n;
 	char c;
@@ -614,27 +616,29 @@ static int detach_wait(int fd, const char *name, const char *dir)
 	if (n == 1 && c == READY_FAILED)
 		return DOMAIN_ERROR;
 	if (n == 1 && c == READY_SAYS) {
-		while (len < sizeof(why) - 1 && ((n = read(fd, why + len, sizeof(why) - 1 - len)) > 0 ||
-						 (n < 0 && errno == EINTR)))
-			len += n > 0 ? (size_t)n : 0;
+		while (len < sizeof(why) - 1) {
+			n = read(fd, why + len, sizeof(why) - 1 - len);
+			if (n > 0)
+				len += (size_t)n;
+			else if (n == 0 || errno != EINTR)
+				break;
+		}
 		why[len] = '\0';
 		log_err("%s", why);
 		return DOMAIN_ERROR;
 	}
-	snprintf(log_path, sizeof(log_path), "%s/lodge-hyp.log", dir);
-	log_err("domain %s ended during start-up without a word (killed by a signal?)%s%s", name,
-		access(log_path, F_OK) == 0 ? "; see " : "", access(log_path, F_OK) == 0 ? log_path : "");
+	log_err("domain %s ended during start-up without a word (killed by a signal?)", name);
 	return DOMAIN_ERROR;
 }
 
-/* Tell a caller still waiting why the start ended (it may have gone: a
+/* Tell a caller still waiting how the start went (it may have gone: a
  * pipe without a reader, ignored). */
 static void detach_tell(int ready_fd, char what, const char *why)
 {
 	char msg[512];
-	int n = snprintf(msg, sizeof(msg), "%c%s", what, why ? why : "");
 
-	if (ready_fd >= 0 && write(ready_fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0) {
+	snprintf(msg, sizeof(msg), "%c%s", what, why ? why : "");
+	if (ready_fd >= 0 && write(ready_fd, msg, strlen(msg)) < 0) {
 		/* nobody waits any more */
 	}
 }
@@ -642,8 +646,8 @@ static void detach_tell(int ready_fd, char what, const char *why)
 /* --detach: the caller waits until the domain runs (or failed, and says
  * why) and then returns; the domain lives on in its own session, taking
  * no terminal with it.  Must happen before KVM_CREATE_VM, which binds the
- * VM to this address space.  dir: the domain's runtime directory. */
-static int detach_early(int *ready_fd, const char *name, const char *dir)
+ * VM to this address space. */
+static int detach_early(int *ready_fd, const char *name)
 {
 	int pipefd[2];
 	pid_t pid;
@@ -658,7 +662,7 @@ static int detach_early(int *ready_fd, const char *name, const char *dir)
 
 		close(pipefd[1]);
 		waitpid(pid, &st, 0);     /* the middle process exits at once */
-		exit(detach_wait(pipefd[0], name, dir));
+		exit(detach_wait(pipefd[0], name));
 	}
 	/* Whoever writes to a caller that has gone gets EPIPE, not SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
@@ -1057,10 +1061,9 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 	 * caller told "running" before has gone: nobody reads these.) */
 	if (ready_fd >= 0) {
 		if (killed[0]) {
-			char why[sizeof(killed) + 100];
+			char why[sizeof(killed) + 32];
 
-			snprintf(why, sizeof(why), "%s during start-up%s%s/lodge-hyp.log", killed,
-				 dir[0] ? "; see " : "", dir);
+			snprintf(why, sizeof(why), "%s during start-up", killed);
 			detach_tell(ready_fd, READY_SAYS, why);
 		} else {
 			detach_tell(ready_fd, READY_FAILED, NULL);
@@ -1085,14 +1088,13 @@ int main(int argc, char **argv)
 		return probe();
 	if (sandbox_init(&sb, o.user, o.no_sandbox))
 		return DOMAIN_ERROR;
-	if (o.runtime_dir)
-		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
-	if (o.detach && detach_early(&ready_fd, o.name, dir)) {
+	if (o.detach && detach_early(&ready_fd, o.name)) {
 		log_err("cannot detach: %s", strerror(errno));
 		return DOMAIN_ERROR;
 	}
 	if (o.runtime_dir) {
 		mkdir(o.runtime_dir, 0755);
+		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
 		if ((listen_fd = ctl_listen(dir, &o.access)) < 0) {
 			detach_tell(ready_fd, READY_FAILED, NULL);     /* it said why */
 			return DOMAIN_ERROR;
