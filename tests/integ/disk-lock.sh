@@ -97,6 +97,22 @@ fi
 release
 allowed "one domain reads a file and a loop device over it (both read-only)" --disk "$T/x.img,ro" --disk "$loop,ro"
 
+# A loop device whose backing file is gone from its directory: it cannot
+# be locked through the file, and says so once; the device still is.
+truncate -s 16M "$T/gone.img"
+gloop=$(losetup -f --show "$T/gone.img" 2>/dev/null)
+if [ -n "$gloop" ]; then
+	loops+=("$gloop")
+	rm "$T/gone.img"
+	if hold a --disk "$gloop" && [ "$(grep -c "disk $gloop: cannot find the backing file of loop device $gloop (No such file or directory): it is locked as a device only" "$T/a.out")" = 1 ]; then
+		refused "a loop device whose backing file is gone is still locked as a device" \
+			"disk $gloop is in use by another domain" --disk "$gloop"
+	else
+		fail "a loop device whose backing file is gone" "$(grep -E 'warning|error' "$T/a.out" | head -2)"
+	fi
+	release
+fi
+
 # Partitions of a loop disk: siblings in two domains; not the whole disk
 # nor its backing file beside one of them.
 truncate -s 16M "$T/parted.img"

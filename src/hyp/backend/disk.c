@@ -157,7 +157,7 @@ static void name_block_device(struct disk *d, int dev_fd, dev_t rdev, bool share
 
 /* A loop device's backing file, checked to be the file the loop device
  * uses (a name may be another file by now, or in another mount namespace).
- * -ENOENT: not a loop device (or an unbound one). */
+ * 0 also when it is no loop device (or an unbound one); else -errno. */
 static int name_loop_backing(struct disk *d, const char *sys, int loop_fd, const char *node, bool shared,
 			     int depth)
 {
@@ -169,7 +169,7 @@ static int name_loop_backing(struct disk *d, const char *sys, int loop_fd, const
 
 	snprintf(path, sizeof(path), "%s/loop/backing_file", sys);
 	if ((rc = read_line(path, file, sizeof(file))))
-		return rc;
+		return rc == -ENOENT ? 0 : rc;
 	if (loop_fd < 0)
 		return -ENODEV;
 	if (ioctl(loop_fd, LOOP_GET_STATUS64, &info) < 0)
@@ -208,10 +208,10 @@ static void name_block_device(struct disk *d, int dev_fd, dev_t rdev, bool share
 	if (!node[0])
 		snprintf(node, sizeof(node), "device %u:%u", major(rdev), minor(rdev));
 	rc = name_loop_backing(d, sys, fd >= 0 ? fd : dev_fd, node, shared, depth);
-	if (rc && rc != -ENOENT)
-		log_warn("disk %s: the backing file of loop device %s %s: it is locked as a device only", d->path,
-			 node, rc == -ESTALE ? "is not where it was (another mount namespace? replaced?)"
-			 : rc == -ENODEV ? "cannot be asked for (no node of it in /dev)" : strerror(-rc));
+	if (rc)
+		log_warn("disk %s: cannot find the backing file of loop device %s (%s): it is locked as a device only",
+			 d->path, node, rc == -ESTALE ? "its name now is another file, or in another mount namespace"
+			 : rc == -ENODEV ? "no node of the device in /dev to ask" : strerror(-rc));
 	if (fd >= 0)
 		name_add(d, fd, shared, role[0] ? "%s (%s)" : "%s", node, role);
 	/* A partition's directory is inside its whole disk's. */
