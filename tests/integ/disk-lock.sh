@@ -10,9 +10,11 @@ need_kvm "disk locks" || exit 0
 need_root "disk locks" || exit 0
 if [ ! -f "$MINIOS" ]; then skip "disk locks" "Mini-OS not built"; exit 0; fi
 T=$TMPDIR_TEST
-loops=() holders=()
+loops=()
 cleanup() {
-	for p in "${holders[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	# Only this shell's live jobs: a pid reaped before may be anyone's now.
+	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
 	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
 	cleanup_tmp
 }
@@ -29,7 +31,6 @@ hold() {
 	local name=$1
 	shift
 	"$HYP" --kernel "$MINIOS" --memory 32 "$@" </dev/null >"$T/$name.out" 2>&1 &
-	holders+=($!)
 	held=$!
 	wait_for "$T/$name.out" 'minios> ' 30
 }
@@ -108,7 +109,7 @@ if [ -n "$gloop" ]; then
 		refused "a loop device whose backing file is gone is still locked as a device" \
 			"disk $gloop is in use by another domain" --disk "$gloop"
 	else
-		fail "a loop device whose backing file is gone" "$(grep -E 'warning|error' "$T/a.out" | head -2)"
+		fail "a loop device whose backing file is gone" "$gloop: $(head -c 600 "$T/a.out" | tr '\n' '|')"
 	fi
 	release
 fi
