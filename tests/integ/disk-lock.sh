@@ -109,7 +109,7 @@ if [ -n "$gloop" ]; then
 		refused "a loop device whose backing file is gone is still locked as a device" \
 			"disk $gloop is in use by another domain" --disk "$gloop"
 	else
-		fail "a loop device whose backing file is gone" "$gloop: $(head -c 600 "$T/a.out" | tr '\n' '|')"
+		fail "a loop device whose backing file is gone" "$gloop: $(head -c 600 "$T/a.out" | tr '\n' '|'); $(ls -la "$T" | tr '\n' '|'); $(losetup -a | tr '\n' '|')"
 	fi
 	release
 fi
