@@ -83,6 +83,12 @@ else
 fi
 release
 
+# Not a lock, but the same open: a FIFO is no disk, and is refused at
+# once rather than waited on (a read-only open of a FIFO waits for a writer).
+mkfifo "$T/fifo"
+refused "a FIFO as a read-only disk is refused at once" "disk $T/fifo is neither a regular file nor a block device" \
+	--disk "$T/fifo,ro"
+
 # One domain, both orders.
 refused "one domain's two disks: a file and a loop device over it" \
 	"disks $T/x.img and $loop of this domain are the same blocks" --disk "$T/x.img" --disk "$loop"

@@ -243,7 +243,9 @@ int disk_open(struct disk *d, char *err, size_t errlen)
 	uint64_t size;
 	unsigned i;
 
-	d->fd_buffered = open(d->path, flags);
+	/* O_NONBLOCK until it is known to be a file or a device: opening a
+	 * FIFO read-only would wait for a writer forever. */
+	d->fd_buffered = open(d->path, flags | O_NONBLOCK);
 	if (d->fd_buffered < 0) {
 		snprintf(err, errlen, "cannot open disk %s: %s", d->path, strerror(errno));
 		return -errno;
@@ -255,6 +257,8 @@ int disk_open(struct disk *d, char *err, size_t errlen)
 		disk_close(d);
 		return -EINVAL;
 	}
+	if (fcntl(d->fd_buffered, F_SETFL, fcntl(d->fd_buffered, F_GETFL) & ~O_NONBLOCK) < 0)
+		goto fail_errno;
 	disk_name(d, &st);
 	for (i = 0; i < sizeof(open_disks) / sizeof(open_disks[0]) && open_disks[i]; i++)
 		;
@@ -282,7 +286,11 @@ int disk_open(struct disk *d, char *err, size_t errlen)
 	}
 	d->fd = d->fd_buffered;
 	if (d->direct) {
-		d->fd = open(d->path, flags | O_DIRECT);
+		char self[64];
+
+		/* The file just checked, not whatever the path names by now. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", d->fd_buffered);
+		d->fd = open(self, flags | O_DIRECT);
 		if (d->fd < 0) {
 			log_warn("disk %s: O_DIRECT not possible (%s); using the page cache",
 				 d->path, strerror(errno));
