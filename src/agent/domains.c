@@ -3,12 +3,14 @@
 #include "log.h"
 #include "netview.h"
 
+#include <acl/libacl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,10 +174,22 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st)
 	return 0;
 }
 
+/* Remove a dead domain's cgroup: its lodge-hyp's socket refuses already,
+ * but its threads may still be on their way out of the cgroup (EBUSY) for
+ * a moment. */
+static int remove_dead_cgroup(const struct cgroup_cpu *cg)
+{
+	int rc, tries;
+
+	for (tries = 0; (rc = cgroup_cpu_remove(cg)) == -EBUSY && tries < 300; tries++)
+		usleep(10000);
+	return rc;
+}
+
 /* The CPU cgroup a dead lodge-hyp named in its runtime directory: empty
  * now that its tasks are gone, so it can go, with its parent if that is
  * empty too. */
-static void remove_stale_cgroup(const char *rundir, const char *name)
+static void remove_stale_cgroup(const char *rundir, const char *name, bool quiet)
 {
 	char path[4200], dir[4096];
 	FILE *f;
@@ -188,30 +202,62 @@ static void remove_stale_cgroup(const char *rundir, const char *name)
 		int rc;
 
 		dir[strcspn(dir, "\n")] = '\0';
-		if ((rc = cgroup_cpu_at(&cg, dir)) || (rc = cgroup_cpu_remove(&cg)))
+		if (((rc = cgroup_cpu_at(&cg, dir)) || (rc = remove_dead_cgroup(&cg))) && !quiet)
 			log_warn("cannot remove domain %s's cgroup %s: %s", name, dir, strerror(-rc));
 	}
 	fclose(f);
 }
 
-/* A directory whose socket no longer answers: its lodge-hyp died without
- * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
-void domain_remove_stale(const char *rundir, const char *name)
+static void remove_runtime_dir(const char *rundir, const char *name, bool quiet)
 {
 	static const char *const files[] = { "control", "console.log", "console.log.1",
 					     "lodge-hyp.log", "config", "cgroup" };
 	char path[4200];
 	unsigned i;
 
-	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
-		 name, rundir, name);
-	remove_stale_cgroup(rundir, name);
+	remove_stale_cgroup(rundir, name, quiet);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", rundir, name, files[i]);
 		unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s/%s", rundir, name);
 	rmdir(path);
+}
+
+/* A directory whose socket no longer answers: its lodge-hyp died without
+ * cleaning up (SIGKILL, a host crash). Keep nothing a live domain needs. */
+void domain_remove_stale(const char *rundir, const char *name)
+{
+	log_warn("domain %s is gone (its lodge-hyp is not running); removing %s/%s",
+		 name, rundir, name);
+	remove_runtime_dir(rundir, name, false);
+}
+
+/* What a start that died may leave (lodge-hyp's processes were killed
+ * before they could clean up), removed without a word: the error said
+ * enough.  Only a socket that refuses proves every process of the start
+ * is gone; one that answers is a live domain of this name, and none at
+ * all may be a start still under way (only its caller was killed).  The
+ * domain's cgroup goes too, known by its name: a kill may come before the
+ * runtime directory names it. */
+static void remove_dead_start(const struct host_config *hc, const char *name)
+{
+	char rel[sizeof(hc->cgroup) + CFG_NAME_MAX + 1];
+	struct cgroup_cpu cg;
+	int fd = client_connect(hc->runtime_dir, name);
+
+	if (fd >= 0)
+		close(fd);
+	if (fd != -ECONNREFUSED)
+		return;
+	remove_runtime_dir(hc->runtime_dir, name, true);
+	snprintf(rel, sizeof(rel), "%s/%s", hc->cgroup, name);
+	if (cgroup_cpu_open(&cg, rel) == 0 && access(cg.dir, F_OK) == 0) {
+		int rc = remove_dead_cgroup(&cg);
+
+		if (rc)
+			log_warn("cannot remove domain %s's cgroup %s: %s", name, cg.dir, strerror(-rc));
+	}
 }
 
 int domains_scan(const char *rundir, void (*fn)(const struct dom_status *, void *), void *arg)
@@ -334,6 +380,80 @@ static void check_macs(const struct dom_status *st, void *arg)
 			if (memcmp(a, b, 6) == 0)
 				snprintf(m->clash, sizeof(m->clash), "%s", st->name);
 		}
+}
+
+static int acl_add_group_read(acl_t *acl, gid_t gid)
+{
+	acl_permset_t perms;
+	acl_entry_t e;
+
+	if (acl_create_entry(acl, &e) || acl_set_tag_type(e, ACL_GROUP) || acl_set_qualifier(e, &gid) ||
+	    acl_get_permset(e, &perms) || acl_clear_perms(perms) || acl_add_perm(perms, ACL_READ) ||
+	    acl_set_permset(e, perms))
+		return -errno;
+	return 0;
+}
+
+/* Root's (rw), and readable by groups a and b, by nobody else. */
+static int acl_share(const char *path, gid_t a, gid_t b)
+{
+	acl_t acl = acl_from_mode(0600);
+	int rc;
+
+	if (!acl)
+		return -errno;
+	if (!(rc = acl_add_group_read(&acl, a)) && !(rc = acl_add_group_read(&acl, b)) &&
+	    (acl_calc_mask(&acl) || acl_set_file(path, ACL_TYPE_ACCESS, acl)))
+		rc = -errno;
+	acl_free(acl);
+	return rc;
+}
+
+/* Open a root-only file to the groups lodge.conf lets see a domain
+ * (stats_group, control_group): by its group when one is named, by an
+ * ACL when two are (group ownership alone where the file system has no
+ * ACLs, with one warning). */
+static int share_with_groups(const char *path, const struct host_config *hc, char *err, size_t errlen)
+{
+	long a = hc->stats_gid >= 0 ? hc->stats_gid : hc->control_gid;
+	long b = hc->stats_gid >= 0 && hc->control_gid != hc->stats_gid ? hc->control_gid : -1;
+	int rc;
+
+	if (a < 0)
+		return 0;
+	if (b >= 0) {
+		if (!(rc = acl_share(path, (gid_t)a, (gid_t)b)))
+			return 0;
+		if (rc != -EOPNOTSUPP) {
+			snprintf(err, errlen, "cannot give groups %ld and %ld read access to %s: %s", a, b, path,
+				 strerror(-rc));
+			return rc;
+		}
+		log_warn("the file system of %s has no ACLs: only group %ld (stats_group) may read it, "
+			 "not group %ld (control_group)", path, a, b);
+	}
+	if (chown(path, (uid_t)-1, (gid_t)a) < 0 || chmod(path, 0640) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot give group %ld read access to %s: %s", a, path, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+/* A running domain's resolved config names its command line, disks and
+ * MACs: root's and the domain's groups' to read, nobody else's, though
+ * its directory lets everyone reach the control socket when groups are
+ * named.  Written whole with umask 077 (root-only from its first byte;
+ * an instant without the groups' access is no more than the instant
+ * before it exists), then opened to the groups. */
+static int keep_config(const char *path, const struct domain_config *dc, const struct host_config *hc,
+		       char *err, size_t errlen)
+{
+	mode_t old = umask(077);
+	int rc = domain_config_save(path, dc, err, errlen);
+
+	umask(old);
+	return rc ? rc : share_with_groups(path, hc, err, errlen);
 }
 
 static const char *const action_names[] = { "destroy", "restart", "preserve" };
@@ -463,13 +583,19 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		log_err("cannot run %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
-	if (waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+	if (waitpid(pid, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+		/* Its exit status says lodge-hyp spoke; a signal, that it could not. */
+		if (WIFSIGNALED(wst))
+			log_err("domain %s did not start: its lodge-hyp (pid %d) was killed by signal %s",
+				dc->name, (int)pid, strsignal(WTERMSIG(wst)));
+		remove_dead_start(hc, dc->name);
 		return -EIO;
+	}
 	snprintf(dir, sizeof(dir), "%s/%s/config", hc->runtime_dir, dc->name);
 	{
-		char err[512];
+		char err[CFG_PATH_MAX + 200];
 
-		if (domain_config_save(dir, dc, err, sizeof(err)))
+		if (keep_config(dir, dc, hc, err, sizeof(err)))
 			log_warn("cannot keep the resolved config: %s", err);
 	}
 	return 0;

@@ -35,6 +35,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -362,6 +363,35 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Descriptors the caller left open (a shell's redirections, an agent's
+ * pipes) are none of the domain's business: neither the supervisor nor
+ * the sandboxed child may hold them.  Only stdio and --incoming's stream
+ * stay.  Done once the options are read (they name that stream) and
+ * before anything of our own is opened. */
+static void close_inherited(long keep)
+{
+	struct rlimit rl;
+	unsigned lo = 3;
+	int fd;
+
+	if (keep > (long)lo) {
+		if (close_range(lo, (unsigned)keep - 1, 0) < 0)
+			goto by_hand;
+		lo = (unsigned)keep + 1;
+	} else if (keep == (long)lo) {
+		lo++;
+	}
+	if (close_range(lo, ~0U, 0) == 0)
+		return;
+by_hand:
+	/* A kernel before 5.9 has no close_range. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
+		rl.rlim_cur = 1 << 20;
+	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 /* Map a whole file read-only; the caller unmaps it once loaded. */
 static int map_file(const char *path, const char *what, struct boot_image *img)
 {
@@ -591,15 +621,68 @@ static int load_guest(struct domain *dom, const struct options *o)
 	return rc;
 }
 
-/* --detach: the caller waits until the domain runs (or failed, with its
- * one error line already on the caller's stderr) and then returns; the
- * domain lives on in its own session, taking no terminal with it.  Must
- * happen before KVM_CREATE_VM, which binds the VM to this address space. */
-static int detach_early(int *ready_fd)
+/* What the caller of a --detach start hears on the ready pipe: one byte,
+ * or nothing at all (end of file: every process of the start died
+ * without a word, SIGKILL most likely). */
+enum {
+	READY_RUNNING = 'r',    /* the domain runs */
+	READY_FAILED = 'f',     /* it did not start; it said why on the caller's terminal */
+	READY_SAYS = 's',       /* it did not start; the rest, to end of file, says why */
+};
+
+/* The caller's side: its exit status, with one line on stderr unless the
+ * domain's processes wrote theirs there already.  (Until the domain runs,
+ * they write to the caller's terminal, not to lodge-hyp.log: there is
+ * nothing more to see there.) */
+static int detach_wait(int fd, const char *name)
+{
+	char why[512];
+	size_t len = 0;
+	ssize_t n;
+	char c;
+
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && c == READY_RUNNING)
+		return 0;
+	if (n == 1 && c == READY_FAILED)
+		return DOMAIN_ERROR;
+	if (n == 1 && c == READY_SAYS) {
+		while (len < sizeof(why) - 1) {
+			n = read(fd, why + len, sizeof(why) - 1 - len);
+			if (n > 0)
+				len += (size_t)n;
+			else if (n == 0 || errno != EINTR)
+				break;
+		}
+		why[len] = '\0';
+		log_err("%s", why);
+		return DOMAIN_ERROR;
+	}
+	log_err("domain %s ended during start-up without a word (killed by a signal?)", name);
+	return DOMAIN_ERROR;
+}
+
+/* Tell a caller still waiting how the start went (it may have gone: a
+ * pipe without a reader, ignored). */
+static void detach_tell(int ready_fd, char what, const char *why)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%c%s", what, why ? why : "");
+	if (ready_fd >= 0 && write(ready_fd, msg, strlen(msg)) < 0) {
+		/* nobody waits any more */
+	}
+}
+
+/* --detach: the caller waits until the domain runs (or failed, and says
+ * why) and then returns; the domain lives on in its own session, taking
+ * no terminal with it.  Must happen before KVM_CREATE_VM, which binds the
+ * VM to this address space. */
+static int detach_early(int *ready_fd, const char *name)
 {
 	int pipefd[2];
 	pid_t pid;
-	char c;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
@@ -611,13 +694,18 @@ static int detach_early(int *ready_fd)
 
 		close(pipefd[1]);
 		waitpid(pid, &st, 0);     /* the middle process exits at once */
-		exit(read(pipefd[0], &c, 1) == 1 ? 0 : DOMAIN_ERROR);
+		exit(detach_wait(pipefd[0], name));
 	}
+	/* Whoever writes to a caller that has gone gets EPIPE, not SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	close(pipefd[0]);
 	setsid();
 	pid = fork();                     /* not a session leader: no controlling tty ever */
-	if (pid < 0)
+	if (pid < 0) {
+		log_err("cannot detach: %s", strerror(errno));
+		detach_tell(pipefd[1], READY_FAILED, NULL);
 		_exit(DOMAIN_ERROR);
+	}
 	if (pid > 0)
 		_exit(0);
 	*ready_fd = pipefd[1];
@@ -658,9 +746,7 @@ static void detached_io_switch(struct detached_io *io)
 static void detach_ready(int ready_fd, struct detached_io *io)
 {
 	detached_io_switch(io);
-	if (write(ready_fd, "r", 1) < 0) {
-		/* the caller went away; the domain runs regardless */
-	}
+	detach_tell(ready_fd, READY_RUNNING, NULL);
 	close(ready_fd);
 }
 
@@ -678,16 +764,41 @@ static void remove_runtime_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* The domain's cgroup, with the weight and cap asked for; its path goes in
- * the runtime directory so the agent can remove it if this process is
- * killed before it can. */
+/* Name the cgroup in the runtime directory's cgroup file (root's only):
+ * the agent removes it from there if this process is killed. */
+static void note_cgroup(const char *dir, const char *cgroup_dir)
+{
+	char path[4200];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		return;
+	if ((f = fdopen(fd, "w"))) {
+		fprintf(f, "%s\n", cgroup_dir);
+		fclose(f);
+	} else {
+		close(fd);
+	}
+}
+
+/* The domain's cgroup, with the weight and cap asked for.  Its path goes in
+ * the runtime directory before it is made, so that a kill at any moment
+ * leaves nothing the agent does not know of. */
 static int join_cgroup(struct domain *dom, const struct options *o, const char *dir)
 {
+	struct cgroup_cpu where;
 	char path[4200], why[512];
-	FILE *f;
 	int rc;
 
+	if (dir[0] && cgroup_cpu_open(&where, o->cgroup) == 0)
+		note_cgroup(dir, where.dir);
 	if ((rc = sched_cgroup_join(dom, o->cgroup, why, sizeof(why)))) {
+		if (dir[0]) {
+			snprintf(path, sizeof(path), "%s/cgroup", dir);
+			unlink(path);
+		}
 		/* No controller, or not ours to use: without a weight or cap
 		 * asked for, the domain runs without (lodge sched says so). */
 		if (!o->sched_given && (rc == -ENODEV || rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
@@ -706,13 +817,6 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 	if ((rc = cgroup_cpu_keep_open(&dom->cgroup))) {
 		log_err("cannot open the knobs of %s: %s", dom->cgroup.dir, strerror(-rc));
 		return rc;
-	}
-	if (dir[0]) {
-		snprintf(path, sizeof(path), "%s/cgroup", dir);
-		if ((f = fopen(path, "w"))) {
-			fprintf(f, "%s\n", dom->cgroup.dir);
-			fclose(f);
-		}
 	}
 	return 0;
 }
@@ -917,6 +1021,7 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 {
 	struct detached_io io;
 	struct cgroup_cpu cg;
+	char killed[400] = "";
 	sigset_t sigs;
 	pid_t self = getpid(), pid;
 	int st, status;
@@ -968,8 +1073,10 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 		}
 	}
 	if (WIFSIGNALED(st)) {
-		log_err("domain %s: its lodge-hyp (pid %d) was killed by signal %s%s", o->name, (int)pid,
-			strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		snprintf(killed, sizeof(killed), "domain %s: its lodge-hyp (pid %d) was killed by signal %s%s",
+			 o->name, (int)pid, strsignal(WTERMSIG(st)),
+			 WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		log_err("%s", killed);
 		status = DOMAIN_ERROR;
 	} else {
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
@@ -981,10 +1088,25 @@ static int supervise(struct options *o, struct sandbox *sb, const char *dir, int
 		if (dir[0])
 			remove_runtime_dir(dir);
 	}
+	/* Nobody may reach a domain that is no more: a caller told of its end
+	 * finds the socket refusing (so the agent may remove what is left). */
+	if (listen_fd >= 0)
+		close(listen_fd);
 	/* Held until now so a caller waiting on a failed start returns only
-	 * once the runtime directory is gone. */
-	if (ready_fd >= 0)
+	 * once the runtime directory is gone.  A child that failed said why on
+	 * the caller's terminal; a killed one could not, so this says it.  (A
+	 * caller told "running" before has gone: nobody reads these.) */
+	if (ready_fd >= 0) {
+		if (killed[0]) {
+			char why[sizeof(killed) + 32];
+
+			snprintf(why, sizeof(why), "%s during start-up", killed);
+			detach_tell(ready_fd, READY_SAYS, why);
+		} else {
+			detach_tell(ready_fd, READY_FAILED, NULL);
+		}
 		close(ready_fd);
+	}
 	return status;
 }
 
@@ -998,19 +1120,22 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	if (parse_options(argc, argv, &o))
 		return DOMAIN_ERROR;
+	close_inherited(o.incoming_fd);
 	if (o.probe)
 		return probe();
 	if (sandbox_init(&sb, o.user, o.no_sandbox))
 		return DOMAIN_ERROR;
-	if (o.detach && detach_early(&ready_fd)) {
+	if (o.detach && detach_early(&ready_fd, o.name)) {
 		log_err("cannot detach: %s", strerror(errno));
 		return DOMAIN_ERROR;
 	}
 	if (o.runtime_dir) {
 		mkdir(o.runtime_dir, 0755);
 		snprintf(dir, sizeof(dir), "%s/%s", o.runtime_dir, o.name);
-		if ((listen_fd = ctl_listen(dir, &o.access)) < 0)
+		if ((listen_fd = ctl_listen(dir, &o.access)) < 0) {
+			detach_tell(ready_fd, READY_FAILED, NULL);     /* it said why */
 			return DOMAIN_ERROR;
+		}
 	}
 	return supervise(&o, &sb, dir, listen_fd, ready_fd);
 }

@@ -15,12 +15,18 @@ R=$T/root
 LODGE=$BUILD/lodge
 CONTROL=54321 STATS=54322
 lodge() { timeout 30 "$LODGE" --root "$R" "$@"; }
-# as GROUPS CMD...: run lodge as uid 65534 with only these supplementary groups
-as() {
+# run_as GROUPS CMD...: run CMD as uid 65534 with only these supplementary groups
+run_as() {
 	local g=--clear-groups
 	[ -n "$1" ] && g=--groups=$1
 	shift
-	timeout 30 setpriv --reuid=65534 --regid=65534 "$g" "$LODGE" --root "$R" "$@"
+	timeout 30 setpriv --reuid=65534 --regid=65534 "$g" "$@"
+}
+# as GROUPS ARGS...: lodge ARGS as that user
+as() {
+	local g=$1
+	shift
+	run_as "$g" "$LODGE" --root "$R" "$@"
 }
 cleanup() {
 	for d in acl open; do lodge destroy $d >/dev/null 2>&1; done
@@ -33,7 +39,9 @@ chmod -R a+rX "$R" "$(dirname "$LODGE")" 2>/dev/null
 state() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $5 }'; }
 
 # Without groups in lodge.conf: root only, and the directory says so.
-printf 'name = "acl"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$R/etc/lodge/domains/acl.cfg"
+truncate -s 4M "$T/acl-disk.img"
+printf 'name = "acl"\nmemory = 32\nkernel = "%s"\ndisk = [ "%s,raw,xvda,rw" ]\n' "$MINIOS" "$T/acl-disk.img" \
+	>"$R/etc/lodge/domains/acl.cfg"
 lodge create acl >/dev/null || { fail "access control" "create failed"; exit 0; }
 if [ "$(stat -c %a "$R/run/lodge/acl")" = 700 ] && ! as "" pause acl >/dev/null 2>&1 && [ "$(state acl)" = running ]; then
 	pass "by default only root reaches a domain (runtime directory 0700; another user's pause fails)"
@@ -63,6 +71,26 @@ if as $STATS list 2>/dev/null | grep -q '^acl '; then
 else
 	fail "stats group lists" "$(as $STATS list 2>&1)"
 fi
+# The runtime directory lets everyone reach the socket (0711); what is in
+# it (the resolved config: command line, disk paths, MACs; the logs) is
+# root's, and the config the groups' too (issue 17, defect 6).
+D=$R/run/lodge/acl
+why=
+[ -f "$D/config" ] || why="no $D/config; "
+for f in config console.log lodge-hyp.log cgroup; do
+	[ -e "$D/$f" ] && run_as "" cat "$D/$f" >/dev/null 2>&1 && why+="$f is readable ($(stat -c %a "$D/$f")); "
+done
+if [ -z "$why" ]; then
+	pass "a user in neither group reads nothing in the runtime directory (config $(stat -c %A "$D/config"))"
+else
+	fail "runtime files hidden from others" "$why"
+fi
+out=$(as $STATS block-list acl 2>&1)
+if grep -q "xvda .*$T/acl-disk.img" <<<"$out" && run_as $CONTROL cat "$D/config" | grep -q "acl-disk.img"; then
+	pass "the stats group still reads the config (block-list shows the disk), the control group too"
+else
+	fail "groups read the config" "block-list: $out; control: $(run_as $CONTROL cat "$D/config" 2>&1 | head -2)"
+fi
 msg=$(as $STATS pause acl 2>&1); rc=$?
 if [ $rc -ne 0 ] && grep -q 'permission denied' <<<"$msg" && [ "$(state acl)" = running ]; then
 	pass "the stats group may not pause it"
@@ -78,6 +106,19 @@ if as $CONTROL,$STATS destroy acl >/dev/null && [ -z "$(state acl)" ]; then
 	pass "the control group destroys it"
 else
 	fail "control group destroys" "state $(state acl)"
+fi
+# One group: the config is that group's by ownership, no ACL needed.
+printf 'stats_group = "%s"\n' $STATS >"$R/etc/lodge/lodge.conf"
+if lodge create acl >/dev/null; then
+	if [ "$(stat -c %a:%g "$D/config")" = 640:$STATS ] && ! run_as "" cat "$D/config" >/dev/null 2>&1 &&
+	   as $STATS block-list acl 2>/dev/null | grep -q "$T/acl-disk.img"; then
+		pass "with only stats_group the config is 0640 and that group's; others cannot read it"
+	else
+		fail "config with one group" "$(stat -c '%A %G' "$D/config")"
+	fi
+	lodge destroy acl >/dev/null
+else
+	fail "config with one group" "create failed"
 fi
 msg=$(printf 'control_group = "no-such-group-%s"\n' $$ >"$R/etc/lodge/lodge.conf"; lodge list 2>&1); rc=$?
 if [ $rc -ne 0 ] && grep -q "lodge.conf:1" <<<"$msg" && grep -q "no group" <<<"$msg"; then

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -295,17 +296,29 @@ static void test_queue_placement(void)
 }
 
 /* The advisory lock: one writer, or any number of readers. */
-static void test_disk_locks(const char *path)
+static void test_disk_locks(const char *path, struct disk *held)
 {
 	struct disk a;
 	char err[256];
+	pid_t pid;
+	int st;
 
-	CHECK("second writable open of a disk refused",
+	CHECK("second writable open of a disk in this process (domain) refused, naming both",
 	      disk_parse(path, &a, err, sizeof(err)) == 0 && disk_open(&a, err, sizeof(err)) == -EBUSY &&
-	      strstr(err, "in use by another domain"));
+	      strstr(err, "of this domain are the same blocks"));
 	CHECK("read-only open of a disk open writable refused",
 	      disk_parse(path, &a, err, sizeof(err)) == 0 && (a.readonly = true) &&
 	      disk_open(&a, err, sizeof(err)) == -EBUSY);
+	/* Another process is another domain (one that shares none of this
+	 * one's descriptors: the lock stays this one's). */
+	pid = fork();
+	if (pid == 0) {
+		disk_close(held);
+		_exit(disk_parse(path, &a, err, sizeof(err)) == 0 && disk_open(&a, err, sizeof(err)) == -EBUSY &&
+		      strstr(err, "in use by another domain") ? 0 : 1);
+	}
+	CHECK("another domain's writable open of it refused",
+	      pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 static void test_shared_readonly(void)
@@ -364,7 +377,7 @@ int main(void)
 	expect_needs_reset("indirect table beyond RAM", indirect_outside_ram);
 	expect_needs_reset("avail index beyond the ring", avail_idx_jump);
 	test_queue_placement();
-	test_disk_locks(path);
+	test_disk_locks(path, disk);
 	test_shared_readonly();
 	unlink(path);
 	UNIT_EXIT();
