@@ -17,7 +17,7 @@
  * Before each input every page of RAM holds a pattern of its own; the
  * harness walks the stream itself to know what the loader may do.
  * Properties, besides no crash and no ASan or UBSan report:
- *   - a refusal says why;
+ *   - a refusal says why, in printable text;
  *   - RAM changes only in pages some RAM record names (every other page
  *     keeps its pattern), never outside RAM (the guard pages fault);
  *   - a load that succeeded had every registered entry's DEV section once
@@ -458,6 +458,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (verbose)
 		fprintf(stderr, "fuzz-load: source %d: %s\n", src, rc ? why : live ? "loaded, live" : "loaded");
 	FUZZ_CHECK(rc == 0 || why[0] || rc == -ENOMEM, "save_load refused without saying why");
+	FUZZ_CHECK(rc == 0 || fuzz_printable(why), "save_load's refusal holds a control character");
 	if (peer >= 0) {
 		ssize_t n = recv(peer, heard, sizeof(heard) - 1, MSG_DONTWAIT);
 
