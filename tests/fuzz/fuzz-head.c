@@ -35,7 +35,9 @@
  * wrong.  The harness wraps the text in the magic and a HEAD section
  * with the real writers (state_write_magic, state_write_section).
  *
- * Properties: every refusal says why; head_config gives a config of the
+ * Properties: every refusal says why, with no control character but line
+ * breaks and tabs (no escape sequence from the stream reaches a terminal);
+ * head_config gives a config of the
  * domain the header names; and whenever incoming_admit admits, every disk,
  * kernel and ramdisk is a real path (no symlink, "." or "..") of
  *   - a disk: a regular file under a storage dir; a block device matching
@@ -383,6 +385,16 @@ static void admitted_ok(const struct domain_config *given, const struct domain_c
 
 /* ---- one input -------------------------------------------------------------- */
 
+/* What a refusal may hold: text, tabs, and line breaks (a config's quoted
+ * value may span lines); no escape sequence, bell or carriage return. */
+static bool message_text(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f)
+			return false;
+	return true;
+}
+
 static int head_stream(const char *text, bool bad_crc)
 {
 	int fd = memfd_create("fuzz-head", MFD_CLOEXEC);
@@ -455,6 +467,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	if (verbose)
 		fprintf(stderr, "fuzz-head: %s\n", rc ? why : "admitted");
+	FUZZ_CHECK(!rc || message_text(why), "a refusal holds a control character other than a line break or tab");
 	return 0;
 }
 
