@@ -157,6 +157,12 @@ int head_config(const struct stream_head *h, const char *label, const struct hos
 	rc = domain_config_load(path, hc, true, dc, msg, sizeof(msg));
 	unlink(path);
 	if (rc) {
+		/* The loader quotes the keys and values it refuses, decoding the
+		 * escapes libconfuse knows ("\e", "\x1b"): as the stream chose
+		 * them, each control character reaches the user as a '?'. */
+		for (at = msg; *at; at++)
+			if ((unsigned char)*at < 0x20 || *at == 0x7f)
+				*at = '?';
 		/* The loader names the file it read; the user knows the save. */
 		at = strstr(msg, path);
 		if (at)
