@@ -166,10 +166,12 @@ static char *xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 			note_value(ctx, line);
 			quote = c;
 			*o++ = '"';
+			/* A \ that ends the file inside "..." is escaped too:
+			 * alone, libconfuse's lexer echoes it to stdout. */
 			for (i++; i < len && in[i] != quote; i++) {
 				if (quote == '"' && in[i] == '\\' && i + 1 < len)
 					*o++ = in[i++];
-				else if (quote == '\'' && (in[i] == '"' || in[i] == '\\'))
+				else if (in[i] == '\\' || (quote == '\'' && in[i] == '"'))
 					*o++ = '\\';
 				line += in[i] == '\n';
 				*o++ = in[i];
