@@ -3,7 +3,8 @@
  * head_read, head_config (label "fuzz") and incoming_admit, which decides
  * which of this host's disks, kernels, bridges and interface names the
  * domain in it may use.  The host is set up once in a temporary directory
- * D, with its lodge.conf read by host_config_load:
+ * D (/dev/shm/lodge-fuzz-head.PID.*, removed at exit, or by the next run
+ * if this one died), with its lodge.conf read by host_config_load:
  *
  *   D/domains/v.cfg    this host's own config of domain v: kernel
  *                      v-kernel.elf, ramdisk v-initrd.img, v-disk.img
@@ -62,12 +63,14 @@
 #include "stream.h"
 #include "version.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <ftw.h>
 #include <limits.h>
 #include <net/if.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -76,6 +79,7 @@
 #include <unistd.h>
 
 #define TEXT_MAX (64 * 1024)        /* of the input, before %D is expanded */
+#define DIR_PREFIX "lodge-fuzz-head."   /* then the pid, a dot and mkdtemp's letters */
 #define F_VERSION 1
 #define F_BAD_CRC 2
 
@@ -134,6 +138,26 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 static void remove_dir(void)
 {
 	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A run that died (a failed check, a sanitizer's report, a timeout) left
+ * its host behind, atexit or not: remove those whose process is gone. */
+static void remove_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *de;
+	char path[PATH_MAX];
+	int pid;
+
+	while (d && (de = readdir(d))) {
+		if (sscanf(de->d_name, DIR_PREFIX "%d.", &pid) != 1 || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int by_name(const void *a, const void *b)
@@ -220,9 +244,11 @@ static void setup(void)
 	char err[1024], path[PATH_MAX];
 
 	/* Under /dev, as storage_devices patterns must be; /tmp without them. */
-	snprintf(dir, sizeof(dir), "/dev/shm/lodge-fuzz-head.XXXXXX");
+	remove_stale("/dev/shm");
+	remove_stale("/tmp");
+	snprintf(dir, sizeof(dir), "/dev/shm/" DIR_PREFIX "%d.XXXXXX", (int)getpid());
 	if (!mkdtemp(dir)) {
-		snprintf(dir, sizeof(dir), "/tmp/lodge-fuzz-head.XXXXXX");
+		snprintf(dir, sizeof(dir), "/tmp/" DIR_PREFIX "%d.XXXXXX", (int)getpid());
 		FUZZ_CHECK(mkdtemp(dir), "mkdtemp");
 	}
 	atexit(remove_dir);
