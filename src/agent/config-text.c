@@ -159,7 +159,9 @@ char *cfg_xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 						o += sprintf(o, "\\x%02x", (unsigned)in[i++]);
 					continue;
 				}
-				if (in[i] == '$' || (quote == '\'' && (in[i] == '"' || in[i] == '\\')))
+				/* A \ that ends the file inside "..." is escaped too:
+				 * alone, libconfuse's lexer echoes it to stdout. */
+				if (in[i] == '$' || in[i] == '\\' || (quote == '\'' && in[i] == '"'))
 					*o++ = '\\';
 				line += in[i] == '\n';
 				*o++ = in[i++];

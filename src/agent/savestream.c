@@ -54,6 +54,22 @@ int head_write(int fd, const struct host_config *hc, const char *name, char *why
 	return rc;
 }
 
+/* HEAD is lines of text.  Messages quote its version, its name and its
+ * config's keys and values: any other control character (an escape
+ * sequence, a carriage return, a NUL) would reach the user's terminal. */
+static bool head_is_text(const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
 int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
 {
 	struct state_section s;
@@ -76,6 +92,11 @@ int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	text[s.len] = '\0';
+	if (!head_is_text(text, s.len)) {
+		free(text);
+		snprintf(why, whylen, "its HEAD section holds control characters (corrupt)");
+		return -EBADMSG;
+	}
 	cfg = strstr(text, "\nconfig\n");
 	if (!cfg || strncmp(text, "lodge ", 6) != 0) {
 		free(text);
@@ -136,6 +157,12 @@ int head_config(const struct stream_head *h, const char *label, const struct hos
 	rc = domain_config_load(path, hc, true, dc, msg, sizeof(msg));
 	unlink(path);
 	if (rc) {
+		/* The loader quotes the keys and values it refuses, decoding the
+		 * escapes libconfuse knows ("\e", "\x1b"): as the stream chose
+		 * them, each control character reaches the user as a '?'. */
+		for (at = msg; *at; at++)
+			if ((unsigned char)*at < 0x20 || *at == 0x7f)
+				*at = '?';
 		/* The loader names the file it read; the user knows the save. */
 		at = strstr(msg, path);
 		if (at)

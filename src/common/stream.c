@@ -2,6 +2,7 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,15 @@ static const char *type_name(uint32_t type, char buf[5])
 	return buf;
 }
 
+/* Printable ASCII, as every registered entry's name is. */
+static bool plain_name(const char *name)
+{
+	for (; *name; name++)
+		if ((unsigned char)*name < 0x20 || (unsigned char)*name > 0x7e)
+			return false;
+	return true;
+}
+
 int state_read_section(int fd, struct state_section *s, uint8_t **payload,
 		       char *why, size_t whylen)
 {
@@ -174,6 +184,12 @@ int state_read_section(int fd, struct state_section *s, uint8_t **payload,
 	}
 	h.name[STATE_NAME_MAX - 1] = '\0';
 	type_name(h.type, tn);
+	/* Every message about the section names it: a name lodge-hyp never
+	 * writes must not carry escape sequences or line breaks with it. */
+	if (!plain_name(h.name)) {
+		snprintf(why, whylen, "section %s has a name that is not plain text (corrupt)", tn);
+		return -EBADMSG;
+	}
 	if (h.len > STATE_SECTION_MAX) {
 		snprintf(why, whylen, "section %s %s claims %llu bytes (corrupt)", tn, h.name,
 			 (unsigned long long)h.len);

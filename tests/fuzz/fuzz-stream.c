@@ -7,9 +7,9 @@
  * restore does.  Two entries are registered, "fuzz.fixed" (fixed fields
  * and blobs) and "fuzz.list" (a count, then that many records, each with a
  * bounded blob), whose loads use only the bounds-checked state_get_*.
- * Properties: no read past any buffer (ASan), an error always says why,
- * a payload is never above STATE_SECTION_MAX, and a load accepted by
- * state_load_named consumed its payload exactly. */
+ * Properties: no read past any buffer (ASan), an error always says why
+ * in printable text, a payload is never above STATE_SECTION_MAX, and a
+ * load accepted by state_load_named consumed its payload exactly. */
 #include "fuzz.h"
 #include "save/state.h"
 
@@ -127,11 +127,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	why[0] = '\0';
 	rc = state_read_magic(fd, why, sizeof(why));
 	FUZZ_CHECK(rc == 0 || why[0], "state_read_magic failed without saying why");
+	FUZZ_CHECK(fuzz_printable(why), "a message with a control character");
 	for (n = 0; rc == 0 && n < 1000; n++) {
 		why[0] = '\0';
 		rc = state_read_section(fd, &sec, &payload, why, sizeof(why));
 		if (rc) {
 			FUZZ_CHECK(why[0] || rc == -ENOMEM, "state_read_section failed without saying why");
+			FUZZ_CHECK(fuzz_printable(why), "a message with a control character");
 			FUZZ_CHECK(!payload, "a payload left behind by a failed read");
 			break;
 		}
@@ -141,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			why[0] = '\0';
 			rc = state_load_named(sec.name, sec.version, payload, sec.len, why, sizeof(why));
 			FUZZ_CHECK(rc == 0 || why[0], "state_load_named failed without saying why");
+			FUZZ_CHECK(rc == 0 || fuzz_printable(why), "a message with a control character");
 			FUZZ_CHECK(rc != 0 || strcmp(sec.name, "fuzz.fixed") || fixed.a <= 3,
 				   "a refused fuzz.fixed state accepted");
 			rc = 0;

@@ -20,6 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	if (!(cond)) { fprintf(stderr, "fuzz: %s\n", what); abort(); } \
 } while (0)
 
+/* A message for a person holds no control character: an escape sequence
+ * or a line break copied from the input would reach the terminal, or
+ * split the one line a message is. */
+static inline int fuzz_printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
 #ifdef FUZZ_REPLAY
 #include <dirent.h>
 #include <string.h>

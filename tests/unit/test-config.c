@@ -7,6 +7,7 @@
 #include "unit.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -308,6 +309,29 @@ static void test_untrusted_files(void)
 	CHECK("a file name is shown escaped", rc < 0 && strstr(err, "\\e[2J/x.cfg: ") && !text_find_control(err));
 }
 
+/* A file that ends in a \ inside "...": refused with a message, and
+ * nothing on stdout (libconfuse's lexer echoes what it cannot match). */
+static void test_trailing_backslash(void)
+{
+	char path[300], out[300], err[2048];
+	int saved = dup(STDOUT_FILENO), fd, rc;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/backslash.cfg", tmpdir);
+	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
+	write_file(path, "name = \"a\\");
+	fd = open(out, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	fflush(stdout);
+	dup2(fd, STDOUT_FILENO);
+	rc = domain_config_load(path, &hc, false, &dc, err, sizeof(err));
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	CHECK("a file ending in a backslash inside \"...\" is refused with a message", rc < 0 && err[0]);
+	CHECK("... and writes nothing to stdout", stat(out, &st) == 0 && st.st_size == 0);
+}
+
 static int mac_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, 6);
@@ -442,6 +466,7 @@ int main(void)
 	test_values();
 	test_round_trip();
 	test_xen_syntax();
+	test_trailing_backslash();
 	test_words();
 	test_untrusted_files();
 	test_default_mac();

@@ -334,8 +334,12 @@ int ram_load_section(struct domain *dom, struct ram_loader *ld, const uint8_t *p
 		memcpy(&rec, p + off, 8);
 		off += 8;
 		gpa = rec & ~RAM_FLAGS;
-		if ((rec & RAM_FLAGS & ~RAM_ZERO) ||
-		    !(dst = gpa_ptr(&dom->mem, gpa, GUEST_PAGE_SIZE))) {
+		if (rec & RAM_FLAGS & ~RAM_ZERO) {
+			snprintf(why, whylen, "a RAM record for page %#llx has unknown flags %#llx",
+				 (unsigned long long)gpa, (unsigned long long)(rec & RAM_FLAGS & ~RAM_ZERO));
+			return -EBADMSG;
+		}
+		if (!(dst = gpa_ptr(&dom->mem, gpa, GUEST_PAGE_SIZE))) {
 			snprintf(why, whylen, "a RAM record names page %#llx, which is not this guest's RAM",
 				 (unsigned long long)gpa);
 			return -EBADMSG;
