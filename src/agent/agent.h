@@ -4,7 +4,7 @@
 #ifndef LODGE_AGENT_H
 #define LODGE_AGENT_H
 
-#define EXIT_USAGE 2
+#include "exit-status.h"
 
 struct command {
 	const char *name;
@@ -34,7 +34,6 @@ int cmd_mem_set(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 /* cmd-console.c */
 int cmd_console(int argc, char **argv);
-int console_attach(const char *rundir, const char *name, int force);
 /* cmd-info.c, cmd-autostart.c */
 int cmd_info(int argc, char **argv);
 int cmd_autostart(int argc, char **argv);

@@ -12,7 +12,7 @@
 
 int running_load(const char *name, struct running *r)
 {
-	char path[CFG_PATH_MAX + 80], err[1024];
+	char err[1024];
 	int rc;
 
 	if (agent_host_config(&r->hc))
@@ -26,8 +26,7 @@ int running_load(const char *name, struct running *r)
 		log_err("%s: cannot read its status: %s", name, strerror(-rc));
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/%s/config", r->hc.runtime_dir, name);
-	if (domain_config_load(path, &r->hc, false, &r->dc, err, sizeof(err))) {
+	if (domain_runtime_config(&r->hc, name, &r->dc, err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
 	}

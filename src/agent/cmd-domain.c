@@ -2,9 +2,11 @@
  * reboot, destroy, uptime, config. */
 #include "agent.h"
 #include "client.h"
+#include "console.h"
 #include "domains.h"
 #include "log.h"
 #include "netview.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -341,7 +343,7 @@ int cmd_config(int argc, char **argv)
 
 	if (argc != 2 || agent_host_config(&hc))
 		return argc != 2 ? EXIT_USAGE : 1;
-	snprintf(path, sizeof(path), "%s/%s/config", hc.runtime_dir, argv[1]);
+	runtime_path(path, sizeof(path), hc.runtime_dir, argv[1], RT_CONFIG);
 	if (access(path, R_OK) != 0) {
 		if (load_config(argv[1], &hc, &dc))
 			return 1;

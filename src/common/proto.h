@@ -104,8 +104,6 @@
 #define PROTO_VERSION   1
 #define PROTO_PREFIX    "lodge/"
 #define PROTO_LINE_MAX  1024
-#define PROTO_SOCKET    "control"
-#define PROTO_CONSOLE_LOG "console.log"
-#define PROTO_CONFIG    "config"       /* the domain's resolved config, written by the agent */
+/* The socket is RUNDIR/NAME/control: runtime.h. */
 
 #endif

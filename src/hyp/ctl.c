@@ -12,6 +12,7 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "log.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -491,7 +492,7 @@ int ctl_listen(const char *dir, const struct ctl_access *access)
 		log_err("cannot set the mode of %s: %s", dir, strerror(errno));
 		return -errno;
 	}
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, PROTO_SOCKET) >= sizeof(sa.sun_path)) {
+	if (runtime_file_path(sa.sun_path, sizeof(sa.sun_path), dir, RT_CONTROL)) {
 		log_err("runtime directory path %s is too long for a socket", dir);
 		return -ENAMETOOLONG;
 	}

@@ -2,6 +2,7 @@
 #ifndef LODGE_DOMAIN_H
 #define LODGE_DOMAIN_H
 
+#include "schema.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -62,12 +63,12 @@ struct io_device {
 	const struct io_counters *counters;
 };
 
-/* What a domain does when the guest powers off, reboots or crashes. */
-enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE };
+/* What a domain does when the guest powers off, reboots or crashes:
+ * enum domain_action, schema.h. */
 
 struct domain {
 	/* Identity, for status replies. */
-	char name[64];
+	char name[DOMAIN_NAME_MAX];
 	unsigned id;
 	const char *kernel;
 	unsigned long memory_mib;     /* at boot; the rest of maxmem starts ballooned */

@@ -17,6 +17,7 @@
 #include "save/ram.h"
 #include "save/save.h"
 #include "version.h"
+#include "runtime.h"
 #include "sandbox.h"
 #include "virtio/balloon.h"
 #include "virtio/blk.h"
@@ -43,9 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MIN_MEMORY_MIB 4
-#define MAX_DISKS 16
-#define MAX_NICS 8
+#define MIN_MEMORY_MIB DOMAIN_MEMORY_MIN_MIB
+#define MAX_DISKS DOMAIN_DISKS_MAX
+#define MAX_NICS DOMAIN_VIFS_MAX
 _Static_assert(MAX_DISKS + MAX_NICS <= LODGE_MAX_IO_DEVICES, "every device has counters");
 
 struct options {
@@ -144,15 +145,9 @@ static int parse_number(const char *arg, const char *what, unsigned long *out)
 
 static int parse_action(const char *arg, const char *what, enum domain_action *out)
 {
-	static const char *const names[] = { "destroy", "restart", "preserve" };
-	unsigned i;
-
-	for (i = 0; i < 3; i++)
-		if (strcmp(arg, names[i]) == 0) {
-			*out = (enum domain_action)i;
-			return 0;
-		}
-	log_err("%s must be destroy, restart or preserve, not '%s'", what, arg);
+	if (domain_action_parse(arg, out) == 0)
+		return 0;
+	log_err("%s must be one of %s, not '%s'", what, domain_action_list(), arg);
 	return -EINVAL;
 }
 
@@ -355,9 +350,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		log_err("--cgroup '%s' is not a relative path like lodge/web", o->cgroup);
 		return -EINVAL;
 	}
-	if (o->runtime_dir && (!o->name[0] || strchr(o->name, '/') || o->name[0] == '.' ||
-			       strlen(o->name) >= sizeof(the_domain.name))) {
-		log_err("--name '%s' is not a valid domain name", o->name);
+	if (o->runtime_dir && !domain_name_valid(o->name)) {
+		log_err("--name '%s' is not a valid domain name (%s)", o->name, domain_name_rule());
 		return -EINVAL;
 	}
 	return 0;
@@ -722,7 +716,7 @@ static void detached_io_open(struct detached_io *io, const char *dir)
 {
 	char path[4200];
 
-	snprintf(path, sizeof(path), "%s/lodge-hyp.log", dir);
+	runtime_file_path(path, sizeof(path), dir, RT_HYP_LOG);
 	io->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	io->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 }
@@ -752,16 +746,7 @@ static void detach_ready(int ready_fd, struct detached_io *io)
 
 static void remove_runtime_dir(const char *dir)
 {
-	static const char *const files[] = { "control", "console.log", "console.log.1",
-					     "lodge-hyp.log", "config", "cgroup" };
-	char path[4200];
-	unsigned i;
-
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	runtime_dir_remove(dir);
 }
 
 /* Name the cgroup in the runtime directory's cgroup file (root's only):
@@ -772,7 +757,7 @@ static void note_cgroup(const char *dir, const char *cgroup_dir)
 	FILE *f;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/cgroup", dir);
+	runtime_file_path(path, sizeof(path), dir, RT_CGROUP);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
 		return;
 	if ((f = fdopen(fd, "w"))) {
@@ -796,7 +781,7 @@ static int join_cgroup(struct domain *dom, const struct options *o, const char *
 		note_cgroup(dir, where.dir);
 	if ((rc = sched_cgroup_join(dom, o->cgroup, why, sizeof(why)))) {
 		if (dir[0]) {
-			snprintf(path, sizeof(path), "%s/cgroup", dir);
+			runtime_file_path(path, sizeof(path), dir, RT_CGROUP);
 			unlink(path);
 		}
 		/* No controller, or not ours to use: without a weight or cap
@@ -906,7 +891,7 @@ static int run_domain(struct options *o, struct sandbox *sb, const char *dir, in
 		log_err("cannot create event descriptors: %s", strerror(errno));
 		return DOMAIN_ERROR;
 	}
-	snprintf(log_path, sizeof(log_path), "%s/console.log", dir);
+	runtime_file_path(log_path, sizeof(log_path), dir, RT_CONSOLE_LOG);
 	status = o->runtime_dir
 		? console_init(-1, -1, log_path, (size_t)o->console_log_kib << 10)
 		: console_init(STDIN_FILENO, STDOUT_FILENO, NULL, 0);

@@ -4,6 +4,8 @@
 #ifndef LODGE_PLATFORM_H
 #define LODGE_PLATFORM_H
 
+#include "schema.h"
+
 /* ---- guest-physical memory map (low 1 MiB) ---- */
 #define GPA_BOOT_GDT        0x00000500ULL  /* GDT for the 64-bit bzImage entry */
 #define GPA_PVH_START_INFO  0x00006000ULL  /* hvm_start_info, memmap, modlist (4 KiB) */
@@ -44,6 +46,6 @@
 #define IRQ_SCI             9
 #define IOAPIC_PINS         24
 
-#define LODGE_MAX_VCPUS     64
+#define LODGE_MAX_VCPUS     DOMAIN_VCPUS_MAX      /* schema.h */
 
 #endif

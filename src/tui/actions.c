@@ -2,7 +2,7 @@
  * go out without waiting and their replies are collected by the main loop,
  * so a slow domain never freezes the screen. */
 #include "tui.h"
-#include "agent.h"
+#include "console.h"
 #include "client.h"
 
 #include <curses.h>

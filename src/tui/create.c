@@ -55,7 +55,7 @@ static const char *disk_in_use(struct tui *t, const char *path)
 {
 	static char why[128];
 	static struct domain_config dc;
-	char line[1024], cfg[CFG_PATH_MAX + 80], err[256];
+	char line[1024], err[256];
 	struct stat a, b;
 	FILE *f = fopen("/proc/self/mounts", "r");
 	unsigned i, k;
@@ -74,8 +74,7 @@ static const char *disk_in_use(struct tui *t, const char *path)
 	if (f)
 		fclose(f);
 	for (i = 0; i < t->ndoms; i++) {
-		snprintf(cfg, sizeof(cfg), "%s/%s/config", t->hc.runtime_dir, t->doms[i].st.name);
-		if (domain_config_load(cfg, &t->hc, false, &dc, err, sizeof(err)))
+		if (domain_runtime_config(&t->hc, t->doms[i].st.name, &dc, err, sizeof(err)))
 			continue;
 		for (k = 0; k < dc.ndisks; k++)
 			if (stat(dc.disks[k].path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
@@ -107,8 +106,8 @@ static void validate(struct tui *t, struct field *f, unsigned which)
 		break;
 	case F_MEMORY:
 		n = strtol(v, &end, 10);
-		if (*end || n < 4)
-			snprintf(x->error, sizeof(x->error), "MiB, at least 4");
+		if (*end || n < DOMAIN_MEMORY_MIN_MIB)
+			snprintf(x->error, sizeof(x->error), "MiB, at least %d", DOMAIN_MEMORY_MIN_MIB);
 		else if ((unsigned long)n > t->host.mem_avail_mib)
 			snprintf(x->error, sizeof(x->error), "host has %lu MiB free", t->host.mem_avail_mib);
 		break;
@@ -253,9 +252,9 @@ static int create_domain(struct tui *t, struct field *f)
 	copy(dc.kernel, sizeof(dc.kernel), f[F_KERNEL].value);
 	copy(dc.ramdisk, sizeof(dc.ramdisk), f[F_RAMDISK].value);
 	copy(dc.cmdline, sizeof(dc.cmdline), f[F_CMDLINE].value);
-	dc.on_poweroff = ACT_DESTROY;
-	dc.on_reboot = ACT_RESTART;
-	dc.on_crash = ACT_DESTROY;
+	dc.on_poweroff = ACTION_DESTROY;
+	dc.on_reboot = ACTION_RESTART;
+	dc.on_crash = ACTION_DESTROY;
 	dc.cpu_weight = CGROUP_WEIGHT_DEFAULT;     /* xl's default; no cap, any CPU */
 	if (f[F_DISK].value[0]) {
 		if (strncmp(f[F_DISK].value, "new:", 4) == 0) {

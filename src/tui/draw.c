@@ -386,7 +386,7 @@ void draw_detail(struct tui *t)
 	static struct domain_config dc;
 	static struct net_view nv;
 	bool have_view = false;
-	char path[CFG_PATH_MAX + 80], err[512], spk[128], tail[2048 + 1], up[32];
+	char err[512], spk[128], tail[2048 + 1], up[32];
 	unsigned i, w = COLS > 20 ? COLS - 20 : 1;
 	int y = 0, lines_left;
 
@@ -459,8 +459,7 @@ void draw_detail(struct tui *t)
 	spark(spk, d->rss_hist, d->hist_len, w, d->st.maxmem_mib ? (float)d->st.maxmem_mib : 1);
 	mvprintw(y++, 0, "resident |%s|", spk);
 	y++;
-	snprintf(path, sizeof(path), "%s/%s/config", t->hc.runtime_dir, d->st.name);
-	if (domain_config_load(path, &t->hc, false, &dc, err, sizeof(err)) == 0) {
+	if (domain_runtime_config(&t->hc, d->st.name, &dc, err, sizeof(err)) == 0) {
 		mvprintw(y++, 0, "kernel %.*s", COLS - 8, dc.kernel);
 		for (i = 0; i < dc.ndisks; i++) {
 			char rd[16] = "-", wr[16] = "-", size[16];

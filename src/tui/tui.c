@@ -1,7 +1,9 @@
 /* The dashboard's loop: sample on a timer, redraw, dispatch keys through
  * one table.  The terminal is restored on every exit path. */
 #include "tui.h"
-#include "agent.h"
+#include "console.h"
+#include "exit-status.h"
+#include "log.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -228,8 +230,14 @@ int tui_main(int argc, char **argv)
 	}
 	if (t->delay_ms < 100)
 		t->delay_ms = 100;
-	if (agent_host_config(&t->hc))
-		return 1;
+	{
+		char err[1024];
+
+		if (host_config_load(&t->hc, err, sizeof(err))) {
+			log_err("%s", err);
+			return EXIT_FAILED;
+		}
+	}
 	if (batch_mode)
 		return batch(t, iterations);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

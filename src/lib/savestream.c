@@ -1,6 +1,7 @@
 /* The stream's magic and HEAD (savestream.h), and passing a descriptor to
  * lodge-hyp with a request. */
 #include "savestream.h"
+#include "runtime.h"
 #include "stream.h"
 #include "version.h"
 
@@ -37,7 +38,7 @@ int head_write(int fd, const struct host_config *hc, const char *name, char *why
 	struct iovec iov;
 	int n, rc;
 
-	snprintf(path, sizeof(path), "%s/%s/config", hc->runtime_dir, name);
+	runtime_path(path, sizeof(path), hc->runtime_dir, name, RT_CONFIG);
 	if (!(config = read_small_file(path, HEAD_CONFIG_MAX))) {
 		snprintf(why, whylen, "cannot read domain %s's config %s: %s", name, path, strerror(errno));
 		return -errno;

@@ -16,8 +16,8 @@ struct dev_io {
 	uint64_t in_ops, in_bytes, out_ops, out_bytes, errors;
 };
 
-#define DOM_MAX_DISKS 16
-#define DOM_MAX_VIFS  8
+#define DOM_MAX_DISKS DOMAIN_DISKS_MAX
+#define DOM_MAX_VIFS  DOMAIN_VIFS_MAX
 #define DOM_MAX_ADDRS 16
 
 /* An address the guest claimed on a vif, as its watcher saw it. */
@@ -113,6 +113,10 @@ int domain_status(const char *rundir, const char *name, struct dom_status *st);
  * booting it. */
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
 		 int incoming_fd);
+/* The resolved config a running domain was started with (its runtime
+ * directory's copy): 0, or -errno with err set. */
+int domain_runtime_config(const struct host_config *hc, const char *name, struct domain_config *dc,
+			  char *err, size_t errlen);
 /* Make the runtime directory, and its parents (it may be under a fresh
  * --root): 0 or -errno. */
 int runtime_dir_create(const char *rundir);

@@ -435,7 +435,7 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 
 /* ---- a domain ---------------------------------------------------------------- */
 
-static int parse_action_key(cfg_t *cfg, const char *key, enum cfg_action *act)
+static int parse_action_key(cfg_t *cfg, const char *key, enum domain_action *act)
 {
 	char why[256];
 
@@ -565,7 +565,6 @@ static void put_key(FILE *f, const char *key, const char *value)
 
 static void write_domain(FILE *f, const struct domain_config *dc)
 {
-	static const char *const actions[] = { "destroy", "restart", "preserve" };
 	char spec[CFG_PATH_MAX + 64];
 	unsigned i;
 
@@ -606,9 +605,9 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		put_string(f, spec);
 		fprintf(f, "%s", i + 1 == dc->nvifs ? " ]\n" : "");
 	}
-	put_key(f, "on_poweroff", actions[dc->on_poweroff]);
-	put_key(f, "on_reboot", actions[dc->on_reboot]);
-	put_key(f, "on_crash", actions[dc->on_crash]);
+	put_key(f, "on_poweroff", domain_action_name(dc->on_poweroff));
+	put_key(f, "on_reboot", domain_action_name(dc->on_reboot));
+	put_key(f, "on_crash", domain_action_name(dc->on_crash));
 	fprintf(f, "autostart = %s\n", dc->autostart ? "true" : "false");
 	if (dc->ncpus == 1)
 		put_key(f, "cpus", dc->cpus[0]);

@@ -64,7 +64,7 @@ unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts);
 int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
 int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen);
 int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen);
-int cfg_parse_action(const char *text, enum cfg_action *act, char *why, size_t whylen);
+int cfg_parse_action(const char *text, enum domain_action *act, char *why, size_t whylen);
 
 /* config-text.c */
 /* The statement of key that libconfuse is reading when its lexer is at

@@ -7,16 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CFG_NAME_MAX     64
+#include "schema.h"
+
+#define CFG_NAME_MAX     DOMAIN_NAME_MAX       /* the limits: schema.h */
 #define CFG_PATH_MAX     4096
-#define CFG_MAX_DISKS    16
-#define CFG_MAX_VIFS     8
-#define CFG_MAX_VCPUS    64
+#define CFG_MAX_DISKS    DOMAIN_DISKS_MAX
+#define CFG_MAX_VIFS     DOMAIN_VIFS_MAX
+#define CFG_MAX_VCPUS    DOMAIN_VCPUS_MAX
 #define CFG_CPUS_MAX     128       /* one CPU list, with its NUL */
 #define CFG_LIST_MAX     16        /* entries in one of lodge.conf's lists */
 #define CFG_LIST_ITEM_MAX 512      /* one entry, with its NUL */
 
-enum cfg_action { ACT_DESTROY, ACT_RESTART, ACT_PRESERVE };
 
 struct cfg_disk {
 	char path[CFG_PATH_MAX];   /* file or block device */
@@ -38,12 +39,12 @@ struct domain_config {
 	unsigned memory_mib, maxmem_mib;   /* maxmem 0 = memory */
 	unsigned vcpus;
 	char kernel[CFG_PATH_MAX], ramdisk[CFG_PATH_MAX];
-	char cmdline[4096];        /* cmdline, or root= and extra joined */
+	char cmdline[DOMAIN_CMDLINE_MAX];        /* cmdline, or root= and extra joined */
 	unsigned ndisks;
 	struct cfg_disk disks[CFG_MAX_DISKS];
 	unsigned nvifs;
 	struct cfg_vif vifs[CFG_MAX_VIFS];
-	enum cfg_action on_poweroff, on_reboot, on_crash;
+	enum domain_action on_poweroff, on_reboot, on_crash;
 	bool autostart;
 	/* Host CPU lists, as xl: none = any CPU; one = for every vCPU; more =
 	 * list i for vCPU i (vCPUs past the list run anywhere). */

@@ -97,14 +97,13 @@ void netview_claims_add(struct addr_claims *c, const char *rundir, const struct 
 			const struct dom_status *st)
 {
 	static struct domain_config dc;
-	char path[CFG_PATH_MAX + 80], err[512];
+	char err[512];
 	bool have_dc;
 	unsigned i;
 
 	if (!st->naddrs)
 		return;
-	snprintf(path, sizeof(path), "%s/%s/config", rundir, st->name);
-	have_dc = domain_config_load(path, hc, false, &dc, err, sizeof(err)) == 0;
+	have_dc = domain_runtime_config(hc, st->name, &dc, err, sizeof(err)) == 0;
 	for (i = 0; i < st->naddrs && c->n < NETVIEW_MAX_CLAIMS; i++) {
 		const struct dom_addr *a = &st->addrs[i];
 		const char *br = have_dc && a->vif < dc.nvifs && dc.vifs[a->vif].bridge[0] ?

@@ -1,4 +1,5 @@
 #include "cgroup.h"
+#include "runtime.h"
 #include "domains.h"
 #include "log.h"
 #include "netview.h"
@@ -210,18 +211,11 @@ static void remove_stale_cgroup(const char *rundir, const char *name, bool quiet
 
 static void remove_runtime_dir(const char *rundir, const char *name, bool quiet)
 {
-	static const char *const files[] = { "control", "console.log", "console.log.1",
-					     "lodge-hyp.log", "config", "cgroup" };
-	char path[4200];
-	unsigned i;
+	char dir[4200];
 
 	remove_stale_cgroup(rundir, name, quiet);
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", rundir, name, files[i]);
-		unlink(path);
-	}
-	snprintf(path, sizeof(path), "%s/%s", rundir, name);
-	rmdir(path);
+	if (runtime_dir_path(dir, sizeof(dir), rundir, name) == 0)
+		runtime_dir_remove(dir);
 }
 
 /* A directory whose socket no longer answers: its lodge-hyp died without
@@ -340,6 +334,18 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+int domain_runtime_config(const struct host_config *hc, const char *name, struct domain_config *dc,
+			  char *err, size_t errlen)
+{
+	char path[CFG_PATH_MAX + CFG_NAME_MAX + 16];
+
+	if (runtime_path(path, sizeof(path), hc->runtime_dir, name, RT_CONFIG)) {
+		snprintf(err, errlen, "%s/%s: path too long", hc->runtime_dir, name);
+		return -ENAMETOOLONG;
+	}
+	return domain_config_load(path, hc, false, dc, err, errlen);
+}
+
 int runtime_dir_create(const char *rundir)
 {
 	return mkdir_parents(rundir, 0755);
@@ -366,12 +372,11 @@ static void check_macs(const struct dom_status *st, void *arg)
 {
 	static struct domain_config other;
 	struct mac_check *m = arg;
-	char path[CFG_PATH_MAX + 80], err[256];
+	char err[256];
 	uint8_t a[6], b[6];
 	unsigned i, k;
 
-	snprintf(path, sizeof(path), "%s/%s/config", m->rundir, st->name);
-	if (m->clash[0] || domain_config_load(path, m->hc, false, &other, err, sizeof(err)))
+	if (m->clash[0] || domain_runtime_config(m->hc, st->name, &other, err, sizeof(err)))
 		return;
 	for (i = 0; i < m->dc->nvifs; i++)
 		for (k = 0; k < other.nvifs; k++) {
@@ -456,7 +461,6 @@ static int keep_config(const char *path, const struct domain_config *dc, const s
 	return rc ? rc : share_with_groups(path, hc, err, errlen);
 }
 
-static const char *const action_names[] = { "destroy", "restart", "preserve" };
 
 int domain_start(const struct domain_config *dc, const struct host_config *hc, bool paused,
 		 int incoming_fd)
@@ -535,9 +539,9 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	argv[a++] = "--id"; argv[a++] = id;
 	argv[a++] = "--runtime-dir"; argv[a++] = hc->runtime_dir;
 	argv[a++] = "--console-log-size"; argv[a++] = logsize;
-	argv[a++] = "--on-poweroff"; argv[a++] = action_names[dc->on_poweroff];
-	argv[a++] = "--on-reboot"; argv[a++] = action_names[dc->on_reboot];
-	argv[a++] = "--on-crash"; argv[a++] = action_names[dc->on_crash];
+	argv[a++] = "--on-poweroff"; argv[a++] = domain_action_name(dc->on_poweroff);
+	argv[a++] = "--on-reboot"; argv[a++] = domain_action_name(dc->on_reboot);
+	argv[a++] = "--on-crash"; argv[a++] = domain_action_name(dc->on_crash);
 	/* Every domain gets its cgroup, so lodge sched works on any of them;
 	 * weight and cap go only when the config asks for them, so a host
 	 * without a CPU controller still runs domains that do not. */
@@ -591,7 +595,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 		remove_dead_start(hc, dc->name);
 		return -EIO;
 	}
-	snprintf(dir, sizeof(dir), "%s/%s/config", hc->runtime_dir, dc->name);
+	runtime_path(dir, sizeof(dir), hc->runtime_dir, dc->name, RT_CONFIG);
 	{
 		char err[CFG_PATH_MAX + 200];
 

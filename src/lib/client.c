@@ -1,5 +1,6 @@
 #include "client.h"
 #include "proto.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -16,8 +17,7 @@ int client_connect(const char *rundir, const char *name)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/%s", rundir, name,
-			     PROTO_SOCKET) >= sizeof(sa.sun_path))
+	if (runtime_path(sa.sun_path, sizeof(sa.sun_path), rundir, name, RT_CONTROL))
 		return -ENAMETOOLONG;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -223,8 +223,7 @@ int client_start(const char *rundir, const char *name, const char *cmd)
 
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/%s", rundir, name,
-			     PROTO_SOCKET) >= sizeof(sa.sun_path))
+	if (runtime_path(sa.sun_path, sizeof(sa.sun_path), rundir, name, RT_CONTROL))
 		return -ENAMETOOLONG;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)

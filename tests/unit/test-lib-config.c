@@ -132,7 +132,7 @@ static void test_values(void)
 	      dc.disks[1].is_phy && !strcmp(dc.disks[1].vdev, "hdb"));
 	CHECK("root and extra joined as xl does", strcmp(dc.cmdline, "root=/dev/hda1 ro console=ttyS0") == 0);
 	CHECK("memory, vcpus, name", dc.memory_mib == 64 && dc.vcpus == 2 && !strcmp(dc.name, "web-01"));
-	CHECK("actions", dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART && dc.on_crash == ACT_PRESERVE);
+	CHECK("actions", dc.on_poweroff == ACTION_DESTROY && dc.on_reboot == ACTION_RESTART && dc.on_crash == ACTION_PRESERVE);
 
 	snprintf(path, sizeof(path), "%s/pass-xl-modern.cfg", fixtures);
 	CHECK("xl config loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
@@ -157,8 +157,8 @@ static void test_values(void)
 	snprintf(path, sizeof(path), "%s/pass-minimal.cfg", fixtures);
 	CHECK("minimal loads", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("xl's defaults", dc.memory_mib == 128 && dc.vcpus == 1 && dc.maxmem_mib == 0 && !dc.ndisks &&
-	      !dc.nvifs && dc.on_poweroff == ACT_DESTROY && dc.on_reboot == ACT_RESTART &&
-	      dc.on_crash == ACT_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0] &&
+	      !dc.nvifs && dc.on_poweroff == ACTION_DESTROY && dc.on_reboot == ACTION_RESTART &&
+	      dc.on_crash == ACTION_DESTROY && !dc.autostart && !dc.ramdisk[0] && !dc.cmdline[0] &&
 	      !dc.ksm && !dc.hugepages);
 	CHECK("xl's CPU defaults: any CPU, weight 256, no cap", !dc.ncpus && dc.cpu_weight == 256 && !dc.cap);
 

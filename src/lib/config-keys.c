@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MEMORY_MIN_MIB  4
-#define MEMORY_MAX_MIB  (4u << 20)      /* 4 TiB: a typo guard, not a host check */
-#define VCPUS_MAX       CFG_MAX_VCPUS
+#define MEMORY_MIN_MIB  DOMAIN_MEMORY_MIN_MIB   /* schema.h */
+#define MEMORY_MAX_MIB  DOMAIN_MEMORY_MAX_MIB
+#define VCPUS_MAX       DOMAIN_VCPUS_MAX
 #define LOG_MIN_KIB     4
 #define LOG_MAX_KIB     (1u << 20)
 
@@ -54,20 +54,14 @@ int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen)
 	return 0;
 }
 
-int cfg_parse_action(const char *text, enum cfg_action *act, char *why, size_t whylen)
+int cfg_parse_action(const char *text, enum domain_action *act, char *why, size_t whylen)
 {
-	static const char *const names[] = { "destroy", "restart", "preserve" };
-	unsigned i;
-
-	for (i = 0; i < 3; i++)
-		if (strcmp(text, names[i]) == 0) {
-			*act = (enum cfg_action)i;
-			return 0;
-		}
+	if (domain_action_parse(text, act) == 0)
+		return 0;
 	if (strcmp(text, "rename-restart") == 0 || strncmp(text, "coredump-", 9) == 0)
-		snprintf(why, whylen, "'%s' is not supported by Lodge (destroy, restart, preserve)", text);
+		snprintf(why, whylen, "'%s' is not supported by Lodge (%s)", text, domain_action_list());
 	else
-		snprintf(why, whylen, "unknown action '%s' (destroy, restart, preserve)", text);
+		snprintf(why, whylen, "unknown action '%s' (%s)", text, domain_action_list());
 	return -EINVAL;
 }
 
@@ -261,16 +255,13 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	const char *s = cfg_opt_getnstr(opt, i);
-	size_t len = strlen(s);
 
-	if (len == 0 || len >= CFG_NAME_MAX || s[0] == '-' || s[0] == '.' ||
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != len) {
-		snprintf(why, whylen, "'%s' is not a name: 1 to %d characters of A-Z a-z 0-9 _ . -, "
-			 "not starting with - or .", s, CFG_NAME_MAX - 1);
-		return -EINVAL;
-	}
 	if (strcasecmp(s, "Domain-0") == 0) {
 		snprintf(why, whylen, "'%s' is the host's name", s);
+		return -EINVAL;
+	}
+	if (!domain_name_valid(s)) {
+		snprintf(why, whylen, "'%s' is not a name: %s", s, domain_name_rule());
 		return -EINVAL;
 	}
 	return 0;
@@ -392,7 +383,7 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 
 static int check_action(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
-	enum cfg_action act;
+	enum domain_action act;
 
 	return cfg_parse_action(cfg_opt_getnstr(opt, i), &act, why, whylen);
 }

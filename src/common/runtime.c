@@ -1,0 +1,58 @@
+/* A domain's runtime directory (runtime.h). */
+#include "runtime.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static const char *const file_names[RT_NFILES] = {
+	[RT_CONTROL] = "control",
+	[RT_CONFIG] = "config",
+	[RT_CONSOLE_LOG] = "console.log",
+	[RT_CONSOLE_LOG_OLD] = "console.log.1",
+	[RT_HYP_LOG] = "lodge-hyp.log",
+	[RT_CGROUP] = "cgroup",
+};
+
+const char *runtime_file_name(enum runtime_file f)
+{
+	return f < RT_NFILES ? file_names[f] : "";
+}
+
+static int path_printf(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int runtime_dir_path(char *out, size_t len, const char *rundir, const char *name)
+{
+	return path_printf(out, len, "%s/%s", rundir, name);
+}
+
+int runtime_file_path(char *out, size_t len, const char *dir, enum runtime_file f)
+{
+	return path_printf(out, len, "%s/%s", dir, runtime_file_name(f));
+}
+
+int runtime_path(char *out, size_t len, const char *rundir, const char *name, enum runtime_file f)
+{
+	return path_printf(out, len, "%s/%s/%s", rundir, name, runtime_file_name(f));
+}
+
+int runtime_dir_remove(const char *dir)
+{
+	char path[4200];
+	unsigned f;
+
+	for (f = 0; f < RT_NFILES; f++)
+		if (runtime_file_path(path, sizeof(path), dir, (enum runtime_file)f) == 0)
+			unlink(path);
+	return rmdir(dir) < 0 ? -errno : 0;
+}

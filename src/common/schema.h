@@ -1,0 +1,36 @@
+/* The rules of a domain, as data, defined once: the limits, the action
+ * names and the name rule that lodge-hyp's options, the library's config
+ * loader (its key table, src/lib/config-keys.c), the dashboard's create
+ * form and lodge.conf(5) all follow. */
+#ifndef LODGE_SCHEMA_H
+#define LODGE_SCHEMA_H
+
+#include <stdbool.h>
+
+#define DOMAIN_NAME_MAX        64          /* bytes, with the NUL */
+#define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
+#define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */
+#define DOMAIN_VCPUS_MAX       64
+#define DOMAIN_DISKS_MAX       16
+#define DOMAIN_VIFS_MAX        8
+#define DOMAIN_CMDLINE_MAX     4096        /* bytes, with the NUL */
+
+/* What a domain does when its guest powers off, reboots or crashes (xl's
+ * on_poweroff, on_reboot, on_crash). */
+enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE, ACTION_COUNT };
+
+/* "destroy", "restart", "preserve". */
+const char *domain_action_name(enum domain_action a);
+/* The action a word names: 0, or -EINVAL. */
+int domain_action_parse(const char *word, enum domain_action *out);
+/* The words, for messages: "destroy, restart, preserve". */
+const char *domain_action_list(void);
+
+/* A domain name: 1 to DOMAIN_NAME_MAX - 1 of A-Z a-z 0-9 _ . -, not
+ * starting with - or . (it names a directory and a cgroup), and not the
+ * host's own Domain-0 in any case. */
+bool domain_name_valid(const char *name);
+/* The rule in words, for messages. */
+const char *domain_name_rule(void);
+
+#endif
