@@ -1,4 +1,4 @@
-/* lodge capture NAME [VIF] [-w FILE] [-c N] [-t SECONDS] [FILTER...]: a
+/* lodge capture DOMAIN [VIF] [-w FILE] [-c N] [-t SECONDS] [FILTER...]: a
  * pcap capture of a running domain's vif, on its tap in the host, with a
  * BPF filter.  Written with pcap_dump to FILE (tcpdump -r and Wireshark
  * read it) or printed one line a frame.  -c and -t bound it; SIGINT or
@@ -8,7 +8,6 @@
  * is the user's, as long as the user wants it, with their filter and
  * their file, and lodge-hyp's own watcher keeps headers only. */
 #include "agent.h"
-#include "frame-line.h"
 #include "log.h"
 
 #include <errno.h>
@@ -48,25 +47,23 @@ static void on_frame(u_char *arg, const struct pcap_pkthdr *h, const u_char *byt
 	}
 	localtime_r(&sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	frame_line(bytes, h->caplen, h->len, line, sizeof(line));
+	lodge_frame_line(bytes, h->caplen, h->len, line, sizeof(line));
 	printf("%s.%06ld %s\n", when, (long)h->ts.tv_usec, line);
 }
 
 /* VIF: an index ("0") or a name among the domain's vifs; -1 if neither
  * (the filter starts here), -2 for an index the domain does not have. */
-static int vif_index(const struct running *r, const char *arg)
+static int vif_index(const struct lodge_devices *d, const char *arg)
 {
-	char name[16], *end;
+	char *end;
 	unsigned long n = strtoul(arg, &end, 10);
 	unsigned i;
 
 	if (*arg && !*end)
-		return n < r->dc.nvifs ? (int)n : -2;
-	for (i = 0; i < r->dc.nvifs; i++) {
-		domain_vif_ifname(&r->dc, &r->st, i, name);
-		if (strcmp(name, arg) == 0)
+		return n < d->nvifs ? (int)n : -2;
+	for (i = 0; i < d->nvifs; i++)
+		if (strcmp(d->vif[i].ifname, arg) == 0)
 			return (int)i;
-	}
 	return -1;
 }
 
@@ -158,92 +155,68 @@ static int run(struct capture *c, const char *vif, unsigned long seconds)
 	return 0;
 }
 
-static int parse_positive(int opt, const char *arg, unsigned long *out)
+int cmd_capture(struct cli *c)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(arg, &end, 10);
-	if (errno || *end || !*arg || arg[0] == '-' || *out == 0) {
-		log_err("-%c needs a positive whole number, not '%s'", opt, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int cmd_capture(int argc, char **argv)
-{
-	static struct running r;
-	struct capture c = { 0 };
-	const char *file = NULL, *domain;
-	unsigned long seconds = 0;
+	static struct lodge_devices d;
+	struct capture cap = { 0 };
+	const char *file = c->set['w'] ? c->text['w'] : NULL, *domain = c->argv[0];
+	unsigned long seconds = c->set['t'] ? (unsigned long)c->num['t'] : 0;
 	char vif[16], filter[CAPTURE_FILTER_MAX] = "";
 	struct sigaction sa = { .sa_handler = on_signal };   /* no SA_RESTART: poll returns */
+	struct lodge_err err;
 	struct pcap_stat ps;
 	size_t flen = 0;
-	int opt, idx = 0, rc;
+	int idx, rc, next = 1;
 
-	optind = 1;
-	/* Options anywhere, as with tcpdump (getopt moves them ahead of the
-	 * words); "--" ends them.  The words: the domain, maybe a vif, the filter. */
-	while ((opt = getopt(argc, argv, "w:c:t:")) != -1) {
-		switch (opt) {
-		case 'w': file = optarg; break;
-		case 'c': if (parse_positive(opt, optarg, &c.limit)) return EXIT_USAGE; break;
-		case 't': if (parse_positive(opt, optarg, &seconds)) return EXIT_USAGE; break;
-		default: return EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return EXIT_USAGE;
-	domain = argv[optind++];
-	if ((rc = running_load(domain, &r)))
-		return rc;
-	if (r.dc.nvifs == 0) {
+	/* Options anywhere, as with tcpdump; "--" ends them.  The words: the
+	 * domain, maybe a vif, the filter. */
+	cap.limit = c->set['c'] ? (unsigned long)c->num['c'] : 0;
+	if (lodge_devices(&c->lg, domain, &d, &err))
+		return cli_fail(&err);
+	domain = d.st.name;
+	if (d.nvifs == 0) {
 		log_err("domain %s has no vifs to capture on", domain);
 		return 1;
 	}
-	idx = optind < argc ? vif_index(&r, argv[optind]) : -1;
+	idx = next < c->argc ? vif_index(&d, c->argv[next]) : -1;
 	if (idx == -2) {
-		log_err("domain %s has no vif %s (it has %u)", domain, argv[optind], r.dc.nvifs);
+		log_err("domain %s has no vif %s (it has %u)", domain, c->argv[next], d.nvifs);
 		return 1;
 	}
 	if (idx >= 0)
-		optind++;
+		next++;
 	else
 		idx = 0;
-	for (; optind < argc; optind++) {
-		int n = snprintf(filter + flen, sizeof(filter) - flen, "%s%s", flen ? " " : "", argv[optind]);
+	for (; next < c->argc; next++) {
+		int n = snprintf(filter + flen, sizeof(filter) - flen, "%s%s", flen ? " " : "", c->argv[next]);
 
-		if (n < 0 || flen + n >= sizeof(filter)) {
-			log_err("filter longer than %d bytes", CAPTURE_FILTER_MAX - 1);
-			return EXIT_USAGE;
-		}
+		if (n < 0 || flen + n >= sizeof(filter))
+			return cli_usage_error(c->cmd, "filter longer than %d bytes", CAPTURE_FILTER_MAX - 1);
 		flen += n;
 	}
-	domain_vif_ifname(&r.dc, &r.st, idx, vif);
-	if (open_vif(&c, domain, vif))
+	snprintf(vif, sizeof(vif), "%s", d.vif[idx].ifname);
+	if (open_vif(&cap, domain, vif))
 		return 1;
-	if (set_filter(&c, filter)) {
-		pcap_close(c.pcap);
+	if (set_filter(&cap, filter)) {
+		pcap_close(cap.pcap);
 		return 1;
 	}
-	if (file && !(c.dump = pcap_dump_open(c.pcap, file))) {
-		log_err("cannot write %s: %s", file, pcap_geterr(c.pcap));
-		pcap_close(c.pcap);
+	if (file && !(cap.dump = pcap_dump_open(cap.pcap, file))) {
+		log_err("cannot write %s: %s", file, pcap_geterr(cap.pcap));
+		pcap_close(cap.pcap);
 		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "lodge: capturing on %s (domain %s, vif %d)%s%s%s\n", vif, domain, idx,
 		filter[0] ? ", filter '" : "", filter, filter[0] ? "'" : "");
-	rc = run(&c, vif, seconds);
-	if (c.dump)
-		pcap_dump_close(c.dump);
-	fprintf(stderr, "lodge: %lu packet%s captured", c.count, c.count == 1 ? "" : "s");
-	if (pcap_stats(c.pcap, &ps) == 0 && ps.ps_drop)
+	rc = run(&cap, vif, seconds);
+	if (cap.dump)
+		pcap_dump_close(cap.dump);
+	fprintf(stderr, "lodge: %lu packet%s captured", cap.count, cap.count == 1 ? "" : "s");
+	if (pcap_stats(cap.pcap, &ps) == 0 && ps.ps_drop)
 		fprintf(stderr, ", %u dropped by the kernel", ps.ps_drop);
 	fprintf(stderr, "\n");
-	pcap_close(c.pcap);
+	pcap_close(cap.pcap);
 	return rc;
 }

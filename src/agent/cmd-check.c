@@ -8,28 +8,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int cmd_check(int argc, char **argv)
+int cmd_check(struct cli *c)
 {
 	static struct domain_config dc;
-	struct host_config hc;
-	char path[CFG_PATH_MAX + 80], err[2048], shown[4 * sizeof(path)];
-	struct stat st;
+	struct lodge_err err;
+	char shown[4 * sizeof(dc.file)];
 
-	if (argc != 2)
-		return EXIT_USAGE;
-	if (agent_host_config(&hc))
-		return 1;
-	/* A name means DOMAINS_DIR/NAME.cfg, as for lodge create. */
-	if (strchr(argv[1], '/') || stat(argv[1], &st) == 0)
-		snprintf(path, sizeof(path), "%s", argv[1]);
-	else
-		snprintf(path, sizeof(path), "%s/%s.cfg", hc.domains_dir, argv[1]);
-	if (domain_config_load(path, &hc, true, &dc, err, sizeof(err))) {
+	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err)) {
 		/* Bare, like a compiler's: editors jump to FILE:LINE.  (The
 		 * message is escaped: it quotes the file.) */
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	printf("%s: ok\n", text_escape(shown, sizeof(shown), path));
+	printf("%s: ok\n", text_escape(shown, sizeof(shown), dc.file));
 	return 0;
 }

@@ -1,60 +1,43 @@
-/* lodge console NAME [--force | --log]: the guest's serial console on this
- * terminal until Ctrl-] (the domain runs on). */
+/* lodge console [--force | --log] DOMAIN: the guest's serial console on
+ * this terminal until Ctrl-] (the domain runs on). */
 #include "agent.h"
-#include "client.h"
-#include "console.h"
-#include "log.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <termios.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-static int console_log(const char *rundir, const char *name)
+int console_tty(const struct lodge *lg, const char *domain, bool force)
 {
-	struct reply r;
-	char buf[4096];
-	ssize_t n;
-	int fd = client_connect(rundir, name);
+	struct lodge_err err;
+	int fd = lodge_console_open(lg, domain, force, &err);
 
-	if (fd < 0) {
-		log_err("no domain named %s is running", name);
-		return 1;
-	}
-	if (client_request(fd, "console-log", 0, &r, 5000) || r.error[0]) {
-		log_err("%s: cannot read the console log", name);
-		close(fd);
-		return 1;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (write(STDOUT_FILENO, buf, n) != n)
-			break;
+	if (fd < 0)
+		return cli_fail(&err);
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "[lodge: connected; %s detaches]\r\n", LODGE_CONSOLE_ESCAPE);
+	lodge_console_relay(fd);
 	close(fd);
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "\n[lodge: detached]\n");
 	return 0;
 }
 
-int cmd_console(int argc, char **argv)
+static int console_log(const struct lodge *lg, const char *domain)
 {
-	struct host_config hc;
-	const char *name = NULL;
-	int i, force = 0, log_only = 0;
+	struct lodge_err err;
+	size_t len;
+	char *text;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0)
-			force = 1;
-		else if (strcmp(argv[i], "--log") == 0 || strcmp(argv[i], "-l") == 0)
-			log_only = 1;
-		else if (!name && argv[i][0] != '-')
-			name = argv[i];
-		else
-			return EXIT_USAGE;
-	}
-	if (!name)
-		return EXIT_USAGE;
-	if (agent_host_config(&hc))
-		return 1;
-	return log_only ? console_log(hc.runtime_dir, name) : console_attach(hc.runtime_dir, name, force);
+	if (lodge_console_log(lg, domain, 0, 10000, &text, &len, &err))
+		return cli_fail(&err);
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
+}
+
+int cmd_console(struct cli *c)
+{
+	if (c->set['l'])
+		return console_log(&c->lg, c->argv[0]);
+	return console_tty(&c->lg, c->argv[0], c->set['f']);
 }

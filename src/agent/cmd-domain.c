@@ -1,78 +1,36 @@
 /* Domain lifecycle commands: create, list, pause, unpause, shutdown,
  * reboot, destroy, uptime, config. */
 #include "agent.h"
-#include "client.h"
-#include "console.h"
-#include "domains.h"
+#include "host.h"
 #include "log.h"
-#include "netview.h"
-#include "runtime.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-/* A name or a file: NAME means DOMAINS_DIR/NAME.cfg, as xl create does. */
-static int load_config(const char *arg, const struct host_config *hc, struct domain_config *dc)
-{
-	char path[CFG_PATH_MAX + 80], err[1024];
-	struct stat st;
-
-	if (strchr(arg, '/') || stat(arg, &st) == 0)
-		snprintf(path, sizeof(path), "%s", arg);
-	else
-		snprintf(path, sizeof(path), "%s/%s.cfg", hc->domains_dir, arg);
-	if (domain_config_load(path, hc, true, dc, err, sizeof(err))) {
-		log_err("%s", err);
-		return -EINVAL;
-	}
-	return 0;
-}
+#include <strings.h>
 
 static unsigned long host_free_mib(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long kib = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lu kB", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib / 1024;
+	return host_mem_available_mib();
 }
 
-int cmd_create(int argc, char **argv)
+int cmd_create(struct cli *c)
 {
 	static struct domain_config dc;
-	struct host_config hc;
-	int c, console = 0, paused = 0;
+	struct lodge_err err;
 
-	optind = 1;
-	while ((c = getopt(argc, argv, "cp")) != -1) {
-		if (c == 'c') console = 1;
-		else if (c == 'p') paused = 1;
-		else return EXIT_USAGE;
-	}
-	if (optind != argc - 1)
-		return EXIT_USAGE;
-	if (agent_host_config(&hc) || load_config(argv[optind], &hc, &dc))
-		return 1;
+	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
+		return cli_fail(&err);
 	if (dc.memory_mib > host_free_mib()) {
 		log_err("domain %s wants %u MiB but the host has %lu MiB available",
 			dc.name, dc.memory_mib, host_free_mib());
 		return 1;
 	}
-	if (domain_start(&dc, &hc, paused, -1))
-		return 1;
-	if (console)
-		return console_attach(hc.runtime_dir, dc.name, 0);
+	if (lodge_create(&c->lg, &dc, c->set['p'] ? LODGE_CREATE_PAUSED : 0, &err))
+		return cli_fail(&err);
+	if (c->set['c'])
+		return console_tty(&c->lg, dc.name, false);
 	return 0;
 }
 
@@ -86,13 +44,6 @@ static const char *state_letters(const char *state)
 	return "------";
 }
 
-struct list_opts {
-	int long_fmt, tsv;
-	const struct host_config *hc;
-	struct addr_claims *claims;
-	unsigned unasked;            /* domains shown with state '?' */
-};
-
 /* Mem is what the domain should have now (its balloon target), as xl
  * list shows after mem-set; -l adds maxmem, the balloon, the guest's own
  * free memory ("-" until its driver reports it), a save or migration
@@ -100,27 +51,24 @@ struct list_opts {
  * vCPUs are parked for the last copy; "-" if none runs), and what KSM
  * merged (left out of RSS) and what transparent huge pages back (tsv:
  * in KiB), both before the addresses, which stay last. */
-static void print_domain(const struct dom_status *st, void *arg)
+static void print_domain(const struct cli *c, const struct lodge_status *st)
 {
-	const struct list_opts *o = arg;
-	char gfree[24] = "-", addrs[DOM_MAX_ADDRS * 48], job[24] = "-";
+	char gfree[24] = "-", addrs[LODGE_MAX_ADDRS * 48], job[24] = "-";
 
-	if (dom_saving(st) && st->save_kind == DOM_SAVE_SNAPSHOT)
+	if (lodge_saving(st) && st->save_kind == LODGE_SAVE_SNAPSHOT)
 		snprintf(job, sizeof(job), "save");
-	else if (dom_saving(st) && st->save_phase == DOM_SAVE_PRECOPY)
+	else if (lodge_saving(st) && st->save_phase == LODGE_SAVE_PRECOPY)
 		snprintf(job, sizeof(job), "migr:%u", st->save_round);
-	else if (dom_saving(st))
+	else if (lodge_saving(st))
 		snprintf(job, sizeof(job), "migr:stop");
 	if (st->guest_stats)
 		snprintf(gfree, sizeof(gfree), "%lu", st->guest_free_kib / 1024);
-	netview_join_addrs(st, addrs, sizeof(addrs));
-	if (o->claims)
-		netview_claims_add(o->claims, o->hc->runtime_dir, o->hc, st);
-	if (o->tsv)
+	lodge_addrs_join(st, addrs, sizeof(addrs));
+	if (c->set['o'])
 		printf("%s\t%u\t%lu\t%u\t%s\t%.1f\t%lu\t%lu\t%d\t%lu\t%lu\t%s\t%lu\t%lu\t%s\n", st->name,
 		       st->id, st->target_mib, st->vcpus, st->state, st->cpu_ns / 1e9, st->uptime_s, st->rss_kib,
 		       st->pid, st->maxmem_mib, st->balloon_mib, gfree, st->ksm_shared_kib, st->thp_kib, addrs);
-	else if (o->long_fmt)
+	else if (c->set['l'])
 		printf("%-24s %5u %9lu %5u %s %10.1f %9lu %9lu %7d %9lu %9lu %9s %-9s %8lu %8lu  %s\n", st->name,
 		       st->id, st->target_mib, st->vcpus, state_letters(st->state), st->cpu_ns / 1e9, st->uptime_s,
 		       st->rss_kib / 1024, st->pid, st->maxmem_mib, st->balloon_mib, gfree, job,
@@ -134,230 +82,171 @@ static void print_domain(const struct dom_status *st, void *arg)
  * clients, no permission, no answer): listed all the same, state '?',
  * with the reason on stderr, so that a busy domain is never taken for
  * one that is gone. */
-static void print_unasked(const char *name, const char *why, void *arg)
+static void print_unasked(const struct cli *c, const struct lodge_unasked *u)
 {
-	struct list_opts *o = arg;
-
-	o->unasked++;
-	log_err("domain %s: cannot ask its status: %s", name, why);
-	if (o->tsv)
-		printf("%s\t-\t-\t-\t?\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", name);
-	else if (o->long_fmt)
-		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s %8s %8s  %s\n", name, "-", "-", "-",
-		       "?", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
+	log_err("domain %s: cannot ask its status: %s", u->name, u->why);
+	if (c->set['o'])
+		printf("%s\t-\t-\t-\t?\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", u->name);
+	else if (c->set['l'])
+		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s %8s %8s  %s\n", u->name, "-", "-",
+		       "-", "?", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
 	else
-		printf("%-24s %5s %9s %5s %-6s %10s\n", name, "-", "-", "-", "?", "-");
+		printf("%-24s %5s %9s %5s %-6s %10s\n", u->name, "-", "-", "-", "?", "-");
 }
 
-/* Domain-0: the host itself, first, as xl list shows it. */
-static void host_status(struct dom_status *st)
+/* Domain-0, as xl names it: the host. */
+static bool is_domain0(const char *arg)
 {
-	FILE *f = fopen("/proc/stat", "r");
-	unsigned long long user = 0, nice = 0, sys = 0;
-	long tck = sysconf(_SC_CLK_TCK);
-
-	memset(st, 0, sizeof(*st));
-	snprintf(st->name, sizeof(st->name), "Domain-0");
-	snprintf(st->state, sizeof(st->state), "running");
-	st->vcpus = sysconf(_SC_NPROCESSORS_ONLN);
-	st->memory_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 20);
-	st->target_mib = st->maxmem_mib = st->memory_mib;
-	if (f && fscanf(f, "cpu %llu %llu %llu", &user, &nice, &sys) == 3)
-		st->cpu_ns = (user + nice + sys) * (1000000000ULL / (tck > 0 ? tck : 100));
-	if (f)
-		fclose(f);
-	f = fopen("/proc/uptime", "r");
-	if (f) {
-		double up;
-
-		if (fscanf(f, "%lf", &up) == 1)
-			st->uptime_s = up;
-		fclose(f);
-	}
-	st->pid = 1;
+	return strcasecmp(arg, "Domain-0") == 0 || strcmp(arg, "0") == 0;
 }
 
-int cmd_list(int argc, char **argv)
+static void print_host(const struct cli *c)
 {
-	struct host_config hc;
-	struct list_opts o = { 0 };
-	struct status_poller *p;
-	struct dom_status dom0;
-	int c;
+	struct lodge_status dom0;
 
-	optind = 1;
-	while ((c = getopt(argc, argv, "lo:")) != -1) {
-		if (c == 'l') o.long_fmt = 1;
-		else if (c == 'o' && strcmp(optarg, "tsv") == 0) o.tsv = 1;
-		else return EXIT_USAGE;
+	lodge_host_status(&dom0);
+	print_domain(c, &dom0);
+}
+
+/* lodge list DOMAIN...: those, in the order given; each that is not
+ * running is an error, the rest are listed. */
+static int list_some(struct cli *c)
+{
+	struct lodge_status st;
+	struct lodge_err err;
+	int i, rc = 0;
+
+	for (i = 0; i < c->argc; i++) {
+		/* A domain named 0 that runs is that domain; else 0 is the host. */
+		if (lodge_status(&c->lg, c->argv[i], &st, &err) == 0)
+			print_domain(c, &st);
+		else if (is_domain0(c->argv[i]))
+			print_host(c);
+		else
+			rc = cli_fail(&err);
+		fflush(stdout);
 	}
-	if (optind != argc || agent_host_config(&hc))
-		return optind != argc ? EXIT_USAGE : 1;
-	if (!o.tsv && o.long_fmt)
+	return rc;
+}
+
+int cmd_list(struct cli *c)
+{
+	static struct lodge_conflict conflicts[64];
+	struct lodge_list l;
+	struct lodge_err err;
+	unsigned i, n;
+
+	if (!c->set['o'] && c->set['l'])
 		printf("%-24s %5s %9s %5s %-6s %10s %9s %9s %7s %9s %9s %9s %-9s %8s %8s  %s\n", "Name", "ID",
 		       "Mem(MiB)", "VCPUs", "State", "Time(s)", "Uptime(s)", "RSS(MiB)", "PID", "Max(MiB)",
 		       "Bal(MiB)", "Free(MiB)", "Save", "KSM(MiB)", "THP(MiB)", "Addresses");
-	else if (!o.tsv)
+	else if (!c->set['o'])
 		printf("%-24s %5s %9s %5s %-6s %10s\n", "Name", "ID", "Mem(MiB)", "VCPUs", "State", "Time(s)");
-	host_status(&dom0);
-	print_domain(&dom0, &o);
-	if (o.long_fmt) {
-		static struct addr_claims claims;
-
-		o.hc = &hc;
-		o.claims = &claims;
-	}
-	if (!(p = status_poller_new())) {
-		log_err("%s", strerror(ENOMEM));
-		return 1;
-	}
-	status_poller_on_unasked(p, print_unasked);
-	status_poller_scan(p, hc.runtime_dir, print_domain, &o);
-	status_poller_free(p);
+	if (c->argc)
+		return list_some(c);
+	print_host(c);
+	if (lodge_list(&c->lg, &l, &err))
+		return cli_fail(&err);
+	for (i = 0; i < l.n; i++)
+		print_domain(c, &l.dom[i]);
+	fflush(stdout);
+	for (i = 0; i < l.nunasked; i++)
+		print_unasked(c, &l.unasked[i]);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
-	if (o.claims)
-		netview_claims_warn(o.claims);
-	return o.unasked ? 1 : 0;
+	if (c->set['l']) {
+		fflush(stdout);
+		n = lodge_conflicts(&c->lg, &l, conflicts, sizeof(conflicts) / sizeof(conflicts[0]));
+		for (i = 0; i < n; i++)
+			log_warn("address %s on bridge %s is claimed by %s and %s", conflicts[i].addr,
+				 conflicts[i].bridge, conflicts[i].first, conflicts[i].others);
+	}
+	n = l.nunasked;
+	lodge_list_free(&l);
+	return n ? EXIT_FAILED : EXIT_OK;
 }
 
-/* pause, unpause, reboot, destroy: one request each. */
-static int simple_request(int argc, char **argv, const char *cmd)
+int cmd_pause(struct cli *c)
 {
-	struct host_config hc;
-	struct reply r;
-	int rc;
+	struct lodge_err err;
 
-	if (argc != 2)
-		return EXIT_USAGE;
-	if (agent_host_config(&hc))
-		return 1;
-	rc = client_call(hc.runtime_dir, argv[1], cmd, 0, &r);
-	if (rc == -ENOENT || rc == -ECONNREFUSED) {
-		log_err("no domain named %s is running", argv[1]);
-		return 1;
-	}
-	if (rc) {
-		log_err("domain %s: %s", argv[1], strerror(-rc));
-		return 1;
-	}
-	if (r.error[0]) {
-		log_err("%s", r.error);
-		return 1;
-	}
-	return 0;
+	return lodge_pause(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }
 
-int cmd_pause(int argc, char **argv) { return simple_request(argc, argv, "pause"); }
-int cmd_unpause(int argc, char **argv) { return simple_request(argc, argv, "unpause"); }
-int cmd_reboot(int argc, char **argv) { return simple_request(argc, argv, "reboot"); }
-
-/* Wait (bounded) until the domain's lodge-hyp is gone. */
-static int wait_gone(const char *rundir, const char *name, int seconds)
+int cmd_unpause(struct cli *c)
 {
-	struct dom_status st;
-	int i;
+	struct lodge_err err;
 
-	for (i = 0; i < seconds * 20; i++) {
-		if (domain_status(rundir, name, &st) == -ENOENT)
-			return 0;
-		usleep(50000);
-	}
-	return -ETIMEDOUT;
+	return lodge_unpause(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }
 
-int cmd_destroy(int argc, char **argv)
+int cmd_reboot(struct cli *c)
 {
-	struct host_config hc;
-	int rc = simple_request(argc, argv, "destroy");
+	struct lodge_err err;
 
-	if (rc || agent_host_config(&hc))
-		return rc ? rc : 1;
-	/* destroy is done when the process and its runtime directory are. */
-	if (wait_gone(hc.runtime_dir, argv[1], 10)) {
-		log_err("domain %s did not go away within 10 s", argv[1]);
-		return 1;
-	}
-	return 0;
+	return lodge_reboot(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }
 
-int cmd_shutdown(int argc, char **argv)
+int cmd_destroy(struct cli *c)
 {
-	struct host_config hc;
-	int c, wait = 0, secs = 60;
-	char *args[2];
+	struct lodge_err err;
 
-	optind = 1;
-	while ((c = getopt(argc, argv, "wt:")) != -1) {
-		if (c == 'w') wait = 1;
-		else if (c == 't') secs = atoi(optarg);
-		else return EXIT_USAGE;
-	}
-	if (optind != argc - 1)
-		return EXIT_USAGE;
-	args[0] = argv[0];
-	args[1] = argv[optind];
-	if ((c = simple_request(2, args, "shutdown")))
-		return c;
-	if (!wait)
-		return 0;
-	if (agent_host_config(&hc))
-		return 1;
-	if (wait_gone(hc.runtime_dir, args[1], secs)) {
-		log_err("domain %s did not shut down within %d s (lodge destroy ends it)", args[1], secs);
-		return 1;
-	}
-	return 0;
+	return lodge_destroy(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }
 
-static void print_uptime(const struct dom_status *st, void *arg)
+int cmd_shutdown(struct cli *c)
+{
+	struct lodge_err err;
+	int wait = c->set['w'] ? (c->set['t'] ? (int)c->num['t'] : 60) : 0;
+
+	return lodge_shutdown(&c->lg, c->argv[0], wait, &err) ? cli_fail(&err) : 0;
+}
+
+static void print_uptime(const struct lodge_status *st)
 {
 	unsigned long s = st->uptime_s;
 
-	(void)arg;
 	printf("%-24s %5u %lu days, %02lu:%02lu:%02lu\n", st->name, st->id, s / 86400,
 	       s / 3600 % 24, s / 60 % 60, s % 60);
 }
 
-int cmd_uptime(int argc, char **argv)
+int cmd_uptime(struct cli *c)
 {
-	struct host_config hc;
-	struct dom_status dom0;
+	struct lodge_status dom0;
+	struct lodge_list l;
+	struct lodge_err err;
+	unsigned i;
 
-	if (argc != 1 || agent_host_config(&hc))
-		return argc != 1 ? EXIT_USAGE : 1;
 	printf("%-24s %5s %s\n", "Name", "ID", "Uptime");
-	host_status(&dom0);
-	print_uptime(&dom0, NULL);
-	domains_scan(hc.runtime_dir, print_uptime, NULL);
+	lodge_host_status(&dom0);
+	print_uptime(&dom0);
+	if (lodge_list(&c->lg, &l, &err))
+		return cli_fail(&err);
+	for (i = 0; i < l.n; i++)
+		print_uptime(&l.dom[i]);
+	lodge_list_free(&l);
 	return 0;
 }
 
 /* The resolved config a running domain was started with, or the file's. */
-int cmd_config(int argc, char **argv)
+int cmd_config(struct cli *c)
 {
 	static struct domain_config dc;
-	struct host_config hc;
-	char path[CFG_PATH_MAX + 80], err[1024];
-	FILE *f;
-	int c;
+	struct lodge_err err;
+	char *text, msg[1024];
+	int rc = lodge_running_config_text(&c->lg, c->argv[0], &text, &err);
 
-	if (argc != 2 || agent_host_config(&hc))
-		return argc != 2 ? EXIT_USAGE : 1;
-	runtime_path(path, sizeof(path), hc.runtime_dir, argv[1], RT_CONFIG);
-	if (access(path, R_OK) != 0) {
-		if (load_config(argv[1], &hc, &dc))
-			return 1;
-		snprintf(path, sizeof(path), "/dev/stdout");
-		if (domain_config_save(path, &dc, err, sizeof(err))) {
-			log_err("%s", err);
-			return 1;
-		}
+	if (rc == 0) {
+		fputs(text, stdout);
+		free(text);
 		return 0;
 	}
-	f = fopen(path, "r");
-	while (f && (c = fgetc(f)) != EOF)
-		putchar(c);
-	if (f)
-		fclose(f);
+	if (rc != -ENOENT && rc != -EINVAL)
+		return cli_fail(&err);
+	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
+		return cli_fail(&err);
+	if (domain_config_save("/dev/stdout", &dc, msg, sizeof(msg))) {
+		log_err("%s", msg);
+		return 1;
+	}
 	return 0;
 }

@@ -1,47 +1,25 @@
-/* lodge mem-set NAME MiB: the memory a running domain should have, as
+/* lodge mem-set DOMAIN MiB: the memory a running domain should have, as
  * xl mem-set.  lodge-hyp checks the range (floor to maxmem) and moves the
  * balloon target; the guest's driver follows it in its own time. */
 #include "agent.h"
-#include "client.h"
 #include "log.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-int cmd_mem_set(int argc, char **argv)
+int cmd_mem_set(struct cli *c)
 {
-	struct host_config hc;
-	struct reply r;
-	char req[64], *end;
+	const char *arg = c->argv[1];
+	struct lodge_err err;
 	unsigned long mib;
-	int rc;
+	char *end;
 
-	if (argc != 3)
-		return EXIT_USAGE;
 	/* Checked here as well, so the message names the command line. */
 	errno = 0;
-	mib = strtoul(argv[2], &end, 10);
-	if (errno || end == argv[2] || *end || argv[2][0] == '-' || mib > 0xffffffffUL) {
-		log_err("mem-set: '%s' is not a whole number of MiB", argv[2]);
+	mib = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == ' ' || arg[0] == '+' || mib > 0xffffffffUL) {
+		log_err("mem-set: '%s' is not a whole number of MiB", arg);
 		return 1;
 	}
-	if (agent_host_config(&hc))
-		return 1;
-	snprintf(req, sizeof(req), "mem-set %lu", mib);
-	rc = client_call(hc.runtime_dir, argv[1], req, 0, &r);
-	if (rc == -ENOENT || rc == -ECONNREFUSED) {
-		log_err("no domain named %s is running", argv[1]);
-		return 1;
-	}
-	if (rc) {
-		log_err("domain %s: %s", argv[1], strerror(-rc));
-		return 1;
-	}
-	if (r.error[0]) {
-		log_err("mem-set %s: %s", argv[1], r.error);
-		return 1;
-	}
-	return 0;
+	return lodge_mem_set(&c->lg, c->argv[0], mib, &err) ? cli_fail(&err) : 0;
 }

@@ -1,56 +1,163 @@
-/* lodge: the console agent's command line.  Any unambiguous prefix of a
- * command works, as with xl. */
+/* lodge: the console agent's command line.  One table: each command with
+ * its options, operands and help (cli.h reads a command line from it).
+ * Any unambiguous prefix of a command works, as with xl. */
 #include "agent.h"
 #include "log.h"
 #include "tui.h"
+#include "version.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define FLAG(l, n, h)              { l, n, CLI_FLAG, NULL, h, 0, 0, NULL, NULL }
+#define TEXT(l, n, a, h)           { l, n, CLI_TEXT, a, h, 0, 0, NULL, NULL }
+#define NUMBER(l, n, a, lo, hi, h) { l, n, CLI_NUMBER, a, h, lo, hi, NULL, NULL }
+#define WORD(l, n, a, w, h)        { l, n, CLI_WORD, a, h, 0, 0, NULL, w }
+
+static const struct cli_option top_opts[] = {
+	FLAG('b', "batch", "print the table as text, for scripts"),
+	NUMBER('n', "iterations", "N", 1, INT_MAX, "stop after N tables (with -b)"),
+	{ 'd', "delay", CLI_SECONDS, "SECS", "seconds between samples (default 1)", 0.1, 86400, NULL, NULL },
+	FLAG('C', "monochrome", "no colours"),
+	{ 0 },
+};
+static const struct cli_option create_opts[] = {
+	FLAG('c', "console", "attach to its console once it runs"),
+	FLAG('p', "paused", "hold its vCPUs before the guest's first instruction (unpause lets it run)"),
+	{ 0 },
+};
+static const struct cli_option list_opts[] = {
+	FLAG('l', "long", "more columns: memory, balloon, save, KSM, THP, addresses"),
+	WORD('o', "output", "FORMAT", "tsv", "tsv: tab-separated, every column, no header"),
+	{ 0 },
+};
+static const struct cli_option console_opts[] = {
+	FLAG('f', "force", "take the console over from the client that has it"),
+	FLAG('l', "log", "print what the console has kept, and return"),
+	{ 0 },
+};
+static const struct cli_option shutdown_opts[] = {
+	FLAG('w', "wait", "return once the domain has gone"),
+	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default 60)"),
+	{ 0 },
+};
+static const struct cli_option save_opts[] = {
+	FLAG('c', "compress", "compress the file with bzip2"),
+	FLAG('k', "keep", "keep the domain running after the save"),
+	{ 0 },
+};
+static const struct cli_option restore_opts[] = {
+	FLAG('p', "paused", "bring it back paused"),
+	{ 0 },
+};
+static const struct cli_option migrate_opts[] = {
+	TEXT('s', "secret-file", "FILE", "the shared migration secret (default: lodge.conf's migration_secret_file)"),
+	FLAG('q', "quiet", "no line per pre-copy round"),
+	{ 0 },
+};
+static const struct cli_option receive_opts[] = {
+	TEXT('l', "listen", "ADDR:PORT|SOCKET", "where to listen (default: a root-only socket in the runtime "
+	     "directory, or with a secret lodge.conf's migration_listen)"),
+	FLAG('1', "once", "return after the first migration (its exit status)"),
+	TEXT('s', "secret-file", "FILE", "the shared migration secret (default: lodge.conf's migration_secret_file)"),
+	{ 0 },
+};
+static const struct cli_option tsv_opts[] = {
+	WORD('o', "output", "FORMAT", "tsv", "tsv: tab-separated, no header"),
+	{ 0 },
+};
+static const struct cli_option sched_opts[] = {
+	NUMBER('w', "weight", "W", 1, 65535, "credit weight (default 256)"),
+	{ 'c', "cap", CLI_NUMBER, "PCT", "cap in percent of one CPU (0: none)", 0, 6400,
+	  " percent of one CPU, 0: no cap", NULL },
+	{ 0 },
+};
+static const struct cli_option addr_opts[] = {
+	FLAG('t', "traffic", "add each vif's rates, drops and top peers"),
+	{ 0 },
+};
+static const struct cli_option capture_opts[] = {
+	TEXT('w', "write", "FILE", "write a pcap file instead of one line a frame"),
+	NUMBER('c', "count", "N", 1, 1e12, "stop after N frames"),
+	NUMBER('t', "time", "SECS", 1, 31536000, "stop after SECS seconds"),
+	{ 0 },
+};
+static const struct cli_option bridge_opts[] = {
+	TEXT('n', "nic", "NIC", "move this host NIC and its addresses and routes onto the bridge"),
+	FLAG('f', "force", "with --nic: even the NIC this ssh session comes in on"),
+	{ 0 },
+};
+static const struct cli_option no_opts[] = { { 0 } };
+
+static int cmd_help(struct cli *c);
+static int cmd_top(struct cli *c);
+
+#define ANY (-1)
 static const struct command commands[] = {
-	{ "top", "[-b] [-n N] [-d SECS] [-C]", "the dashboard (also lodge with no command)", tui_main },
-	{ "create", "[-c] [-p] FILE|NAME", "start a domain from its config (-c: attach the console, -p: paused)", cmd_create },
-	{ "list", "[-l] [-o tsv]", "list domains, Domain-0 first", cmd_list },
-	{ "console", "[--force|--log] NAME", "attach to a domain's serial console (Ctrl-] detaches)", cmd_console },
-	{ "pause", "NAME", "stop a domain's vCPUs", cmd_pause },
-	{ "unpause", "NAME", "let a paused domain run again", cmd_unpause },
-	{ "shutdown", "[-w] [-t SECS] NAME", "ask the guest to power off (ACPI power button)", cmd_shutdown },
-	{ "reboot", "NAME", "reset the domain (on_reboot decides what follows)", cmd_reboot },
-	{ "destroy", "NAME", "end a domain at once", cmd_destroy },
-	{ "save", "[-c] [-k] NAME FILE", "save a domain to FILE and destroy it (-c: bzip2, -k: keep it running)", cmd_save },
-	{ "restore", "[-p] FILE", "bring a saved domain back (-p: paused)", cmd_restore },
-	{ "migrate", "[--secret-file F] NAME HOST[:PORT]", "move a running domain to another host, live", cmd_migrate },
-	{ "migrate-receive", "[--listen ADDR:PORT] [--once]", "take domains migrated to this host", cmd_migrate_receive },
-	{ "block-list", "NAME", "a domain's disks with their I/O counters", cmd_block_list },
-	{ "network-list", "NAME", "a domain's vifs with their traffic counters", cmd_network_list },
-	{ "vcpu-list", "[-o tsv] [NAME]", "each vCPU's host CPU, state, CPU and wait time, affinity", cmd_vcpu_list },
-	{ "vcpu-pin", "NAME VCPU|all CPUS", "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", cmd_vcpu_pin },
-	{ "sched", "[NAME [--weight W] [--cap PCT]]", "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)", cmd_sched },
-	{ "mem-set", "NAME MiB", "balloon a running domain to MiB (32 MiB up to its maxmem)", cmd_mem_set },
-	{ "addr", "[-t] NAME", "each vif's addresses, learned from the guest's own traffic (-t: rates, drops, top peers)", cmd_addr },
-	{ "capture", "NAME [VIF] [-w FILE] [-c N] [-t SECS] [FILTER]", "capture a vif's frames (pcap file or one line each)", cmd_capture },
-	{ "info", "", "the host: CPUs, memory, KVM backend", cmd_info },
-	{ "uptime", "", "how long each domain has run", cmd_uptime },
-	{ "config", "NAME", "print a domain's resolved config", cmd_config },
-	{ "check", "FILE|NAME", "validate a domain config without starting it", cmd_check },
-	{ "autostart", "", "start the domains marked autostart", cmd_autostart },
-	{ "bridge-create", "BRIDGE [--nic NIC [--force]]", "create a bridge (with NIC: move the host's NIC and its addresses onto it)", cmd_bridge_create },
-	{ "bridge-delete", "BRIDGE", "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", cmd_bridge_delete },
-	{ "bridge-list", "", "list bridges with their port counts", cmd_bridge_list },
+	{ "top", top_opts, "", 0, 0, "the dashboard (also lodge with no command)", 0, cmd_top },
+	{ "create", create_opts, "FILE|NAME", 1, 1, "start a domain from its config", 0, cmd_create },
+	{ "list", list_opts, "[DOMAIN...]", 0, ANY, "list domains (or only those), Domain-0 first", 0, cmd_list },
+	{ "console", console_opts, "DOMAIN", 1, 1, "attach to a domain's serial console (Ctrl-] detaches)", 0,
+	  cmd_console },
+	{ "pause", no_opts, "DOMAIN", 1, 1, "stop a domain's vCPUs", 0, cmd_pause },
+	{ "unpause", no_opts, "DOMAIN", 1, 1, "let a paused domain run again", 0, cmd_unpause },
+	{ "shutdown", shutdown_opts, "DOMAIN", 1, 1, "ask the guest to power off (ACPI power button)", 0, cmd_shutdown },
+	{ "reboot", no_opts, "DOMAIN", 1, 1, "reset the domain (on_reboot decides what follows)", 0, cmd_reboot },
+	{ "destroy", no_opts, "DOMAIN", 1, 1, "end a domain at once", 0, cmd_destroy },
+	{ "save", save_opts, "DOMAIN FILE", 2, 2, "save a domain to FILE and destroy it (or keep it running)",
+	  CMD_OPTIONS_FIRST, cmd_save },
+	{ "restore", restore_opts, "FILE", 1, 1, "bring a saved domain back", CMD_OPTIONS_FIRST, cmd_restore },
+	{ "migrate", migrate_opts, "DOMAIN HOST[:PORT]|SOCKET", 2, 2, "move a running domain to another host, live",
+	  CMD_OPTIONS_FIRST, cmd_migrate },
+	{ "migrate-receive", receive_opts, "", 0, 0, "take domains migrated to this host", CMD_OPTIONS_FIRST,
+	  cmd_migrate_receive },
+	{ "block-list", no_opts, "DOMAIN", 1, 1, "a domain's disks with their I/O counters", 0, cmd_block_list },
+	{ "network-list", no_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
+	{ "vcpu-list", tsv_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
+	  cmd_vcpu_list },
+	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
+	  "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", CMD_OPTIONS_FIRST, cmd_vcpu_pin },
+	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)",
+	  0, cmd_sched },
+	{ "mem-set", no_opts, "DOMAIN MiB", 2, 2, "balloon a running domain to MiB (32 MiB up to its maxmem)",
+	  CMD_OPTIONS_FIRST, cmd_mem_set },
+	{ "addr", addr_opts, "DOMAIN", 1, 1, "each vif's addresses, learned from the guest's own traffic", 0, cmd_addr },
+	{ "capture", capture_opts, "DOMAIN [VIF] [FILTER...]", 1, ANY,
+	  "capture a vif's frames (pcap file or one line each)", 0, cmd_capture },
+	{ "info", no_opts, "", 0, 0, "the host: CPUs, memory, KVM backend", 0, cmd_info },
+	{ "uptime", no_opts, "", 0, 0, "how long each domain has run", 0, cmd_uptime },
+	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
+	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
+	{ "autostart", no_opts, "", 0, 0, "start the domains marked autostart", 0, cmd_autostart },
+	{ "bridge-create", bridge_opts, "BRIDGE", 1, 1,
+	  "create a bridge (with --nic: move the host's NIC and its addresses onto it)", CMD_NO_HOST,
+	  cmd_bridge_create },
+	{ "bridge-delete", no_opts, "BRIDGE", 1, 1,
+	  "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", CMD_NO_HOST,
+	  cmd_bridge_delete },
+	{ "bridge-list", no_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
+	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
+	char args[512];
 	size_t i;
 
-	fprintf(f, "usage: lodge [--root DIR] COMMAND [ARGS]\n\ncommands:\n");
-	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-14s %-22s %s\n", commands[i].name, commands[i].args, commands[i].help);
-	fprintf(f, "\n--root DIR (or LODGE_ROOT) puts /etc/lodge and /run/lodge under DIR.\n");
+	fprintf(f, "usage: lodge [--root DIR] [COMMAND] [ARGS]\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++) {
+		cli_synopsis(&commands[i], args, sizeof(args));
+		fprintf(f, "  %-15s %-28s %s\n", commands[i].name, args, commands[i].help);
+	}
+	fprintf(f, "\nDOMAIN: a running domain's name, or its ID.  Every command takes --help and --version.\n"
+		"--root DIR (or LODGE_ROOT) puts /etc/lodge and /run/lodge under DIR.\n");
 }
 
+/* The command a word names, whole or by an unambiguous prefix; NULL with
+ * the reason said. */
 static const struct command *find_command(const char *name)
 {
 	const struct command *found = NULL;
@@ -59,56 +166,81 @@ static const struct command *find_command(const char *name)
 	for (i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
-		if (strncmp(commands[i].name, name, len) == 0) {
+		if (len && strncmp(commands[i].name, name, len) == 0) {
 			if (found) {
-				log_err("'%s' is ambiguous: %s, %s, ...", name, found->name, commands[i].name);
+				log_err("'%s' is ambiguous: %s, %s, ... (see lodge --help)", name, found->name,
+					commands[i].name);
 				return NULL;
 			}
 			found = &commands[i];
 		}
 	}
 	if (!found)
-		log_err("unknown command '%s' (see lodge help)", name);
+		log_err("unknown command '%s' (see lodge --help)", name);
 	return found;
 }
 
-int agent_host_config(struct host_config *hc)
+static int cmd_help(struct cli *c)
 {
-	char err[1024];
+	const struct command *cmd;
 
-	if (host_config_load(hc, err, sizeof(err))) {
-		log_err("%s", err);
-		return -1;
+	if (c->argc == 0) {
+		usage(stdout);
+		return EXIT_OK;
 	}
-	return 0;
+	if (!(cmd = find_command(c->argv[0])))
+		return EXIT_USAGE;
+	cli_help(stdout, cmd);
+	return EXIT_OK;
+}
+
+static int cmd_top(struct cli *c)
+{
+	struct tui_options o = {
+		.batch = c->set['b'],
+		.iterations = c->set['n'] ? (int)c->num['n'] : 0,
+		.delay_ms = c->set['d'] ? (int)(c->secs['d'] * 1000) : 1000,
+		.monochrome = c->set['C'],
+	};
+
+	return tui_main(&c->lg, &o);
 }
 
 int main(int argc, char **argv)
 {
+	const char *root = getenv("LODGE_ROOT");
 	const struct command *cmd;
-	int rc;
 
 	log_init("lodge");
-	if (getenv("LODGE_ROOT"))
-		cfg_set_root(getenv("LODGE_ROOT"));
-	while (argc > 2 && strcmp(argv[1], "--root") == 0) {
-		cfg_set_root(argv[2]);
-		argv[2] = argv[0];
-		argc -= 2;
-		argv += 2;
+	/* Lodge's own options, before any command. */
+	while (argc > 1) {
+		if (strcmp(argv[1], "--root") == 0 && argc > 2) {
+			root = argv[2];
+			argv[2] = argv[0];
+			argc -= 2;
+			argv += 2;
+		} else if (strcmp(argv[1], "--root") == 0) {
+			log_err("--root needs a directory; usage: lodge [--root DIR] [COMMAND] [ARGS]");
+			return EXIT_USAGE;
+		} else if (strncmp(argv[1], "--root=", 7) == 0) {
+			root = argv[1] + 7;
+			argv[1] = argv[0];
+			argc--;
+			argv++;
+		} else if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+			usage(stdout);
+			return EXIT_OK;
+		} else if (strcmp(argv[1], "--version") == 0) {
+			printf("lodge %s\n", LODGE_VERSION);
+			return EXIT_OK;
+		} else {
+			break;
+		}
 	}
-	/* No command (or only dashboard options): the dashboard. */
+	/* No command, or only the dashboard's options: the dashboard. */
 	if (argc < 2 || argv[1][0] == '-')
-		return tui_main(argc, argv);
-	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	cmd = find_command(argv[1]);
-	if (!cmd)
+		return cli_run(&commands[0], argc, argv, root);
+	if (!(cmd = find_command(argv[1])))
 		return EXIT_USAGE;
-	rc = cmd->run(argc - 1, argv + 1);
-	if (rc == EXIT_USAGE)
-		fprintf(stderr, "usage: lodge %s %s\n", cmd->name, cmd->args);
-	return rc;
+	return cli_run(cmd, argc - 1, argv + 1, root);
 }

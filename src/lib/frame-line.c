@@ -1,4 +1,4 @@
-#include "frame-line.h"
+#include "lodge.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -65,7 +65,7 @@ static void transport(unsigned proto, const uint8_t *p, size_t n, char *out, siz
 	snprintf(out, len, "protocol %u", proto);
 }
 
-void frame_line(const uint8_t *f, size_t caplen, size_t len, char *buf, size_t buflen)
+void lodge_frame_line(const uint8_t *f, size_t caplen, size_t len, char *buf, size_t buflen)
 {
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], what[64], smac[18], dmac[18];
 	uint16_t type;

@@ -2,8 +2,6 @@
  * go out without waiting and their replies are collected by the main loop,
  * so a slow domain never freezes the screen. */
 #include "tui.h"
-#include "console.h"
-#include "client.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -51,44 +49,30 @@ void actions_init(struct tui *t)
 	unsigned i;
 
 	for (i = 0; i < TUI_MAX_PENDING; i++)
-		t->pending[i].fd = -1;
-}
-
-static void report(struct tui *t, const char *cmd, const char *name, int rc, const struct reply *r)
-{
-	if (rc == -ENOENT || rc == -ECONNREFUSED)
-		tui_status(t, true, "%s %s: the domain is not running", cmd, name);
-	else if (rc == -EAGAIN)
-		tui_status(t, true, "%s %s: the domain is not taking connections (too busy)", cmd, name);
-	else if (rc)
-		tui_status(t, true, "%s %s: %s", cmd, name, strerror(-rc));
-	else if (r->error[0])
-		tui_status(t, true, "%s %s: %s", cmd, name, r->error);
-	else
-		tui_status(t, false, "%s %s: done", cmd, name);
+		t->pending[i].call.fd = -1;
 }
 
 /* Send the request and return: the reply is collected by the main loop
  * (actions_collect), which keeps drawing meanwhile. */
-void action_request(struct tui *t, const char *cmd)
+void action_request(struct tui *t, enum lodge_verb v)
 {
 	struct dom_sample *d = tui_selected(t);
 	struct pending_action *p = NULL;
-	struct reply r = { .error = "" };
+	const char *cmd = lodge_verb_name(v);
+	struct lodge_err err;
 	unsigned i;
-	int fd;
 
 	if (!d) {
 		tui_status(t, true, "Domain-0 is the host: select a domain");
 		return;
 	}
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
-		if (t->pending[i].fd >= 0 && strcmp(t->pending[i].name, d->st.name) == 0) {
+		if (t->pending[i].call.fd >= 0 && strcmp(t->pending[i].name, d->st.name) == 0) {
 			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, d->st.name,
 				   t->pending[i].cmd);
 			return;
 		}
-		if (t->pending[i].fd < 0 && !p)
+		if (t->pending[i].call.fd < 0 && !p)
 			p = &t->pending[i];
 	}
 	if (!p) {
@@ -96,14 +80,10 @@ void action_request(struct tui *t, const char *cmd)
 			   TUI_MAX_PENDING);
 		return;
 	}
-	fd = client_start(t->hc.runtime_dir, d->st.name, cmd);
-	if (fd < 0) {
-		report(t, cmd, d->st.name, fd, &r);
+	if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
+		tui_status(t, true, "%s %s: %s", cmd, d->st.name, err.msg);
 		return;
 	}
-	p->fd = fd;
-	p->n = 0;
-	p->buf[0] = '\0';
 	snprintf(p->name, sizeof(p->name), "%s", d->st.name);
 	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd);
 	p->deadline_ns = tui_now_ns() + (uint64_t)TUI_ACTION_WAIT_MS * 1000000;
@@ -115,8 +95,8 @@ unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 	unsigned i, n = 0;
 
 	for (i = 0; i < TUI_MAX_PENDING && n < max; i++)
-		if (t->pending[i].fd >= 0)
-			fds[n++] = (struct pollfd){ t->pending[i].fd, POLLIN, 0 };
+		if (t->pending[i].call.fd >= 0)
+			fds[n++] = (struct pollfd){ t->pending[i].call.fd, POLLIN, 0 };
 	return n;
 }
 
@@ -129,7 +109,7 @@ int actions_wait_ms(struct tui *t, uint64_t now_ns)
 		const struct pending_action *p = &t->pending[i];
 		int ms;
 
-		if (p->fd < 0)
+		if (p->call.fd < 0)
 			continue;
 		ms = p->deadline_ns > now_ns ? (int)((p->deadline_ns - now_ns) / 1000000) + 1 : 0;
 		if (ms < best)
@@ -144,23 +124,25 @@ void actions_collect(struct tui *t, uint64_t now_ns)
 
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
 		struct pending_action *p = &t->pending[i];
-		struct reply r;
-		int rc;
+		struct lodge_err err;
+		int result;
 
-		if (p->fd < 0)
+		if (p->call.fd < 0)
 			continue;
 		/* Read first: a reply that came just before the deadline counts. */
-		rc = client_collect(p->fd, p->buf, sizeof(p->buf), &p->n, &r);
-		if (rc == 0 && now_ns < p->deadline_ns)
-			continue;
-		if (rc == 0)
+		if (lodge_call_collect(&p->call, &result, &err)) {
+			if (result)
+				tui_status(t, true, "%s %s: %s", p->cmd, p->name, err.msg);
+			else
+				tui_status(t, false, "%s %s: done", p->cmd, p->name);
+		} else if (now_ns >= p->deadline_ns) {
 			/* The request is in its socket: a domain that recovers may still act on it. */
 			tui_status(t, true, "%s did not answer %s in %d s (it may still act on it later)", p->name,
 				   p->cmd, TUI_ACTION_WAIT_MS / 1000);
-		else
-			report(t, p->cmd, p->name, rc < 0 ? rc : 0, &r);
-		close(p->fd);
-		p->fd = -1;
+			lodge_call_close(&p->call);
+		} else {
+			continue;
+		}
 		t->resample = true;
 	}
 }
@@ -170,7 +152,9 @@ void action_console(struct tui *t)
 	static const int sigs[] = { SIGTERM, SIGHUP, SIGSEGV };
 	struct sigaction saved[3];
 	struct dom_sample *d = tui_selected(t);
+	struct lodge_err err;
 	unsigned i;
+	int fd;
 
 	if (!d) {
 		tui_status(t, true, "Domain-0 has no serial console here: select a domain");
@@ -184,13 +168,19 @@ void action_console(struct tui *t)
 	endwin();
 	printf("\r\n[lodge: console of %s; Ctrl-] returns to the dashboard]\r\n", d->st.name);
 	fflush(stdout);
-	console_attach(t->hc.runtime_dir, d->st.name, 0);
+	if ((fd = lodge_console_open(t->lg, d->st.name, false, &err)) >= 0) {
+		lodge_console_relay(fd);
+		close(fd);
+	}
 	for (i = 0; i < 3; i++)
 		sigaction(sigs[i], &saved[i], NULL);
 	reset_prog_mode();
 	clearok(stdscr, TRUE);
 	refresh();
-	tui_status(t, false, "back from the console of %s", d->st.name);
+	if (fd < 0)
+		tui_status(t, true, "console of %s: %s", d->st.name, err.msg);
+	else
+		tui_status(t, false, "back from the console of %s", d->st.name);
 }
 
 /* A line of input in the status line; returns false on Esc. */

@@ -55,7 +55,7 @@ static const char *disk_in_use(struct tui *t, const char *path)
 {
 	static char why[128];
 	static struct domain_config dc;
-	char line[1024], err[256];
+	char line[1024];
 	struct stat a, b;
 	FILE *f = fopen("/proc/self/mounts", "r");
 	unsigned i, k;
@@ -74,7 +74,7 @@ static const char *disk_in_use(struct tui *t, const char *path)
 	if (f)
 		fclose(f);
 	for (i = 0; i < t->ndoms; i++) {
-		if (domain_runtime_config(&t->hc, t->doms[i].st.name, &dc, err, sizeof(err)))
+		if (lodge_running_config(t->lg, t->doms[i].st.name, &dc, NULL))
 			continue;
 		for (k = 0; k < dc.ndisks; k++)
 			if (stat(dc.disks[k].path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
@@ -242,6 +242,7 @@ static int create_domain(struct tui *t, struct field *f)
 {
 	static struct domain_config dc;
 	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + 80] = "", err[512];
+	struct lodge_err lerr;
 	bool made_bridge = false;
 	const char *br = f[F_BRIDGE].value;
 
@@ -313,8 +314,11 @@ static int create_domain(struct tui *t, struct field *f)
 		tui_status(t, true, "%s", err);
 		goto undo;
 	}
-	if (domain_start(&dc, &t->hc, false, -1)) {
-		tui_status(t, true, "domain %s did not start (its config is kept in %s)", dc.name, cfgpath);
+	if (lodge_create(t->lg, &dc, 0, &lerr)) {
+		/* lodge-hyp's own lines: the last says why. */
+		const char *why = strrchr(lerr.msg, '\n') ? strrchr(lerr.msg, '\n') + 1 : lerr.msg;
+
+		tui_status(t, true, "domain %s did not start: %s (its config is kept in %s)", dc.name, why, cfgpath);
 		return -1;
 	}
 	tui_status(t, false, "created %s; its config is %s", dc.name, cfgpath);

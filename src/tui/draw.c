@@ -2,10 +2,8 @@
  * overlay, the status line and the key bar.  Only curses' own diffing
  * decides what reaches the terminal: nothing here clears the screen. */
 #include "tui.h"
-#include "client.h"
 #include "log.h"
 #include "netlink.h"
-#include "netview.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -14,6 +12,7 @@
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,9 +82,9 @@ static void fmt_uptime(char *buf, size_t len, unsigned long s)
 
 /* State in words and attributes, never by colour alone; a save or
  * migration under way shows instead of the state it runs in. */
-static const char *state_word(const struct dom_status *st, attr_t *attr)
+static const char *state_word(const struct lodge_status *st, attr_t *attr)
 {
-	const char *state = st->state, *job = domain_save_word(st);
+	const char *state = st->state, *job = lodge_save_word(st);
 
 	*attr = A_NORMAL;
 	if (job)
@@ -198,7 +197,7 @@ struct row_rates {
 	double net_rx, net_tx, disk_rd, disk_wr;
 };
 
-static void draw_row(const struct table_layout *l, int y, const struct dom_status *st, double cpu,
+static void draw_row(const struct table_layout *l, int y, const struct lodge_status *st, double cpu,
 		     const struct row_rates *r, const char *spk, bool selected)
 {
 	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-", free_mib[24] = "-";
@@ -233,9 +232,9 @@ static void draw_row(const struct table_layout *l, int y, const struct dom_statu
 	else
 		printw(" %6s %6s", a, b);
 	if (l->addr_w) {
-		char addrs[DOM_MAX_ADDRS * 48];
+		char addrs[LODGE_MAX_ADDRS * 48];
 
-		netview_join_addrs(st, addrs, sizeof(addrs));
+		lodge_addrs_join(st, addrs, sizeof(addrs));
 		printw(" %-*.*s", (int)l->addr_w, (int)l->addr_w, strtok(addrs, ","));
 	}
 	if (l->spark_w)
@@ -249,7 +248,7 @@ void draw_table(struct tui *t)
 	int rows = LINES - 5, y = 3, i;
 	struct table_layout l = table_layout();
 	char spk[256];
-	struct dom_status dom0;
+	struct lodge_status dom0;
 	static const struct row_rates no_rates;
 
 	draw_header(t);
@@ -332,26 +331,24 @@ static void disk_size(const char *path, char *buf, size_t len)
 /* The console's last lines, through the control socket. */
 static void console_tail(struct tui *t, const char *name, char *buf, size_t len)
 {
-	struct reply r;
 	size_t n = 0;
-	ssize_t got;
-	int fd = client_connect(t->hc.runtime_dir, name);
+	char *text;
 
 	buf[0] = '\0';
-	if (fd < 0)
+	if (lodge_console_log(t->lg, name, 2048, 300, &text, &n, NULL))
 		return;
-	if (client_request(fd, "console-log 2048", 0, &r, 300) == 0 && !r.error[0])
-		while (n + 1 < len && (got = read(fd, buf + n, len - 1 - n)) > 0)
-			n += got;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, text, n);
 	buf[n] = '\0';
-	close(fd);
+	free(text);
 }
 
 /* A vif's addresses, its watcher's rates and the last interval's top
  * peers, as room allows (the console keeps at least four lines). */
-static int draw_vif_view(const struct net_view *nv, unsigned i, int y)
+static int draw_vif_view(const struct lodge_net *nv, unsigned i, int y)
 {
-	const struct vif_view *v = &nv->vifs[i];
+	const struct lodge_vif_net *v = &nv->vifs[i];
 	char line[1024], pps[16], bps[16], rate[16];
 	size_t n = 0;
 	unsigned k;
@@ -362,8 +359,8 @@ static int draw_vif_view(const struct net_view *nv, unsigned i, int y)
 	}
 	n += snprintf(line, sizeof(line), "addresses");
 	for (k = 0; k < v->naddrs && n < sizeof(line); k++)
-		n += snprintf(line + n, sizeof(line) - n, "%s %s (%s, %lus ago)", k ? "," : "", v->addrs[k].addr,
-			      v->addrs[k].how, v->addrs[k].age_s);
+		n += snprintf(line + n, sizeof(line) - n, "%s %s (%s, %lus ago)", k ? "," : "", v->addrs[k].a.addr,
+			      v->addrs[k].a.how, v->addrs[k].a.age_s);
 	if (!v->naddrs)
 		snprintf(line + n, sizeof(line) - n, " none seen yet");
 	mvprintw(y++, 2, "%.*s", COLS > 3 ? COLS - 3 : 0, line);
@@ -384,7 +381,8 @@ void draw_detail(struct tui *t)
 {
 	struct dom_sample *d = tui_selected(t);
 	static struct domain_config dc;
-	static struct net_view nv;
+	static struct lodge_devices dev;
+	static struct lodge_net nv;
 	bool have_view = false;
 	char err[512], spk[128], tail[2048 + 1], up[32];
 	unsigned i, w = COLS > 20 ? COLS - 20 : 1;
@@ -432,8 +430,8 @@ void draw_detail(struct tui *t)
 		mvprintw(y++, 0, "%.*s", COLS, line);
 		/* A save or migration: its progress while it runs, how it
 		 * ended once it has (a failed migration leaves it running). */
-		if (d->st.save_kind != DOM_SAVE_NONE) {
-			domain_save_describe(&d->st, line, sizeof(line));
+		if (d->st.save_kind != LODGE_SAVE_NONE) {
+			lodge_save_describe(&d->st, line, sizeof(line));
 			mvprintw(y++, 0, "%.*s", COLS, line);
 		}
 	}
@@ -459,35 +457,35 @@ void draw_detail(struct tui *t)
 	spark(spk, d->rss_hist, d->hist_len, w, d->st.maxmem_mib ? (float)d->st.maxmem_mib : 1);
 	mvprintw(y++, 0, "resident |%s|", spk);
 	y++;
-	if (domain_runtime_config(&t->hc, d->st.name, &dc, err, sizeof(err)) == 0) {
+	if (lodge_running_config(t->lg, d->st.name, &dc, NULL) == 0 && lodge_devices(t->lg, d->st.name, &dev, NULL) == 0) {
 		mvprintw(y++, 0, "kernel %.*s", COLS - 8, dc.kernel);
-		for (i = 0; i < dc.ndisks; i++) {
+		for (i = 0; i < dev.ndisks; i++) {
+			const struct lodge_disk *k = &dev.disk[i];
 			char rd[16] = "-", wr[16] = "-", size[16];
 
 			if (i < d->st.ndisks) {
 				fmt_rate(rd, sizeof(rd), d->disk_rd_dev_bps[i]);
 				fmt_rate(wr, sizeof(wr), d->disk_wr_dev_bps[i]);
 			}
-			disk_size(dc.disks[i].path, size, sizeof(size));
-			mvprintw(y++, 0, "disk %-4s %s %-4s %6s read %6s/s write %6s/s  %.*s", dc.disks[i].vdev,
-				 dc.disks[i].readonly ? "ro" : "rw", dc.disks[i].is_phy ? "phy" : "file", size, rd,
-				 wr, COLS > 56 ? COLS - 56 : 0, dc.disks[i].path);
+			disk_size(k->path, size, sizeof(size));
+			mvprintw(y++, 0, "disk %-4s %s %-4s %6s read %6s/s write %6s/s  %.*s", k->vdev,
+				 k->readonly ? "ro" : "rw", k->is_phy ? "phy" : "file", size, rd,
+				 wr, COLS > 56 ? COLS - 56 : 0, k->path);
 		}
-		have_view = dc.nvifs && netview_fetch(t->hc.runtime_dir, d->st.name, &nv, err, sizeof(err)) == 0;
-		for (i = 0; i < dc.nvifs; i++) {
+		have_view = dev.nvifs && lodge_net(t->lg, d->st.name, &nv, NULL) == 0;
+		for (i = 0; i < dev.nvifs; i++) {
+			const struct lodge_vif *v = &dev.vif[i];
 			struct link_stats ls;
-			char vif[16];
 
-			domain_vif_ifname(&dc, &d->st, i, vif);
-			if (nl_link_stats(vif, &ls, err, sizeof(err)) == 0)
+			if (nl_link_stats(v->ifname, &ls, err, sizeof(err)) == 0)
 				/* The tap's rx is what the guest sent. */
 				mvprintw(y++, 0, "vif %s on %s: guest tx %llu pkts %llu B, rx %llu pkts %llu B, drops %llu",
-					 vif, dc.vifs[i].bridge[0] ? dc.vifs[i].bridge : t->hc.default_bridge,
+					 v->ifname, v->bridge,
 					 (unsigned long long)ls.rx_packets, (unsigned long long)ls.rx_bytes,
 					 (unsigned long long)ls.tx_packets, (unsigned long long)ls.tx_bytes,
 					 (unsigned long long)(ls.rx_dropped + ls.tx_dropped));
 			else
-				mvprintw(y++, 0, "vif %s: %s", vif, err);
+				mvprintw(y++, 0, "vif %s: %s", v->ifname, err);
 			if (have_view && i < nv.nvifs)
 				y = draw_vif_view(&nv, i, y);
 		}

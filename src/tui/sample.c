@@ -31,7 +31,7 @@ static double rate(uint64_t now, uint64_t before, double dt_ns)
 	return now >= before ? (double)(now - before) * 1e9 / dt_ns : 0;
 }
 
-static void on_domain(const struct dom_status *st, void *arg)
+static void on_domain(const struct lodge_status *st, void *arg)
 {
 	struct scan_ctx *c = arg;
 	struct dom_sample *d = find_or_add(c->t, st->name);
@@ -101,68 +101,22 @@ static void on_unasked(const char *name, const char *why, void *arg)
 	d->seen = true;
 }
 
-static void sample_host(struct host_sample *h)
-{
-	unsigned long long v[8] = { 0 };
-	char line[256];
-	FILE *f;
-
-	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if ((f = fopen("/proc/loadavg", "r"))) {
-		if (fscanf(f, "%lf %lf %lf", &h->load1, &h->load5, &h->load15) != 3)
-			h->load1 = h->load5 = h->load15 = 0;
-		fclose(f);
-	}
-	if ((f = fopen("/proc/meminfo", "r"))) {
-		unsigned long kib;
-
-		while (fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "MemTotal: %lu", &kib) == 1)
-				h->mem_total_mib = kib / 1024;
-			else if (sscanf(line, "MemAvailable: %lu", &kib) == 1)
-				h->mem_avail_mib = kib / 1024;
-		}
-		fclose(f);
-	}
-	if ((f = fopen("/proc/uptime", "r"))) {
-		double up;
-
-		if (fscanf(f, "%lf", &up) == 1)
-			h->uptime_s = up;
-		fclose(f);
-	}
-	if ((f = fopen("/proc/stat", "r"))) {
-		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-			uint64_t busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-			uint64_t total = busy + v[3] + v[4];
-
-			if (h->total_ticks && total > h->total_ticks)
-				h->cpu_pct = (double)(busy - h->busy_ticks) * 100.0 * h->ncpus /
-					     (double)(total - h->total_ticks);
-			h->busy_ticks = busy;
-			h->total_ticks = total;
-		}
-		fclose(f);
-	}
-}
-
 void sample_all(struct tui *t)
 {
 	uint64_t now = tui_now_ns();
 	struct scan_ctx c = { t, t->last_sample_ns ? (double)(now - t->last_sample_ns) : 0 };
 	unsigned i, j;
 
-	sample_host(&t->host);
+	lodge_host_sample(&t->host);
 	for (i = 0; i < t->ndoms; i++)
 		t->doms[i].seen = false;
-	if (!t->poller && (t->poller = status_poller_new())) {
+	if (!t->poller && (t->poller = lodge_poller_new())) {
 		/* A slow domain keeps its last row; the screen does not wait. */
-		status_poller_patient(t->poller, 100, on_late);
-		status_poller_on_unasked(t->poller, on_unasked);
+		lodge_poller_patient(t->poller, 100, on_late);
+		lodge_poller_on_unasked(t->poller, on_unasked);
 	}
 	if (t->poller)
-		status_poller_scan(t->poller, t->hc.runtime_dir, on_domain, &c);
+		lodge_poller_scan(t->poller, t->lg, on_domain, &c);
 	/* Domains that are gone leave the table. */
 	for (i = j = 0; i < t->ndoms; i++)
 		if (t->doms[i].seen)

@@ -1,7 +1,6 @@
 /* The dashboard's loop: sample on a timer, redraw, dispatch keys through
  * one table.  The terminal is restored on every exit path. */
 #include "tui.h"
-#include "console.h"
 #include "exit-status.h"
 #include "log.h"
 
@@ -101,10 +100,10 @@ static void k_pause(struct tui *t)
 {
 	struct dom_sample *d = tui_selected(t);
 
-	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? "unpause" : "pause");
+	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? LODGE_UNPAUSE : LODGE_PAUSE);
 }
 
-static void confirm_then(struct tui *t, const char *what, const char *cmd)
+static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
 {
 	struct dom_sample *d = tui_selected(t);
 	char q[160];
@@ -115,14 +114,14 @@ static void confirm_then(struct tui *t, const char *what, const char *cmd)
 	}
 	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
 	if (tui_confirm(t, q))
-		action_request(t, cmd);
+		action_request(t, v);
 	else if (!tui_interrupted())
 		tui_status(t, false, "%s cancelled", what);
 }
 
-static void k_shutdown(struct tui *t) { confirm_then(t, "Shut down", "shutdown"); }
-static void k_reboot(struct tui *t) { confirm_then(t, "Reboot", "reboot"); }
-static void k_destroy(struct tui *t) { confirm_then(t, "Destroy", "destroy"); }
+static void k_shutdown(struct tui *t) { confirm_then(t, "Shut down", LODGE_SHUTDOWN); }
+static void k_reboot(struct tui *t) { confirm_then(t, "Reboot", LODGE_REBOOT); }
+static void k_destroy(struct tui *t) { confirm_then(t, "Destroy", LODGE_DESTROY); }
 
 /* One key table: each action once, with every key that reaches it
  * (F-keys have letter twins: serial consoles often lack F-keys). */
@@ -204,42 +203,21 @@ static int batch(struct tui *t, int iterations)
 	return 0;
 }
 
-int tui_main(int argc, char **argv)
+int tui_main(const struct lodge *lg, const struct tui_options *o)
 {
 	struct tui *t = &the_tui;
 	static const int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
-	int i, iterations = 0, batch_mode = 0, c;
+	int i, c;
 	bool key_ready = false;
 	uint64_t next;
 
-	t->delay_ms = 1000;
+	t->lg = lg;
+	t->hc = lg->hc;
+	t->delay_ms = o->delay_ms;
+	t->monochrome = o->monochrome;
 	t->sort = SORT_ID;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-b") == 0)
-			batch_mode = 1;
-		else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-			iterations = atoi(argv[++i]);
-		else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc)
-			t->delay_ms = (int)(atof(argv[++i]) * 1000);
-		else if (strcmp(argv[i], "-C") == 0 || strcmp(argv[i], "--monochrome") == 0)
-			t->monochrome = true;
-		else {
-			fprintf(stderr, "usage: lodge [top] [-b] [-n N] [-d SECONDS] [-C]\n");
-			return EXIT_USAGE;
-		}
-	}
-	if (t->delay_ms < 100)
-		t->delay_ms = 100;
-	{
-		char err[1024];
-
-		if (host_config_load(&t->hc, err, sizeof(err))) {
-			log_err("%s", err);
-			return EXIT_FAILED;
-		}
-	}
-	if (batch_mode)
-		return batch(t, iterations);
+	if (o->batch)
+		return batch(t, o->iterations);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "lodge: the dashboard needs a terminal (lodge top -b prints text)\n");
 		return 1;
@@ -328,10 +306,9 @@ int tui_main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < TUI_MAX_PENDING; i++)
-		if (t->pending[i].fd >= 0)
-			close(t->pending[i].fd);
+		lodge_call_close(&t->pending[i].call);
 	restore_terminal();
-	status_poller_free(t->poller);
+	lodge_poller_free(t->poller);
 	if (got_signal) {
 		/* Ended by a signal, as the shell should see it. */
 		signal(got_signal, SIG_DFL);

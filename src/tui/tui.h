@@ -9,34 +9,24 @@
 
 struct pollfd;
 
-#include "config.h"
-#include "domains.h"
+#include "lodge.h"
 
 #define TUI_MAX_DOMAINS 256
 #define TUI_HISTORY     120        /* samples kept for sparklines */
 
 struct dom_sample {
-	struct dom_status st;
+	struct lodge_status st;
 	double cpu_pct;                /* of one CPU, summed over vCPUs */
 	double vcpu_pct[64];
 	double wait_pct;               /* runnable but not running, of one CPU */
 	double vcpu_wait_pct[64];
 	/* Bytes a second, as the guest sees them. */
 	double net_rx_bps, net_tx_bps, disk_rd_bps, disk_wr_bps;
-	double disk_rd_dev_bps[DOM_MAX_DISKS], disk_wr_dev_bps[DOM_MAX_DISKS];
+	double disk_rd_dev_bps[DOMAIN_DISKS_MAX], disk_wr_dev_bps[DOMAIN_DISKS_MAX];
 	float cpu_hist[TUI_HISTORY];   /* for the sparklines */
 	float rss_hist[TUI_HISTORY];
 	unsigned hist_len;
 	bool seen;
-};
-
-struct host_sample {
-	unsigned ncpus;
-	double load1, load5, load15;
-	unsigned long mem_total_mib, mem_avail_mib;
-	double cpu_pct;                /* the host, all CPUs, of one CPU */
-	uint64_t busy_ticks, total_ticks;
-	unsigned long uptime_s;
 };
 
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
@@ -47,17 +37,16 @@ enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SO
 #define TUI_MAX_PENDING   8
 #define TUI_ACTION_WAIT_MS 5000
 struct pending_action {
-	int fd;                            /* -1: a free slot */
+	struct lodge_call call;            /* call.fd -1: a free slot */
 	char name[CFG_NAME_MAX];
 	char cmd[16];
 	uint64_t deadline_ns;
-	char buf[640];
-	size_t n;
 };
 
 struct tui {
-	struct host_config hc;
-	struct host_sample host;
+	const struct lodge *lg;
+	struct host_config hc;             /* lg's */
+	struct lodge_host host;
 	struct dom_sample doms[TUI_MAX_DOMAINS];
 	unsigned ndoms;
 	unsigned order[TUI_MAX_DOMAINS];   /* doms[] indexes, sorted and filtered */
@@ -72,7 +61,7 @@ struct tui {
 	char status[160];                  /* the status line: last result or error */
 	bool status_error;
 	uint64_t last_sample_ns;
-	struct status_poller *poller;      /* control connections kept between samples */
+	struct lodge_poller *poller;       /* control connections kept between samples */
 	struct pending_action pending[TUI_MAX_PENDING];
 	bool resample;                     /* an action finished: sample before the next draw */
 };
@@ -92,7 +81,7 @@ void tui_status(struct tui *t, bool error, const char *fmt, ...) __attribute__((
 
 /* actions.c */
 bool tui_confirm(struct tui *t, const char *question);
-void action_request(struct tui *t, const char *cmd);
+void action_request(struct tui *t, enum lodge_verb v);
 void actions_init(struct tui *t);
 /* Fill FDS (at most MAX) with the pending actions' sockets; returns how many. */
 unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
@@ -107,8 +96,14 @@ void action_delay(struct tui *t);
 /* create.c */
 void view_create(struct tui *t);
 
-/* tui.c */
-int tui_main(int argc, char **argv);
+/* tui.c: lodge top's options, as the command line gave them. */
+struct tui_options {
+	bool batch;                        /* the table as text, for scripts */
+	int iterations;                    /* tables printed in batch mode; 0: no end */
+	int delay_ms;
+	bool monochrome;
+};
+int tui_main(const struct lodge *lg, const struct tui_options *o);
 struct dom_sample *tui_selected(struct tui *t);
 uint64_t tui_now_ns(void);
 /* SIGTERM, SIGHUP or SIGINT arrived: prompts and forms return at once. */

@@ -4,14 +4,14 @@
  * parses stays within the reply's bounds. */
 #include "fuzz.h"
 #include "client.h"
-#include "domains.h"
+#include "internal.h"
 
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct reply r;
-	static struct dom_status st;
+	static struct lodge_status st;
 	char *buf = malloc(size + 1);
 	unsigned i;
 
@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < r.nkeys; i++)
 			FUZZ_CHECK(memchr(r.key[i], 0, sizeof(r.key[i])) && memchr(r.value[i], 0, sizeof(r.value[i])),
 				   "an unterminated key or value");
-		domain_status_from_reply(&r, "fuzz", &st);
-		FUZZ_CHECK(st.ndisks <= DOM_MAX_DISKS && st.nvifs <= DOM_MAX_VIFS, "device counts out of bounds");
+		lodge_status_from_reply(&r, "fuzz", &st);
+		FUZZ_CHECK(st.ndisks <= DOMAIN_DISKS_MAX && st.nvifs <= DOMAIN_VIFS_MAX, "device counts out of bounds");
 		FUZZ_CHECK(memchr(st.state, 0, sizeof(st.state)) != NULL, "unterminated state");
 	}
 	free(buf);

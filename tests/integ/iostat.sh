@@ -108,7 +108,7 @@ if wait_until 30 rate_shown; then
 else
 	fail "dashboard disk write rate" "$(grep -E 'DSKWR| io ' "$T/top.out" | tail -2 | tr '\n' '|')"
 fi
-if lodge destroy io >/dev/null && ! lodge block-list io 2>"$T/err" && grep -q "no domain 'io' is running" "$T/err"; then
+if lodge destroy io >/dev/null && ! lodge block-list io 2>"$T/err" && grep -q "no domain named io is running" "$T/err"; then
 	pass "block-list of a domain that is not running: one clear error"
 else
 	fail "block-list of a stopped domain" "$(cat "$T/err")"

@@ -3,8 +3,7 @@
  * between calls.  The dashboard asks 50 domains every second; a connect
  * and close per domain was most of its CPU time, and waiting for each
  * reply in turn most of its latency. */
-#include "domains.h"
-#include "log.h"
+#include "internal.h"
 #include "proto.h"
 
 #include <dirent.h>
@@ -22,7 +21,7 @@
 #define POLL_TIMEOUT_MS  2000
 
 struct poll_conn {
-	char name[CFG_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
 	int fd;                 /* -1: not connected */
 	char *buf;              /* the reply so far */
 	size_t len;
@@ -32,7 +31,7 @@ struct poll_conn {
 	char why[256];          /* why it could not be asked this scan; "" if it was */
 };
 
-struct status_poller {
+struct lodge_poller {
 	struct poll_conn conn[POLL_MAX_DOMAINS];
 	unsigned n;
 	/* Patient mode (the dashboard): a reply not in by timeout_ms is still
@@ -42,22 +41,22 @@ struct status_poller {
 	void (*unasked)(const char *name, const char *why, void *arg);
 };
 
-struct status_poller *status_poller_new(void)
+struct lodge_poller *lodge_poller_new(void)
 {
-	struct status_poller *p = calloc(1, sizeof(struct status_poller));
+	struct lodge_poller *p = calloc(1, sizeof(struct lodge_poller));
 
 	if (p)
 		p->timeout_ms = POLL_TIMEOUT_MS;
 	return p;
 }
 
-void status_poller_patient(struct status_poller *p, int timeout_ms, void (*late)(const char *name, void *arg))
+void lodge_poller_patient(struct lodge_poller *p, int timeout_ms, void (*late)(const char *name, void *arg))
 {
 	p->timeout_ms = timeout_ms;
 	p->late = late;
 }
 
-void status_poller_on_unasked(struct status_poller *p, void (*unasked)(const char *name, const char *why, void *arg))
+void lodge_poller_on_unasked(struct lodge_poller *p, void (*unasked)(const char *name, const char *why, void *arg))
 {
 	p->unasked = unasked;
 }
@@ -70,7 +69,7 @@ static void conn_close(struct poll_conn *c)
 	c->waiting = false;
 }
 
-void status_poller_free(struct status_poller *p)
+void lodge_poller_free(struct lodge_poller *p)
 {
 	unsigned i;
 
@@ -84,7 +83,7 @@ void status_poller_free(struct status_poller *p)
 }
 
 /* Bring the list in line with the runtime directory's entries. */
-static void update_names(struct status_poller *p, const char *rundir)
+static void update_names(struct lodge_poller *p, const char *rundir)
 {
 	DIR *d = opendir(rundir);
 	struct dirent *de;
@@ -94,7 +93,7 @@ static void update_names(struct status_poller *p, const char *rundir)
 		p->conn[i].seen = false;
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
-		    strlen(de->d_name) >= CFG_NAME_MAX)
+		    strlen(de->d_name) >= DOMAIN_NAME_MAX)
 			continue;
 		for (i = 0; i < p->n && strcmp(p->conn[i].name, de->d_name); i++)
 			;
@@ -138,17 +137,17 @@ static void read_refusal(struct poll_conn *c)
  * kept connection turns out closed: lodge-hyp closes idle ones (and
  * every one when it ends).  False: not sent; c->why says why, or is
  * empty for a domain that is not running (its directory is removed). */
-static bool send_request(struct poll_conn *c, const char *rundir)
+static bool send_request(struct poll_conn *c, const struct lodge *lg)
 {
 	char req[64];
 	int len = snprintf(req, sizeof(req), "%s%d status\n", PROTO_PREFIX, PROTO_VERSION), tries;
 
 	for (tries = 0; tries < 2; tries++) {
 		if (c->fd < 0) {
-			int fd = client_connect(rundir, c->name);
+			int fd = client_connect(lg->hc.runtime_dir, c->name);
 
 			if (fd == -ECONNREFUSED || fd == -ENOENT || fd == -ENOTDIR) {
-				domain_remove_stale(rundir, c->name);
+				lodge_remove_stale(lg, c->name, false);
 				return false;
 			}
 			if (fd < 0) {
@@ -214,27 +213,27 @@ static bool receive(struct poll_conn *c)
 
 static int by_id(const void *a, const void *b)
 {
-	const struct dom_status *x = a, *y = b;
+	const struct lodge_status *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-int status_poller_scan(struct status_poller *p, const char *rundir,
-		       void (*fn)(const struct dom_status *, void *), void *arg)
+int lodge_poller_scan(struct lodge_poller *p, const struct lodge *lg,
+		      void (*fn)(const struct lodge_status *, void *), void *arg)
 {
 	static struct pollfd pfd[POLL_MAX_DOMAINS];
 	static unsigned idx[POLL_MAX_DOMAINS];
-	static struct dom_status found[POLL_MAX_DOMAINS];
+	static struct lodge_status found[POLL_MAX_DOMAINS];
 	static struct reply reply;
 	long deadline = now_ms() + p->timeout_ms;
 	unsigned i, npfd, nfound = 0;
 
-	update_names(p, rundir);
+	update_names(p, lg->hc.runtime_dir);
 	for (i = 0; i < p->n; i++) {
 		p->conn[i].why[0] = '\0';
 		p->conn[i].reconnected = false;
 		if (!p->conn[i].waiting)          /* else its last reply is still due */
-			send_request(&p->conn[i], rundir);
+			send_request(&p->conn[i], lg);
 	}
 	for (;;) {
 		long left = deadline - now_ms();
@@ -257,12 +256,12 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 				if (c->kept && !c->len && !c->reconnected) {
 					c->reconnected = true;
 					c->why[0] = '\0';
-					send_request(c, rundir);
+					send_request(c, lg);
 				}
 				continue;
 			}
 			if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0]) {
-				domain_status_from_reply(&reply, c->name, &found[nfound++]);
+				lodge_status_from_reply(&reply, c->name, &found[nfound++]);
 				continue;
 			}
 			/* A refusal (lodge-hyp closes after it), or a reply
@@ -291,7 +290,7 @@ int status_poller_scan(struct status_poller *p, const char *rundir,
 		if (p->unasked)
 			p->unasked(p->conn[i].name, p->conn[i].why, arg);
 		else
-			log_warn("domain %s: cannot ask its status: %s", p->conn[i].name, p->conn[i].why);
+			lodge_warn(lg, "domain %s: cannot ask its status: %s", p->conn[i].name, p->conn[i].why);
 	}
 	return nfound;
 }

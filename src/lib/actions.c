@@ -1,0 +1,247 @@
+/* Lifecycle requests, memory and CPUs: one request each to a domain's
+ * lodge-hyp, which checks the values and does the work (src/hyp/ctl*.c). */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DESTROY_WAIT_S 10
+
+static const char *const verb_names[LODGE_NVERBS] = {
+	[LODGE_PAUSE] = "pause", [LODGE_UNPAUSE] = "unpause", [LODGE_SHUTDOWN] = "shutdown",
+	[LODGE_REBOOT] = "reboot", [LODGE_DESTROY] = "destroy",
+};
+
+const char *lodge_verb_name(enum lodge_verb v)
+{
+	return v < LODGE_NVERBS ? verb_names[v] : "?";
+}
+
+static int verb(const struct lodge *lg, const char *domain, enum lodge_verb v, char *name, struct lodge_err *err)
+{
+	struct reply r;
+
+	return lodge_ask(lg, domain, lodge_verb_name(v), false, &r, name, err);
+}
+
+int lodge_pause(const struct lodge *lg, const char *domain, struct lodge_err *err)
+{
+	return verb(lg, domain, LODGE_PAUSE, NULL, err);
+}
+
+int lodge_unpause(const struct lodge *lg, const char *domain, struct lodge_err *err)
+{
+	return verb(lg, domain, LODGE_UNPAUSE, NULL, err);
+}
+
+int lodge_reboot(const struct lodge *lg, const char *domain, struct lodge_err *err)
+{
+	return verb(lg, domain, LODGE_REBOOT, NULL, err);
+}
+
+/* Wait (bounded) until the domain's lodge-hyp no longer answers. */
+static int wait_ended(const struct lodge *lg, const char *name, int seconds)
+{
+	long until = lodge_now_ms() + seconds * 1000L;
+	struct lodge_status st;
+
+	while (lodge_status_of(lg, name, &st) != -ENOENT) {
+		if (lodge_now_ms() > until)
+			return -ETIMEDOUT;
+		usleep(50000);
+	}
+	return 0;
+}
+
+int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	int rc = verb(lg, domain, LODGE_SHUTDOWN, name, err);
+
+	if (rc || wait_s <= 0)
+		return rc;
+	if (wait_ended(lg, name, wait_s))
+		return lodge_fail(err, -ETIMEDOUT, "domain %s did not shut down within %d s (lodge destroy ends it)",
+				  name, wait_s);
+	return 0;
+}
+
+int lodge_destroy(const struct lodge *lg, const char *domain, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	int rc = verb(lg, domain, LODGE_DESTROY, name, err);
+
+	if (rc)
+		return rc;
+	/* destroy is done when the process and its runtime directory are. */
+	if (wait_ended(lg, name, DESTROY_WAIT_S))
+		return lodge_fail(err, -ETIMEDOUT, "domain %s did not go away within %d s", name, DESTROY_WAIT_S);
+	return 0;
+}
+
+int lodge_call_start(const struct lodge *lg, const char *domain, enum lodge_verb v, struct lodge_call *c,
+		     struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	int rc;
+
+	c->fd = -1;
+	c->n = 0;
+	c->buf[0] = '\0';
+	if ((rc = lodge_resolve(lg, domain, name, err)))
+		return rc;
+	rc = client_start(lg->hc.runtime_dir, name, lodge_verb_name(v));
+	if (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ENOTDIR)
+		return lodge_fail(err, -ENOENT, "the domain is not running");
+	if (rc == -EAGAIN)
+		return lodge_fail(err, rc, "the domain is not taking connections (too busy)");
+	if (rc < 0)
+		return lodge_fail(err, rc, "%s", strerror(-rc));
+	c->fd = rc;
+	return 0;
+}
+
+int lodge_call_collect(struct lodge_call *c, int *result, struct lodge_err *err)
+{
+	struct reply r;
+	int rc = client_collect(c->fd, c->buf, sizeof(c->buf), &c->n, &r);
+
+	if (rc == 0)
+		return 0;
+	if (rc < 0)
+		*result = lodge_fail(err, rc, "%s", rc == -ENOENT || rc == -ECONNREFUSED ?
+				     "the domain is not running" : strerror(-rc));
+	else if (r.error[0])
+		*result = lodge_fail(err, -EPROTO, "%s", r.error);
+	else
+		*result = 0;
+	lodge_call_close(c);
+	return 1;
+}
+
+void lodge_call_close(struct lodge_call *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err)
+{
+	char req[64], name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];
+	struct reply r;
+	int rc;
+
+	if (mib > 0xffffffffUL)
+		return lodge_fail(err, -ERANGE, "mem-set: %lu MiB is out of range", mib);
+	snprintf(req, sizeof(req), "mem-set %lu", mib);
+	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
+		snprintf(why, sizeof(why), "%s", r.error);
+		return lodge_fail(err, rc, "mem-set %s: %s", name, why);
+	}
+	return rc;
+}
+
+/* A CPU request's refusal names the domain. */
+static int cpu_request(const struct lodge *lg, const char *domain, const char *cmd, bool keys, struct reply *r,
+		       char *name, struct lodge_err *err)
+{
+	char resolved[DOMAIN_NAME_MAX];
+	int rc = lodge_ask(lg, domain, cmd, keys, r, resolved, err);
+
+	if (name)
+		memcpy(name, resolved, sizeof(resolved));
+	if (rc == -EPROTO)
+		return lodge_fail(err, rc, "domain %s: %s", resolved, r->error);
+	return rc;
+}
+
+int lodge_vcpu_pin(const struct lodge *lg, const char *domain, const char *vcpu, const char *cpus,
+		   struct lodge_err *err)
+{
+	char cmd[256];
+	struct reply r;
+
+	/* Spaces would split the request into other arguments. */
+	if (strpbrk(vcpu, " \t\n") || strpbrk(cpus, " \t\n") ||
+	    (size_t)snprintf(cmd, sizeof(cmd), "vcpu-pin %s %s", vcpu, cpus) >= sizeof(cmd))
+		return lodge_fail(err, -EINVAL, "'%s %s' is not a vCPU and a CPU list like 0 0-1", vcpu, cpus);
+	return cpu_request(lg, domain, cmd, false, &r, NULL, err);
+}
+
+int lodge_sched_set(const struct lodge *lg, const char *domain, long weight, long cap, struct lodge_err *err)
+{
+	struct lodge_status st;
+	char cmd[64];
+	struct reply r;
+	int rc;
+
+	if ((rc = lodge_status(lg, domain, &st, err)))
+		return rc;
+	if (strcmp(st.cgroup, "-") == 0)
+		return lodge_fail(err, -EOPNOTSUPP, "domain %s runs without a CPU cgroup (there was no CPU controller "
+				  "it could use when it started): no weight or cap", st.name);
+	/* One request with both values, so a refusal changes neither. */
+	snprintf(cmd, sizeof(cmd), "sched %ld %ld", weight >= 0 ? weight : (long)st.cpu_weight,
+		 cap >= 0 ? cap : (long)st.cpu_cap);
+	return cpu_request(lg, st.name, cmd, false, &r, NULL, err);
+}
+
+/* The i-th space-separated word of text into out ("-" if none). */
+static void word(const char *text, unsigned i, char *out, size_t len)
+{
+	size_t n;
+
+	for (; text && *text; i--) {
+		while (*text == ' ')
+			text++;
+		n = strcspn(text, " ");
+		if (i == 0) {
+			snprintf(out, len, "%.*s", (int)n, text);
+			return;
+		}
+		text += n;
+	}
+	snprintf(out, len, "-");
+}
+
+int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err)
+{
+	uint64_t ns[LODGE_MAX_VCPUS] = { 0 }, wait[LODGE_MAX_VCPUS] = { 0 };
+	struct lodge_status st;
+	const char *v;
+	struct reply r;
+	unsigned i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = lodge_status(lg, domain, &st, err)) ||
+	    (rc = cpu_request(lg, st.name, "vcpu-list", true, &r, NULL, err)))
+		return rc;
+	snprintf(out->name, sizeof(out->name), "%s", st.name);
+	out->id = st.id;
+	out->n = (v = reply_get(&r, "vcpus")) ? strtoul(v, NULL, 10) : 0;
+	if (out->n > LODGE_MAX_VCPUS)
+		out->n = LODGE_MAX_VCPUS;
+	out->paused = (v = reply_get(&r, "paused")) && strcmp(v, "1") == 0;
+	if ((v = reply_get(&r, "vcpu_ns")))
+		lodge_parse_list(v, ns, LODGE_MAX_VCPUS);
+	if ((v = reply_get(&r, "vcpu_wait_ns")))
+		lodge_parse_list(v, wait, LODGE_MAX_VCPUS);
+	for (i = 0; i < out->n; i++) {
+		struct lodge_vcpu *c = &out->v[i];
+		char cpu[16], state[8];
+
+		word(reply_get(&r, "vcpu_cpu"), i, cpu, sizeof(cpu));
+		word(reply_get(&r, "vcpu_state"), i, state, sizeof(state));
+		word(reply_get(&r, "vcpu_affinity"), i, c->affinity, sizeof(c->affinity));
+		c->cpu = strcmp(cpu, "-") == 0 ? -1 : atoi(cpu);
+		c->state = state[0];
+		c->ns = ns[i];
+		c->wait_ns = wait[i];
+	}
+	return 0;
+}

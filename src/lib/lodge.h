@@ -1,0 +1,461 @@
+/* liblodge: the one client library beneath every face of Lodge (the
+ * lodge command, the dashboard, and the faces to come).  It speaks the
+ * control protocol (src/common/proto.h) to each domain's lodge-hyp,
+ * starts lodge-hyp for a new domain, writes and reads saved streams, and
+ * samples the host.
+ *
+ * Conventions
+ *   - A call returns 0 (or a count or a descriptor where it says so), or
+ *     a negative errno.  A call that can fail for a reason a user should
+ *     read fills a struct lodge_err with it: the whole reason, ready to
+ *     show ("no domain named web is running").
+ *   - Nothing here prints.  A warning (a dead domain's directory cleaned
+ *     up, an address two domains claim) and each line lodge-hyp writes
+ *     while a domain starts go to the face's notice hook.
+ *   - DOMAIN, below, is what a user types for a domain, as in xl: its
+ *     name, or its ID (digits) when no running domain has that name.  A
+ *     word that is neither a valid name nor an ID is refused (-EINVAL).
+ *   - The library's own children (lodge-hyp, a bzip2 pump, a migration
+ *     receiver's workers) are its business: each is waited for before
+ *     the call that started it returns (the receiver's, before it does).
+ *   - One thread at a time: some calls keep their large buffers static. */
+#ifndef LODGE_H
+#define LODGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"      /* struct domain_config, struct host_config: the schema's */
+
+/* ---- the handle, errors and notices ----------------------------------------------- */
+
+#define LODGE_ERR_MAX 2048
+
+struct lodge_err {
+	char msg[LODGE_ERR_MAX];       /* why, one line (lodge-hyp's: its own lines) */
+	bool from_hyp;                 /* msg is what lodge-hyp wrote, each line with its own prefix */
+};
+
+enum lodge_notice {
+	LODGE_NOTICE_WARNING,          /* the library's: a sentence without prefix */
+	LODGE_NOTICE_HYP,              /* a line lodge-hyp wrote while starting, prefix and all */
+};
+typedef void lodge_notice_fn(enum lodge_notice kind, const char *text, void *arg);
+
+struct lodge {
+	struct host_config hc;         /* lodge.conf, the root applied */
+	lodge_notice_fn *notice;       /* NULL: notices are dropped */
+	void *notice_arg;
+};
+
+/* Read lodge.conf under ROOT (NULL or "": /) into lg: 0, or -errno with
+ * FILE:LINE: KEY: why. */
+int lodge_open(struct lodge *lg, const char *root, struct lodge_err *err);
+void lodge_on_notice(struct lodge *lg, lodge_notice_fn *fn, void *arg);
+
+/* The running domain DOMAIN names (see above) into name: 0; -EINVAL for
+ * a word that is no name or ID, or Domain-0; -ENOENT for an ID no running
+ * domain has.  A valid name that is not running resolves to itself: the
+ * call that uses it says it is not running. */
+int lodge_resolve(const struct lodge *lg, const char *domain, char name[DOMAIN_NAME_MAX],
+		  struct lodge_err *err);
+
+/* ---- status: what `lodge list -l` and the dashboard show ------------------------------- */
+
+/* One device's counters as the guest sees them: in = disk reads or
+ * packets received, out = disk writes or packets sent. */
+struct lodge_io {
+	uint64_t in_ops, in_bytes, out_ops, out_bytes, errors;
+};
+
+#define LODGE_MAX_ADDRS 16
+#define LODGE_MAX_VCPUS DOMAIN_VCPUS_MAX
+
+/* An address a guest claimed on a vif, as its watcher saw it. */
+struct lodge_addr {
+	char addr[46];                 /* INET6_ADDRSTRLEN */
+	char how[8];                   /* arp, dhcp, nd */
+	unsigned vif;
+	unsigned long age_s;           /* since last seen */
+};
+
+enum lodge_save_kind { LODGE_SAVE_NONE, LODGE_SAVE_SNAPSHOT, LODGE_SAVE_MIGRATE };
+enum lodge_save_phase { LODGE_SAVE_PRECOPY, LODGE_SAVE_STOPCOPY, LODGE_SAVE_DONE, LODGE_SAVE_FAILED };
+
+struct lodge_status {
+	char name[DOMAIN_NAME_MAX];
+	unsigned id;
+	int pid;
+	char state[16];                /* running, paused, shutdown, crashed; "?" if it could not be asked */
+	unsigned vcpus;
+	unsigned long memory_mib;      /* at boot */
+	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */
+	unsigned long target_mib;      /* what mem-set last asked the guest to keep */
+	unsigned long balloon_mib;     /* what the guest's balloon has given back */
+	bool guest_stats;              /* the guest_* figures are the guest's own report */
+	unsigned long guest_total_kib, guest_free_kib, guest_avail_kib;
+	uint64_t cpu_ns;
+	unsigned long rss_kib;         /* resident, net of what KSM merged */
+	unsigned long ksm_shared_kib;  /* resident pages KSM merged */
+	unsigned long thp_kib;         /* resident in transparent huge pages */
+	unsigned long uptime_s;
+	char end_reason[256];          /* state "?": why it could not be asked */
+	uint64_t vcpu_ns[LODGE_MAX_VCPUS];
+	struct lodge_io disk[DOMAIN_DISKS_MAX], vif[DOMAIN_VIFS_MAX];
+	unsigned ndisks, nvifs;
+	struct lodge_io disk_sum, vif_sum;
+	uint64_t cpu_wait_ns;          /* runnable but not running: the guest's steal */
+	uint64_t vcpu_wait_ns[LODGE_MAX_VCPUS];
+	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
+	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
+	struct lodge_addr addrs[LODGE_MAX_ADDRS];   /* every vif's, in vif order */
+	unsigned naddrs;
+	/* The last save or migration, if any: its phase stays done or
+	 * failed once it ended. */
+	enum lodge_save_kind save_kind;
+	enum lodge_save_phase save_phase;
+	unsigned save_round;
+	uint64_t save_pages;           /* page records sent so far */
+	uint64_t save_dirty;           /* pages found dirty in the last round */
+	uint64_t save_rate_kib;        /* KiB/s of the last round */
+};
+
+/* A save or migration of the domain is under way (not ended). */
+static inline bool lodge_saving(const struct lodge_status *st)
+{
+	return st->save_kind != LODGE_SAVE_NONE &&
+	       (st->save_phase == LODGE_SAVE_PRECOPY || st->save_phase == LODGE_SAVE_STOPCOPY);
+}
+/* While one runs, "migr" or "save"; NULL otherwise. */
+const char *lodge_save_word(const struct lodge_status *st);
+/* The last save or migration in words: "-" if none ran, else e.g.
+ * "Migration: round 3, 1234 pages dirty, 8192 sent, 750 MiB/s". */
+void lodge_save_describe(const struct lodge_status *st, char *buf, size_t len);
+/* The addresses, comma-separated, IPv4 first; "-" if none. */
+void lodge_addrs_join(const struct lodge_status *st, char *buf, size_t len);
+
+/* One running domain's status: 0; -ENOENT if it is not running. */
+int lodge_status(const struct lodge *lg, const char *domain, struct lodge_status *st, struct lodge_err *err);
+/* Domain-0, the host itself, as a row of the list. */
+void lodge_host_status(struct lodge_status *dom0);
+
+/* A domain whose lodge-hyp runs but could not be asked (too many
+ * clients, no permission, no answer in time). */
+struct lodge_unasked {
+	char name[DOMAIN_NAME_MAX];
+	char why[256];
+};
+struct lodge_list {
+	unsigned n;
+	struct lodge_status *dom;      /* sorted by ID */
+	unsigned nunasked;
+	struct lodge_unasked *unasked;
+};
+/* Every running domain (a stale directory, its lodge-hyp gone, is
+ * removed with a notice): 0 or -ENOMEM.  Free with lodge_list_free. */
+int lodge_list(const struct lodge *lg, struct lodge_list *out, struct lodge_err *err);
+void lodge_list_free(struct lodge_list *l);
+
+/* An address claimed by two or more domains on one bridge: each
+ * lodge-hyp watches only its own vifs, so only here can it be seen.
+ * Neither is taken for the owner: both keep it. */
+struct lodge_conflict {
+	char addr[46], bridge[16];
+	char first[DOMAIN_NAME_MAX];   /* the first claimant by ID */
+	char others[256];              /* the rest, comma-separated */
+};
+/* The conflicts among l's domains into out[max]: how many. */
+unsigned lodge_conflicts(const struct lodge *lg, const struct lodge_list *l, struct lodge_conflict *out,
+			 unsigned max);
+
+/* The same over connections kept between scans, every domain asked at
+ * once: the dashboard's sampler.  fn gets each domain (sorted by ID); a
+ * patient poller (timeout_ms) hands a slow domain to late and awaits its
+ * reply at the next scan; unasked hears of a domain that could not be
+ * asked, with why (without it, each is a notice). */
+struct lodge_poller;
+struct lodge_poller *lodge_poller_new(void);
+void lodge_poller_patient(struct lodge_poller *p, int timeout_ms, void (*late)(const char *name, void *arg));
+void lodge_poller_on_unasked(struct lodge_poller *p, void (*unasked)(const char *name, const char *why, void *arg));
+int lodge_poller_scan(struct lodge_poller *p, const struct lodge *lg,
+		      void (*fn)(const struct lodge_status *st, void *arg), void *arg);
+void lodge_poller_free(struct lodge_poller *p);
+
+/* ---- configs and creating a domain --------------------------------------------------- */
+
+/* A config by file or name (NAME: domains_dir/NAME.cfg, as xl create),
+ * read and checked as create does: 0, or -errno with FILE:LINE: KEY: why. */
+int lodge_config_find(const struct lodge *lg, const char *file_or_name, struct domain_config *dc,
+		      struct lodge_err *err);
+/* The resolved config a running domain was started with. */
+int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc,
+			 struct lodge_err *err);
+/* ... as its text (malloc'd, NUL-terminated): lodge config prints it. */
+int lodge_running_config_text(const struct lodge *lg, const char *domain, char **text, struct lodge_err *err);
+
+#define LODGE_CREATE_PAUSED 1u     /* its vCPUs wait for unpause before the guest's first instruction */
+/* Start a domain from a checked config: lodge-hyp detached, taps on
+ * their bridges.  Returns 0 once it runs.  lodge-hyp's refusal comes
+ * back in err (from_hyp); its warnings as notices. */
+int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err);
+/* Start every domain of domains_dir marked autostart that is not
+ * running; each outcome goes to fn (err NULL: started).  Returns how many
+ * failed. */
+int lodge_autostart(const struct lodge *lg,
+		    void (*fn)(const char *name, const struct lodge_err *err, void *arg), void *arg);
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+enum lodge_verb { LODGE_PAUSE, LODGE_UNPAUSE, LODGE_SHUTDOWN, LODGE_REBOOT, LODGE_DESTROY, LODGE_NVERBS };
+const char *lodge_verb_name(enum lodge_verb v);      /* "pause", ... */
+
+int lodge_pause(const struct lodge *lg, const char *domain, struct lodge_err *err);
+int lodge_unpause(const struct lodge *lg, const char *domain, struct lodge_err *err);
+/* Reset the domain; its on_reboot decides what follows. */
+int lodge_reboot(const struct lodge *lg, const char *domain, struct lodge_err *err);
+/* Press the ACPI power button; wait_s > 0: return once the domain is
+ * gone, -ETIMEDOUT if it is not within wait_s seconds. */
+int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err);
+/* End it at once; returns once its process and runtime directory are gone. */
+int lodge_destroy(const struct lodge *lg, const char *domain, struct lodge_err *err);
+
+/* The same requests without waiting (the dashboard: a slow domain must
+ * not hold the screen).  start: 0 with c->fd to poll for input, or
+ * -errno; collect: 1 done (0 in *result or the refusal's -errno, err
+ * set), 0 not yet, never blocks; close: drop it (the domain may still
+ * act on it). */
+struct lodge_call {
+	int fd;                        /* -1: none */
+	char buf[640];
+	size_t n;
+};
+int lodge_call_start(const struct lodge *lg, const char *domain, enum lodge_verb v, struct lodge_call *c,
+		     struct lodge_err *err);
+int lodge_call_collect(struct lodge_call *c, int *result, struct lodge_err *err);
+void lodge_call_close(struct lodge_call *c);
+
+/* ---- memory and CPUs ------------------------------------------------------------------- */
+
+/* Balloon a running domain to mib (its floor up to its maxmem). */
+int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err);
+/* Credit weight (1-65535) and cap (percent of one CPU, 0: none); -1
+ * keeps the current value.  One request: a refusal changes neither. */
+int lodge_sched_set(const struct lodge *lg, const char *domain, long weight, long cap, struct lodge_err *err);
+/* The host CPUs vcpu ("0", "all") may run on (cpus: "0", "0-1", "0,2", "all"). */
+int lodge_vcpu_pin(const struct lodge *lg, const char *domain, const char *vcpu, const char *cpus,
+		   struct lodge_err *err);
+
+struct lodge_vcpu {
+	int cpu;                       /* host CPU it last ran on, -1 unknown */
+	char state;                    /* /proc state letter, '-' no thread */
+	uint64_t ns, wait_ns;
+	char affinity[512];            /* a CPU list */
+};
+struct lodge_vcpus {
+	char name[DOMAIN_NAME_MAX];
+	unsigned id;
+	bool paused;
+	unsigned n;
+	struct lodge_vcpu v[LODGE_MAX_VCPUS];
+};
+int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err);
+
+/* ---- devices, addresses and traffic ----------------------------------------------------- */
+
+struct lodge_disk {
+	char vdev[16];
+	bool readonly, is_phy;
+	char path[CFG_PATH_MAX];
+	struct lodge_io io;
+};
+struct lodge_vif {
+	char ifname[16];               /* its tap on the host */
+	uint8_t mac[6];
+	char bridge[16];
+	struct lodge_io io;
+};
+struct lodge_devices {
+	struct lodge_status st;
+	unsigned ndisks, nvifs;
+	struct lodge_disk disk[DOMAIN_DISKS_MAX];
+	struct lodge_vif vif[DOMAIN_VIFS_MAX];
+};
+/* A running domain's disks and vifs (its resolved config) with their counters. */
+int lodge_devices(const struct lodge *lg, const char *domain, struct lodge_devices *out, struct lodge_err *err);
+
+#define LODGE_MAX_PEERS 5
+struct lodge_vif_net {
+	struct lodge_vif vif;
+	char watch[256];               /* "on", or why its traffic is not watched */
+	unsigned naddrs;
+	struct {
+		struct lodge_addr a;
+		char others[256];      /* other domains on its bridge claiming it (lodge_net_conflicts) */
+	} addrs[LODGE_MAX_ADDRS];
+	uint64_t pps, bps, drops;      /* over the last interval; drops since start */
+	unsigned npeers;
+	struct {
+		char addr[46];
+		uint64_t packets, bytes;
+	} peers[LODGE_MAX_PEERS];      /* the top peers of the last interval, by bytes */
+};
+struct lodge_net {
+	char name[DOMAIN_NAME_MAX];
+	unsigned long interval_ms;
+	unsigned nvifs;
+	struct lodge_vif_net vifs[DOMAIN_VIFS_MAX];
+};
+/* What each vif's watcher saw: the addresses the guest claimed, rates,
+ * top peers.  -ENODEV for a domain without vifs, -EPROTO with lodge-hyp's
+ * word for one whose vifs are not watched. */
+int lodge_net(const struct lodge *lg, const char *domain, struct lodge_net *out, struct lodge_err *err);
+/* Fill each address's others: the domains on the same bridge that claim
+ * it too (this asks every running domain). */
+void lodge_net_conflicts(const struct lodge *lg, struct lodge_net *n);
+
+/* ---- the serial console -------------------------------------------------------------------- */
+
+/* A raw console: the returned descriptor carries the guest's serial
+ * bytes both ways until either side closes it (force: take it over from
+ * the client that has it).  A face that pumps it itself uses this. */
+int lodge_console_open(const struct lodge *lg, const char *domain, bool force, struct lodge_err *err);
+/* The last `last` bytes (0: all kept) of its console output, malloc'd. */
+int lodge_console_log(const struct lodge *lg, const char *domain, size_t last, int timeout_ms, char **text,
+		      size_t *len, struct lodge_err *err);
+/* The terminal helper: pump fd and this process's stdin/stdout until
+ * Ctrl-] (on a terminal, raw meanwhile and restored after, even on
+ * SIGTERM or SIGHUP) or, for scripted input, until the guest has been
+ * quiet a while after it ends.  Returns 0, or -errno. */
+#define LODGE_CONSOLE_ESCAPE "Ctrl-]"
+int lodge_console_relay(int fd);
+
+/* ---- save, restore, migrate --------------------------------------------------------------- */
+
+/* Where a long job is: a migration's pre-copy rounds (round > 0 once
+ * the first whole pass is done: round, pages, dirty, rate_kib), or the
+ * bytes of a saved file written or read so far (bytes, of total if
+ * known, and rate_kib). */
+struct lodge_progress {
+	unsigned round;
+	uint64_t pages, dirty, rate_kib;
+	uint64_t bytes, total;
+};
+typedef void lodge_progress_fn(const struct lodge_progress *p, void *arg);
+
+struct lodge_save_opts {
+	bool compress;                 /* bzip2 */
+	bool keep;                     /* the domain runs on (else it ends once the file is safe) */
+	lodge_progress_fn *progress;   /* NULL: none */
+	void *arg;
+};
+struct lodge_save_result {
+	char name[DOMAIN_NAME_MAX];
+	uint64_t file_bytes;
+	long ms;
+};
+/* Save DOMAIN to file: made unnamed and named only once whole and on
+ * disk, so a failed or killed save leaves no file and the domain runs on. */
+int lodge_save(const struct lodge *lg, const char *domain, const char *file, const struct lodge_save_opts *o,
+	       struct lodge_save_result *res, struct lodge_err *err);
+
+struct lodge_restore_opts {
+	bool paused;
+	lodge_progress_fn *progress;
+	void *arg;
+};
+struct lodge_restore_result {
+	char name[DOMAIN_NAME_MAX];
+	long ms;
+};
+/* Bring a saved domain back (a bzip2'd file too).  Whoever wrote the file
+ * chose every path in it: the domain may use only what this host lends
+ * (incoming.h). */
+int lodge_restore(const struct lodge *lg, const char *file, const struct lodge_restore_opts *o,
+		  struct lodge_restore_result *res, struct lodge_err *err);
+
+struct lodge_migrate_opts {
+	const char *secret_file;       /* NULL: lodge.conf's migration_secret_file */
+	lodge_progress_fn *progress;
+	void *arg;
+};
+struct lodge_migrate_result {
+	char name[DOMAIN_NAME_MAX];
+	char peer[CFG_PATH_MAX + 16];  /* where it went, as the user wrote it */
+	long ms;
+	uint64_t downtime_us, total_us, pages, bytes;
+	unsigned rounds;
+};
+/* Move DOMAIN, live, to dest: HOST[:PORT] (TCP, the shared secret
+ * required) or a Unix socket path (unix:PATH or one with a '/').  It
+ * runs on here unless this returns 0.  -EINVAL: dest is neither. */
+int lodge_migrate(const struct lodge *lg, const char *domain, const char *dest, const struct lodge_migrate_opts *o,
+		  struct lodge_migrate_result *res, struct lodge_err *err);
+
+/* The receiving end: a listener, each connection served in a child of
+ * its own with deadlines, the number at once capped.  What happens goes
+ * to the event hook, in the listener's process. */
+enum lodge_recv_event {
+	LODGE_RECV_RECEIVED,           /* name runs here now, from peer */
+	LODGE_RECV_WARNING,            /* text: a peer refused before it authenticated, or turned away */
+	LODGE_RECV_ERROR,              /* text: an authenticated peer's domain refused, or a start failed */
+	LODGE_RECV_HYP,                /* text: what lodge-hyp wrote starting it, its own prefix and all */
+};
+struct lodge_receiver;
+struct lodge_receiver_opts {
+	const char *listen;            /* ADDR:PORT or a Unix socket; NULL: lodge.conf's, or
+					* without a secret the root-only socket in the runtime dir */
+	const char *secret_file;       /* NULL: lodge.conf's */
+	bool once;                     /* return after the first authenticated peer */
+	void (*event)(enum lodge_recv_event e, const char *name, const char *peer, const char *text, void *arg);
+	void *arg;
+};
+/* Listen: 0 with *out, and where it listens in words ("PATH (root only)"),
+ * or -errno (-EINVAL: a listen address that is not one). */
+int lodge_receiver_open(const struct lodge *lg, const struct lodge_receiver_opts *o, struct lodge_receiver **out,
+			char *where, size_t wherelen, struct lodge_err *err);
+/* Serve until an error (-errno with why), or with once until the first
+ * authenticated peer is served: 0 if its domain runs here, else -EIO
+ * with err->msg empty (the events said why). */
+int lodge_receiver_run(struct lodge_receiver *r, struct lodge_err *err);
+void lodge_receiver_close(struct lodge_receiver *r);
+
+/* ---- the host ------------------------------------------------------------------------------ */
+
+struct lodge_host {
+	unsigned ncpus;
+	double load1, load5, load15;
+	unsigned long mem_total_mib, mem_avail_mib;
+	unsigned long uptime_s;
+	uint64_t busy_ticks, total_ticks;  /* all CPUs, from /proc/stat */
+	double cpu_pct;                /* of one CPU, between this sample and the one before in *h */
+};
+/* Sample the host into h (its previous sample, if any, gives cpu_pct). */
+void lodge_host_sample(struct lodge_host *h);
+
+struct lodge_host_info {
+	char model[256];               /* the CPU's */
+	unsigned ncpus;
+	unsigned long mem_total_mib, mem_avail_mib;
+	const char *kvm_backend;       /* in words */
+	int max_vcpus;                 /* per domain, as KVM and Lodge allow; 0 without KVM */
+};
+void lodge_host_info(struct lodge_host_info *hi);
+
+/* ---- bridges ------------------------------------------------------------------------------- */
+
+/* A bridge; with nic, the host's NIC joins it and its addresses and
+ * routes move onto the bridge (force: even one that carries this ssh
+ * session). */
+int lodge_bridge_create(const char *bridge, const char *nic, bool force, struct lodge_err *err);
+/* Delete it; a NIC it adopted goes back first, named in nic ("" if none). */
+int lodge_bridge_delete(const char *bridge, char nic[16], struct lodge_err *err);
+int lodge_bridge_list(void (*fn)(const char *name, int ports, bool up, void *arg), void *arg,
+		      struct lodge_err *err);
+
+/* ---- frames -------------------------------------------------------------------------------- */
+
+/* One line describing a captured Ethernet frame (caplen bytes of len). */
+void lodge_frame_line(const uint8_t *frame, size_t caplen, size_t len, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,610 @@
+/* Configs and starting a domain: lodge-hyp detached, with its own words
+ * (what it writes until the domain runs) brought back to the face. */
+#include "cgroup.h"
+#include "internal.h"
+#include "runtime.h"
+
+#include <acl/libacl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_DOMAIN_IDS 1024
+#define HYP_OUTPUT_MAX (64 * 1024)
+
+static int load_config(const struct lodge *lg, const char *path, bool check_bridges, struct domain_config *dc,
+		       struct lodge_err *err)
+{
+	char msg[LODGE_ERR_MAX];
+	int rc = domain_config_load(path, &lg->hc, check_bridges, dc, msg, sizeof(msg));
+
+	return rc ? lodge_fail(err, rc < 0 ? rc : -EINVAL, "%s", msg) : 0;
+}
+
+int lodge_config_find(const struct lodge *lg, const char *arg, struct domain_config *dc, struct lodge_err *err)
+{
+	char path[CFG_PATH_MAX + 80];
+	struct stat st;
+
+	/* A name means DOMAINS_DIR/NAME.cfg, as xl create has it. */
+	if (strchr(arg, '/') || stat(arg, &st) == 0)
+		snprintf(path, sizeof(path), "%s", arg);
+	else
+		snprintf(path, sizeof(path), "%s/%s.cfg", lg->hc.domains_dir, arg);
+	return load_config(lg, path, true, dc, err);
+}
+
+int lodge_runtime_config(const struct lodge *lg, const char *name, struct domain_config *dc, struct lodge_err *err)
+{
+	char path[CFG_PATH_MAX + DOMAIN_NAME_MAX + 16];
+
+	if (runtime_path(path, sizeof(path), lg->hc.runtime_dir, name, RT_CONFIG))
+		return lodge_fail(err, -ENAMETOOLONG, "%s/%s: path too long", lg->hc.runtime_dir, name);
+	return load_config(lg, path, false, dc, err);
+}
+
+int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	struct lodge_status st;
+	int rc;
+
+	if ((rc = lodge_resolve(lg, domain, name, err)))
+		return rc;
+	if ((rc = lodge_status_of(lg, name, &st)) == -ENOENT)
+		return lodge_not_running(err, name);
+	if (rc)
+		return lodge_fail(err, rc, "%s: cannot read its status: %s", name, strerror(-rc));
+	return lodge_runtime_config(lg, name, dc, err);
+}
+
+int lodge_running_config_text(const struct lodge *lg, const char *domain, char **text, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX], path[CFG_PATH_MAX + DOMAIN_NAME_MAX + 16];
+	size_t len = 0, cap = 4096;
+	char *buf;
+	FILE *f;
+	int rc;
+
+	*text = NULL;
+	if ((rc = lodge_resolve(lg, domain, name, err)))
+		return rc;
+	if (runtime_path(path, sizeof(path), lg->hc.runtime_dir, name, RT_CONFIG) || !(f = fopen(path, "r")))
+		return lodge_not_running(err, name);
+	if (!(buf = malloc(cap))) {
+		fclose(f);
+		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
+	}
+	for (;;) {
+		size_t n = fread(buf + len, 1, cap - 1 - len, f);
+
+		len += n;
+		if (len + 1 < cap)
+			break;
+		/* The loader refuses a config over 1 MiB: so does this. */
+		if (cap >= (2u << 20) || !(*text = realloc(buf, cap * 2))) {
+			free(buf);
+			fclose(f);
+			return lodge_fail(err, -EFBIG, "%s: larger than 2 MiB", path);
+		}
+		buf = *text;
+		cap *= 2;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+void lodge_vif_name(const char *name, unsigned id, unsigned n, char out[16])
+{
+	char full[DOMAIN_NAME_MAX + 24];
+
+	snprintf(full, sizeof(full), "vif-%s.%u", name, n);
+	if (strlen(full) < 16)
+		memcpy(out, full, strlen(full) + 1);
+	else
+		snprintf(out, 16, "vif%u.%u", id % 100000, n % 100);
+}
+
+void lodge_vif_ifname(const struct domain_config *dc, const char *name, unsigned id, unsigned n, char out[16])
+{
+	if (dc->vifs[n].vifname[0])
+		snprintf(out, 16, "%s", dc->vifs[n].vifname);
+	else
+		lodge_vif_name(name, id, n, out);
+}
+
+void lodge_vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
+{
+	if (dc->vifs[i].mac_set)
+		memcpy(mac, dc->vifs[i].mac, 6);
+	else
+		cfg_default_mac(dc->name, i, mac);
+}
+
+/* mkdir -p: the runtime directory may live under a fresh --root. */
+int lodge_runtime_dir_create(const char *rundir)
+{
+	char buf[CFG_PATH_MAX];
+	char *p;
+
+	snprintf(buf, sizeof(buf), "%s", rundir);
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
+static const char *hyp_path(void)
+{
+	static char path[4096];
+	ssize_t n;
+	char *slash;
+
+	if (getenv("LODGE_HYP"))
+		return getenv("LODGE_HYP");
+	n = readlink("/proc/self/exe", path, sizeof(path) - 16);
+	if (n > 0) {
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash + 1, "lodge-hyp");
+			if (access(path, X_OK) == 0)
+				return path;
+		}
+	}
+	return "lodge-hyp";
+}
+
+static void mark_id(const struct lodge_status *st, void *arg)
+{
+	uint8_t *used = arg;
+
+	if (st->id < MAX_DOMAIN_IDS)
+		used[st->id] = 1;
+}
+
+struct mac_check {
+	const struct lodge *lg;
+	const struct domain_config *dc;
+	char clash[DOMAIN_NAME_MAX];
+};
+
+/* Two domains on one host never share a MAC: compare with every running
+ * domain's resolved config. */
+static void check_macs(const struct lodge_status *st, void *arg)
+{
+	static struct domain_config other;
+	struct mac_check *m = arg;
+	uint8_t a[6], b[6];
+	unsigned i, k;
+
+	if (m->clash[0] || lodge_runtime_config(m->lg, st->name, &other, NULL))
+		return;
+	for (i = 0; i < m->dc->nvifs; i++)
+		for (k = 0; k < other.nvifs; k++) {
+			lodge_vif_mac(m->dc, i, a);
+			lodge_vif_mac(&other, k, b);
+			if (memcmp(a, b, 6) == 0)
+				snprintf(m->clash, sizeof(m->clash), "%s", st->name);
+		}
+}
+
+static int acl_add_group_read(acl_t *acl, gid_t gid)
+{
+	acl_permset_t perms;
+	acl_entry_t e;
+
+	if (acl_create_entry(acl, &e) || acl_set_tag_type(e, ACL_GROUP) || acl_set_qualifier(e, &gid) ||
+	    acl_get_permset(e, &perms) || acl_clear_perms(perms) || acl_add_perm(perms, ACL_READ) ||
+	    acl_set_permset(e, perms))
+		return -errno;
+	return 0;
+}
+
+/* Root's (rw), and readable by groups a and b, by nobody else. */
+static int acl_share(const char *path, gid_t a, gid_t b)
+{
+	acl_t acl = acl_from_mode(0600);
+	int rc;
+
+	if (!acl)
+		return -errno;
+	if (!(rc = acl_add_group_read(&acl, a)) && !(rc = acl_add_group_read(&acl, b)) &&
+	    (acl_calc_mask(&acl) || acl_set_file(path, ACL_TYPE_ACCESS, acl)))
+		rc = -errno;
+	acl_free(acl);
+	return rc;
+}
+
+/* Open a root-only file to the groups lodge.conf lets see a domain
+ * (stats_group, control_group): by its group when one is named, by an
+ * ACL when two are (group ownership alone where the file system has no
+ * ACLs, with a notice). */
+static int share_with_groups(const struct lodge *lg, const char *path, char *why, size_t whylen)
+{
+	const struct host_config *hc = &lg->hc;
+	long a = hc->stats_gid >= 0 ? hc->stats_gid : hc->control_gid;
+	long b = hc->stats_gid >= 0 && hc->control_gid != hc->stats_gid ? hc->control_gid : -1;
+	int rc;
+
+	if (a < 0)
+		return 0;
+	if (b >= 0) {
+		if (!(rc = acl_share(path, (gid_t)a, (gid_t)b)))
+			return 0;
+		if (rc != -EOPNOTSUPP) {
+			snprintf(why, whylen, "cannot give groups %ld and %ld read access to %s: %s", a, b, path,
+				 strerror(-rc));
+			return rc;
+		}
+		lodge_warn(lg, "the file system of %s has no ACLs: only group %ld (stats_group) may read it, "
+			   "not group %ld (control_group)", path, a, b);
+	}
+	if (chown(path, (uid_t)-1, (gid_t)a) < 0 || chmod(path, 0640) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot give group %ld read access to %s: %s", a, path, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+/* A running domain's resolved config names its command line, disks and
+ * MACs: root's and the domain's groups' to read, nobody else's, though
+ * its directory lets everyone reach the control socket when groups are
+ * named.  Written whole with umask 077 (root-only from its first byte),
+ * then opened to the groups. */
+static int keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
+		       size_t whylen)
+{
+	mode_t old = umask(077);
+	int rc = domain_config_save(path, dc, why, whylen);
+
+	umask(old);
+	return rc ? rc : share_with_groups(lg, path, why, whylen);
+}
+
+/* lodge-hyp's command line for dc as domain ID id. */
+struct hyp_args {
+	const char *argv[100 + 2 * CFG_MAX_VCPUS];
+	char disks[CFG_MAX_DISKS][CFG_PATH_MAX + 64], vifs[CFG_MAX_VIFS][128];
+	char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
+	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
+	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
+	char control_gid[24], stats_gid[24], incoming[16];
+};
+
+static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, const struct domain_config *dc,
+			   unsigned id, bool paused, int incoming_fd)
+{
+	const char **argv = h->argv;
+	unsigned i, a = 0;
+
+	snprintf(h->mem, sizeof(h->mem), "%u", dc->memory_mib);
+	snprintf(h->vcpus, sizeof(h->vcpus), "%u", dc->vcpus);
+	snprintf(h->id, sizeof(h->id), "%u", id);
+	snprintf(h->logsize, sizeof(h->logsize), "%u", hc->console_log_kib);
+	argv[a++] = hyp_path();
+	argv[a++] = "--kernel"; argv[a++] = dc->kernel;
+	if (dc->ramdisk[0]) { argv[a++] = "--initrd"; argv[a++] = dc->ramdisk; }
+	argv[a++] = "--cmdline"; argv[a++] = dc->cmdline;
+	argv[a++] = "--memory"; argv[a++] = h->mem;
+	if (dc->maxmem_mib > dc->memory_mib) {
+		snprintf(h->maxmem, sizeof(h->maxmem), "%u", dc->maxmem_mib);
+		argv[a++] = "--maxmem"; argv[a++] = h->maxmem;
+	}
+	if (dc->ksm) argv[a++] = "--ksm";
+	if (dc->hugepages) argv[a++] = "--hugepages";
+	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
+	for (i = 0; i < dc->ndisks; i++) {
+		snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
+			 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+		argv[a++] = "--disk"; argv[a++] = h->disks[i];
+	}
+	for (i = 0; i < dc->nvifs; i++) {
+		const struct cfg_vif *v = &dc->vifs[i];
+		char name[16];
+		uint8_t mac[6];
+
+		lodge_vif_ifname(dc, dc->name, id, i, name);
+		lodge_vif_mac(dc, i, mac);
+		snprintf(h->vifs[i], sizeof(h->vifs[i]), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
+			 v->bridge[0] ? v->bridge : hc->default_bridge, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		argv[a++] = "--net"; argv[a++] = h->vifs[i];
+	}
+	argv[a++] = "--name"; argv[a++] = dc->name;
+	argv[a++] = "--id"; argv[a++] = h->id;
+	argv[a++] = "--runtime-dir"; argv[a++] = hc->runtime_dir;
+	argv[a++] = "--console-log-size"; argv[a++] = h->logsize;
+	argv[a++] = "--on-poweroff"; argv[a++] = domain_action_name(dc->on_poweroff);
+	argv[a++] = "--on-reboot"; argv[a++] = domain_action_name(dc->on_reboot);
+	argv[a++] = "--on-crash"; argv[a++] = domain_action_name(dc->on_crash);
+	/* Every domain gets its cgroup, so lodge sched works on any of them;
+	 * weight and cap go only when the config asks for them, so a host
+	 * without a CPU controller still runs domains that do not. */
+	snprintf(h->weight, sizeof(h->weight), "%u", dc->cpu_weight);
+	snprintf(h->cap, sizeof(h->cap), "%u", dc->cap);
+	snprintf(h->cgroup, sizeof(h->cgroup), "%s/%s", hc->cgroup, dc->name);
+	argv[a++] = "--cgroup"; argv[a++] = h->cgroup;
+	if (hc->control_gid >= 0) {
+		snprintf(h->control_gid, sizeof(h->control_gid), "%ld", hc->control_gid);
+		argv[a++] = "--control-group"; argv[a++] = h->control_gid;
+	}
+	if (hc->stats_gid >= 0) {
+		snprintf(h->stats_gid, sizeof(h->stats_gid), "%ld", hc->stats_gid);
+		argv[a++] = "--stats-group"; argv[a++] = h->stats_gid;
+	}
+	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = h->weight; }
+	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = h->cap; }
+	if (dc->ncpus == 1) { argv[a++] = "--cpus"; argv[a++] = dc->cpus[0]; }
+	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {
+		snprintf(h->pins[i], sizeof(h->pins[i]), "%u=%s", i, dc->cpus[i]);
+		argv[a++] = "--vcpu-cpus"; argv[a++] = h->pins[i];
+	}
+	if (incoming_fd >= 0) {
+		snprintf(h->incoming, sizeof(h->incoming), "%d", incoming_fd);
+		argv[a++] = "--incoming"; argv[a++] = h->incoming;
+	}
+	if (paused)
+		argv[a++] = "--paused";        /* not one guest instruction before unpause */
+	argv[a++] = "--detach";
+	argv[a] = NULL;
+}
+
+/* What lodge-hyp writes until the domain runs (its stderr is a pipe of
+ * ours until then; after, its runtime directory's log). */
+struct hyp_output {
+	char buf[HYP_OUTPUT_MAX];
+	size_t n;
+};
+
+/* Take in what is there without waiting. */
+static void hyp_output_read(int fd, struct hyp_output *o)
+{
+	ssize_t got;
+
+	while (o->n + 1 < sizeof(o->buf) && (got = read(fd, o->buf + o->n, sizeof(o->buf) - 1 - o->n)) > 0)
+		o->n += (size_t)got;
+	o->buf[o->n] = '\0';
+}
+
+/* On success every line is a notice; on failure they are the error. */
+static void hyp_output_deliver(const struct lodge *lg, struct hyp_output *o, bool failed, struct lodge_err *err)
+{
+	char *line, *save = NULL, *text = o->buf;
+	size_t len, i, k;
+
+	/* Its lines end in \r\n (for a terminal in raw mode): plain lines here. */
+	for (i = k = 0; i < o->n; i++)
+		if (o->buf[i] != '\r' || (i + 1 < o->n && o->buf[i + 1] != '\n'))
+			o->buf[k++] = o->buf[i];
+	o->n = k;
+	o->buf[k] = '\0';
+	while (o->n && o->buf[o->n - 1] == '\n')
+		o->buf[--o->n] = '\0';
+	if (failed) {
+		len = strlen(text);
+		/* The error is the last line: keep the end of a long story. */
+		if (len >= LODGE_ERR_MAX) {
+			char *nl;
+
+			text += len - (LODGE_ERR_MAX - 1);
+			if ((nl = strchr(text, '\n')))
+				text = nl + 1;
+		}
+		if (err) {
+			snprintf(err->msg, sizeof(err->msg), "%.*s", LODGE_ERR_MAX - 1, text);
+			err->from_hyp = true;
+		}
+		return;
+	}
+	for (line = strtok_r(o->buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (lg->notice)
+			lg->notice(LODGE_NOTICE_HYP, line, lg->notice_arg);
+}
+
+/* Run lodge-hyp --detach and wait for it: its exit status, or -errno.
+ * *sig: the signal that killed it, 0 if none. */
+static int run_hyp(const char *const *argv, int incoming_fd, struct hyp_output *out, void (*tick)(void *),
+		   void *tick_arg, pid_t *pidp, int *sig, struct lodge_err *err)
+{
+	long next_tick = lodge_now_ms() + 500;
+	int outp[2], execp[2], wst, exec_errno = 0;
+	pid_t pid;
+
+	*sig = 0;
+	if (pipe2(outp, O_CLOEXEC) < 0)
+		return lodge_fail(err, -errno, "cannot start lodge-hyp: %s", strerror(errno));
+	if (pipe2(execp, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		close(outp[0]);
+		close(outp[1]);
+		return lodge_fail(err, -e, "cannot start lodge-hyp: %s", strerror(e));
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(outp[0]); close(outp[1]); close(execp[0]); close(execp[1]);
+		return lodge_fail(err, -e, "cannot start lodge-hyp: %s", strerror(e));
+	}
+	if (pid == 0) {
+		int e;
+
+		dup2(outp[1], STDERR_FILENO);           /* dup2 clears close-on-exec */
+		if (incoming_fd >= 0)
+			fcntl(incoming_fd, F_SETFD, 0); /* the stream is lodge-hyp's to read */
+		execvp(argv[0], (char *const *)argv);
+		e = errno;
+		if (write(execp[1], &e, sizeof(e)) < 0) {
+			/* the parent sees EOF and a status of 127 */
+		}
+		_exit(127);
+	}
+	*pidp = pid;
+	close(outp[1]);
+	close(execp[1]);
+	fcntl(outp[0], F_SETFL, O_NONBLOCK);
+	/* Read as it comes: lodge-hyp must never block on a full pipe, and a
+	 * warning is worth seeing while a long restore runs.  Its processes
+	 * may keep the pipe past the exit of the one we wait for, so the
+	 * wait ends at that exit, not at end of file. */
+	for (;;) {
+		struct pollfd p = { outp[0], POLLIN, 0 };
+		pid_t w;
+
+		hyp_output_read(outp[0], out);
+		if ((w = waitpid(pid, &wst, WNOHANG)) == pid || (w < 0 && errno != EINTR))
+			break;
+		poll(&p, 1, 50);
+		if (tick && lodge_now_ms() >= next_tick) {
+			tick(tick_arg);
+			next_tick += 500;
+		}
+	}
+	hyp_output_read(outp[0], out);
+	close(outp[0]);
+	if (read(execp[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
+		exec_errno = 0;
+	close(execp[0]);
+	if (exec_errno)
+		return lodge_fail(err, -exec_errno, "cannot run %s: %s", argv[0], strerror(exec_errno));
+	if (WIFSIGNALED(wst)) {
+		*sig = WTERMSIG(wst);
+		return -EINTR;
+	}
+	return WIFEXITED(wst) ? WEXITSTATUS(wst) : -ECHILD;
+}
+
+int lodge_start(const struct lodge *lg, const struct domain_config *dc, bool paused, int incoming_fd,
+		struct lodge_err *err)
+{
+	return lodge_start_ticking(lg, dc, paused, incoming_fd, NULL, NULL, err);
+}
+
+int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, bool paused, int incoming_fd,
+			void (*tick)(void *arg), void *tick_arg, struct lodge_err *err)
+{
+	const struct host_config *hc = &lg->hc;
+	uint8_t used[MAX_DOMAIN_IDS] = { 1 };      /* id 0 is Domain-0, the host */
+	char path[CFG_PATH_MAX + 80], why[CFG_PATH_MAX + 200];
+	struct hyp_output *out = NULL;
+	struct hyp_args *args = NULL;
+	struct lodge_status st;
+	unsigned nextid;
+	pid_t pid = -1;
+	int rc, sig;
+
+	if (lodge_status_of(lg, dc->name, &st) == 0)
+		return lodge_fail(err, -EEXIST, "domain %s is already running (id %u)", dc->name, st.id);
+	lodge_scan(lg, mark_id, used);
+	if (dc->nvifs) {
+		struct mac_check m = { lg, dc, "" };
+
+		lodge_scan(lg, check_macs, &m);
+		if (m.clash[0])
+			return lodge_fail(err, -EEXIST, "domain %s: a MAC of its vifs is already used by domain %s",
+					  dc->name, m.clash);
+	}
+	for (nextid = 1; nextid < MAX_DOMAIN_IDS && used[nextid]; nextid++)
+		;
+	if ((rc = lodge_runtime_dir_create(hc->runtime_dir)))
+		return lodge_fail(err, rc, "cannot create %s: %s", hc->runtime_dir, strerror(-rc));
+	if (!(args = malloc(sizeof(*args))) || !(out = calloc(1, sizeof(*out)))) {
+		free(args);
+		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
+	}
+	hyp_args_build(args, hc, dc, nextid, paused, incoming_fd);
+	/* lodge-hyp --detach returns once the domain runs, having said why
+	 * otherwise; it leaves nothing behind on failure. */
+	rc = run_hyp(args->argv, incoming_fd, out, tick, tick_arg, &pid, &sig, err);
+	if (rc > 0 || rc == -EINTR || rc == -ECHILD) {
+		/* Its exit status says lodge-hyp spoke; a signal, that it could not. */
+		if (sig)
+			lodge_fail(err, -EIO, "domain %s did not start: its lodge-hyp (pid %d) was killed by signal %s",
+				   dc->name, (int)pid, strsignal(sig));
+		else if (out->n)
+			hyp_output_deliver(lg, out, true, err);
+		else
+			lodge_fail(err, -EIO, "domain %s did not start (lodge-hyp exited with status %d)", dc->name, rc);
+		/* What a start that died may leave: only a socket that refuses
+		 * proves every process of it is gone (none at all may be a
+		 * start still under way: only its caller was killed). */
+		{
+			int fd = client_connect(hc->runtime_dir, dc->name);
+
+			if (fd >= 0)
+				close(fd);
+			if (fd == -ECONNREFUSED)
+				lodge_remove_stale(lg, dc->name, true);
+		}
+		rc = -EIO;
+	} else if (rc == 0) {
+		hyp_output_deliver(lg, out, false, err);
+		runtime_path(path, sizeof(path), hc->runtime_dir, dc->name, RT_CONFIG);
+		if (keep_config(lg, path, dc, why, sizeof(why)))
+			lodge_warn(lg, "cannot keep the resolved config: %s", why);
+	}
+	free(args);
+	free(out);
+	return rc;
+}
+
+int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err)
+{
+	return lodge_start(lg, dc, flags & LODGE_CREATE_PAUSED, -1, err);
+}
+
+int lodge_autostart(const struct lodge *lg, void (*fn)(const char *name, const struct lodge_err *err, void *arg),
+		    void *arg)
+{
+	static struct domain_config dc;
+	struct lodge_status st;
+	struct lodge_err err;
+	struct dirent *de;
+	char path[CFG_PATH_MAX + 300];
+	int failed = 0;
+	DIR *d = opendir(lg->hc.domains_dir);
+
+	if (!d)
+		return 0;      /* no domains configured */
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 5 || strcmp(de->d_name + len - 4, ".cfg") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", lg->hc.domains_dir, de->d_name);
+		if (lodge_config_find(lg, path, &dc, &err)) {
+			fn(de->d_name, &err, arg);
+			failed++;
+			continue;
+		}
+		if (!dc.autostart || lodge_status_of(lg, dc.name, &st) == 0)
+			continue;
+		if (lodge_create(lg, &dc, 0, &err)) {
+			fn(dc.name, &err, arg);
+			failed++;
+			continue;
+		}
+		fn(dc.name, NULL, arg);
+	}
+	closedir(d);
+	return failed;
+}

@@ -1,0 +1,368 @@
+/* Running domains as the library sees them: directories in the runtime
+ * directory whose control socket answers.  Nothing else is remembered. */
+#include "cgroup.h"
+#include "internal.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* "diskN" and "vifN" lines: five counters each. */
+static void io_from_reply(const struct reply *r, const char *kind, struct lodge_io *dev, unsigned max,
+			  unsigned *n, struct lodge_io *sum)
+{
+	char key[16];
+	const char *v;
+
+	for (*n = 0; *n < max; (*n)++) {
+		struct lodge_io *d = &dev[*n];
+
+		snprintf(key, sizeof(key), "%s%u", kind, *n);
+		if (!(v = reply_get(r, key)) ||
+		    sscanf(v, "%lu %lu %lu %lu %lu", &d->in_ops, &d->in_bytes, &d->out_ops, &d->out_bytes,
+			   &d->errors) != 5)
+			break;
+		sum->in_ops += d->in_ops;
+		sum->in_bytes += d->in_bytes;
+		sum->out_ops += d->out_ops;
+		sum->out_bytes += d->out_bytes;
+		sum->errors += d->errors;
+	}
+}
+
+unsigned lodge_parse_list(const char *text, uint64_t *out, unsigned max)
+{
+	unsigned n = 0;
+	char *end;
+
+	while (n < max && *text) {
+		out[n] = strtoull(text, &end, 10);
+		if (end == text)
+			break;
+		n++;
+		text = end;
+	}
+	return n;
+}
+
+void lodge_parse_addrs(const char *v, unsigned vif, struct lodge_addr *out, unsigned max, unsigned *n)
+{
+	while (*v && *n < max) {
+		struct lodge_addr *a = &out[*n];
+		int used = 0;
+
+		while (*v == ' ')
+			v++;
+		/* ADDR,HOW,AGE: an address has no comma, a word no digit. */
+		if (sscanf(v, "%45[^, ],%7[a-z],%lu%n", a->addr, a->how, &a->age_s, &used) == 3 && used > 0) {
+			a->vif = vif;
+			(*n)++;
+		}
+		v += strcspn(v, " ");
+	}
+}
+
+void lodge_addrs_join(const struct lodge_status *st, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned pass, i;
+
+	buf[0] = '\0';
+	for (pass = 0; pass < 2; pass++)          /* IPv4 first: the one people look for */
+		for (i = 0; i < st->naddrs; i++) {
+			const char *a = st->addrs[i].addr;
+			int r;
+
+			if ((strchr(a, ':') != NULL) != pass || n + 1 >= len)
+				continue;
+			r = snprintf(buf + n, len - n, "%s%s", n ? "," : "", a);
+			n = r > 0 && n + r < len ? n + r : len - 1;
+		}
+	if (!n)
+		snprintf(buf, len, "-");
+}
+
+/* save_kind save|migrate, save_phase precopy|stopcopy|done|failed, then
+ * the figures; an unknown kind or phase is left as no save at all. */
+static void save_from_reply(const struct reply *r, struct lodge_status *st)
+{
+	static const char *const phases[] = { "precopy", "stopcopy", "done", "failed" };
+	const char *kind = reply_get(r, "save_kind"), *phase = reply_get(r, "save_phase"), *v;
+	unsigned i;
+
+	if (!kind || !phase)
+		return;
+	if (strcmp(kind, "save") == 0)
+		st->save_kind = LODGE_SAVE_SNAPSHOT;
+	else if (strcmp(kind, "migrate") == 0)
+		st->save_kind = LODGE_SAVE_MIGRATE;
+	else
+		return;
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]) && strcmp(phase, phases[i]); i++)
+		;
+	if (i == sizeof(phases) / sizeof(phases[0])) {
+		st->save_kind = LODGE_SAVE_NONE;
+		return;
+	}
+	st->save_phase = (enum lodge_save_phase)i;
+	if ((v = reply_get(r, "save_round"))) st->save_round = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "save_pages"))) st->save_pages = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "save_dirty"))) st->save_dirty = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "save_rate_kib"))) st->save_rate_kib = strtoull(v, NULL, 10);
+}
+
+const char *lodge_save_word(const struct lodge_status *st)
+{
+	if (!lodge_saving(st))
+		return NULL;
+	return st->save_kind == LODGE_SAVE_MIGRATE ? "migr" : "save";
+}
+
+void lodge_save_describe(const struct lodge_status *st, char *buf, size_t len)
+{
+	static const char *const ended[] = { [LODGE_SAVE_DONE] = "done", [LODGE_SAVE_FAILED] = "failed" };
+
+	if (st->save_kind == LODGE_SAVE_NONE)
+		snprintf(buf, len, "-");
+	else if (st->save_kind == LODGE_SAVE_SNAPSHOT && lodge_saving(st))
+		snprintf(buf, len, "Save: writing");
+	else if (st->save_kind == LODGE_SAVE_SNAPSHOT)
+		snprintf(buf, len, "Save: %s, %llu pages", ended[st->save_phase], (unsigned long long)st->save_pages);
+	else if (st->save_phase == LODGE_SAVE_PRECOPY)
+		snprintf(buf, len, "Migration: round %u, %llu pages dirty, %llu sent, %.0f MiB/s", st->save_round,
+			 (unsigned long long)st->save_dirty, (unsigned long long)st->save_pages,
+			 st->save_rate_kib / 1024.0);
+	else
+		snprintf(buf, len, "Migration: %s after %u rounds, %llu pages sent",
+			 st->save_phase == LODGE_SAVE_STOPCOPY ? "paused, copying the rest" : ended[st->save_phase],
+			 st->save_round, (unsigned long long)st->save_pages);
+}
+
+void lodge_status_from_reply(const struct reply *r, const char *name, struct lodge_status *st)
+{
+	const char *v;
+	unsigned i;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->name, sizeof(st->name), "%s", name);
+	if ((v = reply_get(r, "id"))) st->id = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "pid"))) st->pid = atoi(v);
+	if ((v = reply_get(r, "state"))) snprintf(st->state, sizeof(st->state), "%s", v);
+	if ((v = reply_get(r, "vcpus"))) st->vcpus = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "memory_mib"))) st->memory_mib = strtoul(v, NULL, 10);
+	st->maxmem_mib = st->target_mib = st->memory_mib;    /* a lodge-hyp without a balloon */
+	if ((v = reply_get(r, "maxmem_mib"))) st->maxmem_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "target_mib"))) st->target_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "balloon_mib"))) st->balloon_mib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "guest_total_kib"))) st->guest_total_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "guest_free_kib"))) {
+		st->guest_free_kib = strtoul(v, NULL, 10);
+		st->guest_stats = true;
+	}
+	if ((v = reply_get(r, "guest_avail_kib"))) st->guest_avail_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "cpu_ns"))) st->cpu_ns = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "ksm_shared_kib"))) st->ksm_shared_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "thp_kib"))) st->thp_kib = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
+	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
+	io_from_reply(r, "disk", st->disk, DOMAIN_DISKS_MAX, &st->ndisks, &st->disk_sum);
+	io_from_reply(r, "vif", st->vif, DOMAIN_VIFS_MAX, &st->nvifs, &st->vif_sum);
+	for (i = 0; i < DOMAIN_VIFS_MAX; i++) {
+		char key[24];
+
+		snprintf(key, sizeof(key), "vif%u_addrs", i);
+		if ((v = reply_get(r, key)))
+			lodge_parse_addrs(v, i, st->addrs, LODGE_MAX_ADDRS, &st->naddrs);
+	}
+	if ((v = reply_get(r, "vcpu_ns")))
+		lodge_parse_list(v, st->vcpu_ns, LODGE_MAX_VCPUS);
+	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
+	if ((v = reply_get(r, "vcpu_wait_ns")))
+		lodge_parse_list(v, st->vcpu_wait_ns, LODGE_MAX_VCPUS);
+	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : CGROUP_WEIGHT_DEFAULT;
+	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
+	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
+	save_from_reply(r, st);
+}
+
+int lodge_status_of(const struct lodge *lg, const char *name, struct lodge_status *st)
+{
+	struct reply r;
+	int rc = client_call(lg->hc.runtime_dir, name, "status", 1, &r);
+
+	if (rc == -ECONNREFUSED || rc == -ENOENT || rc == -ENOTDIR)
+		return -ENOENT;
+	if (rc)
+		return rc;
+	if (r.error[0])
+		return -EPROTO;
+	lodge_status_from_reply(&r, name, st);
+	return 0;
+}
+
+int lodge_status(const struct lodge *lg, const char *domain, struct lodge_status *st, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	struct reply r;
+	int rc = lodge_ask(lg, domain, "status", true, &r, name, err);
+
+	if (rc)
+		return rc;
+	lodge_status_from_reply(&r, name, st);
+	return 0;
+}
+
+/* Remove a dead domain's cgroup: its lodge-hyp's socket refuses already,
+ * but its threads may still be on their way out of the cgroup (EBUSY) for
+ * a moment. */
+static int remove_dead_cgroup(const struct cgroup_cpu *cg)
+{
+	int rc, tries;
+
+	for (tries = 0; (rc = cgroup_cpu_remove(cg)) == -EBUSY && tries < 300; tries++)
+		usleep(10000);
+	return rc;
+}
+
+/* The CPU cgroup a dead lodge-hyp named in its runtime directory (empty
+ * now that its tasks are gone), or, for a start killed before it named
+ * one, the cgroup its name gives. */
+static void remove_stale_cgroup(const struct lodge *lg, const char *name, bool quiet)
+{
+	char path[CFG_PATH_MAX + DOMAIN_NAME_MAX + 16], dir[4096];
+	char rel[sizeof(lg->hc.cgroup) + DOMAIN_NAME_MAX + 1];
+	struct cgroup_cpu cg;
+	FILE *f;
+	int rc;
+
+	if (runtime_path(path, sizeof(path), lg->hc.runtime_dir, name, RT_CGROUP) == 0 && (f = fopen(path, "r"))) {
+		if (fgets(dir, sizeof(dir), f)) {
+			dir[strcspn(dir, "\n")] = '\0';
+			if (((rc = cgroup_cpu_at(&cg, dir)) || (rc = remove_dead_cgroup(&cg))) && !quiet)
+				lodge_warn(lg, "cannot remove domain %s's cgroup %s: %s", name, dir, strerror(-rc));
+		}
+		fclose(f);
+		return;
+	}
+	if (!quiet)
+		return;
+	snprintf(rel, sizeof(rel), "%s/%s", lg->hc.cgroup, name);
+	if (cgroup_cpu_open(&cg, rel) == 0 && access(cg.dir, F_OK) == 0 && (rc = remove_dead_cgroup(&cg)))
+		lodge_warn(lg, "cannot remove domain %s's cgroup %s: %s", name, cg.dir, strerror(-rc));
+}
+
+/* A directory whose socket no longer answers: its lodge-hyp died without
+ * cleaning up (SIGKILL, a host crash).  Keep nothing a live domain needs.
+ * quiet: a start that failed, whose error said enough. */
+void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet)
+{
+	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX];
+
+	if (!quiet)
+		lodge_warn(lg, "domain %s is gone (its lodge-hyp is not running); removing %s/%s", name,
+			   lg->hc.runtime_dir, name);
+	remove_stale_cgroup(lg, name, quiet);
+	if (runtime_dir_path(dir, sizeof(dir), lg->hc.runtime_dir, name) == 0)
+		runtime_dir_remove(dir);
+}
+
+int lodge_wait_gone(const struct lodge *lg, const char *name, long ms)
+{
+	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX];
+	long until = lodge_now_ms() + ms;
+
+	if (runtime_dir_path(dir, sizeof(dir), lg->hc.runtime_dir, name))
+		return -ENAMETOOLONG;
+	while (access(dir, F_OK) == 0) {
+		if (lodge_now_ms() > until)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
+}
+
+int lodge_scan(const struct lodge *lg, void (*fn)(const struct lodge_status *, void *), void *arg)
+{
+	struct lodge_poller *p = lodge_poller_new();
+	int n;
+
+	if (!p)
+		return 0;
+	n = lodge_poller_scan(p, lg, fn, arg);
+	lodge_poller_free(p);
+	return n;
+}
+
+struct collect {
+	struct lodge_list *l;
+	unsigned cap, ucap;
+	bool nomem;
+};
+
+static void collect_one(const struct lodge_status *st, void *arg)
+{
+	struct collect *c = arg;
+
+	if (c->l->n == c->cap) {
+		unsigned cap = c->cap ? 2 * c->cap : 16;
+		struct lodge_status *d = realloc(c->l->dom, cap * sizeof(*d));
+
+		if (!d) {
+			c->nomem = true;
+			return;
+		}
+		c->l->dom = d;
+		c->cap = cap;
+	}
+	c->l->dom[c->l->n++] = *st;
+}
+
+static void collect_unasked(const char *name, const char *why, void *arg)
+{
+	struct collect *c = arg;
+	struct lodge_unasked *u;
+
+	if (c->l->nunasked == c->ucap) {
+		unsigned cap = c->ucap ? 2 * c->ucap : 4;
+
+		if (!(u = realloc(c->l->unasked, cap * sizeof(*u)))) {
+			c->nomem = true;
+			return;
+		}
+		c->l->unasked = u;
+		c->ucap = cap;
+	}
+	u = &c->l->unasked[c->l->nunasked++];
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	snprintf(u->why, sizeof(u->why), "%s", why);
+}
+
+int lodge_list(const struct lodge *lg, struct lodge_list *out, struct lodge_err *err)
+{
+	struct collect c = { out, 0, 0, false };
+	struct lodge_poller *p = lodge_poller_new();
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
+	lodge_poller_on_unasked(p, collect_unasked);
+	lodge_poller_scan(p, lg, collect_one, &c);
+	lodge_poller_free(p);
+	if (c.nomem) {
+		lodge_list_free(out);
+		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
+	}
+	return 0;
+}
+
+void lodge_list_free(struct lodge_list *l)
+{
+	free(l->dom);
+	free(l->unasked);
+	memset(l, 0, sizeof(*l));
+}
