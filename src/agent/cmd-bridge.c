@@ -17,7 +17,7 @@ int cmd_bridge_create(struct cli *c)
 int cmd_bridge_delete(struct cli *c)
 {
 	struct lodge_err err;
-	char nic[16];
+	char nic[IFNAMSIZ];
 	int rc = lodge_bridge_delete(c->argv[0], nic, &err);
 
 	if (nic[0])

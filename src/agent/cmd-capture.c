@@ -161,7 +161,7 @@ int cmd_capture(struct cli *c)
 	struct capture cap = { 0 };
 	const char *file = c->set['w'] ? c->text['w'] : NULL, *domain = c->argv[0];
 	unsigned long seconds = c->set['t'] ? (unsigned long)c->num['t'] : 0;
-	char vif[16], filter[CAPTURE_FILTER_MAX] = "";
+	char vif[IFNAMSIZ], filter[CAPTURE_FILTER_MAX] = "";
 	struct sigaction sa = { .sa_handler = on_signal };   /* no SA_RESTART: poll returns */
 	struct lodge_err err;
 	struct pcap_stat ps;

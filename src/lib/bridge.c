@@ -14,14 +14,14 @@ int lodge_bridge_create(const char *bridge, const char *nic, bool force, struct 
 	return rc ? lodge_fail(err, rc < 0 ? rc : -EIO, "%s", why) : 0;
 }
 
-int lodge_bridge_delete(const char *bridge, char nic[16], struct lodge_err *err)
+int lodge_bridge_delete(const char *bridge, char nic[IFNAMSIZ], struct lodge_err *err)
 {
 	char why[LODGE_ERR_MAX];
 	int rc;
 
 	nic[0] = '\0';
 	/* A host NIC it adopted goes back first, with its addresses. */
-	if ((rc = nl_bridge_release_nic(bridge, nic, 16, why, sizeof(why))) ||
+	if ((rc = nl_bridge_release_nic(bridge, nic, IFNAMSIZ, why, sizeof(why))) ||
 	    (rc = nl_bridge_delete(bridge, why, sizeof(why))))
 		return lodge_fail(err, rc < 0 ? rc : -EIO, "%s", why);
 	return 0;

@@ -15,7 +15,7 @@ struct claims {
 	unsigned n;
 	struct {
 		char name[DOMAIN_NAME_MAX];
-		char bridge[16];
+		char bridge[IFNAMSIZ];
 		char addr[46];
 	} c[MAX_CLAIMS];
 	const struct lodge *lg;
@@ -218,7 +218,7 @@ int lodge_net(const struct lodge *lg, const char *domain, struct lodge_net *out,
 	net_from_reply(&r, out, dc.nvifs);
 	for (i = 0; i < out->nvifs; i++) {
 		struct lodge_vif_net *vn = &out->vifs[i];
-		char ifname[16];
+		char ifname[IFNAMSIZ];
 
 		/* The watcher names the tap; the config, its MAC and bridge. */
 		memcpy(ifname, vn->vif.ifname, sizeof(ifname));

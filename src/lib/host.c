@@ -1,33 +1,31 @@
-/* The host's memory (host.h). */
+/* This host's memory (host.h). */
 #include "host.h"
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
-int host_meminfo_read(struct host_meminfo *m)
+int host_mem_read(struct host_mem *m)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
 	unsigned long kib;
+	unsigned found = 0;
+	char line[256];
 
-	memset(m, 0, sizeof(*m));
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (found != 3 && fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "MemTotal: %lu kB", &kib) == 1)
-			m->total_kib = kib;
+			m->total_mib = kib >> 10, found |= 1;
 		else if (sscanf(line, "MemAvailable: %lu kB", &kib) == 1)
-			m->available_kib = kib;
+			m->available_mib = kib >> 10, found |= 2;
 	}
 	fclose(f);
-	return 0;
+	return found == 3 ? 0 : -ENODATA;
 }
 
 unsigned long host_mem_available_mib(void)
 {
-	struct host_meminfo m;
+	struct host_mem m;
 
-	host_meminfo_read(&m);
-	return m.available_kib / 1024;
+	return host_mem_read(&m) == 0 ? m.available_mib : 0;
 }

@@ -1,17 +1,16 @@
-/* The host's memory, from /proc/meminfo: the one reader of it, for the
- * config checks (a domain the host cannot hold) and the library's host
- * sampling (lodge info, the dashboard, Domain-0). */
+/* This host's memory as a new domain sees it: the one reader of
+ * /proc/meminfo for every face of Lodge. */
 #ifndef LODGE_HOST_H
 #define LODGE_HOST_H
 
-struct host_meminfo {
-	unsigned long total_kib;       /* MemTotal */
-	unsigned long available_kib;   /* MemAvailable: what a new domain can have without swapping */
+struct host_mem {
+	unsigned long total_mib;       /* MemTotal */
+	unsigned long available_mib;   /* MemAvailable: what can be given without swapping */
 };
 
-/* 0, or -errno (the figures 0). */
-int host_meminfo_read(struct host_meminfo *m);
-/* MemAvailable in MiB (0 if unknown). */
+/* Read /proc/meminfo: 0, or -errno (-ENODATA if it lacks either line). */
+int host_mem_read(struct host_mem *m);
+/* MemAvailable in MiB; 0 if /proc/meminfo cannot be read. */
 unsigned long host_mem_available_mib(void);
 
 #endif

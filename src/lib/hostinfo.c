@@ -47,7 +47,7 @@ void lodge_host_status(struct lodge_status *st)
 void lodge_host_sample(struct lodge_host *h)
 {
 	unsigned long long v[8] = { 0 };
-	struct host_meminfo m;
+	struct host_mem m;
 	FILE *f;
 
 	h->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -56,9 +56,9 @@ void lodge_host_sample(struct lodge_host *h)
 			h->load1 = h->load5 = h->load15 = 0;
 		fclose(f);
 	}
-	if (host_meminfo_read(&m) == 0) {
-		h->mem_total_mib = m.total_kib / 1024;
-		h->mem_avail_mib = m.available_kib / 1024;
+	if (host_mem_read(&m) == 0) {
+		h->mem_total_mib = m.total_mib;
+		h->mem_avail_mib = m.available_mib;
 	}
 	h->uptime_s = uptime_s();
 	if ((f = fopen("/proc/stat", "r"))) {
@@ -79,7 +79,7 @@ void lodge_host_sample(struct lodge_host *h)
 
 void lodge_host_info(struct lodge_host_info *hi)
 {
-	struct host_meminfo m;
+	struct host_mem m = { 0 };
 	char line[512];
 	FILE *f;
 	int kvm;
@@ -93,9 +93,9 @@ void lodge_host_info(struct lodge_host_info *hi)
 		fclose(f);
 	}
 	hi->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	host_meminfo_read(&m);
-	hi->mem_total_mib = m.total_kib / 1024;
-	hi->mem_avail_mib = m.available_kib / 1024;
+	host_mem_read(&m);
+	hi->mem_total_mib = m.total_mib;
+	hi->mem_avail_mib = m.available_mib;
 	hi->kvm_backend = "none (no /dev/kvm)";
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm >= 0) {

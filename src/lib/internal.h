@@ -48,8 +48,8 @@ int lodge_runtime_config(const struct lodge *lg, const char *name, struct domain
 /* Make the runtime directory and its parents (a fresh --root): 0 or -errno. */
 int lodge_runtime_dir_create(const char *rundir);
 /* A vif's tap: vifname=, or vif-NAME.N if it fits IFNAMSIZ, else vifID.N. */
-void lodge_vif_name(const char *name, unsigned id, unsigned n, char out[16]);
-void lodge_vif_ifname(const struct domain_config *dc, const char *name, unsigned id, unsigned n, char out[16]);
+void lodge_vif_name(const char *name, unsigned id, unsigned n, char out[IFNAMSIZ]);
+void lodge_vif_ifname(const struct domain_config *dc, const char *name, unsigned id, unsigned n, char out[IFNAMSIZ]);
 /* The MAC of vif n: its mac=, or the stable default. */
 void lodge_vif_mac(const struct domain_config *dc, unsigned n, uint8_t mac[6]);
 

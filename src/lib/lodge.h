@@ -22,6 +22,7 @@
 #ifndef LODGE_H
 #define LODGE_H
 
+#include <net/if.h>                 /* IFNAMSIZ */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -161,7 +162,7 @@ void lodge_list_free(struct lodge_list *l);
  * lodge-hyp watches only its own vifs, so only here can it be seen.
  * Neither is taken for the owner: both keep it. */
 struct lodge_conflict {
-	char addr[46], bridge[16];
+	char addr[46], bridge[IFNAMSIZ];
 	char first[DOMAIN_NAME_MAX];   /* the first claimant by ID */
 	char others[256];              /* the rest, comma-separated */
 };
@@ -270,9 +271,9 @@ struct lodge_disk {
 	struct lodge_io io;
 };
 struct lodge_vif {
-	char ifname[16];               /* its tap on the host */
+	char ifname[IFNAMSIZ];             /* its tap on the host */
 	uint8_t mac[6];
-	char bridge[16];
+	char bridge[IFNAMSIZ];
 	struct lodge_io io;
 };
 struct lodge_devices {
@@ -449,7 +450,7 @@ void lodge_host_info(struct lodge_host_info *hi);
  * session). */
 int lodge_bridge_create(const char *bridge, const char *nic, bool force, struct lodge_err *err);
 /* Delete it; a NIC it adopted goes back first, named in nic ("" if none). */
-int lodge_bridge_delete(const char *bridge, char nic[16], struct lodge_err *err);
+int lodge_bridge_delete(const char *bridge, char nic[IFNAMSIZ], struct lodge_err *err);
 int lodge_bridge_list(void (*fn)(const char *name, int ports, bool up, void *arg), void *arg,
 		      struct lodge_err *err);
 

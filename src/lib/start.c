@@ -104,21 +104,21 @@ int lodge_running_config_text(const struct lodge *lg, const char *domain, char *
 	return 0;
 }
 
-void lodge_vif_name(const char *name, unsigned id, unsigned n, char out[16])
+void lodge_vif_name(const char *name, unsigned id, unsigned n, char out[IFNAMSIZ])
 {
 	char full[DOMAIN_NAME_MAX + 24];
 
 	snprintf(full, sizeof(full), "vif-%s.%u", name, n);
-	if (strlen(full) < 16)
+	if (strlen(full) < IFNAMSIZ)
 		memcpy(out, full, strlen(full) + 1);
 	else
-		snprintf(out, 16, "vif%u.%u", id % 100000, n % 100);
+		snprintf(out, IFNAMSIZ, "vif%u.%u", id % 100000, n % 100);
 }
 
-void lodge_vif_ifname(const struct domain_config *dc, const char *name, unsigned id, unsigned n, char out[16])
+void lodge_vif_ifname(const struct domain_config *dc, const char *name, unsigned id, unsigned n, char out[IFNAMSIZ])
 {
 	if (dc->vifs[n].vifname[0])
-		snprintf(out, 16, "%s", dc->vifs[n].vifname);
+		snprintf(out, IFNAMSIZ, "%s", dc->vifs[n].vifname);
 	else
 		lodge_vif_name(name, id, n, out);
 }
@@ -319,7 +319,7 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	}
 	for (i = 0; i < dc->nvifs; i++) {
 		const struct cfg_vif *v = &dc->vifs[i];
-		char name[16];
+		char name[IFNAMSIZ];
 		uint8_t mac[6];
 
 		lodge_vif_ifname(dc, dc->name, id, i, name);
