@@ -92,7 +92,7 @@ static void word(const char *text, unsigned i, char *out, size_t len)
 static void print_vcpus(const struct dom_status *st, void *arg)
 {
 	struct vcpu_list_opts *o = arg;
-	uint64_t ns[64] = { 0 }, wait[64] = { 0 };
+	uint64_t ns[DOMAIN_VCPUS_MAX] = { 0 }, wait[DOMAIN_VCPUS_MAX] = { 0 };
 	char cpu[16], state[8], aff[512];
 	const char *v;
 	struct reply r;
@@ -106,10 +106,10 @@ static void print_vcpus(const struct dom_status *st, void *arg)
 	n = (v = reply_get(&r, "vcpus")) ? strtoul(v, NULL, 10) : 0;
 	paused = (v = reply_get(&r, "paused")) && strcmp(v, "1") == 0;
 	if ((v = reply_get(&r, "vcpu_ns")))
-		domain_parse_list(v, ns, 64);
+		domain_parse_list(v, ns, DOMAIN_VCPUS_MAX);
 	if ((v = reply_get(&r, "vcpu_wait_ns")))
-		domain_parse_list(v, wait, 64);
-	for (i = 0; i < n && i < 64; i++) {
+		domain_parse_list(v, wait, DOMAIN_VCPUS_MAX);
+	for (i = 0; i < n && i < DOMAIN_VCPUS_MAX; i++) {
 		word(reply_get(&r, "vcpu_cpu"), i, cpu, sizeof(cpu));
 		word(reply_get(&r, "vcpu_state"), i, state, sizeof(state));
 		word(reply_get(&r, "vcpu_affinity"), i, aff, sizeof(aff));

@@ -72,7 +72,7 @@ int cmd_info(int argc, char **argv)
 	printf("total_memory           : %lu MiB\n", meminfo("MemTotal"));
 	printf("free_memory            : %lu MiB\n", meminfo("MemAvailable"));
 	printf("kvm_backend            : %s\n", backend);
-	printf("max_vcpus_per_domain   : %d\n", max_vcpus > 64 ? 64 : max_vcpus);
+	printf("max_vcpus_per_domain   : %d\n", max_vcpus > DOMAIN_VCPUS_MAX ? DOMAIN_VCPUS_MAX : max_vcpus);
 	printf("domains                : %lu\n", sum[2]);
 	printf("domain_memory_assigned : %lu MiB\n", sum[0]);
 	printf("domain_memory_target   : %lu MiB\n", sum[3]);

@@ -150,10 +150,10 @@ void domain_status_from_reply(const struct reply *r, const char *name, struct do
 			netview_parse_addrs(v, i, st->addrs, DOM_MAX_ADDRS, &st->naddrs);
 	}
 	if ((v = reply_get(r, "vcpu_ns")))
-		domain_parse_list(v, st->vcpu_ns, 64);
+		domain_parse_list(v, st->vcpu_ns, DOMAIN_VCPUS_MAX);
 	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
 	if ((v = reply_get(r, "vcpu_wait_ns")))
-		domain_parse_list(v, st->vcpu_wait_ns, 64);
+		domain_parse_list(v, st->vcpu_wait_ns, DOMAIN_VCPUS_MAX);
 	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : CGROUP_WEIGHT_DEFAULT;
 	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
 	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
@@ -274,21 +274,21 @@ static void mark_id(const struct dom_status *st, void *arg)
 		used[st->id] = 1;
 }
 
-void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16])
+void domain_vif_name(const char *name, unsigned id, unsigned n, char out[IFNAMSIZ])
 {
 	char full[CFG_NAME_MAX + 24];
 
 	snprintf(full, sizeof(full), "vif-%s.%u", name, n);
-	if (strlen(full) < 16)
+	if (strlen(full) < IFNAMSIZ)
 		memcpy(out, full, strlen(full) + 1);
 	else
-		snprintf(out, 16, "vif%u.%u", id % 100000, n % 100);
+		snprintf(out, IFNAMSIZ, "vif%u.%u", id % 100000, n % 100);
 }
 
-void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[16])
+void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[IFNAMSIZ])
 {
 	if (dc->vifs[n].vifname[0])
-		snprintf(out, 16, "%s", dc->vifs[n].vifname);
+		snprintf(out, IFNAMSIZ, "%s", dc->vifs[n].vifname);
 	else
 		domain_vif_name(st->name, st->id, n, out);
 }
@@ -521,7 +521,7 @@ int domain_start(const struct domain_config *dc, const struct host_config *hc, b
 	}
 	for (i = 0; i < dc->nvifs; i++) {
 		const struct cfg_vif *v = &dc->vifs[i];
-		char *s = args[CFG_MAX_DISKS + i], name[16];
+		char *s = args[CFG_MAX_DISKS + i], name[IFNAMSIZ];
 		uint8_t mac[6];
 
 		if (v->vifname[0])

@@ -46,12 +46,12 @@ struct dom_status {
 	unsigned long thp_kib;          /* resident in transparent huge pages (AnonHugePages) */
 	unsigned long uptime_s;
 	char end_reason[256];
-	uint64_t vcpu_ns[64];          /* per vCPU, as many as vcpus */
+	uint64_t vcpu_ns[DOMAIN_VCPUS_MAX];          /* per vCPU, as many as vcpus */
 	struct dev_io disk[DOM_MAX_DISKS], vif[DOM_MAX_VIFS];
 	unsigned ndisks, nvifs;
 	struct dev_io disk_sum, vif_sum;
 	uint64_t cpu_wait_ns;          /* runnable but not running: the guest's steal */
-	uint64_t vcpu_wait_ns[64];
+	uint64_t vcpu_wait_ns[DOMAIN_VCPUS_MAX];
 	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
 	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
 	struct dom_addr addrs[DOM_MAX_ADDRS];   /* every vif's, in vif order */
@@ -124,10 +124,10 @@ int runtime_dir_create(const char *rundir);
  * how many. */
 unsigned domain_parse_list(const char *text, uint64_t *out, unsigned max);
 /* The vif's interface name: vif-NAME.N if it fits IFNAMSIZ, else vifID.N. */
-void domain_vif_name(const char *name, unsigned id, unsigned n, char out[16]);
+void domain_vif_name(const char *name, unsigned id, unsigned n, char out[IFNAMSIZ]);
 /* The MAC vif n of a config gets: its mac=, or the stable default. */
 void domain_vif_mac(const struct domain_config *dc, unsigned n, uint8_t mac[6]);
 /* The tap of a running domain's vif n: its vifname= or the name above. */
-void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[16]);
+void domain_vif_ifname(const struct domain_config *dc, const struct dom_status *st, unsigned n, char out[IFNAMSIZ]);
 
 #endif
