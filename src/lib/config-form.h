@@ -28,7 +28,7 @@ struct domain_form {
 
 /* The key a field sets: "memory"; the disk field "disk", bridge and MAC "vif". */
 const char *domain_form_key(enum form_field f);
-/* The field in words, from the schema: "RAM in MiB, 4 to 4194304 MiB, default 128 MiB". */
+/* The field in words, from the schema: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
 void domain_form_hint(enum form_field f, char *out, size_t len);
 /* Check one field as domain_config_load checks its key in a file, for a
  * domain to run on this host: 0, or -errno with why set to the message

@@ -341,9 +341,9 @@ static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 const struct cfg_key domain_keys[] = {
 	KEY_REQUIRED("name", "every domain needs a name", check_name, "the domain's name"),
 	KEY_INT("memory", DOMAIN_MEMORY_DEFAULT_MIB, DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, " MiB", NULL,
-		check_memory, "RAM in MiB"),
+		check_memory, "guest RAM"),
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
-		"ceiling in MiB the balloon may grow to, not below memory"),
+		"the ceiling the balloon may grow to, not below memory"),
 	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs"),
 	KEY_REQUIRED("kernel", "nothing to boot", check_readable, "ELF (PVH) or bzImage to boot"),
 	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel"),
@@ -353,7 +353,7 @@ const struct cfg_key domain_keys[] = {
 	KEY_LIST("disk", DOMAIN_DISKS_MAX, "disks", check_disk,
 		 "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'"),
 	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME'"),
-	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off: destroy, restart, preserve"),
+	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off"),
 	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots"),
 	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)"),
 	KEY_BOOL("autostart", "false", "lodge autostart starts it at boot"),
@@ -362,11 +362,13 @@ const struct cfg_key domain_keys[] = {
 	KEY_INT("cpu_weight", DOMAIN_CPU_WEIGHT_DEFAULT, DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX, NULL, NULL,
 		NULL, "share of CPU time against other domains"),
 	KEY_INT("cap", 0, 0, DOMAIN_CAP_MAX(DOMAIN_VCPUS_MAX), "%", "no cap", NULL,
-		"most CPU it may use, percent of one CPU, at most 100 per vCPU"),
+		"most CPU it may use, in percent of one CPU, per vCPU at most all of one"),
 	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)"),
 	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages"),
 	{ .name = NULL }
 };
+
+_Static_assert(sizeof(domain_keys) / sizeof(domain_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every domain key");
 
 /* Paths here: defaults get the --root prefix; values are used as written. */
 const struct cfg_key host_keys[] = {
@@ -375,7 +377,7 @@ const struct cfg_key host_keys[] = {
 	KEY_STR("image_dir", "/var/lib/lodge/images", check_dir, "where disk images are kept"),
 	KEY_STR("default_bridge", "lodgebr0", check_ifname, "bridge of a vif without bridge="),
 	KEY_INT("console_log_size", HOST_CONSOLE_LOG_DEFAULT_KIB, HOST_CONSOLE_LOG_MIN_KIB, HOST_CONSOLE_LOG_MAX_KIB,
-		" KiB", NULL, NULL, "console log kept per domain, KiB"),
+		" KiB", NULL, NULL, "console output kept per domain"),
 	KEY_STR("cgroup", "lodge", check_cgroup, "parent of the domains' CPU cgroups, under the CPU controller"),
 	KEY_STR("control_group", "", check_group, "group whose members may control every domain (root always may)"),
 	KEY_STR("stats_group", "", check_group, "group whose members may read every domain's status"),
@@ -392,6 +394,7 @@ const struct cfg_key host_keys[] = {
 		 "bridges a restored or migrated domain may join besides default_bridge"),
 	{ .name = NULL }
 };
+_Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every host key");
 
 /* The keys xl reads from a domain file (xl.cfg(5); the top-level keys
  * of Xen's tools/xl/xl_parse.c) that Lodge does not implement: a file

@@ -88,7 +88,7 @@ unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts);
  * the row's own: 0, or -errno with why set. */
 int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
 		    char *why, size_t whylen);
-/* A row in words for a form's hint: "RAM in MiB, 4 to 4194304, default 128". */
+/* A row in words for a form's hint: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
 void cfg_key_describe(const struct cfg_key *k, char *out, size_t len);
 
 /* config-specs.c: disk and vif specs, MACs, actions */

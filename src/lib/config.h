@@ -113,7 +113,7 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
  * loading the whole config. */
 int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,
 		     char *why, size_t whylen);
-/* A key in words, for a form: "RAM in MiB, 4 to 4194304 MiB, default 128 MiB". */
+/* A key in words, for a form: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
 void domain_key_hint(const char *key, char *out, size_t len);
 /* Write a domain config in the same syntax (for the dashboard's create form). */
 int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen);
