@@ -1,7 +1,6 @@
 /* Domain lifecycle commands: create, list, pause, unpause, shutdown,
  * reboot, destroy, uptime, config. */
 #include "agent.h"
-#include "host.h"
 #include "log.h"
 
 #include <errno.h>
@@ -10,11 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-static unsigned long host_free_mib(void)
-{
-	return host_mem_available_mib();
-}
-
 int cmd_create(struct cli *c)
 {
 	static struct domain_config dc;
@@ -22,11 +16,7 @@ int cmd_create(struct cli *c)
 
 	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
 		return cli_fail(&err);
-	if (dc.memory_mib > host_free_mib()) {
-		log_err("domain %s wants %u MiB but the host has %lu MiB available",
-			dc.name, dc.memory_mib, host_free_mib());
-		return 1;
-	}
+	/* The config's checks are lodge check's, the host's memory included. */
 	if (lodge_create(&c->lg, &dc, c->set['p'] ? LODGE_CREATE_PAUSED : 0, &err))
 		return cli_fail(&err);
 	if (c->set['c'])

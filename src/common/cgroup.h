@@ -20,9 +20,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define CGROUP_WEIGHT_MIN     1
-#define CGROUP_WEIGHT_MAX     65535
-#define CGROUP_WEIGHT_DEFAULT 256
+#include "schema.h"
+
+#define CGROUP_WEIGHT_MIN     DOMAIN_CPU_WEIGHT_MIN       /* the rule: schema.h */
+#define CGROUP_WEIGHT_MAX     DOMAIN_CPU_WEIGHT_MAX
+#define CGROUP_WEIGHT_DEFAULT DOMAIN_CPU_WEIGHT_DEFAULT
 #define CGROUP_PERIOD_US      100000
 
 struct cgroup_cpu_ops;

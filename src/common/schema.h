@@ -10,10 +10,29 @@
 #define DOMAIN_NAME_MAX        64          /* bytes, with the NUL */
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
 #define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */
+#define DOMAIN_MEMORY_DEFAULT_MIB 128      /* xl's */
 #define DOMAIN_VCPUS_MAX       64
+#define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16
 #define DOMAIN_VIFS_MAX        8
 #define DOMAIN_CMDLINE_MAX     4096        /* bytes, with the NUL */
+#define DOMAIN_CPULIST_MAX     128         /* one host CPU list (cpus =), with its NUL */
+/* The share of CPU time, as Xen's credit scheduler weighs it (lodge-hyp
+ * maps it onto cgroup cpu.weight or cpu.shares, cgroup.h). */
+#define DOMAIN_CPU_WEIGHT_MIN  1
+#define DOMAIN_CPU_WEIGHT_MAX  65535
+#define DOMAIN_CPU_WEIGHT_DEFAULT 256
+/* A cap is in percent of one host CPU: each vCPU can use at most one. */
+#define DOMAIN_CAP_PER_VCPU    100
+#define DOMAIN_CAP_MAX(vcpus)  (DOMAIN_CAP_PER_VCPU * (vcpus))
+
+/* The host's own settings (lodge.conf). */
+#define HOST_CONSOLE_LOG_MIN_KIB     4
+#define HOST_CONSOLE_LOG_MAX_KIB     (1u << 20)
+#define HOST_CONSOLE_LOG_DEFAULT_KIB 1024
+#define HOST_CGROUP_MAX        256         /* the cgroup parent's path, with its NUL */
+#define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
+#define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
 
 /* What a domain does when its guest powers off, reboots or crashes (xl's
  * on_poweroff, on_reboot, on_crash). */

@@ -1,17 +1,18 @@
-/* The keys of lodge.conf and of a domain file, with their checks, and the
- * parsers for the values that are small languages of their own (disk and
- * vif specs, MACs, actions).  One table row gives libconfuse the option
- * and the validate callback; lodge.conf(5) documents the same rows. */
+/* The schema of lodge.conf and of a domain file: one row per key, with
+ * its type, default, range, unit and checks, the limits taken from
+ * schema.h.  One table row gives libconfuse the option and the validate
+ * callback, the create form its hint; lodge.conf(5) documents the same
+ * rows (test-lib-config holds the page to the table). */
 #include "cgroup.h"
-
-#include <grp.h>
-#include <stdlib.h>
 #include "config-keys.h"
 #include "cpulist.h"
+#include "host.h"
 #include "netlink.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,238 +20,70 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MEMORY_MIN_MIB  DOMAIN_MEMORY_MIN_MIB   /* schema.h */
-#define MEMORY_MAX_MIB  DOMAIN_MEMORY_MAX_MIB
-#define VCPUS_MAX       DOMAIN_VCPUS_MAX
-#define LOG_MIN_KIB     4
-#define LOG_MAX_KIB     (1u << 20)
+/* ---- the generic checks: from the row ---------------------------------------- */
 
-/* ---- small parsers ---------------------------------------------------------- */
-
-int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen)
+/* "0: no cap", or the default as a number with its unit. */
+static void describe_default(const struct cfg_key *k, char *out, size_t len)
 {
-	unsigned i, hi, lo;
-
-	for (i = 0; i < 6; i++) {
-		const char *p = text + 3 * i;
-
-		if (!strchr("0123456789abcdefABCDEF", p[0]) || !p[0] || !p[1] ||
-		    !strchr("0123456789abcdefABCDEF", p[1]) || p[2] != (i == 5 ? '\0' : ':')) {
-			snprintf(why, whylen, "mac '%s' is not six hex pairs like 02:4c:00:00:00:01", text);
-			return -EINVAL;
-		}
-		hi = (unsigned)strtoul((char[]){ p[0], 0 }, NULL, 16);
-		lo = (unsigned)strtoul((char[]){ p[1], 0 }, NULL, 16);
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (mac[0] & 1) {
-		snprintf(why, whylen, "mac '%s' is a multicast address (first byte must be even)", text);
-		return -EINVAL;
-	}
-	if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5])) {
-		snprintf(why, whylen, "mac '%s' is all zeros", text);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int cfg_parse_action(const char *text, enum domain_action *act, char *why, size_t whylen)
-{
-	if (domain_action_parse(text, act) == 0)
-		return 0;
-	if (strcmp(text, "rename-restart") == 0 || strncmp(text, "coredump-", 9) == 0)
-		snprintf(why, whylen, "'%s' is not supported by Lodge (%s)", text, domain_action_list());
+	if (k->zero && k->idef == 0)
+		snprintf(out, len, "0: %s", k->zero);
 	else
-		snprintf(why, whylen, "unknown action '%s' (%s)", text, domain_action_list());
-	return -EINVAL;
+		snprintf(out, len, "%ld%s", k->idef, k->unit ? k->unit : "");
 }
 
-/* Split s in place at commas into at most max trimmed fields. */
-static int split_fields(char *s, char **field, int max)
+int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
+		    char *why, size_t whylen)
 {
-	int n = 0;
-	char *end;
+	const char *unit = k->unit ? k->unit : "";
+	char def[64];
+	long n;
 
-	for (;;) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (n == max)
-			return -1;
-		field[n++] = s;
-		end = strchr(s, ',');
-		if (end)
-			*end = '\0';
-		for (char *t = s + strlen(s); t > s && (t[-1] == ' ' || t[-1] == '\t'); t--)
-			t[-1] = '\0';
-		if (!end)
-			return n;
-		s = end + 1;
-	}
-}
-
-static bool is_access(const char *s)
-{
-	return !strcmp(s, "r") || !strcmp(s, "ro") || !strcmp(s, "w") || !strcmp(s, "rw");
-}
-
-/* xvda, vdb, hda1, sdc: a disk name as Xen users write them. */
-static bool is_vdev(const char *s)
-{
-	static const char *const prefixes[] = { "xvd", "vd", "hd", "sd" };
-	size_t i, p, letters = 0, digits = 0;
-
-	for (i = 0; i < 4; i++)
-		if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
-			break;
-	if (i == 4 || strlen(s) >= sizeof(((struct cfg_disk *)0)->vdev))
-		return false;
-	for (p = strlen(prefixes[i]); s[p] >= 'a' && s[p] <= 'z'; p++)
-		letters++;
-	for (; s[p] >= '0' && s[p] <= '9'; p++)
-		digits++;
-	return s[p] == '\0' && letters >= 1 && letters <= 3 && digits <= 3;
-}
-
-/* The 2005 form "file:/img,vda,w" / "phy:/dev/vg/x,vdb,r", xl's positional
- * "target,format,vdev,access" (shorter: "target,vdev[,access]" or
- * "target,format,vdev"), and xl's "vdev=..,access=..,target=..". */
-int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen)
-{
-	char buf[CFG_PATH_MAX + 64], *f[8], *target = NULL, *format = NULL, *vdev = NULL, *access = NULL;
-	char dev[CFG_PATH_MAX + 8], *colon;
-	struct stat st;
-	bool phy = false;
-	int n, i;
-
-	memset(d, 0, sizeof(*d));
-	if (strlen(spec) >= sizeof(buf) - 1) {
-		snprintf(why, whylen, "disk spec is too long");
-		return -ENAMETOOLONG;
-	}
-	strcpy(buf, spec);
-	n = split_fields(buf, f, 8);
-	if (n > 0 && strchr(f[0], '=')) {
-		for (i = 0; i < n; i++) {
-			char *eq = strchr(f[i], '=');
-			const char *k = f[i];
-
-			if (!eq) {
-				snprintf(why, whylen, "'%s' in disk '%s' is not KEY=VALUE", f[i], spec);
-				return -EINVAL;
-			}
-			*eq = '\0';
-			if (!strcmp(k, "target")) target = eq + 1;
-			else if (!strcmp(k, "format")) format = eq + 1;
-			else if (!strcmp(k, "vdev")) vdev = eq + 1;
-			else if (!strcmp(k, "access")) access = eq + 1;
-			else {
-				snprintf(why, whylen, "unknown disk key '%s' (target, format, vdev, access)", k);
-				return -EINVAL;
-			}
+	switch (k->type) {
+	case KT_INT:
+		n = cfg_opt_getnint(opt, i);
+		if (n < k->min || n > k->max) {
+			describe_default(k, def, sizeof(def));
+			snprintf(why, whylen, "%ld%s is out of range (%ld to %ld%s, default %s)", n, unit, k->min,
+				 k->max, unit, def);
+			return -ERANGE;
 		}
-	} else if (n == 2) {
-		target = f[0], vdev = f[1];
-	} else if (n == 3 && (is_access(f[2]) || is_vdev(f[1]))) {
-		target = f[0], vdev = f[1], access = f[2];
-	} else if (n == 3) {
-		target = f[0], format = f[1], vdev = f[2];
-	} else if (n == 4) {
-		target = f[0], format = f[1], vdev = f[2], access = f[3];
+		break;
+	case KT_STR:
+		if (k->max && strlen(cfg_opt_getnstr(opt, i)) > (size_t)k->max) {
+			snprintf(why, whylen, "longer than %ld bytes", k->max);
+			return -E2BIG;
+		}
+		break;
+	case KT_LIST:
+		if (k->max && i >= (unsigned long)k->max) {
+			snprintf(why, whylen, "more than %ld %s", k->max, unit);
+			return -E2BIG;
+		}
+		break;
+	case KT_BOOL:
+		break;
+	}
+	return k->check ? k->check(ctx, opt, i, why, whylen) : 0;
+}
+
+void cfg_key_describe(const struct cfg_key *k, char *out, size_t len)
+{
+	char def[64];
+
+	if (k->type == KT_INT) {
+		describe_default(k, def, sizeof(def));
+		snprintf(out, len, "%s, %ld to %ld%s, default %s", k->help, k->min, k->max, k->unit ? k->unit : "",
+			 def);
+	} else if (k->required) {
+		snprintf(out, len, "%s (required)", k->help);
+	} else if (k->def && k->def[0]) {
+		snprintf(out, len, "%s, default %s", k->help, k->def);
 	} else {
-		snprintf(why, whylen, "'%s' is not 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'", spec);
-		return -EINVAL;
+		snprintf(out, len, "%s", k->help);
 	}
-	if (!strncmp(target, "tap:aio:", 8) || !strncmp(target, "tap2:aio:", 9)) {
-		target = strchr(target, ':') + 5;     /* blktap: a file to xl today */
-	} else if (!strncmp(target, "file:", 5) || !strncmp(target, "aio:", 4)) {
-		target = strchr(target, ':') + 1;
-	} else if (!strncmp(target, "phy:", 4)) {
-		target += 4;
-		phy = true;
-	} else if ((colon = strchr(target, ':')) && !memchr(target, '/', (size_t)(colon - target))) {
-		snprintf(why, whylen, "'%.*s' disks are not supported (file: or phy:)", (int)(colon - target + 1), target);
-		return -EINVAL;
-	}
-	if (!target[0]) {
-		snprintf(why, whylen, "'%s' has no target (a file or block device)", spec);
-		return -EINVAL;
-	}
-	if (format && format[0] && strcmp(format, "raw")) {
-		snprintf(why, whylen, "format '%s' is not supported (raw only)", format);
-		return -EINVAL;
-	}
-	if (!vdev || !is_vdev(vdev)) {
-		snprintf(why, whylen, "'%s' is not a disk name like vda, xvdb or hdc", vdev ? vdev : "");
-		return -EINVAL;
-	}
-	if (access && !is_access(access)) {
-		snprintf(why, whylen, "access '%s' is not r, ro, w or rw", access);
-		return -EINVAL;
-	}
-	if (phy && target[0] != '/') {           /* phy:hda1 meant /dev/hda1 */
-		snprintf(dev, sizeof(dev), "/dev/%s", target);
-		target = dev;
-	}
-	if (cfg_resolve(ctx, target, d->path, sizeof(d->path))) {
-		snprintf(why, whylen, "path is too long");
-		return -ENAMETOOLONG;
-	}
-	if (stat(d->path, &st) < 0) {
-		snprintf(why, whylen, "%s: %s", d->path, strerror(errno));
-		return -errno;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "%s is a directory", d->path);
-		return -EISDIR;
-	}
-	snprintf(d->vdev, sizeof(d->vdev), "%s", vdev);
-	d->readonly = access && access[0] == 'r' && (access[1] == '\0' || access[1] == 'o');
-	d->is_phy = phy || S_ISBLK(st.st_mode);
-	return 0;
 }
 
-/* "bridge=br0,mac=02:4c:..,vifname=web0"; every key optional. */
-int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
-{
-	char buf[256], *f[8], err[128];
-	int n, i;
-
-	memset(v, 0, sizeof(*v));
-	if (strlen(spec) >= sizeof(buf) || (n = split_fields(strcpy(buf, spec), f, 8)) < 0) {
-		snprintf(why, whylen, "vif '%.64s' is too long", spec);
-		return -EINVAL;
-	}
-	for (i = 0; i < n; i++) {
-		char *eq = strchr(f[i], '='), *val;
-
-		if (!f[i][0] && n == 1)
-			break;                  /* vif = [ '' ]: all defaults, as xl */
-		if (!eq) {
-			snprintf(why, whylen, "'%s' in vif '%s' is not KEY=VALUE", f[i], spec);
-			return -EINVAL;
-		}
-		*eq = '\0';
-		val = eq + 1;
-		if (!strcmp(f[i], "mac")) {
-			if (cfg_parse_mac(val, v->mac, why, whylen))
-				return -EINVAL;
-			v->mac_set = true;
-			continue;
-		}
-		if (strcmp(f[i], "bridge") && strcmp(f[i], "vifname")) {
-			snprintf(why, whylen, "unknown vif key '%s' (bridge, mac, vifname)", f[i]);
-			return -EINVAL;
-		}
-		if (netif_name_check(val, err, sizeof(err))) {
-			snprintf(why, whylen, "%s: %s", f[i], err);
-			return -EINVAL;
-		}
-		snprintf(!strcmp(f[i], "bridge") ? v->bridge : v->vifname, 16, "%s", val);
-	}
-	return 0;
-}
-
-/* ---- checks, one value at a time --------------------------------------------- */
+/* ---- the checks of one key, one value at a time --------------------------- */
 
 static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
@@ -267,26 +100,31 @@ static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 	return 0;
 }
 
+/* Beyond the range: what this host has, when the domain is to run here.
+ * memory is what the guest gets at once, so it must be available now;
+ * maxmem is mapped whole by lodge-hyp, which refuses more than the host's
+ * RAM. */
 static int check_memory(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	long mib = cfg_opt_getnint(opt, i);
+	bool is_memory = strcmp(opt->name, "memory") == 0;
+	struct host_mem host;
+	int rc;
 
-	if (mib == 0 && strcmp(opt->name, "maxmem") == 0)
-		return 0;                       /* maxmem 0: same as memory */
-	if (mib < MEMORY_MIN_MIB || mib > (long)MEMORY_MAX_MIB) {
-		snprintf(why, whylen, "%ld MiB is out of range (%d to %u)", mib, MEMORY_MIN_MIB, MEMORY_MAX_MIB);
-		return -ERANGE;
+	if (!ctx->check_host || mib == 0)
+		return 0;
+	if ((rc = host_mem_read(&host))) {
+		snprintf(why, whylen, "cannot read this host's memory (/proc/meminfo): %s", strerror(-rc));
+		return rc;
 	}
-	return 0;
-}
-
-static int check_vcpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	long n = cfg_opt_getnint(opt, i);
-
-	if (n < 1 || n > VCPUS_MAX) {
-		snprintf(why, whylen, "%ld is out of range (1 to %d)", n, VCPUS_MAX);
-		return -ERANGE;
+	if (is_memory && (unsigned long)mib > host.available_mib) {
+		snprintf(why, whylen, "%ld MiB is more than this host has available (%lu MiB)", mib,
+			 host.available_mib);
+		return -ENOMEM;
+	}
+	if (!is_memory && (unsigned long)mib > host.total_mib) {
+		snprintf(why, whylen, "%ld MiB is more than this host has (%lu MiB)", mib, host.total_mib);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -318,26 +156,11 @@ static int check_readable(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i
 	return rc;
 }
 
-static int check_text(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	const char *s = cfg_opt_getnstr(opt, i);
-
-	if (strlen(s) >= sizeof(((struct domain_config *)0)->cmdline)) {
-		snprintf(why, whylen, "longer than %zu bytes", sizeof(((struct domain_config *)0)->cmdline) - 1);
-		return -E2BIG;
-	}
-	return 0;
-}
-
 static int check_disk(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
-	static struct cfg_disk disk, other;    /* 4 KiB paths: not on the stack */
+	static __thread struct cfg_disk disk, other;    /* 4 KiB paths: not on the stack */
 	unsigned j;
 
-	if (i >= CFG_MAX_DISKS) {
-		snprintf(why, whylen, "more than %d disks", CFG_MAX_DISKS);
-		return -E2BIG;
-	}
 	if (cfg_parse_disk(ctx, cfg_opt_getnstr(opt, i), &disk, why, whylen))
 		return -EINVAL;
 	for (j = 0; j < i; j++)
@@ -355,10 +178,6 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 	const char *bridge;
 	unsigned j;
 
-	if (i >= CFG_MAX_VIFS) {
-		snprintf(why, whylen, "more than %d vifs", CFG_MAX_VIFS);
-		return -E2BIG;
-	}
 	if (cfg_parse_vif(cfg_opt_getnstr(opt, i), &vif, why, whylen))
 		return -EINVAL;
 	for (j = 0; j < i; j++) {
@@ -374,7 +193,7 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 		}
 	}
 	bridge = vif.bridge[0] ? vif.bridge : ctx->hc ? ctx->hc->default_bridge : "";
-	if (ctx->check_bridges && bridge[0] && !nl_link_exists(bridge)) {
+	if (ctx->check_host && bridge[0] && !nl_link_exists(bridge)) {
 		snprintf(why, whylen, "bridge '%s' does not exist (lodge bridge-create %s)", bridge, bridge);
 		return -ENODEV;
 	}
@@ -402,29 +221,14 @@ static int check_ifname(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	return netif_name_check(cfg_opt_getnstr(opt, i), why, whylen);
 }
 
-static int check_log_size(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	long kib = cfg_opt_getnint(opt, i);
-
-	if (kib < LOG_MIN_KIB || kib > (long)LOG_MAX_KIB) {
-		snprintf(why, whylen, "%ld KiB is out of range (%d to %u)", kib, LOG_MIN_KIB, LOG_MAX_KIB);
-		return -ERANGE;
-	}
-	return 0;
-}
-
 /* cpus = "0-1" or [ "0", "1" ]: every CPU named must be on this host. */
 static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 	cpu_set_t host, set;
 
-	if (i >= CFG_MAX_VCPUS) {
-		snprintf(why, whylen, "more than %d CPU lists (one per vCPU at most)", CFG_MAX_VCPUS);
-		return -E2BIG;
-	}
-	if (strlen(s) >= CFG_CPUS_MAX) {
-		snprintf(why, whylen, "'%.32s...' is longer than %d bytes", s, CFG_CPUS_MAX - 1);
+	if (strlen(s) >= DOMAIN_CPULIST_MAX) {
+		snprintf(why, whylen, "'%.32s...' is longer than %d bytes", s, DOMAIN_CPULIST_MAX - 1);
 		return -E2BIG;
 	}
 	if (cpulist_host(&host)) {
@@ -434,39 +238,14 @@ static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 	return cpulist_parse(s, &host, &set, why, whylen);
 }
 
-static int check_weight(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	long w = cfg_opt_getnint(opt, i);
-
-	if (w < CGROUP_WEIGHT_MIN || w > CGROUP_WEIGHT_MAX) {
-		snprintf(why, whylen, "%ld is out of range (%d to %d, default %d)", w, CGROUP_WEIGHT_MIN,
-			 CGROUP_WEIGHT_MAX, CGROUP_WEIGHT_DEFAULT);
-		return -ERANGE;
-	}
-	return 0;
-}
-
-/* The bound that depends on vcpus is checked once both are known. */
-static int check_cap(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	long cap = cfg_opt_getnint(opt, i);
-
-	if (cap < 0 || cap > 100L * VCPUS_MAX) {
-		snprintf(why, whylen, "%ld is out of range (0 to %d percent of one CPU, 0: no cap)", cap,
-			 100 * VCPUS_MAX);
-		return -ERANGE;
-	}
-	return 0;
-}
-
 /* cgroup = "lodge": a relative path under the CPU controller's mount. */
 static int check_cgroup(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 	size_t len = strlen(s);
 
-	if (!len || len >= 256 || s[0] == '/' || s[len - 1] == '/' || strstr(s, "//") || strstr(s, "..") ||
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/") != len) {
+	if (!len || len >= HOST_CGROUP_MAX || s[0] == '/' || s[len - 1] == '/' || strstr(s, "//") ||
+	    strstr(s, "..") || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/") != len) {
 		snprintf(why, whylen, "'%s' is not a relative cgroup path like lodge or lodge.slice/domains", s);
 		return -EINVAL;
 	}
@@ -501,38 +280,12 @@ static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	long port;
 
 	port = colon ? strtol(colon + 1, &end, 10) : -1;
-	if (!colon || colon == s || *end || port < 1 || port > 65535) {
+	if (!colon || colon == s || *end || port < 1 || port > UINT16_MAX) {
 		snprintf(why, whylen, "'%s' is not ADDRESS:PORT like 127.0.0.1:8002", s);
 		return -EINVAL;
 	}
 	return 0;
 }
-
-/* ---- the tables ------------------------------------------------------------- */
-
-const struct cfg_key domain_keys[] = {
-	{ "name",        KT_STR,  NULL,      check_name,     "the domain's name (required)" },
-	{ "memory",      KT_INT,  "128",     check_memory,   "RAM in MiB" },
-	{ "maxmem",      KT_INT,  "0",       check_memory,   "ceiling in MiB, >= memory (0: = memory)" },
-	{ "vcpus",       KT_INT,  "1",       check_vcpus,    "virtual CPUs, 1 to 64" },
-	{ "kernel",      KT_STR,  NULL,      check_readable, "ELF (PVH) or bzImage to boot (required)" },
-	{ "ramdisk",     KT_STR,  NULL,      check_readable, "initrd loaded beside the kernel" },
-	{ "cmdline",     KT_STR,  NULL,      check_text,     "kernel command line; overrides root and extra" },
-	{ "root",        KT_STR,  NULL,      check_text,     "becomes root=ROOT on the command line" },
-	{ "extra",       KT_STR,  NULL,      check_text,     "appended to the command line after root=" },
-	{ "disk",        KT_LIST, NULL,      check_disk,     "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'" },
-	{ "vif",         KT_LIST, NULL,      check_vif,      "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME'" },
-	{ "on_poweroff", KT_STR,  "destroy", check_action,   "when the guest powers off: destroy, restart, preserve" },
-	{ "on_reboot",   KT_STR,  "restart", check_action,   "when the guest reboots" },
-	{ "on_crash",    KT_STR,  "destroy", check_action,   "when the guest crashes (triple fault)" },
-	{ "autostart",   KT_BOOL, "false",   NULL,           "lodge autostart starts it at boot" },
-	{ "cpus",        KT_LIST, NULL,      check_cpus,     "host CPUs the vCPUs may run on: '0-1', '0,2', 'all', or one list per vCPU" },
-	{ "cpu_weight",  KT_INT,  "256",     check_weight,   "share of CPU time against other domains, 1 to 65535" },
-	{ "cap",         KT_INT,  "0",       check_cap,      "most CPU it may use, percent of one CPU (0: no cap)" },
-	{ "ksm",         KT_BOOL, "false",   NULL,           "let the host merge identical pages of guest RAM (KSM)" },
-	{ "hugepages",   KT_BOOL, "false",   NULL,           "back guest RAM with transparent huge pages" },
-	{ NULL, 0, NULL, NULL, NULL }
-};
 
 /* control_group = "lodge" or "1234": a group that exists, or a number ("": none). */
 static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
@@ -543,7 +296,7 @@ static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, c
 		return 0;                 /* none: root only */
 	if (cfg_group_id(s) < 0) {
 		snprintf(why, whylen, "no group '%s' on this host (a name from /etc/group or a number)", s);
-		return -1;
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -553,12 +306,8 @@ static int check_abs_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i,
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 
-	if (i >= CFG_LIST_MAX) {
-		snprintf(why, whylen, "more than %d entries", CFG_LIST_MAX);
-		return -E2BIG;
-	}
-	if (s[0] != '/' || strlen(s) >= CFG_LIST_ITEM_MAX) {
-		snprintf(why, whylen, "'%.64s' is not an absolute path of fewer than %d bytes", s, CFG_LIST_ITEM_MAX);
+	if (s[0] != '/' || strlen(s) >= HOST_LIST_ITEM_MAX) {
+		snprintf(why, whylen, "'%.64s' is not an absolute path of fewer than %d bytes", s, HOST_LIST_ITEM_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -578,33 +327,114 @@ static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 	return 0;
 }
 
-static int check_ifname_list(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
-{
-	if (i >= CFG_LIST_MAX) {
-		snprintf(why, whylen, "more than %d entries", CFG_LIST_MAX);
-		return -E2BIG;
-	}
-	return netif_name_check(cfg_opt_getnstr(opt, i), why, whylen);
-}
+/* ---- the tables ------------------------------------------------------------- */
+
+/* Rows, by type: NAME, default, (range,) check, help. */
+#define KEY_STR(n, d, chk, h)            { .name = n, .type = KT_STR, .def = d, .check = chk, .help = h }
+#define KEY_REQUIRED(n, why, chk, h)     { .name = n, .type = KT_STR, .required = why, .check = chk, .help = h }
+#define KEY_TEXT(n, maxlen, h)           { .name = n, .type = KT_STR, .max = maxlen, .help = h }
+#define KEY_INT(n, d, lo, hi, u, z, chk, h) \
+	{ .name = n, .type = KT_INT, .idef = d, .min = lo, .max = hi, .unit = u, .zero = z, .check = chk, .help = h }
+#define KEY_BOOL(n, d, h)                { .name = n, .type = KT_BOOL, .def = d, .help = h }
+#define KEY_LIST(n, most, what, chk, h)  { .name = n, .type = KT_LIST, .max = most, .unit = what, .check = chk, .help = h }
+
+const struct cfg_key domain_keys[] = {
+	KEY_REQUIRED("name", "every domain needs a name", check_name, "the domain's name"),
+	KEY_INT("memory", DOMAIN_MEMORY_DEFAULT_MIB, DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, " MiB", NULL,
+		check_memory, "guest RAM"),
+	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
+		"the ceiling the balloon may grow to, not below memory"),
+	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs"),
+	KEY_REQUIRED("kernel", "nothing to boot", check_readable, "ELF (PVH) or bzImage to boot"),
+	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel"),
+	KEY_TEXT("cmdline", DOMAIN_CMDLINE_MAX - 1, "kernel command line; overrides root and extra"),
+	KEY_TEXT("root", DOMAIN_CMDLINE_MAX - 1, "becomes root=ROOT on the command line"),
+	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root="),
+	KEY_LIST("disk", DOMAIN_DISKS_MAX, "disks", check_disk,
+		 "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'"),
+	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME'"),
+	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off"),
+	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots"),
+	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)"),
+	KEY_BOOL("autostart", "false", "lodge autostart starts it at boot"),
+	KEY_LIST("cpus", DOMAIN_VCPUS_MAX, "CPU lists (one per vCPU at most)", check_cpus,
+		 "host CPUs the vCPUs may run on: '0-1', '0,2', 'all', or one list per vCPU"),
+	KEY_INT("cpu_weight", DOMAIN_CPU_WEIGHT_DEFAULT, DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX, NULL, NULL,
+		NULL, "share of CPU time against other domains"),
+	KEY_INT("cap", 0, 0, DOMAIN_CAP_MAX(DOMAIN_VCPUS_MAX), "%", "no cap", NULL,
+		"most CPU it may use, in percent of one CPU, per vCPU at most all of one"),
+	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)"),
+	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages"),
+	{ .name = NULL }
+};
+
+_Static_assert(sizeof(domain_keys) / sizeof(domain_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every domain key");
 
 /* Paths here: defaults get the --root prefix; values are used as written. */
 const struct cfg_key host_keys[] = {
-	{ "runtime_dir",      KT_STR, "/run/lodge",            check_dir,      "control sockets and logs of running domains" },
-	{ "domains_dir",      KT_STR, "/etc/lodge/domains",    check_dir,      "NAME.cfg files for lodge create NAME" },
-	{ "image_dir",        KT_STR, "/var/lib/lodge/images", check_dir,      "where disk images are kept" },
-	{ "default_bridge",   KT_STR, "lodgebr0",              check_ifname,   "bridge of a vif without bridge=" },
-	{ "console_log_size", KT_INT, "1024",                  check_log_size, "console log kept per domain, KiB" },
-	{ "cgroup",           KT_STR, "lodge",                 check_cgroup,   "parent of the domains' CPU cgroups, under the CPU controller" },
-	{ "control_group",    KT_STR, "",                      check_group,    "group whose members may control every domain (root always may)" },
-	{ "stats_group",      KT_STR, "",                      check_group,    "group whose members may read every domain's status" },
-	{ "migration_listen", KT_STR, "127.0.0.1:8002",        check_listen,   "where lodge migrate-receive listens (Xen's relocation port)" },
-	{ "migration_secret_file", KT_STR, "",                 check_secret_file, "shared secret both ends of a migration prove they know" },
-	{ "storage_dirs",     KT_LIST, NULL,                   check_abs_dir,  "disk images a restored or migrated domain may use: files under these (default image_dir)" },
-	{ "storage_devices",  KT_LIST, NULL,                   check_dev_pattern, "block devices a restored or migrated domain may use (patterns like /dev/vg0/*)" },
-	{ "kernel_dirs",      KT_LIST, NULL,                   check_abs_dir,  "kernels and ramdisks a restored or migrated domain may boot from (default Lodge's share directories)" },
-	{ "bridges",          KT_LIST, NULL,                   check_ifname_list, "bridges a restored or migrated domain may join besides default_bridge" },
-	{ NULL, 0, NULL, NULL, NULL }
+	KEY_STR("runtime_dir", "/run/lodge", check_dir, "control sockets and logs of running domains"),
+	KEY_STR("domains_dir", "/etc/lodge/domains", check_dir, "NAME.cfg files for lodge create NAME"),
+	KEY_STR("image_dir", "/var/lib/lodge/images", check_dir, "where disk images are kept"),
+	KEY_STR("default_bridge", "lodgebr0", check_ifname, "bridge of a vif without bridge="),
+	KEY_INT("console_log_size", HOST_CONSOLE_LOG_DEFAULT_KIB, HOST_CONSOLE_LOG_MIN_KIB, HOST_CONSOLE_LOG_MAX_KIB,
+		" KiB", NULL, NULL, "console output kept per domain"),
+	KEY_STR("cgroup", "lodge", check_cgroup, "parent of the domains' CPU cgroups, under the CPU controller"),
+	KEY_STR("control_group", "", check_group, "group whose members may control every domain (root always may)"),
+	KEY_STR("stats_group", "", check_group, "group whose members may read every domain's status"),
+	KEY_STR("migration_listen", "127.0.0.1:8002", check_listen,
+		"where lodge migrate-receive listens (Xen's relocation port)"),
+	KEY_STR("migration_secret_file", "", check_secret_file, "shared secret both ends of a migration prove they know"),
+	KEY_LIST("storage_dirs", HOST_LIST_MAX, "entries", check_abs_dir,
+		 "disk images a restored or migrated domain may use: files under these (default image_dir)"),
+	KEY_LIST("storage_devices", HOST_LIST_MAX, "entries", check_dev_pattern,
+		 "block devices a restored or migrated domain may use (patterns like /dev/vg0/*)"),
+	KEY_LIST("kernel_dirs", HOST_LIST_MAX, "entries", check_abs_dir,
+		 "kernels and ramdisks a restored or migrated domain may boot from (default Lodge's share directories)"),
+	KEY_LIST("bridges", HOST_LIST_MAX, "entries", check_ifname,
+		 "bridges a restored or migrated domain may join besides default_bridge"),
+	{ .name = NULL }
 };
+_Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every host key");
+
+/* The keys xl reads from a domain file (xl.cfg(5); the top-level keys
+ * of Xen's tools/xl/xl_parse.c) that Lodge does not implement: a file
+ * that sets one is an xl config, and the message can say so, naming the
+ * key from this table. */
+static const char *const xl_keys[] = {
+	"acpi", "acpi_firmware", "acpi_laptop_slate", "acpi_s3", "acpi_s4", "altp2m", "altp2m_count",
+	"altp2mhvm", "apic", "arm_sci", "bios", "bios_path_override", "boot", "bootloader", "bootloader_args",
+	"bootloader_restrict", "bootloader_user", "builder", "channel", "cpuid", "cpus_soft", "device_model",
+	"device_model_args", "device_model_override", "device_model_stubdomain_override",
+	"device_model_stubdomain_seclabel", "device_model_user", "device_model_version", "device_tree",
+	"display", "dm_restrict", "driver_domain", "dtdev", "e820_host", "extratime", "firmware",
+	"firmware_override", "gfx_passthru", "gic_version", "hap", "hdtype", "hpet", "hvm_pirq",
+	"init_seclabel", "iomem", "ioports", "irqs", "keymap", "latency", "llc_colors", "localtime",
+	"max_event_channels", "max_grant_frames", "max_grant_version", "max_maptrack_frames", "maxvcpus",
+	"mca_caps", "mmio_hole", "ms_vm_genid", "msr_relaxed", "nestedhvm", "nographic", "nomigrate",
+	"nr_spis", "nx", "on_soft_reset", "on_watchdog", "oos", "opengl", "p9", "pae", "passthrough", "pci",
+	"pci_msitranslate", "pci_permissive", "pci_power_mgmt", "pci_seize", "period", "pool", "pvcalls",
+	"pvshim", "pvshim_cmdline", "pvshim_extra", "pvshim_path", "rdm", "rdm_mem_boundary", "rtc_timeoffset",
+	"sdl", "seclabel", "serial", "shadow_memory", "slice", "smbios", "smbios_firmware", "soundhw", "spice",
+	"spice_clipboard_sharing", "spice_image_compression", "spice_streaming_video", "spiceagent_mouse",
+	"spicedisable_ticketing", "spicehost", "spicepasswd", "spiceport", "spicetls_port",
+	"spiceusbredirection", "spicevdagent", "stdvga", "stubdomain_cmdline", "stubdomain_kernel",
+	"stubdomain_memory", "stubdomain_ramdisk", "sve", "tee", "timer_mode", "trap_unmapped_accesses",
+	"tsc_mode", "type", "usb", "usbctrl", "usbdev", "usbdevice", "usbversion", "uuid", "vdispl",
+	"vendor_device", "vfb", "vga", "videoram", "vif2", "viridian", "virtio", "vkb", "vkb_device",
+	"vmtrace_buf_kb", "vnc", "vncdisplay", "vnclisten", "vncpasswd", "vncunused", "vncviewer", "vnuma",
+	"vpmu", "vpt_align", "vsnd", "vtpm", "vuart", "xauthority", "xen_platform_pci",
+	"xen_platform_pci_bar_uc", "xend_suspend_evtchn_compat", "xenstore_feature_mask", "xenstore_quota",
+};
+
+const char *cfg_xl_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(xl_keys) / sizeof(xl_keys[0]); i++)
+		if (strcmp(xl_keys[i], name) == 0)
+			return xl_keys[i];
+	return NULL;
+}
 
 long cfg_group_id(const char *name)
 {
@@ -656,7 +486,7 @@ unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts)
 			opts[n] = (cfg_opt_t)CFG_STR(k->name, k->def, CFGF_NONE);
 			break;
 		case KT_INT:
-			opts[n] = (cfg_opt_t)CFG_INT(k->name, k->def ? atol(k->def) : 0, CFGF_NONE);
+			opts[n] = (cfg_opt_t)CFG_INT(k->name, k->idef, CFGF_NONE);
 			break;
 		case KT_BOOL:
 			opts[n] = (cfg_opt_t)CFG_BOOL_CB(k->name, k->def && !strcmp(k->def, "true") ? cfg_true : cfg_false,

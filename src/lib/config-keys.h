@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <confuse.h>
+#include <stdio.h>
 
 #define MAX_KEYS     24      /* per table */
 #define MAX_KEY_LEN  32
@@ -17,16 +18,33 @@ enum key_type { KT_STR, KT_INT, KT_BOOL, KT_LIST };
 
 struct load_ctx;
 
+/* One key of a file: a row of the schema.  libconfuse's option, the
+ * checks every value gets (no control characters; an integer's range, a
+ * string's length, a list's count: one generic check from these fields)
+ * and then the row's own check, the messages, the create form's hints and
+ * lodge.conf(5) (tests/unit/test-lib-config.c holds the page to the
+ * table) all come from here. */
 struct cfg_key {
 	const char *name;
 	enum key_type type;
-	const char *def;        /* default as written in a file; NULL: none */
-	/* Check value index of the option: 0, or nonzero with why set. */
+	const char *def;        /* KT_STR, KT_BOOL: the default as written in a file; NULL: none */
+	long idef;              /* KT_INT: the default */
+	long min, max;          /* KT_INT: the range; KT_STR: max bytes (0: any);
+				 * KT_LIST: max values */
+	const char *unit;       /* KT_INT: written after a number (" MiB", "%");
+				 * KT_LIST: what a value is, plural ("disks") */
+	const char *zero;       /* KT_INT: what 0 means when it is special ("no cap") */
+	const char *required;   /* a file must set it, and why: "nothing to boot" */
+	/* Check value index of the option beyond the generic checks: 0, or
+	 * -errno with why set. */
 	int (*check)(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned index, char *why, size_t whylen);
 	const char *help;
 };
 
 extern const struct cfg_key domain_keys[], host_keys[];
+/* xl.cfg(5)'s keys that Lodge does not implement: the spelling in this
+ * table of name, or NULL. */
+const char *cfg_xl_key(const char *name);
 /* A group's id from its name or number, -1 if there is none. */
 long cfg_group_id(const char *name);
 
@@ -46,7 +64,7 @@ struct load_ctx {
 	char dir[CFG_PATH_MAX];            /* its absolute directory */
 	const struct cfg_key *keys;
 	const struct host_config *hc;      /* domains: the default bridge */
-	bool check_bridges;
+	bool check_host;                   /* bridges exist, memory is available */
 	struct key_site sites[MAX_SITES];
 	unsigned nsites;
 	struct value_site values[MAX_VALUES];
@@ -55,12 +73,25 @@ struct load_ctx {
 	char *err;
 	size_t errlen;
 	int err_line;                      /* 0: no error yet */
+	const char *err_what;              /* in err: the message after "FILE:LINE: KEY: " */
+	/* The error's message quotes nothing of the file but names from
+	 * Lodge's own tables (so it may be shown for a file that is not
+	 * known to be a config). */
+	bool err_quotes_nothing;
 };
 
-/* config-keys.c */
+/* config-keys.c: the schema */
 const struct cfg_key *cfg_find_key(const struct cfg_key *keys, const char *name);
 /* libconfuse options for the table, ended by CFG_END; returns their count. */
 unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts);
+/* The generic checks of a value by its row (range, length, count), then
+ * the row's own: 0, or -errno with why set. */
+int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
+		    char *why, size_t whylen);
+/* A row in words for a form's hint: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
+void cfg_key_describe(const struct cfg_key *k, char *out, size_t len);
+
+/* config-specs.c: disk and vif specs, MACs, actions */
 int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
 int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen);
 int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen);
@@ -74,6 +105,9 @@ int cfg_key_line(const struct load_ctx *ctx, const char *key, int upto);
 int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, int upto);
 /* Xen syntax as libconfuse's, noting sites in ctx; a malloc'd string or NULL. */
 char *cfg_xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len);
+
+/* config-save.c: s as a double-quoted string of the syntax. */
+void cfg_put_string(FILE *f, const char *s);
 
 /* config.c */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)

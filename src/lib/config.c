@@ -59,7 +59,8 @@ static void file_fail(struct load_ctx *ctx, const char *fmt, ...)
  * order, but the pre-pass finds repeated keys before libconfuse starts. */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 {
-	char what[1024], msg[CFG_PATH_MAX + sizeof(what) + MAX_KEY_LEN + 32];
+	char what[1024], msg[CFG_PATH_MAX + MAX_KEY_LEN + 32];
+	size_t n;
 	va_list ap;
 
 	if (ctx->err_line && line >= ctx->err_line)
@@ -67,9 +68,13 @@ void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(msg, sizeof(msg), "%s:%d: %s: %s", ctx->file, line, key, what);
+	snprintf(msg, sizeof(msg), "%s:%d: %s: ", ctx->file, line, key);
 	text_escape(ctx->err, ctx->errlen, msg);
+	n = strlen(ctx->err);
+	text_escape(ctx->err + n, ctx->errlen - n, what);
+	ctx->err_what = ctx->err + n;
 	ctx->err_line = line;
+	ctx->err_quotes_nothing = false;
 }
 
 /* ---- libconfuse's own messages, in our shape ---------------------------- */
@@ -78,7 +83,7 @@ static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
 {
 	struct load_ctx *ctx = current_ctx;
 	char msg[512], key[MAX_KEY_LEN] = "", *q;
-	const char *what = msg;
+	const char *what = msg, *xl = NULL;
 	int line = cfg->line > ctx->nlines ? ctx->nlines : cfg->line, s;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -88,7 +93,9 @@ static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
 		if (strchr(key, '\''))
 			*strchr(key, '\'') = '\0';
 		line = cfg_key_line(ctx, key, line);
-		if (strncmp(msg, "no such option", 14) == 0)
+		if (strncmp(msg, "no such option", 14) == 0 && cfg_xl_key(key))
+			xl = cfg_xl_key(key);
+		else if (strncmp(msg, "no such option", 14) == 0)
 			what = "unknown key (see lodge.conf(5))";
 		else if (strncmp(msg, "invalid integer", 15) == 0)
 			what = "not a number";
@@ -101,6 +108,14 @@ static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
 		for (s = (int)ctx->nsites - 1; s >= 0 && ctx->sites[s].line > line; s--)
 			;
 		snprintf(key, sizeof(key), "%s", s >= 0 ? ctx->sites[s].key : "syntax");
+	}
+	if (xl) {
+		/* Named from the table: the message may stand even before any
+		 * key of Lodge's (see parse_text). */
+		cfg_fail(ctx, line, xl, "a Xen key Lodge does not implement (see lodge.conf(5))");
+		if (ctx->err_line == line)
+			ctx->err_quotes_nothing = true;
+		return;
 	}
 	cfg_fail(ctx, line, key, "%s", what);
 }
@@ -157,7 +172,7 @@ static int ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t er
 	return rc;
 }
 
-/* One check for every string value before its key's own: no control
+/* One check for every string value before its row's: no control
  * characters.  A newline in a path would end a line of the control
  * protocol or of a listing; an ESC would reach a terminal. */
 static int check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
@@ -172,7 +187,7 @@ static int check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_
 			 text_escape_n(shown, sizeof(shown), bad, text_control_len(bad)));
 		return -EINVAL;
 	}
-	return k->check ? k->check(ctx, opt, i, why, whylen) : 0;
+	return cfg_check_value(ctx, k, opt, i, why, whylen);
 }
 
 /* One per key: check every value (all of a list, as libconfuse calls
@@ -254,27 +269,28 @@ static bool known_key_before(const struct load_ctx *ctx, int line)
 	return false;
 }
 
-/* Parse file with the keys table; returns the cfg_t (to free) or NULL
- * with ctx's error set. */
-static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
+/* Parse the text of a file (len bytes) with the keys table; returns the
+ * cfg_t (to free) or NULL with ctx's error set. */
+static cfg_t *parse_text(struct load_ctx *ctx, const struct cfg_key *keys, const char *text, size_t len)
 {
 	cfg_opt_t opts[MAX_KEYS + 1];
-	char *text, *confuse_text, *nul, file[CFG_PATH_MAX];
-	size_t len, i;
+	char *confuse_text, *nul, file[CFG_PATH_MAX];
+	size_t i;
 	unsigned n;
 	cfg_t *cfg;
 	int rc, line = 1;
 
 	ctx->keys = keys;
-	if (!(text = read_file(ctx, &len)))
+	if (len > CFG_FILE_MAX) {
+		file_fail(ctx, "larger than %d MiB; not a Lodge config", CFG_FILE_MAX >> 20);
 		return NULL;
+	}
 	confuse_text = cfg_xen_to_confuse(ctx, text, len);
 	if ((nul = memchr(text, '\0', len))) {   /* libconfuse would stop there */
 		for (i = 0; text + i < nul; i++)
 			line += text[i] == '\n';
 		cfg_fail(ctx, line, "syntax", "a NUL byte: this is not a text file");
 	}
-	free(text);
 	if (!confuse_text) {
 		file_fail(ctx, "out of memory");
 		return NULL;
@@ -295,7 +311,7 @@ static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 	free(confuse_text);
 	if (rc != CFG_SUCCESS && !ctx->err_line)
 		cfg_fail(ctx, 1, "syntax", "cannot parse");
-	if (ctx->err_line > 0 && !known_key_before(ctx, ctx->err_line)) {
+	if (ctx->err_line > 0 && !known_key_before(ctx, ctx->err_line) && !ctx->err_quotes_nothing) {
 		text_escape(file, sizeof(file), ctx->file);
 		snprintf(ctx->err, ctx->errlen, "%s:%d: not a Lodge config (no known key = value statement "
 			 "before this line; see lodge.conf(5))", file, ctx->err_line);
@@ -307,6 +323,19 @@ static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 	return cfg;
 }
 
+static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
+{
+	size_t len;
+	char *text = read_file(ctx, &len);
+	cfg_t *cfg;
+
+	if (!text)
+		return NULL;
+	cfg = parse_text(ctx, keys, text, len);
+	free(text);
+	return cfg;
+}
+
 /* ---- the host: lodge.conf ------------------------------------------------- */
 
 static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *out, size_t len)
@@ -314,7 +343,7 @@ static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *ou
 	const struct cfg_key *k = cfg_find_key(host_keys, key);
 	int rc;
 
-	if (cfg && cfg_key_site(ctx, key, 0) >= 0)
+	if (cfg_key_site(ctx, key, 0) >= 0)
 		rc = cfg_resolve(ctx, cfg_getstr(cfg, key), out, len);
 	else
 		rc = path_printf(out, len, "%s%s", root_prefix, k->def);   /* --root prefixes defaults only */
@@ -345,8 +374,8 @@ static void default_cgroup(char *out, size_t len)
 
 static void list_add(struct cfg_list *l, const char *item)
 {
-	if (l->n < CFG_LIST_MAX && strlen(item) < CFG_LIST_ITEM_MAX)
-		snprintf(l->item[l->n++], CFG_LIST_ITEM_MAX, "%s", item);
+	if (l->n < HOST_LIST_MAX && strlen(item) < HOST_LIST_ITEM_MAX)
+		snprintf(l->item[l->n++], HOST_LIST_ITEM_MAX, "%s", item);
 }
 
 /* A list key as written (checked already), or nothing if not set. */
@@ -355,7 +384,7 @@ static bool host_list(struct load_ctx *ctx, cfg_t *cfg, const char *key, struct 
 	unsigned i;
 
 	l->n = 0;
-	if (!cfg || cfg_key_site(ctx, key, 0) < 0)
+	if (cfg_key_site(ctx, key, 0) < 0)
 		return false;
 	for (i = 0; i < cfg_size(cfg, key); i++)
 		list_add(l, cfg_getnstr(cfg, key, i));
@@ -389,7 +418,7 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 {
 	char file[CFG_PATH_MAX];
 	struct load_ctx ctx;
-	cfg_t *cfg = NULL;
+	cfg_t *cfg;
 	int rc;
 
 	memset(hc, 0, sizeof(*hc));
@@ -399,37 +428,34 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	}
 	if ((rc = ctx_init(&ctx, file, err, errlen)))
 		return rc;
-	if (access(file, F_OK) == 0 && !(cfg = parse_file(&ctx, host_keys)))
+	/* No lodge.conf: every key at its default, as in an empty one. */
+	cfg = access(file, F_OK) == 0 ? parse_file(&ctx, host_keys) : parse_text(&ctx, host_keys, "", 0);
+	if (!cfg)
 		return -EINVAL;
 	if ((rc = host_path(&ctx, cfg, "runtime_dir", hc->runtime_dir, sizeof(hc->runtime_dir))) ||
 	    (rc = host_path(&ctx, cfg, "domains_dir", hc->domains_dir, sizeof(hc->domains_dir))) ||
 	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir)))) {
-		if (cfg)
-			cfg_free(cfg);
+		cfg_free(cfg);
 		return rc;
 	}
-	snprintf(hc->default_bridge, sizeof(hc->default_bridge), "%s",
-		 cfg ? cfg_getstr(cfg, "default_bridge") : cfg_find_key(host_keys, "default_bridge")->def);
-	hc->console_log_kib = cfg ? (unsigned)cfg_getint(cfg, "console_log_size")
-				  : (unsigned)atoi(cfg_find_key(host_keys, "console_log_size")->def);
-	if (cfg && cfg_key_site(&ctx, "cgroup", 0) >= 0)
+	snprintf(hc->default_bridge, sizeof(hc->default_bridge), "%s", cfg_getstr(cfg, "default_bridge"));
+	hc->console_log_kib = (unsigned)cfg_getint(cfg, "console_log_size");
+	if (cfg_key_site(&ctx, "cgroup", 0) >= 0)
 		snprintf(hc->cgroup, sizeof(hc->cgroup), "%s", cfg_getstr(cfg, "cgroup"));
 	else
 		default_cgroup(hc->cgroup, sizeof(hc->cgroup));
-	hc->control_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "control_group")) : -1;
-	hc->stats_gid = cfg ? cfg_group_id(cfg_getstr(cfg, "stats_group")) : -1;
-	snprintf(hc->migration_listen, sizeof(hc->migration_listen), "%s",
-		 cfg ? cfg_getstr(cfg, "migration_listen") : cfg_find_key(host_keys, "migration_listen")->def);
+	hc->control_gid = cfg_group_id(cfg_getstr(cfg, "control_group"));
+	hc->stats_gid = cfg_group_id(cfg_getstr(cfg, "stats_group"));
+	snprintf(hc->migration_listen, sizeof(hc->migration_listen), "%s", cfg_getstr(cfg, "migration_listen"));
 	snprintf(hc->migration_secret_file, sizeof(hc->migration_secret_file), "%s",
-		 cfg ? cfg_getstr(cfg, "migration_secret_file") : "");
+		 cfg_getstr(cfg, "migration_secret_file"));
 	if (!host_list(&ctx, cfg, "storage_dirs", &hc->storage_dirs))
 		list_add(&hc->storage_dirs, hc->image_dir);
 	host_list(&ctx, cfg, "storage_devices", &hc->storage_devices);
 	if (!host_list(&ctx, cfg, "kernel_dirs", &hc->kernel_dirs))
 		default_kernel_dirs(&hc->kernel_dirs);
 	host_list(&ctx, cfg, "bridges", &hc->bridges);
-	if (cfg)
-		cfg_free(cfg);
+	cfg_free(cfg);
 	return 0;
 }
 
@@ -442,7 +468,34 @@ static int parse_action_key(cfg_t *cfg, const char *key, enum domain_action *act
 	return cfg_parse_action(cfg_getstr(cfg, key), act, why, sizeof(why));
 }
 
-/* What the validate callbacks cannot see alone: required keys, maxmem
+/* The keys the file leaves out (only, if not NULL): a required one is an
+ * error on line 1, and a default gets the checks a written value would,
+ * as some depend on the host (128 MiB of memory may be more than it has
+ * available). */
+static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
+{
+	const struct cfg_key *k;
+	char why[1024];
+	int rc;
+
+	for (k = ctx->keys; k->name; k++) {
+		if ((only && strcmp(k->name, only)) || cfg_key_site(ctx, k->name, 0) >= 0)
+			continue;
+		if (k->required) {
+			cfg_fail(ctx, 1, k->name, "missing: %s", k->required);
+			return -EINVAL;
+		}
+		if (k->type == KT_LIST || (k->type != KT_INT && !k->def))
+			continue;
+		if ((rc = cfg_check_value(ctx, k, cfg_getopt(cfg, k->name), 0, why, sizeof(why)))) {
+			cfg_fail(ctx, 1, k->name, "%s", why);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* What the validate callbacks cannot see alone: keys left out, maxmem
  * against memory, cmdline from root and extra.  Fills dc. */
 static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *dc)
 {
@@ -450,16 +503,10 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	const char *extra = cfg_getstr(cfg, "extra");
 	char why[1024];
 	unsigned i;
-	int len;
+	int len, rc;
 
-	if (!cfg_getstr(cfg, "name") || !cfg_getstr(cfg, "name")[0]) {
-		cfg_fail(ctx, 1, "name", "missing: every domain needs a name");
-		return -EINVAL;
-	}
-	if (!cfg_getstr(cfg, "kernel") || !cfg_getstr(cfg, "kernel")[0]) {
-		cfg_fail(ctx, 1, "kernel", "missing: nothing to boot");
-		return -EINVAL;
-	}
+	if ((rc = check_unset(ctx, cfg, NULL)))
+		return rc;
 	snprintf(dc->name, sizeof(dc->name), "%s", cfg_getstr(cfg, "name"));
 	dc->memory_mib = (unsigned)cfg_getint(cfg, "memory");
 	dc->maxmem_mib = (unsigned)cfg_getint(cfg, "maxmem");
@@ -512,9 +559,9 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	dc->cap = (unsigned)cfg_getint(cfg, "cap");
 	/* As xl: a cap may exceed 100 with several vCPUs, but not what
 	 * they could use together. */
-	if (dc->cap > 100 * dc->vcpus) {
+	if (dc->cap > DOMAIN_CAP_MAX(dc->vcpus)) {
 		cfg_fail(ctx, cfg_key_line(ctx, "cap", 0), "cap", "%u%% is more than %u vCPU%s can use (0 to %u)",
-			 dc->cap, dc->vcpus, dc->vcpus == 1 ? "" : "s", 100 * dc->vcpus);
+			 dc->cap, dc->vcpus, dc->vcpus == 1 ? "" : "s", DOMAIN_CAP_MAX(dc->vcpus));
 		return -EINVAL;
 	}
 	dc->ksm = cfg_getbool(cfg, "ksm");
@@ -522,171 +569,96 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	return 0;
 }
 
-int domain_config_load(const char *path, const struct host_config *hc, bool check_bridges,
-		       struct domain_config *dc, char *err, size_t errlen)
+/* Read a domain from text (a file's, or NULL: read ctx->file). */
+static int load_domain(struct load_ctx *ctx, const char *text, size_t len, const struct host_config *hc,
+		       bool check_host, struct domain_config *dc)
 {
-	struct load_ctx ctx;
 	cfg_t *cfg;
 	int rc;
 
-	if ((rc = ctx_init(&ctx, path, err, errlen)))
-		return rc;
-	ctx.hc = hc;
-	ctx.check_bridges = check_bridges;
+	ctx->hc = hc;
+	ctx->check_host = check_host;
 	memset(dc, 0, sizeof(*dc));
-	snprintf(dc->file, sizeof(dc->file), "%s", path);
-	cfg = parse_file(&ctx, domain_keys);
+	snprintf(dc->file, sizeof(dc->file), "%s", ctx->file);
+	cfg = text ? parse_text(ctx, domain_keys, text, len) : parse_file(ctx, domain_keys);
 	if (!cfg)
 		return -EINVAL;
-	rc = fill_domain(&ctx, cfg, dc);
+	rc = fill_domain(ctx, cfg, dc);
 	cfg_free(cfg);
 	return rc;
 }
 
-/* ---- writing a domain ------------------------------------------------------ */
-
-static void put_string(FILE *f, const char *s)
+int domain_config_load(const char *path, const struct host_config *hc, bool check_host,
+		       struct domain_config *dc, char *err, size_t errlen)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
+	struct load_ctx ctx;
+	int rc;
 
-static void put_key(FILE *f, const char *key, const char *value)
-{
-	fprintf(f, "%s = ", key);
-	put_string(f, value);
-	fputc('\n', f);
-}
-
-static void write_domain(FILE *f, const struct domain_config *dc)
-{
-	char spec[CFG_PATH_MAX + 64];
-	unsigned i;
-
-	fprintf(f, "# Lodge domain %s (syntax: lodge.conf(5))\n", dc->name);
-	put_key(f, "name", dc->name);
-	fprintf(f, "memory = %u\n", dc->memory_mib);
-	if (dc->maxmem_mib)
-		fprintf(f, "maxmem = %u\n", dc->maxmem_mib);
-	fprintf(f, "vcpus = %u\n", dc->vcpus);
-	put_key(f, "kernel", dc->kernel);
-	if (dc->ramdisk[0])
-		put_key(f, "ramdisk", dc->ramdisk);
-	if (dc->cmdline[0])
-		put_key(f, "cmdline", dc->cmdline);
-	for (i = 0; i < dc->ndisks; i++) {
-		const struct cfg_disk *d = &dc->disks[i];
-
-		snprintf(spec, sizeof(spec), "%s:%s,%s,%s", d->is_phy ? "phy" : "file", d->path, d->vdev,
-			 d->readonly ? "r" : "w");
-		fprintf(f, "%s", i == 0 ? "disk = [ " : ",\n         ");
-		put_string(f, spec);
-		fprintf(f, "%s", i + 1 == dc->ndisks ? " ]\n" : "");
-	}
-	for (i = 0; i < dc->nvifs; i++) {
-		const struct cfg_vif *v = &dc->vifs[i];
-		const uint8_t *m = v->mac;
-		int n = 0;
-
-		spec[0] = '\0';
-		if (v->bridge[0])
-			n += snprintf(spec + n, sizeof(spec) - n, "bridge=%s", v->bridge);
-		if (v->mac_set)
-			n += snprintf(spec + n, sizeof(spec) - n, "%smac=%02x:%02x:%02x:%02x:%02x:%02x",
-				      n ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5]);
-		if (v->vifname[0])
-			snprintf(spec + n, sizeof(spec) - n, "%svifname=%s", n ? "," : "", v->vifname);
-		fprintf(f, "%s", i == 0 ? "vif = [ " : ",\n        ");
-		put_string(f, spec);
-		fprintf(f, "%s", i + 1 == dc->nvifs ? " ]\n" : "");
-	}
-	put_key(f, "on_poweroff", domain_action_name(dc->on_poweroff));
-	put_key(f, "on_reboot", domain_action_name(dc->on_reboot));
-	put_key(f, "on_crash", domain_action_name(dc->on_crash));
-	fprintf(f, "autostart = %s\n", dc->autostart ? "true" : "false");
-	if (dc->ncpus == 1)
-		put_key(f, "cpus", dc->cpus[0]);
-	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {
-		fprintf(f, "%s", i == 0 ? "cpus = [ " : ", ");
-		put_string(f, dc->cpus[i]);
-		fprintf(f, "%s", i + 1 == dc->ncpus ? " ]\n" : "");
-	}
-	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT)
-		fprintf(f, "cpu_weight = %u\n", dc->cpu_weight);
-	if (dc->cap)
-		fprintf(f, "cap = %u\n", dc->cap);
-	if (dc->ksm)
-		fprintf(f, "ksm = true\n");
-	if (dc->hugepages)
-		fprintf(f, "hugepages = true\n");
-}
-
-/* A regular file (or a new one) is replaced atomically: a reader never
- * sees half of it.  "/dev/stdout" (lodge config) is written to stdout
- * itself: opening it anew would truncate a redirected file.  Anything
- * else that is not a regular file, a symlink included, is written
- * through, as renaming over it would replace the link itself. */
-int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen)
-{
-	char tmp[CFG_PATH_MAX + 16];
-	struct stat st;
-	bool to_stdout = strcmp(path, "/dev/stdout") == 0 || strcmp(path, "-") == 0;
-	bool direct = to_stdout || (lstat(path, &st) == 0 && !S_ISREG(st.st_mode));
-	FILE *f;
-	int rc = 0;
-
-	if (path_printf(tmp, sizeof(tmp), "%s.tmp", path)) {
-		snprintf(err, errlen, "%s: path too long", path);
-		return -ENAMETOOLONG;
-	}
-	f = to_stdout ? stdout : fopen(direct ? path : tmp, "w");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", direct ? path : tmp, strerror(errno));
+	if ((rc = ctx_init(&ctx, path, err, errlen)))
 		return rc;
+	return load_domain(&ctx, NULL, 0, hc, check_host, dc);
+}
+
+int domain_config_load_text(const char *label, const char *text, size_t len, const struct host_config *hc,
+			    bool check_host, struct domain_config *dc, char *err, size_t errlen)
+{
+	struct load_ctx ctx;
+	int rc;
+
+	if ((rc = ctx_init(&ctx, label, err, errlen)))
+		return rc;
+	return load_domain(&ctx, text, len, hc, check_host, dc);
+}
+
+int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,
+		     char *why, size_t whylen)
+{
+	const struct cfg_key *k = cfg_find_key(domain_keys, key);
+	char err[2048], *text = NULL;
+	struct load_ctx ctx;
+	size_t len = 0;
+	cfg_t *cfg;
+	FILE *f;
+	int rc;
+
+	if (!k) {
+		snprintf(why, whylen, "unknown key (see lodge.conf(5))");
+		return -ENOENT;
 	}
-	write_domain(f, dc);
-	if (fflush(f) != 0 || ferror(f))
-		rc = -(errno ? errno : EIO);
-	if (!to_stdout && fclose(f) != 0 && !rc)
-		rc = -errno;
-	if (!rc && !direct && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		if (!direct)
-			unlink(tmp);
+	if (!(f = open_memstream(&text, &len))) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
 	}
+	if (value[0]) {         /* "": as a file that leaves the key out */
+		fprintf(f, "%s = %s", key, k->type == KT_LIST ? "[ " : "");
+		cfg_put_string(f, value);
+		fprintf(f, "%s\n", k->type == KT_LIST ? " ]" : "");
+	}
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = ctx_init(&ctx, "value", err, sizeof(err))) == 0) {
+		ctx.hc = hc;
+		ctx.check_host = check_host;
+		cfg = parse_text(&ctx, domain_keys, text, len);
+		rc = cfg ? check_unset(&ctx, cfg, key) : -EINVAL;
+		if (cfg)
+			cfg_free(cfg);
+	}
+	free(text);
+	if (rc)
+		snprintf(why, whylen, "%s", ctx.err_what ? ctx.err_what : err);
 	return rc;
 }
 
-/* FNV-1a over the domain name, a 0 byte and the vif index, folded to the
- * 32 bits after the 02:4c prefix (locally administered, unicast; 0x4c is
- * 'L').  Two given vifs collide with probability 2^-32; among k vifs on
- * one host about k^2 / 2^33 (1e-4 at k = 1000).  The agent refuses a MAC
- * a running domain already uses, so a collision fails loudly. */
-void cfg_default_mac(const char *domain, unsigned n, uint8_t mac[6])
+void domain_key_hint(const char *key, char *out, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	const unsigned char *p = (const unsigned char *)domain;
-	uint32_t folded;
-	unsigned i;
+	const struct cfg_key *k = cfg_find_key(domain_keys, key);
 
-	for (; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	h = (h ^ 0) * 0x100000001b3ull;
-	for (i = 0; i < 4; i++)
-		h = (h ^ ((n >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-	folded = (uint32_t)(h ^ (h >> 32));
-	mac[0] = 0x02;
-	mac[1] = 0x4c;
-	mac[2] = folded >> 24;
-	mac[3] = folded >> 16;
-	mac[4] = folded >> 8;
-	mac[5] = folded;
+	if (k)
+		cfg_key_describe(k, out, len);
+	else
+		snprintf(out, len, "%s", "");
 }

@@ -3,34 +3,37 @@
 #ifndef LODGE_CONFIG_H
 #define LODGE_CONFIG_H
 
+#include <limits.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "schema.h"
 
-#define CFG_NAME_MAX     DOMAIN_NAME_MAX       /* the limits: schema.h */
-#define CFG_PATH_MAX     4096
+/* The limits and rules are schema.h's; these names are the library's
+ * for them. */
+#define CFG_NAME_MAX     DOMAIN_NAME_MAX
+#define CFG_PATH_MAX     PATH_MAX
 #define CFG_MAX_DISKS    DOMAIN_DISKS_MAX
 #define CFG_MAX_VIFS     DOMAIN_VIFS_MAX
 #define CFG_MAX_VCPUS    DOMAIN_VCPUS_MAX
-#define CFG_CPUS_MAX     128       /* one CPU list, with its NUL */
-#define CFG_LIST_MAX     16        /* entries in one of lodge.conf's lists */
-#define CFG_LIST_ITEM_MAX 512      /* one entry, with its NUL */
+#define CFG_CPUS_MAX     DOMAIN_CPULIST_MAX
+#define CFG_VDEV_MAX     16        /* vda, xvdb, hda1: "xvd", 3 letters, 3 digits, with the NUL */
 
 
 struct cfg_disk {
 	char path[CFG_PATH_MAX];   /* file or block device */
-	char vdev[16];             /* vda, vdb, ... (target in the guest) */
+	char vdev[CFG_VDEV_MAX];   /* vda, vdb, ... (target in the guest) */
 	bool readonly;             /* access r / ro */
 	bool is_phy;               /* phy: prefix or a block device */
 };
 
 struct cfg_vif {
-	char bridge[16];           /* "" = the host's default bridge */
+	char bridge[IFNAMSIZ];     /* "" = the host's default bridge */
 	uint8_t mac[6];
 	bool mac_set;              /* false: generated stably from name and index */
-	char vifname[16];          /* "" = vif-<domain>.<n> (shortened to fit IFNAMSIZ) */
+	char vifname[IFNAMSIZ];    /* "" = vif-<domain>.<n> (shortened to fit IFNAMSIZ) */
 };
 
 struct domain_config {
@@ -50,7 +53,7 @@ struct domain_config {
 	 * list i for vCPU i (vCPUs past the list run anywhere). */
 	unsigned ncpus;
 	char cpus[CFG_MAX_VCPUS][CFG_CPUS_MAX];
-	unsigned cpu_weight;       /* Xen credit weight, 1..65535, default 256 */
+	unsigned cpu_weight;       /* Xen credit weight (schema.h) */
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
 	bool ksm;                  /* same-page merging of guest RAM (MADV_MERGEABLE) */
 	bool hugepages;            /* transparent huge pages for guest RAM (MADV_HUGEPAGE) */
@@ -59,16 +62,16 @@ struct domain_config {
 /* One of lodge.conf's lists of paths, patterns or names. */
 struct cfg_list {
 	unsigned n;
-	char item[CFG_LIST_MAX][CFG_LIST_ITEM_MAX];
+	char item[HOST_LIST_MAX][HOST_LIST_ITEM_MAX];
 };
 
 struct host_config {
 	char runtime_dir[CFG_PATH_MAX];    /* default /run/lodge */
 	char domains_dir[CFG_PATH_MAX];    /* default /etc/lodge/domains */
-	char default_bridge[16];           /* default "lodgebr0" */
+	char default_bridge[IFNAMSIZ];     /* default "lodgebr0" */
 	char image_dir[CFG_PATH_MAX];      /* default /var/lib/lodge/images */
-	unsigned console_log_kib;          /* default 1024 */
-	char cgroup[256];                  /* default "lodge": domains' cgroups are cgroup/NAME */
+	unsigned console_log_kib;
+	char cgroup[HOST_CGROUP_MAX];      /* default "lodge": domains' cgroups are cgroup/NAME */
 	long control_gid, stats_gid;       /* -1: root only */
 	char migration_listen[128];        /* default 127.0.0.1:8002 */
 	char migration_secret_file[CFG_PATH_MAX];   /* "" for none */
@@ -87,12 +90,31 @@ const char *cfg_root(void);
 /* Read the host config (root/etc/lodge/lodge.conf if present, else
  * defaults). Returns 0 or -errno with "file:line: message" in err. */
 int host_config_load(struct host_config *hc, char *err, size_t errlen);
-/* Read and validate a domain config. Checks the kernel and ramdisk exist,
- * disks exist, no two disks share a target, vif bridges exist (unless
- * check_bridges is false), memory >= 4. Returns 0 or -errno with the
- * first error as "file:line: key: message" in err. */
-int domain_config_load(const char *path, const struct host_config *hc, bool check_bridges,
+/* Read and validate a domain config: every key by its row of the schema
+ * (config-keys.c): the kernel and ramdisk readable, disks there and no
+ * two on one target, ranges, names, and so on.  check_host: the domain is
+ * to run on this host now (lodge check, create, autostart, restore,
+ * migrate-receive), so its vif bridges must exist and its memory be
+ * available.  Returns 0 or -errno with the first error as
+ * "file:line: key: message" in err. */
+int domain_config_load(const char *path, const struct host_config *hc, bool check_host,
 		       struct domain_config *dc, char *err, size_t errlen);
+/* The same for a config held in memory (len bytes of text), read as a
+ * file named label would be: messages name it, relative paths are
+ * relative to its directory. */
+int domain_config_load_text(const char *label, const char *text, size_t len, const struct host_config *hc,
+			    bool check_host, struct domain_config *dc, char *err, size_t errlen);
+/* Check one key of a domain config as domain_config_load checks it in a
+ * file, alone: value as a person types it (not quoted; for disk and vif
+ * one spec), "" as a file that leaves the key out (a required key is
+ * missing; a default is checked as written).  0, or -errno with why set
+ * to what domain_config_load says after "FILE:LINE: KEY: ".  Keys that
+ * depend on each other (maxmem and memory, cap and vcpus) are checked by
+ * loading the whole config. */
+int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,
+		     char *why, size_t whylen);
+/* A key in words, for a form: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
+void domain_key_hint(const char *key, char *out, size_t len);
 /* Write a domain config in the same syntax (for the dashboard's create form). */
 int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen);
 /* The MAC Lodge gives vif n of a domain with no mac= : locally administered

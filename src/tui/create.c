@@ -1,12 +1,14 @@
-/* The create form (n): every field checked as it is typed, the error shown
- * beside it; nothing is made until the whole form is valid, and what was
- * made is removed again if the domain does not start. */
-#include "cgroup.h"
+/* The create form (n): every field checked as it is typed, by the
+ * library's form (config-form.h: the code and the messages of lodge check
+ * and lodge create), the error shown beside it; the dashboard adds what
+ * only it does: a new disk image or bridge made for the domain, and a
+ * name or disk already taken.  Nothing is made until the whole form is
+ * valid, and what was made is removed again if the domain does not start. */
+#include "config-form.h"
 #include "default-guest.h"
 #include "tui.h"
 #include "netlink.h"
 
-#include <ctype.h>
 #include <curses.h>
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +22,18 @@
 
 enum { F_NAME, F_MEMORY, F_VCPUS, F_KERNEL, F_RAMDISK, F_CMDLINE, F_DISK, F_FORMAT, F_BRIDGE, F_MAC, F_CREATE, F_COUNT };
 
+/* The library form's field of each of ours; -1: the dashboard's own. */
+static const int form_field_of[F_COUNT] = {
+	[F_NAME] = FORM_NAME, [F_MEMORY] = FORM_MEMORY, [F_VCPUS] = FORM_VCPUS, [F_KERNEL] = FORM_KERNEL,
+	[F_RAMDISK] = FORM_RAMDISK, [F_CMDLINE] = FORM_CMDLINE, [F_DISK] = FORM_DISK, [F_FORMAT] = -1,
+	[F_BRIDGE] = FORM_BRIDGE, [F_MAC] = FORM_MAC, [F_CREATE] = -1,
+};
+
+#define NEW_DISK_MAX_MIB (1u << 20)     /* new:SIZE: a typo guard (1 TiB), the file is sparse */
+#define PICK_MAX         64             /* block devices the picker lists */
+
 /* Copy a string, cut to fit: form values are shorter than any limit
- * validate() accepts, so a cut never happens to a valid value. */
+ * the checks accept, so a cut never happens to a valid value. */
 static void __attribute__((noinline)) copy(char *dst, size_t len, const char *src)
 {
 	size_t n = strlen(src);
@@ -33,10 +45,35 @@ static void __attribute__((noinline)) copy(char *dst, size_t len, const char *sr
 }
 
 struct field {
-	const char *label, *hint;
-	char value[256];
-	char error[96];
+	const char *label;
+	char hint[160];
+	char value[FORM_VALUE_MAX];
+	char error[512];
 };
+
+/* new:SIZE, new:NAME: the dashboard makes the disk image or the bridge. */
+static bool to_make(const char *value)
+{
+	return strncmp(value, "new:", 4) == 0;
+}
+
+/* Our fields as the library's form: a disk to be made is not there yet
+ * (checked below), a bridge to be made is checked by its name alone. */
+static void to_form(const struct field *f, struct domain_form *form)
+{
+	unsigned i;
+
+	memset(form, 0, sizeof(*form));
+	for (i = 0; i < F_COUNT; i++)
+		if (form_field_of[i] >= 0)
+			copy(form->value[form_field_of[i]], FORM_VALUE_MAX, f[i].value);
+	if (to_make(f[F_DISK].value))
+		form->value[FORM_DISK][0] = '\0';
+	if (to_make(f[F_BRIDGE].value)) {
+		copy(form->value[FORM_BRIDGE], FORM_VALUE_MAX, f[F_BRIDGE].value + 4);
+		form->make_bridge = true;
+	}
+}
 
 static bool name_taken(struct tui *t, const char *name)
 {
@@ -88,49 +125,30 @@ static const char *disk_in_use(struct tui *t, const char *path)
 
 static void validate(struct tui *t, struct field *f, unsigned which)
 {
+	static struct domain_form form;
 	struct field *x = &f[which];
 	const char *v = x->value, *p;
 	char *end;
 	long n;
 
 	x->error[0] = '\0';
-	switch (which) {
+	if (form_field_of[which] >= 0) {
+		to_form(f, &form);
+		if (domain_form_check(&form, form_field_of[which], &t->hc, x->error, sizeof(x->error)))
+			return;
+	}
+	switch (which) {       /* what only the dashboard does */
 	case F_NAME:
-		if (!*v || strlen(v) > 63 || *v == '-' || *v == '.')
-			snprintf(x->error, sizeof(x->error), "1-63 of A-Z a-z 0-9 _ . -");
-		for (p = v; *p && !x->error[0]; p++)
-			if (!isalnum((unsigned char)*p) && !strchr("_.-", *p))
-				snprintf(x->error, sizeof(x->error), "'%c' not allowed", *p);
-		if (!x->error[0] && name_taken(t, v))
+		if (name_taken(t, v))
 			snprintf(x->error, sizeof(x->error), "name taken");
 		break;
-	case F_MEMORY:
-		n = strtol(v, &end, 10);
-		if (*end || n < DOMAIN_MEMORY_MIN_MIB)
-			snprintf(x->error, sizeof(x->error), "MiB, at least %d", DOMAIN_MEMORY_MIN_MIB);
-		else if ((unsigned long)n > t->host.mem_avail_mib)
-			snprintf(x->error, sizeof(x->error), "host has %lu MiB free", t->host.mem_avail_mib);
-		break;
-	case F_VCPUS:
-		n = strtol(v, &end, 10);
-		if (*end || n < 1 || n > (long)t->host.ncpus)
-			snprintf(x->error, sizeof(x->error), "1 to %u (host CPUs)", t->host.ncpus);
-		break;
-	case F_KERNEL:
-	case F_RAMDISK:
-		if ((*v || which == F_KERNEL) && access(v, R_OK) != 0)
-			snprintf(x->error, sizeof(x->error), "cannot read it");
-		break;
 	case F_DISK:
-		if (!*v)
-			break;
-		if (strncmp(v, "new:", 4) == 0) {
+		if (to_make(v)) {
 			n = strtol(v + 4, &end, 10);
-			if (*end || n < 1 || n > 1 << 20)
-				snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, e.g. new:512");
-		} else if (access(v, R_OK) != 0) {
-			snprintf(x->error, sizeof(x->error), "no such file or device");
-		} else if ((p = disk_in_use(t, v))) {
+			if (*end || n < 1 || n > NEW_DISK_MAX_MIB)
+				snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, 1 to %u, e.g. new:512",
+					 NEW_DISK_MAX_MIB);
+		} else if (*v && (p = disk_in_use(t, v))) {
 			copy(x->error, sizeof(x->error), p);
 		}
 		break;
@@ -138,37 +156,19 @@ static void validate(struct tui *t, struct field *f, unsigned which)
 		if (strcmp(v, "blank") && strcmp(v, "ext4"))
 			snprintf(x->error, sizeof(x->error), "blank or ext4");
 		break;
-	case F_BRIDGE:
-		if (!*v)
-			break;
-		p = strncmp(v, "new:", 4) == 0 ? v + 4 : v;
-		if (netif_name_check(p, x->error, sizeof(x->error)))
-			break;
-		if (p == v && !nl_link_exists(v))
-			snprintf(x->error, sizeof(x->error), "no such bridge (new:NAME makes one)");
-		break;
-	case F_MAC: {
-		unsigned m[6];
-		char tail;
-
-		if (strcmp(v, "auto") && (sscanf(v, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3],
-						 &m[4], &m[5], &tail) != 6 || strlen(v) != 17 || (m[0] & 1)))
-			snprintf(x->error, sizeof(x->error), "auto, or six hex pairs (unicast)");
-		break;
-	}
 	}
 }
 
 /* Pick a partition, LV or loop device (Ctrl-B on the disk field). */
 static void pick_blockdev(struct tui *t, struct field *disk)
 {
-	char names[64][300], info[64][400];
+	char names[PICK_MAX][300], info[PICK_MAX][400];
 	unsigned n = 0, sel = 0, i;
 	DIR *d = opendir("/sys/class/block");
 	struct dirent *de;
 	int c;
 
-	while (d && (de = readdir(d)) && n < 64) {
+	while (d && (de = readdir(d)) && n < PICK_MAX) {
 		char path[512], dev[300];
 		unsigned long long sectors = 0;
 		const char *use;
@@ -237,76 +237,57 @@ static int run_quiet(char *const argv[])
 	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Everything valid: make the disk and bridge, save the config, start. */
+/* Everything valid: make the disk and bridge, read the form as a domain
+ * file, save it, start. */
 static int create_domain(struct tui *t, struct field *f)
 {
+	static struct domain_form form;
 	static struct domain_config dc;
-	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + 80] = "", err[512];
+	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + FORM_VALUE_MAX + 16] = "", err[2048];
 	struct lodge_err lerr;
 	bool made_bridge = false;
-	const char *br = f[F_BRIDGE].value;
+	const char *name = f[F_NAME].value, *br = f[F_BRIDGE].value;
 
-	memset(&dc, 0, sizeof(dc));
-	copy(dc.name, sizeof(dc.name), f[F_NAME].value);
-	dc.memory_mib = atoi(f[F_MEMORY].value);
-	dc.vcpus = atoi(f[F_VCPUS].value);
-	copy(dc.kernel, sizeof(dc.kernel), f[F_KERNEL].value);
-	copy(dc.ramdisk, sizeof(dc.ramdisk), f[F_RAMDISK].value);
-	copy(dc.cmdline, sizeof(dc.cmdline), f[F_CMDLINE].value);
-	dc.on_poweroff = ACTION_DESTROY;
-	dc.on_reboot = ACTION_RESTART;
-	dc.on_crash = ACTION_DESTROY;
-	dc.cpu_weight = CGROUP_WEIGHT_DEFAULT;     /* xl's default; no cap, any CPU */
-	if (f[F_DISK].value[0]) {
-		if (strncmp(f[F_DISK].value, "new:", 4) == 0) {
-			char size[32];
-			int fd;
+	to_form(f, &form);
+	if (to_make(f[F_DISK].value)) {
+		int fd;
 
-			mkdir(t->hc.image_dir, 0755);
-			snprintf(img, sizeof(img), "%s/%s-vda.img", t->hc.image_dir, dc.name);
-			fd = open(img, O_WRONLY | O_CREAT | O_EXCL, 0600);
-			if (fd < 0 || ftruncate(fd, (off_t)atoi(f[F_DISK].value + 4) << 20) < 0) {
-				tui_status(t, true, "cannot create %s: %s", img, strerror(errno));
-				if (fd >= 0) {
-					close(fd);
-					unlink(img);
-				}
-				return -1;
-			}
-			close(fd);
-			copy(size, sizeof(size), f[F_DISK].value + 4);
-			if (strcmp(f[F_FORMAT].value, "ext4") == 0 &&
-			    run_quiet((char *[]){ "mkfs.ext4", "-q", "-F", img, NULL })) {
-				tui_status(t, true, "mkfs.ext4 failed on %s", img);
+		mkdir(t->hc.image_dir, 0755);
+		snprintf(img, sizeof(img), "%s/%s-vda.img", t->hc.image_dir, name);
+		if (strlen(img) >= FORM_VALUE_MAX) {
+			tui_status(t, true, "%s: path too long", img);
+			return -1;
+		}
+		fd = open(img, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)atoi(f[F_DISK].value + 4) << 20) < 0) {
+			tui_status(t, true, "cannot create %s: %s", img, strerror(errno));
+			if (fd >= 0) {
+				close(fd);
 				unlink(img);
-				return -1;
 			}
-			copy(dc.disks[0].path, sizeof(dc.disks[0].path), img);
-		} else {
-			copy(dc.disks[0].path, sizeof(dc.disks[0].path), f[F_DISK].value);
+			return -1;
 		}
-		snprintf(dc.disks[0].vdev, sizeof(dc.disks[0].vdev), "vda");
-		dc.ndisks = 1;
+		close(fd);
+		if (strcmp(f[F_FORMAT].value, "ext4") == 0 &&
+		    run_quiet((char *[]){ "mkfs.ext4", "-q", "-F", img, NULL })) {
+			tui_status(t, true, "mkfs.ext4 failed on %s", img);
+			unlink(img);
+			return -1;
+		}
+		copy(form.value[FORM_DISK], FORM_VALUE_MAX, img);
 	}
-	if (br[0]) {
-		if (strncmp(br, "new:", 4) == 0) {
-			br += 4;
-			if (nl_bridge_create(br, err, sizeof(err))) {
-				tui_status(t, true, "%s", err);
-				goto undo;
-			}
-			made_bridge = true;
+	if (to_make(br)) {
+		br += 4;
+		if (nl_bridge_create(br, err, sizeof(err))) {
+			tui_status(t, true, "%s", err);
+			goto undo;
 		}
-		copy(dc.vifs[0].bridge, sizeof(dc.vifs[0].bridge), br);
-		if (strcmp(f[F_MAC].value, "auto") != 0) {
-			unsigned m[6], i;
-
-			sscanf(f[F_MAC].value, "%2x:%2x:%2x:%2x:%2x:%2x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]);
-			for (i = 0; i < 6; i++)
-				dc.vifs[0].mac[i] = m[i];
-			dc.vifs[0].mac_set = true;
-		}
-		dc.nvifs = 1;
+		made_bridge = true;
+		form.make_bridge = false;      /* it is there now: checked as any */
+	}
+	if (domain_form_load(&form, &t->hc, &dc, err, sizeof(err))) {
+		tui_status(t, true, "%s", err);
+		goto undo;
 	}
 	mkdir(t->hc.domains_dir, 0755);
 	snprintf(cfgpath, sizeof(cfgpath), "%s/%s.cfg", t->hc.domains_dir, dc.name);
@@ -333,26 +314,32 @@ undo:
 
 void view_create(struct tui *t)
 {
-	struct field f[F_COUNT] = {
-		[F_NAME] = { "Name", "" },
-		[F_MEMORY] = { "Memory (MiB)", "" },
-		[F_VCPUS] = { "vCPUs", "" },
-		[F_KERNEL] = { "Kernel", "" },
-		[F_RAMDISK] = { "Ramdisk", "optional" },
-		[F_CMDLINE] = { "Command line", "" },
-		[F_DISK] = { "Disk", "path, new:SIZE_MiB, Ctrl-B: pick a device" },
+	static struct field f[F_COUNT] = {
+		[F_NAME] = { "Name" },
+		[F_MEMORY] = { "Memory (MiB)" },
+		[F_VCPUS] = { "vCPUs" },
+		[F_KERNEL] = { "Kernel" },
+		[F_RAMDISK] = { "Ramdisk" },
+		[F_CMDLINE] = { "Command line" },
+		[F_DISK] = { "Disk", "an image file or block device, new:SIZE_MiB, Ctrl-B: pick a device" },
 		[F_FORMAT] = { "New disk format", "blank or ext4" },
-		[F_BRIDGE] = { "Bridge", "name, new:NAME, empty: no network" },
-		[F_MAC] = { "MAC", "auto or aa:bb:cc:dd:ee:ff" },
+		[F_BRIDGE] = { "Bridge", "a bridge, new:NAME, empty: no network" },
+		[F_MAC] = { "MAC" },
 		[F_CREATE] = { "[ Create ]", "Enter creates, Esc cancels" },
 	};
 	static struct default_guest g;
 	unsigned cur = 0, i;
 	int c;
 
+	for (i = 0; i < F_COUNT; i++) {
+		f[i].value[0] = f[i].error[0] = '\0';
+		/* The hints of the keys are the schema's. */
+		if (form_field_of[i] >= 0 && i != F_DISK && i != F_BRIDGE)
+			domain_form_hint(form_field_of[i], f[i].hint, sizeof(f[i].hint));
+	}
 	default_guest_here(&g);
 	snprintf(f[F_MEMORY].value, sizeof(f[0].value), "%u", g.memory_mib);
-	snprintf(f[F_VCPUS].value, sizeof(f[0].value), "1");
+	snprintf(f[F_VCPUS].value, sizeof(f[0].value), "%u", DOMAIN_VCPUS_DEFAULT);
 	copy(f[F_KERNEL].value, sizeof(f[0].value), g.kernel);
 	copy(f[F_RAMDISK].value, sizeof(f[0].value), g.ramdisk);
 	copy(f[F_CMDLINE].value, sizeof(f[0].value), g.cmdline);

@@ -41,7 +41,7 @@ static void on_domain(const struct lodge_status *st, void *arg)
 		return;
 	if (d->st.name[0] && c->dt_ns > 0 && d->st.pid == st->pid) {
 		d->cpu_pct = (double)(st->cpu_ns - d->st.cpu_ns) * 100.0 / c->dt_ns;
-		for (i = 0; i < st->vcpus && i < 64; i++) {
+		for (i = 0; i < st->vcpus && i < DOMAIN_VCPUS_MAX; i++) {
 			d->vcpu_pct[i] = (double)(st->vcpu_ns[i] - d->st.vcpu_ns[i]) * 100.0 / c->dt_ns;
 			/* Signed: a vCPU thread that restarted (reboot) counts from 0. */
 			d->vcpu_wait_pct[i] = (double)(int64_t)(st->vcpu_wait_ns[i] - d->st.vcpu_wait_ns[i]) *

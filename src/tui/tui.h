@@ -17,9 +17,9 @@ struct pollfd;
 struct dom_sample {
 	struct lodge_status st;
 	double cpu_pct;                /* of one CPU, summed over vCPUs */
-	double vcpu_pct[64];
+	double vcpu_pct[DOMAIN_VCPUS_MAX];
 	double wait_pct;               /* runnable but not running, of one CPU */
-	double vcpu_wait_pct[64];
+	double vcpu_wait_pct[DOMAIN_VCPUS_MAX];
 	/* Bytes a second, as the guest sees them. */
 	double net_rx_bps, net_tx_bps, disk_rd_bps, disk_wr_bps;
 	double disk_rd_dev_bps[DOMAIN_DISKS_MAX], disk_wr_dev_bps[DOMAIN_DISKS_MAX];

@@ -157,11 +157,18 @@ sed "s/^memory = 64/memory = $big/; s/^name = \"web\"/name = \"big\"/" \
 	"$ROOT/etc/lodge/domains/web.cfg" >"$ROOT/etc/lodge/domains/big.cfg"
 msg=$(lodge create big 2>&1); rc=$?
 if [ $rc -ne 0 ] && tr -d '\r' <<<"$msg" |
-   grep -Eqx "lodge: error: domain big wants $big MiB but the host has [0-9]+ MiB available" &&
+   grep -Eqx "lodge: error: $ROOT/etc/lodge/domains/big.cfg:[0-9]+: memory: $big MiB is more than this host has available \([0-9]+ MiB\)" &&
    [ ! -d "$RUN/big" ]; then
-	pass "create with more memory than the host has fails with that message, nothing left"
+	pass "create with more memory than the host has available fails with FILE:LINE: memory:, nothing left"
 else
 	fail "create with too much memory" "$rc: $msg"
+fi
+# lodge check refuses it too, with the same line (once it passed it).
+chk=$(lodge check big 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ "$(sed -E 's/\([0-9]+ MiB\)//' <<<"$chk")" = "$(tr -d '\r' <<<"$msg" | sed -E 's/^lodge: error: //; s/\([0-9]+ MiB\)//')" ]; then
+	pass "lodge check refuses the same memory with the same FILE:LINE: memory: line"
+else
+	fail "lodge check on too much memory" "$rc: $chk"
 fi
 sed 's#^kernel = .*#kernel = "/nonexistent/kernel"#; s/^name = "web"/name = "nok"/' \
 	"$ROOT/etc/lodge/domains/web.cfg" >"$ROOT/etc/lodge/domains/nok.cfg"

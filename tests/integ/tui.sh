@@ -192,6 +192,12 @@ fi
 keys Escape
 keys n
 keys Down; keys BSpace BSpace; keys 0; keys Enter      # memory 0, name left empty
+# Each field shows the message lodge check gives for its key (cut to fit).
+if screen | grep -q '^Name  *! missing: every domain' && screen | grep -q '^Memory (MiB)  *0  *! 0 MiB is out of range'; then
+	pass "the form's fields show lodge check's messages (name missing, memory out of range)"
+else
+	fail "the form's messages" "$(screen | sed -n 3,5p)"
+fi
 for i in $(seq 8); do keys Down; done                  # to [ Create ]
 keys Enter
 if shows 5 'nothing created' && ! ls "$ROOT/etc/lodge/domains" | grep -q '^\.cfg'; then

@@ -1,8 +1,9 @@
 /* Config files: every fixture in tests/config (pass-*.cfg must load,
  * fail-*.cfg must fail with the one message its "# expect: LINE: KEY: TEXT"
  * comment or fail-*.ok file names), the save/load round trip, Xen's list
- * syntax, relative paths, default MACs, --root, and lodge check itself. */
-#include "config.h"
+ * syntax, relative paths, default MACs, --root, lodge check itself, and
+ * lodge.conf(5) against the schema (the key table). */
+#include "config-keys.h"
 #include "log.h"
 #include "unit.h"
 
@@ -448,6 +449,188 @@ static void test_check_command(void)
 	      !strncmp(out, cmd, strlen(cmd)) && strchr(out, '\n') == out + n - 1);
 }
 
+/* ---- lodge.conf(5) and the schema ---------------------------------------------- */
+
+#define MAN_LINES 2000
+
+struct man_page {
+	char *line[MAN_LINES];
+	unsigned n;
+};
+
+/* Is line i a key's heading (".TP" or ".TQ", then ".BR KEY ...") naming
+ * key?  Keys are the unquoted words before the first quoted "(...". */
+static bool man_heading_names(const struct man_page *m, unsigned i, const char *key)
+{
+	const char *p;
+	size_t len = strlen(key);
+
+	if (i == 0 || strncmp(m->line[i], ".BR ", 4) || (strcmp(m->line[i - 1], ".TP") && strcmp(m->line[i - 1], ".TQ")))
+		return false;
+	for (p = m->line[i] + 4; *p;) {
+		if (*p == '"') {
+			const char *end = strchr(p + 1, '"');
+
+			if (!end || memchr(p, '(', (size_t)(end - p)))
+				return false;
+			p = end + 1;
+		} else if (*p == ' ') {
+			p++;
+		} else {
+			size_t w = strcspn(p, " \"");
+
+			if (key && w == len && !strncmp(p, key, len))
+				return true;
+			p += w;
+		}
+	}
+	return false;
+}
+
+/* The key words of the heading at line i, into words (space-separated). */
+static void man_heading_words(const struct man_page *m, unsigned i, char *words, size_t len)
+{
+	const char *p = m->line[i] + 4;
+	size_t n = 0;
+
+	words[0] = '\0';
+	while (*p) {
+		if (*p == '"') {
+			const char *end = strchr(p + 1, '"');
+
+			if (!end || memchr(p, '(', (size_t)(end - p)))
+				return;
+			p = end + 1;
+		} else if (*p == ' ') {
+			p++;
+		} else {
+			size_t w = strcspn(p, " \"");
+
+			n += (size_t)snprintf(words + n, len - n, "%.*s ", (int)w, p);
+			if (n >= len)
+				return;
+			p += w;
+		}
+	}
+}
+
+/* The lines of section (".SH title") from its heading of key to the next
+ * key's heading after a .TP, or the next section: the key's entry. */
+static bool man_entry(const struct man_page *m, const char *section, const char *key, char *heading, size_t hlen,
+		      char *entry, size_t elen)
+{
+	unsigned i, j, from = 0, to = 0;
+	size_t n = 0;
+	bool in = false;
+
+	for (i = 0; i < m->n && !from; i++) {
+		if (!strncmp(m->line[i], ".SH ", 4))
+			in = strstr(m->line[i], section) != NULL;
+		else if (in && man_heading_names(m, i, key))
+			from = i;
+	}
+	if (!from)
+		return false;
+	for (to = from + 1; to < m->n; to++)
+		if (!strncmp(m->line[to], ".SH ", 4) || !strncmp(m->line[to], ".SS ", 4) ||
+		    (!strcmp(m->line[to - 1], ".TP") && !strncmp(m->line[to], ".BR ", 4)))
+			break;
+	snprintf(heading, hlen, "%s", m->line[from]);
+	entry[0] = '\0';
+	for (j = from; j < to && n < elen; j++)
+		n += (size_t)snprintf(entry + n, elen - n, "%s\n", m->line[j]);
+	return true;
+}
+
+static void check_man_keys(const struct man_page *m, const char *section, const struct cfg_key *keys)
+{
+	static const char *const type_words[] = { [KT_STR] = "string", [KT_INT] = "integer", [KT_BOOL] = "boolean",
+						   [KT_LIST] = "list" };
+	static char heading[1024], entry[16384], name[256], want[128];
+	const struct cfg_key *k;
+	bool ok;
+
+	for (k = keys; k->name; k++) {
+		snprintf(name, sizeof(name), "lodge.conf(5) documents %s: type, default, range", k->name);
+		if (!man_entry(m, section, k->name, heading, sizeof(heading), entry, sizeof(entry))) {
+			printf("FAIL: %s: no entry (.TP, .BR %s \"(...)\") under %s\n", name, k->name, section);
+			unit_failures++;
+			continue;
+		}
+		ok = strstr(heading, type_words[k->type]) != NULL;
+		want[0] = '\0';
+		if (k->required)
+			snprintf(want, sizeof(want), "required");
+		else if (k->type == KT_INT)
+			snprintf(want, sizeof(want), "default %ld", k->idef);
+		else if (k->def)
+			snprintf(want, sizeof(want), "%s", k->def[0] ? k->def : "default none");
+		ok = ok && strstr(heading, want) && (!k->def || !k->def[0] || strstr(heading, "default"));
+		if (k->type == KT_INT)
+			snprintf(want, sizeof(want), "%ld to %ld", k->min, k->max);
+		else if (k->type == KT_LIST && k->max)
+			snprintf(want, sizeof(want), "at most %ld", k->max);
+		else if (k->type == KT_STR && k->max)
+			snprintf(want, sizeof(want), "at most %ld bytes", k->max);
+		ok = ok && strstr(entry, want);
+		if (!ok)
+			printf("FAIL: %s: the entry lacks one of: %s, its default, \"%s\"\n%s", name,
+			       type_words[k->type], want, entry), unit_failures++;
+		else
+			CHECK(name, 1);
+	}
+}
+
+/* Every key heading in section names a key of the table. */
+static void check_man_known(const struct man_page *m, const char *section, const struct cfg_key *keys)
+{
+	char words[256], name[512], *w, *save;
+	unsigned i, unknown = 0;
+	bool in = false;
+
+	for (i = 0; i < m->n; i++) {
+		if (!strncmp(m->line[i], ".SH ", 4))
+			in = strstr(m->line[i], section) != NULL;
+		if (!in || i == 0 || strncmp(m->line[i], ".BR ", 4) ||
+		    (strcmp(m->line[i - 1], ".TP") && strcmp(m->line[i - 1], ".TQ")))
+			continue;
+		man_heading_words(m, i, words, sizeof(words));
+		for (w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+			if (!cfg_find_key(keys, w)) {
+				printf("FAIL: lodge.conf(5) line %u documents '%s', which is no key of %s\n", i + 1, w,
+				       section);
+				unknown++;
+			}
+	}
+	snprintf(name, sizeof(name), "every key lodge.conf(5) documents under %s exists", section);
+	CHECK(name, unknown == 0);
+}
+
+static void test_man_page(void)
+{
+	static char text[1 << 17];
+	char path[CFG_PATH_MAX + 64], *save, *l;
+	struct man_page m = { .n = 0 };
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/../../man/lodge.conf.5", fixtures);
+	if (!(f = fopen(path, "r"))) {
+		printf("FAIL: lodge.conf(5): cannot read %s\n", path);
+		unit_failures++;
+		return;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	for (l = strtok_r(text, "\n", &save); l && m.n < MAN_LINES; l = strtok_r(NULL, "\n", &save))
+		m.line[m.n++] = l;
+	check_man_keys(&m, "HOST SETTINGS", host_keys);
+	check_man_keys(&m, "DOMAIN SETTINGS", domain_keys);
+	check_man_known(&m, "HOST SETTINGS", host_keys);
+	check_man_known(&m, "DOMAIN SETTINGS", domain_keys);
+}
+
 int main(void)
 {
 	char err[1024];
@@ -472,6 +655,7 @@ int main(void)
 	test_default_mac();
 	test_root();
 	test_check_command();
+	test_man_page();
 	snprintf(err, sizeof(err), "rm -rf %s", tmpdir);
 	if (system(err) != 0)
 		printf("FAIL: cannot remove %s\n", tmpdir);

@@ -1,0 +1,122 @@
+/* A create form, read by the loader of domain files (config-form.h). */
+#include "config-form.h"
+#include "config-keys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const field_keys[FORM_FIELDS] = {
+	[FORM_NAME] = "name", [FORM_MEMORY] = "memory", [FORM_VCPUS] = "vcpus", [FORM_KERNEL] = "kernel",
+	[FORM_RAMDISK] = "ramdisk", [FORM_CMDLINE] = "cmdline", [FORM_DISK] = "disk", [FORM_BRIDGE] = "vif",
+	[FORM_MAC] = "vif",
+};
+
+/* The disk field is the guest's first disk, writable. */
+#define FORM_DISK_SPEC "%s,vda,w"
+
+const char *domain_form_key(enum form_field f)
+{
+	return f < FORM_FIELDS ? field_keys[f] : "";
+}
+
+void domain_form_hint(enum form_field f, char *out, size_t len)
+{
+	if (f == FORM_DISK)
+		snprintf(out, len, "the guest's vda: an image file or a block device");
+	else if (f == FORM_BRIDGE)
+		snprintf(out, len, "a bridge for one network interface; empty: no network");
+	else if (f == FORM_MAC)
+		snprintf(out, len, "auto, or six hex pairs like 02:4c:00:00:00:01 (unicast)");
+	else
+		domain_key_hint(domain_form_key(f), out, len);
+}
+
+static bool mac_given(const struct domain_form *form)
+{
+	return form->value[FORM_MAC][0] && strcmp(form->value[FORM_MAC], "auto") != 0;
+}
+
+int domain_form_check(const struct domain_form *form, enum form_field f, const struct host_config *hc,
+		      char *why, size_t whylen)
+{
+	const char *v = f < FORM_FIELDS ? form->value[f] : "";
+	char spec[FORM_VALUE_MAX + 32];
+
+	switch (f) {
+	case FORM_DISK:
+		if (!v[0])
+			return 0;
+		snprintf(spec, sizeof(spec), FORM_DISK_SPEC, v);
+		return domain_key_check("disk", spec, hc, true, why, whylen);
+	case FORM_BRIDGE:
+		if (!v[0])
+			return 0;
+		snprintf(spec, sizeof(spec), "bridge=%s", v);
+		return domain_key_check("vif", spec, hc, !form->make_bridge, why, whylen);
+	case FORM_MAC:
+		if (!mac_given(form))
+			return 0;
+		/* The MAC alone: whether its bridge exists is the bridge field's. */
+		snprintf(spec, sizeof(spec), "mac=%s", v);
+		return domain_key_check("vif", spec, hc, false, why, whylen);
+	case FORM_FIELDS:
+		snprintf(why, whylen, "no such field");
+		return -EINVAL;
+	default:
+		return domain_key_check(domain_form_key(f), v, hc, true, why, whylen);
+	}
+}
+
+char *domain_form_text(const struct domain_form *form)
+{
+	char *text = NULL, spec[2 * FORM_VALUE_MAX + 32];
+	size_t len = 0;
+	unsigned i;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "# made by a create form\n");
+	for (i = 0; i <= FORM_CMDLINE; i++) {
+		if (!form->value[i][0])
+			continue;         /* as a file that leaves the key out */
+		fprintf(f, "%s = ", field_keys[i]);
+		cfg_put_string(f, form->value[i]);
+		fputc('\n', f);
+	}
+	if (form->value[FORM_DISK][0]) {
+		snprintf(spec, sizeof(spec), FORM_DISK_SPEC, form->value[FORM_DISK]);
+		fprintf(f, "disk = [ ");
+		cfg_put_string(f, spec);
+		fprintf(f, " ]\n");
+	}
+	if (form->value[FORM_BRIDGE][0]) {
+		snprintf(spec, sizeof(spec), "bridge=%s%s%s", form->value[FORM_BRIDGE], mac_given(form) ? ",mac=" : "",
+			 mac_given(form) ? form->value[FORM_MAC] : "");
+		fprintf(f, "vif = [ ");
+		cfg_put_string(f, spec);
+		fprintf(f, " ]\n");
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int domain_form_load(const struct domain_form *form, const struct host_config *hc, struct domain_config *dc,
+		     char *err, size_t errlen)
+{
+	char *text = domain_form_text(form);
+	int rc;
+
+	if (!text) {
+		snprintf(err, errlen, "%s: out of memory", FORM_LABEL);
+		return -ENOMEM;
+	}
+	rc = domain_config_load_text(FORM_LABEL, text, strlen(text), hc, true, dc, err, errlen);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/* A create form: the few fields a person fills in to make a domain.  Each
+ * field is checked as it is typed by the code that reads a domain file,
+ * and refused with that code's message; the whole form is read as that
+ * file would be.  The dashboard's form (src/tui/create.c) is one face of
+ * it; any other face that makes domains from fields uses it too. */
+#ifndef LODGE_CONFIG_FORM_H
+#define LODGE_CONFIG_FORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+enum form_field {
+	FORM_NAME, FORM_MEMORY, FORM_VCPUS, FORM_KERNEL, FORM_RAMDISK, FORM_CMDLINE,
+	FORM_DISK,      /* an image file or block device, the guest's vda, writable */
+	FORM_BRIDGE,    /* "": no network; else one vif on this bridge */
+	FORM_MAC,       /* the vif's MAC; "" or "auto": Lodge's stable default */
+	FORM_FIELDS
+};
+
+#define FORM_VALUE_MAX 256
+
+struct domain_form {
+	char value[FORM_FIELDS][FORM_VALUE_MAX];    /* as typed; "": the key left out */
+	bool make_bridge;       /* the bridge is the caller's to make: check only its name */
+};
+
+/* The key a field sets: "memory"; the disk field "disk", bridge and MAC "vif". */
+const char *domain_form_key(enum form_field f);
+/* The field in words, from the schema: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
+void domain_form_hint(enum form_field f, char *out, size_t len);
+/* Check one field as domain_config_load checks its key in a file, for a
+ * domain to run on this host: 0, or -errno with why set to the message
+ * it gives after "FILE:LINE: KEY: ". */
+int domain_form_check(const struct domain_form *form, enum form_field f, const struct host_config *hc,
+		      char *why, size_t whylen);
+/* The form as the text of a domain file: malloc'd, or NULL. */
+char *domain_form_text(const struct domain_form *form);
+/* Read the whole form as domain_config_load_text reads a file, for a
+ * domain to run on this host; messages name it FORM_LABEL, and relative
+ * paths are from the current directory, as they were typed. */
+#define FORM_LABEL "create form"
+int domain_form_load(const struct domain_form *form, const struct host_config *hc, struct domain_config *dc,
+		     char *err, size_t errlen);
+
+#endif
