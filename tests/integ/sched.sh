@@ -175,23 +175,32 @@ if [ "$(sched_of capped)" = "256 25" ]; then
 else
 	fail "sched --cap" "$(lodge sched capped)"
 fi
+# What the cap does, read from the cgroup's own counters: a busy guest
+# under it is throttled (the kernel held it back, whatever else the host
+# was doing), and never gets more than the cap; with the cap lifted it is
+# throttled no more.  How much CPU it then gets depends on the host's
+# other load, so that is not asserted.
+throttled() { awk '$1 == "nr_throttled" { print $2 }' "$(cgdir capped)/cpu.stat" 2>/dev/null; }
 sleep 1
-c0=$(cpu_seconds capped)
+t0=$(throttled); c0=$(cpu_seconds capped)
 sleep 8
-c1=$(cpu_seconds capped)
+c1=$(cpu_seconds capped); t1=$(throttled)
 pct=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) * 100 / 8 }')
-if awk -v p="$pct" 'BEGIN { exit !(p >= 20 && p <= 30) }'; then
-	pass "cap 25 holds a busy guest to 25% ± 5 of a CPU ($pct% over 8 s)"
+if [ -n "$t0" ] && [ "${t1:-0}" -gt "$t0" ] && awk -v p="$pct" 'BEGIN { exit !(p <= 30) }'; then
+	pass "cap 25 holds a busy guest to 25% of a CPU: $pct% over 8 s, throttled $((t1 - t0)) times"
 else
-	fail "cap 25 holds a busy guest to 25%" "$pct% over 8 s"
+	fail "cap 25 holds a busy guest to 25%" "$pct% over 8 s, nr_throttled $t0 -> $t1 ($(cgdir capped)/cpu.stat)"
 fi
 lodge sched capped --cap 0
-c0=$(cpu_seconds capped); sleep 3; c1=$(cpu_seconds capped)
+sleep 1                          # a period that began under the cap ends
+t2=$(throttled); c0=$(cpu_seconds capped)
+sleep 3
+c1=$(cpu_seconds capped); t3=$(throttled)
 pct=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) * 100 / 3 }')
-if awk -v p="$pct" 'BEGIN { exit !(p > 35) }'; then
-	pass "cap 0 lifts the cap ($pct% over 3 s)"
+if [ "$(sched_of capped)" = "256 0" ] && [ -n "$t2" ] && [ "$t3" = "$t2" ] && awk -v p="$pct" 'BEGIN { exit !(p > 0) }'; then
+	pass "cap 0 lifts the cap: no longer throttled ($pct% over 3 s)"
 else
-	fail "cap 0 lifts the cap" "$pct% over 3 s"
+	fail "cap 0 lifts the cap" "sched $(sched_of capped), nr_throttled $t2 -> $t3, $pct% over 3 s"
 fi
 
 # ---- a host without a CPU controller: domains run, weights and caps are refused ----------
