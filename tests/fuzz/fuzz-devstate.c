@@ -48,12 +48,6 @@
 #define SNAP_DLEN  0x1000u
 #define MAX_ENTRY  16
 
-/* main.c's, which libhyp.a lacks: the reset ports only end the domain. */
-void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
-{
-	atomic_store(&dom->end, how);
-}
-
 struct vdev_slot {
 	const char *name;
 	unsigned slot, nq;

@@ -28,7 +28,7 @@
 #define PFNS_GPA   0x110000
 #define PAGE_PFN   0x200          /* the pages inflated: GPA 2 MiB */
 
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static uint8_t *ram;
 static uint16_t avail_idx, used_seen;
 
