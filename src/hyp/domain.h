@@ -189,9 +189,6 @@ int sched_cgroup_join(struct domain *dom, const char *rel, char *why, size_t why
 int sched_set(struct domain *dom, unsigned weight, unsigned cap);
 void sched_cgroup_leave(struct domain *dom);
 
-/* cpuid.c */
-int cpuid_setup(struct vcpu *v);
-
 /* The configured action for how the domain ended (destroy if still
  * running, or stopped from the host). */
 static inline enum domain_action domain_action_for(struct domain *dom)
