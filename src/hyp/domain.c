@@ -1,6 +1,6 @@
 /* Ending a domain (domain.h): the one way the vCPUs, the devices and the
- * control loop say that the domain is over, apart from main.c and the
- * supervisor, which only look at how it ended. */
+ * control loop say that the domain is over; run.c and the supervisor only
+ * look at how it ended. */
 #include "domain.h"
 #include "log.h"
 

@@ -4,6 +4,7 @@
  * (rundir.c), the supervisor and detaching (supervise.c), each boot of the
  * domain (run.c) and its building (build.c). */
 #include "build.h"
+#include "domain.h"
 #include "log.h"
 #include "options.h"
 #include "rundir.h"

@@ -2,6 +2,7 @@
 #include "options.h"
 #include "backend/disk.h"
 #include "backend/tap.h"
+#include "cgroup.h"
 #include "log.h"
 #include "version.h"
 

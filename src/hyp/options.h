@@ -5,7 +5,7 @@
 #define LODGE_OPTIONS_H
 
 #include "ctl/ctl.h"
-#include "domain.h"
+#include "platform.h"
 #include "schema.h"
 
 #include <stdio.h>

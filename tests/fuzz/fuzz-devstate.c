@@ -119,7 +119,7 @@ static void create_devices(void)
 	tap.fd = p[1];
 	tap_peer = p[0];
 
-	/* In lodge-hyp's order (main.c): platform devices, then PCI. */
+	/* In lodge-hyp's order (build.c): platform devices, then PCI. */
 	FUZZ_CHECK((com1 = uart_create(&vr_dom, 0x3f8, 4)) != NULL, "uart_create");
 	FUZZ_CHECK(acpi_pm_init(&vr_dom) == 0, "acpi_pm_init");
 	FUZZ_CHECK(i8042_init(&vr_dom) == 0, "i8042_init");
