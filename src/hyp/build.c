@@ -76,8 +76,9 @@ static int open_kvm(struct domain *dom)
 /* One plain sentence on what this host's KVM means for guests. */
 int domain_probe(void)
 {
-	static struct domain dom = { DOMAIN_DEFAULTS };     /* large: not for the stack */
+	static struct domain dom;      /* large: not for the stack, nor for the data section */
 
+	domain_init(&dom);
 	if (open_kvm(&dom))
 		return 1;
 	if (access("/sys/module/kvm_pvm", F_OK) == 0)

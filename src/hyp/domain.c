@@ -11,7 +11,13 @@
 
 void domain_init(struct domain *dom)
 {
-	*dom = (struct domain){ DOMAIN_DEFAULTS };
+	/* Field by field: writing the whole (zero) struct would make every
+	 * page of its disk and vCPU arrays resident, used or not. */
+	dom->kvm_fd = dom->vm_fd = -1;
+	dom->end_eventfd = -1;
+	atomic_store(&dom->end, DOMAIN_RUNNING);
+	pthread_mutex_init(&dom->pause_lock, NULL);
+	pthread_cond_init(&dom->pause_cond, NULL);
 }
 
 void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)

@@ -123,7 +123,9 @@ struct domain {
 /* The fields of a domain that is not set up yet: no descriptors, running,
  * unpaused.  Static domains (tests) start from these:
  *   static struct domain dom = { DOMAIN_DEFAULTS, .name = "x" };
- * domain_init() is the same at run time. */
+ * domain_init() is the same at run time.  (lodge-hyp's own is zero and
+ * initialised at run time: a domain is 100 KiB, mostly its disks, that an
+ * initialiser would put in the program's data, resident or not.) */
 #define DOMAIN_DEFAULTS .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING, .end_eventfd = -1, \
 			.pause_lock = PTHREAD_MUTEX_INITIALIZER, .pause_cond = PTHREAD_COND_INITIALIZER
 
@@ -204,7 +206,7 @@ static inline enum domain_action domain_action_for(struct domain *dom)
 /* domain.c: what every part of lodge-hyp that can end a domain (its
  * vCPUs, devices, the control loop) calls, so none of them calls into
  * the program that runs it. */
-/* Set dom to DOMAIN_DEFAULTS, everything else zero. */
+/* Give a zeroed dom (static, or calloc'd) DOMAIN_DEFAULTS. */
 void domain_init(struct domain *dom);
 /* Ends the domain with the given status and one-line reason; the first
  * call wins. Safe from any thread. */
