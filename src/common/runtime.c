@@ -36,6 +36,11 @@ int runtime_dir_path(char *out, size_t len, const char *rundir, const char *name
 	return path_printf(out, len, "%s/%s", rundir, name);
 }
 
+int runtime_dir_temp_path(char *out, size_t len, const char *rundir, const char *name)
+{
+	return path_printf(out, len, "%s/.%s", rundir, name);
+}
+
 int runtime_file_path(char *out, size_t len, const char *dir, enum runtime_file f)
 {
 	return path_printf(out, len, "%s/%s", dir, runtime_file_name(f));

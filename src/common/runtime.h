@@ -21,6 +21,11 @@ enum runtime_file {
 const char *runtime_file_name(enum runtime_file f);
 /* RUNDIR/NAME into out: 0, or -ENAMETOOLONG. */
 int runtime_dir_path(char *out, size_t len, const char *rundir, const char *name);
+/* RUNDIR/.NAME into out: where lodge-hyp makes NAME's directory before
+ * renaming it into place whole, so that no reader ever finds RUNDIR/NAME
+ * without its control socket.  No domain's name starts with '.', and
+ * whoever lists RUNDIR skips such names.  0, or -ENAMETOOLONG. */
+int runtime_dir_temp_path(char *out, size_t len, const char *rundir, const char *name);
 /* DIR/FILE (DIR a domain's runtime directory) into out: 0, or -ENAMETOOLONG. */
 int runtime_file_path(char *out, size_t len, const char *dir, enum runtime_file f);
 /* RUNDIR/NAME/FILE into out: 0, or -ENAMETOOLONG. */

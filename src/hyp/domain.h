@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/disk.h"
+#include "backend/tap.h"
 #include "cgroup.h"
 #include "mem.h"
 #include "platform.h"
@@ -57,6 +59,7 @@ static inline void io_count(_Atomic uint64_t *c, uint64_t n)
 
 enum io_kind { IO_DISK, IO_VIF };
 #define LODGE_MAX_IO_DEVICES 32
+_Static_assert(DOMAIN_DISKS_MAX + DOMAIN_VIFS_MAX <= LODGE_MAX_IO_DEVICES, "every device has counters");
 
 struct io_device {
 	enum io_kind kind;
@@ -83,6 +86,14 @@ struct domain {
 	unsigned nvcpus;
 	struct vcpu vcpus[LODGE_MAX_VCPUS];
 
+	/* Its disks and vifs' backends, in the order the guest sees them (vda,
+	 * vdb, ...; the first vif, ...): opened and locked before any device
+	 * exists, held for the domain's life, handed over by a migration. */
+	struct disk disks[DOMAIN_DISKS_MAX];
+	unsigned ndisks;
+	struct tap nics[DOMAIN_VIFS_MAX];
+	unsigned nnics;
+
 	/* The vifs' watcher (netwatch/netwatch.h); NULL in standalone mode. */
 	struct netwatch *netwatch;
 
@@ -101,11 +112,22 @@ struct domain {
 	bool paused;
 	unsigned parked;
 
-	/* Set once, by the first vCPU or thread that ends the domain. */
+	/* Set once, by the first vCPU or thread that ends the domain
+	 * (domain_end: end_claimed first, then end_reason, then end). */
+	_Atomic bool end_claimed;
 	_Atomic int end;
 	char end_reason[256];
-	int end_eventfd;       /* readable once end is set */
+	int end_eventfd;       /* readable once end is set; -1: none */
 };
+
+/* The fields of a domain that is not set up yet: no descriptors, running,
+ * unpaused.  Static domains (tests) start from these:
+ *   static struct domain dom = { DOMAIN_DEFAULTS, .name = "x" };
+ * domain_init() is the same at run time.  (lodge-hyp's own is zero and
+ * initialised at run time: a domain is 100 KiB, mostly its disks, that an
+ * initialiser would put in the program's data, resident or not.) */
+#define DOMAIN_DEFAULTS .kvm_fd = -1, .vm_fd = -1, .end = DOMAIN_RUNNING, .end_eventfd = -1, \
+			.pause_lock = PTHREAD_MUTEX_INITIALIZER, .pause_cond = PTHREAD_COND_INITIALIZER
 
 /* mem-target.c: the memory the host steers the guest to (mem-set). */
 #define MEM_FLOOR_MIB 32              /* no mem-set below this (or boot memory, if less) */
@@ -136,8 +158,8 @@ uint64_t vcpu_cpu_ns(struct vcpu *v);
 struct boot_entry;
 int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry);
 
-/* List a device's counters in the status reply (main.c's option limits keep
- * the devices within LODGE_MAX_IO_DEVICES). */
+/* List a device's counters in the status reply (DOMAIN_DISKS_MAX and
+ * DOMAIN_VIFS_MAX keep the devices within LODGE_MAX_IO_DEVICES). */
 static inline void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c)
 {
 	if (dom->nio < LODGE_MAX_IO_DEVICES)
@@ -169,9 +191,6 @@ int sched_cgroup_join(struct domain *dom, const char *rel, char *why, size_t why
 int sched_set(struct domain *dom, unsigned weight, unsigned cap);
 void sched_cgroup_leave(struct domain *dom);
 
-/* cpuid.c */
-int cpuid_setup(struct vcpu *v);
-
 /* The configured action for how the domain ended (destroy if still
  * running, or stopped from the host). */
 static inline enum domain_action domain_action_for(struct domain *dom)
@@ -184,6 +203,11 @@ static inline enum domain_action domain_action_for(struct domain *dom)
 	}
 }
 
+/* domain.c: what every part of lodge-hyp that can end a domain (its
+ * vCPUs, devices, the control loop) calls, so none of them calls into
+ * the program that runs it. */
+/* Give a zeroed dom (static, or calloc'd) DOMAIN_DEFAULTS. */
+void domain_init(struct domain *dom);
 /* Ends the domain with the given status and one-line reason; the first
  * call wins. Safe from any thread. */
 void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)

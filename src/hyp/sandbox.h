@@ -6,7 +6,7 @@
  * system calls (and ioctl requests) a running domain makes.  A call
  * outside the filter ends the process with one log line naming it.
  *
- * The supervisor in main.c stays privileged and unsandboxed; only the
+ * The supervisor (supervise.c) stays privileged and unsandboxed; only the
  * process that runs the guest is confined. */
 #ifndef LODGE_SANDBOX_H
 #define LODGE_SANDBOX_H

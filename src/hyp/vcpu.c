@@ -3,6 +3,7 @@
  * in-kernel LAPIC for the guest's INIT/SIPI, as on real hardware. */
 #include "bus.h"
 #include "boot/boot.h"
+#include "cpuid.h"
 #include "domain.h"
 #include "log.h"
 

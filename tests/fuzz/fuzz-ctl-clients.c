@@ -1,4 +1,4 @@
-/* lodge-hyp's control loop (src/hyp/ctl.c, ctl-commands.c) with clients
+/* lodge-hyp's control loop (src/hyp/ctl/ctl.c, ctl-commands.c) with clients
  * that interleave: the real ctl_step over socketpairs, each client's bytes
  * in chunks the input chooses, clients of root and of other uids (stats
  * or control level) connecting, closing midway and reading late, guest
@@ -29,7 +29,7 @@
  * or ballooned); after ctl_finish every client reads to its end. */
 #include "fuzz.h"
 #include "console.h"
-#include "ctl-loop.h"
+#include "ctl/ctl-loop.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
 #include "domain.h"
@@ -53,9 +53,8 @@ struct client {
 	bool sent_line;            /* has sent a '\n' */
 };
 
-static struct domain dom = { .name = "fuzz", .kernel = "fuzz.elf", .kvm_fd = -1, .vm_fd = -1,
-			     .memory_mib = 256, .maxmem_mib = 1024, .end = DOMAIN_RUNNING,
-			     .pause_lock = PTHREAD_MUTEX_INITIALIZER, .pause_cond = PTHREAD_COND_INITIALIZER };
+static struct domain dom = { DOMAIN_DEFAULTS, .name = "fuzz", .kernel = "fuzz.elf",
+			     .memory_mib = 256, .maxmem_mib = 1024 };
 static struct uart *uart;
 static struct ctl c;
 static struct client cl[MAX_CLIENTS];
@@ -72,19 +71,6 @@ static const char *const canned[] = {
 	"lodge/1 sched 256 0\n", "lodge/1 vcpu-pin 0 all\n", "lodge/2 status\n", "lodge/1 nonesuch\n",
 	"lodge/1 sta", "tus\n",
 };
-
-/* main.c's, which libhyp.a lacks: the first end wins, as there. */
-void domain_end(struct domain *d, enum domain_end how, const char *fmt, ...)
-{
-	int expected = DOMAIN_RUNNING;
-	uint64_t one = 1;
-
-	if (!atomic_compare_exchange_strong(&d->end, &expected, how))
-		return;
-	snprintf(d->end_reason, sizeof(d->end_reason), "%s", fmt);
-	if (write(d->end_eventfd, &one, sizeof(one)) < 0)
-		FUZZ_CHECK(0, "end eventfd");
-}
 
 static uint64_t fake_clock(void) { return fake_ms; }
 static void kicked(int sig) { }
@@ -238,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	/* A fresh domain, running, and a fresh loop. */
+	atomic_store(&dom.end_claimed, false);
 	atomic_store(&dom.end, DOMAIN_RUNNING);
 	dom.end_reason[0] = '\0';
 	dom.paused = false;
@@ -254,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	any_control = false;
 	running = true;
 	fake_ms = 1000000;
-	ctl_init(&c, &dom, uart, -1, -1, -1, 1 + (data[0] & 31));
+	ctl_init(&c, &dom, uart, -1, -1, -1, &(struct ctl_access){ -1, -1, 1 + (data[0] & 31) });
 	c.clock_ms = fake_clock;
 	c.now_ms = fake_ms;
 

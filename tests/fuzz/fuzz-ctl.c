@@ -1,4 +1,4 @@
-/* The control socket's request parser (src/hyp/ctl.c) against any bytes a
+/* The control socket's request parser (src/hyp/ctl/ctl-parse.c) against any bytes a
  * client sends.  The input is split into lines as ctl_run splits what it
  * receives (at '\n'; a line of PROTO_LINE_MAX bytes without one ends the
  * connection), each line goes to ctl_parse_request as ctl_run hands it
@@ -13,7 +13,7 @@
  * is not empty and names only host CPUs. */
 #include "fuzz.h"
 #include "cpulist.h"
-#include "ctl.h"
+#include "ctl/ctl.h"
 #include "dev/pci.h"
 #include "domain.h"
 #include "log.h"
@@ -23,16 +23,8 @@
 #include <sched.h>
 #include <string.h>
 
-static struct domain dom = { .name = "fuzz", .kvm_fd = -1, .vm_fd = -1,
-			     .memory_mib = 256, .maxmem_mib = 1024 };
+static struct domain dom = { DOMAIN_DEFAULTS, .name = "fuzz", .memory_mib = 256, .maxmem_mib = 1024 };
 static cpu_set_t host;
-
-/* main.c's, which libhyp.a lacks (the command table links it): nothing
- * here ends the domain. */
-void domain_end(struct domain *d, enum domain_end how, const char *fmt, ...)
-{
-	atomic_store(&d->end, how);
-}
 
 static void one_line(char *line, size_t len)
 {

@@ -48,12 +48,6 @@
 #define SNAP_DLEN  0x1000u
 #define MAX_ENTRY  16
 
-/* main.c's, which libhyp.a lacks: the reset ports only end the domain. */
-void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
-{
-	atomic_store(&dom->end, how);
-}
-
 struct vdev_slot {
 	const char *name;
 	unsigned slot, nq;
@@ -125,7 +119,7 @@ static void create_devices(void)
 	tap.fd = p[1];
 	tap_peer = p[0];
 
-	/* In lodge-hyp's order (main.c): platform devices, then PCI. */
+	/* In lodge-hyp's order (build.c): platform devices, then PCI. */
 	FUZZ_CHECK((com1 = uart_create(&vr_dom, 0x3f8, 4)) != NULL, "uart_create");
 	FUZZ_CHECK(acpi_pm_init(&vr_dom) == 0, "acpi_pm_init");
 	FUZZ_CHECK(i8042_init(&vr_dom) == 0, "i8042_init");

@@ -67,13 +67,7 @@
 
 enum source { SRC_FILE, SRC_PIPE, SRC_PEER };
 
-/* main.c's, which libhyp.a lacks: the reset ports only end the domain. */
-void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
-{
-	atomic_store(&dom->end, how);
-}
-
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static uint8_t *ram;
 static uint8_t baseline[RAM_SIZE];               /* each page's own pattern */
 

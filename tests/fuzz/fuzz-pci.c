@@ -28,7 +28,7 @@
 #define RAM_SIZE (16u << 20)
 #define SLOT     1
 
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static uint32_t bar_init[2];
 static uint8_t cfg_init[PCI_CFG_SIZE];
 static unsigned msix_cap, pcicfg_cap;

@@ -17,7 +17,7 @@
 
 #define PORT 0x3f8
 
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static struct uart *uart;
 
 static uint8_t rd(unsigned reg, unsigned size)

@@ -35,7 +35,7 @@
 #define VR_DATA_END   VR_RAM_SIZE
 #define VR_MAX_Q      4
 
-static struct domain vr_dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain vr_dom = { DOMAIN_DEFAULTS };
 static uint8_t *vr_ram;
 
 struct vr_queue {

@@ -50,7 +50,7 @@
 #define OK_STATUS (VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK | \
 		   VIRTIO_STATUS_DRIVER_OK)
 
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static uint8_t *ram;
 static struct disk disk;
 static struct uart *com1;

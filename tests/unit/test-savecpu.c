@@ -29,12 +29,6 @@
 static struct domain a, b;
 static bool tsc_settable;
 
-/* main.c's, which libhyp.a lacks; no vCPU runs here, so nothing ends. */
-void domain_end(struct domain *dom, enum domain_end how, const char *fmt, ...)
-{
-	atomic_store(&dom->end, how);
-}
-
 struct saved {
 	char name[STATE_NAME_MAX];
 	struct state_buf buf;
@@ -46,8 +40,7 @@ static int make_domain(struct domain *d)
 	unsigned i;
 	int rc;
 
-	memset(d, 0, sizeof(*d));
-	d->kvm_fd = d->vm_fd = -1;
+	domain_init(d);
 	d->nvcpus = 2;
 	if ((rc = kvm_open(d)) || (rc = guest_mem_init(&d->mem, 64u << 20)) ||
 	    (rc = kvm_create_vm(d)) || (rc = kvm_map_memory(d)))

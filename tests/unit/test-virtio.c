@@ -33,7 +33,7 @@
 #define STATUS_GPA 0x1f0000
 #define IND_GPA    0x1f8000
 
-static struct domain dom = { .kvm_fd = -1, .vm_fd = -1 };
+static struct domain dom = { DOMAIN_DEFAULTS };
 static uint8_t *ram;
 static uint16_t avail_idx, used_seen;
 

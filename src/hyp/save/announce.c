@@ -16,13 +16,14 @@
 #define ANNOUNCE_MAX_ADDRS 16          /* per vif */
 #define VNET_HDR_LEN 12                /* every tap frame's virtio-net header (tap.c) */
 
+#define ANNOUNCE_MAX_VIFS 8
+_Static_assert(DOMAIN_VIFS_MAX <= ANNOUNCE_MAX_VIFS, "every vif is announced");
+
 static struct {
 	struct domain *dom;
-	const struct tap *taps;
-	unsigned ntaps;
 	/* Loaded from the stream: each vif's IPv4 addresses. */
-	struct in_addr addr[8][ANNOUNCE_MAX_ADDRS];
-	unsigned naddr[8];
+	struct in_addr addr[ANNOUNCE_MAX_VIFS][ANNOUNCE_MAX_ADDRS];
+	unsigned naddr[ANNOUNCE_MAX_VIFS];
 } an;
 
 static int announce_save(void *obj, struct state_buf *b)
@@ -48,7 +49,7 @@ static int announce_load(void *obj, struct state_in *in, char *why, size_t whyle
 		char *tok, *save2 = NULL;
 		unsigned vif;
 
-		if (sscanf(line, "vif%u_addrs", &vif) != 1 || vif >= 8)
+		if (sscanf(line, "vif%u_addrs", &vif) != 1 || vif >= ANNOUNCE_MAX_VIFS)
 			continue;
 		strtok_r(line, " ", &save2);
 		while ((tok = strtok_r(NULL, " ", &save2))) {
@@ -68,11 +69,9 @@ static const struct state_ops announce_ops = {
 	.save = announce_save, .load = announce_load, .version = 1,
 };
 
-int announce_register(struct domain *dom, const struct tap *taps, unsigned n)
+int announce_register(struct domain *dom)
 {
 	an.dom = dom;
-	an.taps = taps;
-	an.ntaps = n < 8 ? n : 8;
 	return state_register("announce", &announce_ops, NULL);
 }
 
@@ -104,8 +103,8 @@ void announce_send(void)
 	static const uint8_t zero[6];
 	unsigned i, k;
 
-	for (i = 0; i < an.ntaps; i++) {
-		const struct tap *t = &an.taps[i];
+	for (i = 0; i < an.dom->nnics; i++) {
+		const struct tap *t = &an.dom->nics[i];
 
 		if (t->fd < 0)
 			continue;

@@ -8,9 +8,9 @@
 #define LODGE_SAVE_ANNOUNCE_H
 
 struct domain;
-struct tap;
 
-int announce_register(struct domain *dom, const struct tap *taps, unsigned n);
+/* The "announce" entry, for the domain's vifs (dom->nics). */
+int announce_register(struct domain *dom);
 /* Send the announcement on every vif (the guest runs here now). */
 void announce_send(void);
 

@@ -48,25 +48,17 @@ struct save_job {
 	bool was_paused;                   /* paused by the user before: stays so */
 };
 
-static struct disk *save_disks;
-static unsigned save_ndisks;
-
-void save_set_disks(struct disk *disks, unsigned n)
-{
-	save_disks = disks;
-	save_ndisks = n;
-}
-
-int save_take_disks(char *why, size_t whylen)
+/* The receiver's side of the hand-over: the disks' one-writer locks. */
+static int take_disks(struct domain *dom, char *why, size_t whylen)
 {
 	unsigned i, tries;
 	int rc = 0;
 
-	for (i = 0; i < save_ndisks; i++) {
+	for (i = 0; i < dom->ndisks; i++) {
 		/* The sender let go just before 'G'; its unlock may still be on
 		 * its way through the kernel. */
 		for (tries = 0; tries < 100; tries++) {
-			if (!(rc = disk_lock(&save_disks[i], why, whylen)))
+			if (!(rc = disk_lock(&dom->disks[i], why, whylen)))
 				break;
 			usleep(10000);
 		}
@@ -281,16 +273,16 @@ static int job_live(struct save_job *j)
 	}
 	/* Everything the guest wrote is in the page cache of this host or
 	 * on the shared storage: make it the storage's before letting go. */
-	for (i = 0; i < save_ndisks; i++) {
-		if (!save_disks[i].readonly)
-			fdatasync(save_disks[i].fd_buffered);
-		disk_unlock(&save_disks[i]);
+	for (i = 0; i < dom->ndisks; i++) {
+		if (!dom->disks[i].readonly)
+			fdatasync(dom->disks[i].fd_buffered);
+		disk_unlock(&dom->disks[i]);
 	}
 	if ((rc = write_byte(j->fd, SAVE_GO))) {
 		char why[256];
 
-		for (i = 0; i < save_ndisks; i++)
-			disk_lock(&save_disks[i], why, sizeof(why));
+		for (i = 0; i < dom->ndisks; i++)
+			disk_lock(&dom->disks[i], why, sizeof(why));
 		snprintf(j->why, sizeof(j->why), "the receiver went away before the hand-over: %s",
 			 strerror(-rc));
 		goto out;
@@ -565,5 +557,5 @@ int save_load(struct domain *dom, int fd, bool *live, char *why, size_t whylen)
 			return rc ? rc : -EPROTO;
 		}
 	}
-	return save_take_disks(why, whylen);
+	return take_disks(dom, why, whylen);
 }

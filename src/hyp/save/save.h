@@ -58,18 +58,13 @@ void save_snapshot_release(struct domain *dom, bool resume);
 
 /* Load a stream (after its magic and HEAD, read by the agent) into a
  * domain whose devices and vCPUs exist but have not run; for a live
- * migration, do the receiver's side of the handshake up to 'G'.  0, or
- * -errno with why. */
+ * migration, do the receiver's side of the handshake up to 'G' and take
+ * the disks' locks the sender let go of (dom->disks).  0, or -errno with
+ * why. */
 int save_load(struct domain *dom, int fd, bool *live, char *why, size_t whylen);
 /* Before the sandbox (which allows no setsockopt on it): a deadline on
  * each read from a migration peer, so one that goes silent mid-stream is
  * given up on. */
 void save_load_prepare(int fd);
-
-/* The domain's disks, released by a migration's sender before 'G' and
- * taken by the receiver after it (main.c lends them). */
-struct disk;
-void save_set_disks(struct disk *disks, unsigned n);
-int save_take_disks(char *why, size_t whylen);
 
 #endif

@@ -24,11 +24,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,13 +54,11 @@ struct virtio_balloon_config {
 
 struct virtio_balloon {
 	struct virtio_dev vdev;
-	pthread_mutex_t lock;   /* config, info; never held while taking the transport's */
+	/* The device's config space: the transport's lock guards it. */
 	struct virtio_balloon_config config;
+	/* info; taken inside the transport's lock, never held while taking it. */
+	pthread_mutex_t lock;
 	struct balloon_info info;
-	pthread_t thread;
-	bool running;
-	atomic_bool stop;
-	int stop_fd;
 	bool broken;
 	int stats_head;         /* the stats buffer the device holds, or -1 */
 	struct virtq_req req;
@@ -215,16 +211,18 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void *balloon_thread(void *arg)
+/* The I/O thread (worker.h).  It serves each chain to the end before it
+ * looks at stop, so once it returns nothing is in flight but the stats
+ * buffer the device holds. */
+static void balloon_serve(struct virtio_dev *vdev)
 {
-	struct virtio_balloon *b = arg;
-	bool stats = virtio_has_feature(&b->vdev, VIRTIO_BALLOON_F_STATS_VQ);
+	struct virtio_balloon *b = vdev->priv;
+	bool stats = virtio_has_feature(vdev, VIRTIO_BALLOON_F_STATS_VQ);
 	uint64_t next_stats = now_ms() + STATS_INTERVAL_MS, v;
 
-	pthread_setname_np(pthread_self(), "balloon");
-	while (!atomic_load(&b->stop)) {
+	while (!virtio_worker_stopping(&vdev->worker)) {
 		struct pollfd pfd[4] = {
-			{ .fd = b->stop_fd, .events = POLLIN },
+			{ .fd = vdev->worker.stop_fd, .events = POLLIN },
 			{ .fd = b->vdev.kick_fd[BALLOON_INFLATE], .events = POLLIN },
 			{ .fd = b->vdev.kick_fd[BALLOON_DEFLATE], .events = POLLIN },
 			{ .fd = stats ? b->vdev.kick_fd[BALLOON_STATS] : -1, .events = POLLIN },
@@ -250,7 +248,6 @@ static void *balloon_thread(void *arg)
 			}
 		}
 	}
-	return NULL;
 }
 
 static uint64_t balloon_features(struct virtio_dev *vdev)
@@ -258,25 +255,13 @@ static uint64_t balloon_features(struct virtio_dev *vdev)
 	return (1ULL << VIRTIO_BALLOON_F_STATS_VQ) | (1ULL << VIRTIO_BALLOON_F_DEFLATE_ON_OOM);
 }
 
-static void balloon_config_read(struct virtio_dev *vdev, unsigned off, void *buf, unsigned len)
+/* The driver wrote `actual`, its part of config space (5.5.4); the
+ * transport's lock is held. */
+static void balloon_config_written(struct virtio_dev *vdev)
 {
 	struct virtio_balloon *b = vdev->priv;
 
 	pthread_mutex_lock(&b->lock);
-	memcpy(buf, (uint8_t *)&b->config + off, len);
-	pthread_mutex_unlock(&b->lock);
-}
-
-/* Only `actual` is the driver's to write (5.5.4). */
-static void balloon_config_write(struct virtio_dev *vdev, unsigned off, const void *buf, unsigned len)
-{
-	struct virtio_balloon *b = vdev->priv;
-	unsigned start = offsetof(struct virtio_balloon_config, actual);
-
-	if (off < start || off + len > sizeof(b->config))
-		return;
-	pthread_mutex_lock(&b->lock);
-	memcpy((uint8_t *)&b->config + off, buf, len);
 	b->info.actual_pages = b->config.actual;
 	pthread_mutex_unlock(&b->lock);
 }
@@ -287,39 +272,18 @@ static int balloon_start(struct virtio_dev *vdev)
 
 	/* stats_head is -1 after create and reset, or the buffer a restored
 	 * device holds: start keeps it. */
-	atomic_store(&b->stop, false);
 	b->broken = false;
-	if (pthread_create(&b->thread, NULL, balloon_thread, b))
-		return -EAGAIN;
-	b->running = true;
 	return 0;
 }
 
-/* Join the thread: it serves each chain to the end before it looks at
- * stop, so afterwards nothing is in flight but the stats buffer we hold. */
-static void balloon_stop(struct virtio_balloon *b)
-{
-	uint64_t one = 1, v;
-
-	if (!b->running)
-		return;
-	atomic_store(&b->stop, true);
-	if (write(b->stop_fd, &one, sizeof(one)) < 0)
-		log_debug("balloon stop: %s", strerror(errno));
-	pthread_join(b->thread, NULL);
-	if (read(b->stop_fd, &v, sizeof(v)) < 0)
-		v = 0;
-	b->running = false;
-}
-
+/* The thread is stopped and the transport's lock held: a reset driver
+ * holds nothing, its frames are ordinary RAM again. */
 static void balloon_reset(struct virtio_dev *vdev)
 {
 	struct virtio_balloon *b = vdev->priv;
 
-	balloon_stop(b);
-	/* A reset driver holds nothing: its frames are ordinary RAM again. */
-	pthread_mutex_lock(&b->lock);
 	b->config.actual = 0;
+	pthread_mutex_lock(&b->lock);
 	b->info.actual_pages = 0;
 	b->info.stats_valid = false;
 	pthread_mutex_unlock(&b->lock);
@@ -329,32 +293,15 @@ static void balloon_reset(struct virtio_dev *vdev)
 /* ---- save and restore ---------------------------------------------------------
  * The target and what the driver says it holds, the guest's last figures,
  * and the stats buffer we keep between requests for fresh ones. */
-static void balloon_quiesce(struct virtio_dev *vdev)
-{
-	balloon_stop(vdev->priv);
-}
-
-static void balloon_resume(struct virtio_dev *vdev)
-{
-	struct virtio_balloon *b = vdev->priv;
-
-	if (b->running)
-		return;
-	atomic_store(&b->stop, false);
-	if (pthread_create(&b->thread, NULL, balloon_thread, b)) {
-		virtio_needs_reset(vdev, "cannot restart the balloon thread");
-		return;
-	}
-	b->running = true;
-}
-
 static int balloon_save(struct virtio_dev *vdev, struct state_buf *sb)
 {
 	struct virtio_balloon *b = vdev->priv;
+	struct virtio_balloon_config c;
 
+	virtio_config_get(vdev, 0, &c, sizeof(c));
 	pthread_mutex_lock(&b->lock);
-	state_put_u32(sb, b->config.num_pages);
-	state_put_u32(sb, b->config.actual);
+	state_put_u32(sb, c.num_pages);
+	state_put_u32(sb, c.actual);
 	state_put_u8(sb, b->info.stats_valid);
 	state_put_u64(sb, b->info.guest_total);
 	state_put_u64(sb, b->info.guest_free);
@@ -404,8 +351,9 @@ static int balloon_load(struct virtio_dev *vdev, struct state_in *in, char *why,
 		snprintf(why, whylen, "virtio-balloon: stats buffer %d does not match its queue", head);
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&b->lock);
+	/* Before the guest runs: nobody reads config space yet. */
 	b->config = c;
+	pthread_mutex_lock(&b->lock);
 	info.target_pages = c.num_pages;
 	info.actual_pages = c.actual;
 	b->info = info;
@@ -421,12 +369,13 @@ static const struct virtio_dev_ops balloon_ops = {
 	.num_queues = 3,
 	.queue_max_size = BALLOON_QUEUE_SIZE,
 	.features = balloon_features,
-	.config_read = balloon_config_read,
-	.config_write = balloon_config_write,
+	.config_writable_off = offsetof(struct virtio_balloon_config, actual),
+	.config_writable_len = sizeof(uint32_t),
+	.config_written = balloon_config_written,
+	.thread_name = "balloon",
+	.serve = balloon_serve,
 	.start = balloon_start,
 	.reset = balloon_reset,
-	.quiesce = balloon_quiesce,
-	.resume = balloon_resume,
 	.save = balloon_save,
 	.load = balloon_load,
 	.state_single = true,       /* one per domain: "virtio-balloon" */
@@ -442,34 +391,27 @@ int virtio_balloon_create(struct domain *dom, uint32_t target_pages, struct virt
 	pthread_mutex_init(&b->lock, NULL);
 	b->vdev.ops = &balloon_ops;
 	b->vdev.priv = b;
+	b->vdev.config = &b->config;
 	b->vdev.config_size = sizeof(b->config);
 	b->config.num_pages = target_pages;
 	b->info.target_pages = target_pages;
 	b->stats_head = -1;
-	b->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (b->stop_fd < 0) {
-		rc = -errno;
-		goto fail;
+	if ((rc = virtio_pci_create(dom, &b->vdev))) {
+		free(b);
+		return rc;
 	}
-	rc = virtio_pci_create(dom, &b->vdev);
-	if (rc)
-		goto fail;
 	*out = b;
 	return 0;
-fail:
-	if (b->stop_fd >= 0)
-		close(b->stop_fd);
-	free(b);
-	return rc;
 }
 
 void virtio_balloon_set_target(struct virtio_balloon *b, uint32_t target_pages)
 {
 	pthread_mutex_lock(&b->lock);
-	b->config.num_pages = target_pages;
 	b->info.target_pages = target_pages;
 	pthread_mutex_unlock(&b->lock);
-	virtio_config_changed(&b->vdev);     /* takes the transport's lock: ours is free */
+	/* The transport's lock, ours free: it tells the driver. */
+	virtio_config_set(&b->vdev, offsetof(struct virtio_balloon_config, num_pages), &target_pages,
+			  sizeof(target_pages));
 }
 
 void virtio_balloon_info(struct virtio_balloon *b, struct balloon_info *out)

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,7 @@
 #define BLK_QUEUE_SIZE   256
 #define BLK_SEG_MAX      126          /* data segments per request */
 #define BLK_MAX_DISCARD_SECTORS (1u << 22)   /* 2 GiB per discard/zeroes request */
-#define BLK_KICK_TAG     UINT64_MAX
+#define BLK_KICK_TAG     UINT64_MAX     /* the ring's read of the kick eventfd; a request's tag is its slot */
 
 struct virtio_blk_config {
 	uint64_t capacity;
@@ -76,11 +75,8 @@ struct virtio_blk {
 	struct disk *disk;
 	struct virtio_blk_config config;
 	struct io_uring ring;
-	pthread_t thread;
-	bool running;
-	atomic_bool stop;
 	bool broken;                 /* ring malformed: wait for reset */
-	bool kick_armed;
+	bool kick_armed;             /* a read of the kick eventfd is in the ring */
 	uint64_t kick_count;
 	unsigned inflight;
 	struct blk_slot slots[BLK_QUEUE_SIZE];
@@ -318,7 +314,39 @@ static void blk_arm_kick(struct virtio_blk *b)
 	b->kick_armed = true;
 }
 
-/* Take requests while there are free slots; returns how many completed at once. */
+/* The thread waits on its ring alone, so the worker wakes it for a stop
+ * through the kick eventfd.  (A read of the stop eventfd kept in the ring
+ * would hold back every flush: IOSQE_IO_DRAIN waits for all the requests
+ * before it.  The kick's read is armed only between requests.) */
+static void blk_wake(struct virtio_dev *vdev)
+{
+	uint64_t one = 1;
+
+	if (write(vdev->kick_fd[0], &one, sizeof(one)) < 0)
+		log_debug("blk stop kick: %s", strerror(errno));
+}
+
+/* Before the thread returns: a kick read still in the ring completes
+ * against blk_wake's kick; take it, or it would swallow the next start's
+ * first kick.  (A guest's kick it takes is not lost: a start looks at the
+ * queue first.) */
+static void blk_disarm(struct virtio_blk *b)
+{
+	struct io_uring_cqe *cqe;
+	int rc;
+
+	while (b->kick_armed) {
+		if ((rc = io_uring_wait_cqe(&b->ring, &cqe)) == -EINTR)
+			continue;
+		if (rc)
+			break;
+		if (io_uring_cqe_get_data64(cqe) == BLK_KICK_TAG)
+			b->kick_armed = false;
+		io_uring_cqe_seen(&b->ring, cqe);
+	}
+}
+
+/* Take requests while there are free slots. */
 static void blk_process_queue(struct virtio_blk *b)
 {
 	struct virtq *q = &b->vdev.vq[0];
@@ -340,22 +368,26 @@ static void blk_process_queue(struct virtio_blk *b)
 	}
 }
 
-static void *blk_thread(void *arg)
+/* The I/O thread (worker.h): requests in, completions out, until asked
+ * to stop and every request in flight has completed (its used entry
+ * written, the driver interrupted): afterwards no request is outstanding
+ * and nothing of ours touches guest memory. */
+static void blk_serve(struct virtio_dev *vdev)
 {
-	struct virtio_blk *b = arg;
+	struct virtio_blk *b = vdev->priv;
+	struct virtio_worker *w = &vdev->worker;
 
-	pthread_setname_np(pthread_self(), "blk-io");
 	blk_process_queue(b);
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		unsigned head, seen = 0;
 		bool kicked = false;
 
-		if (!atomic_load(&b->stop))
+		if (!virtio_worker_stopping(w))
 			blk_arm_kick(b);
 		else if (b->inflight == 0)
 			break;
-		virtio_queue_interrupt(&b->vdev, 0);
+		virtio_queue_interrupt(vdev, 0);
 		if (io_uring_submit_and_wait(&b->ring, 1) < 0 && errno != EINTR)
 			continue;
 		io_uring_for_each_cqe(&b->ring, head, cqe) {
@@ -370,11 +402,11 @@ static void *blk_thread(void *arg)
 			seen++;
 		}
 		io_uring_cq_advance(&b->ring, seen);
-		if ((kicked || seen) && !atomic_load(&b->stop))
+		if ((kicked || seen) && !virtio_worker_stopping(w))
 			blk_process_queue(b);
 	}
-	virtio_queue_interrupt(&b->vdev, 0);
-	return NULL;
+	virtio_queue_interrupt(vdev, 0);
+	blk_disarm(b);
 }
 
 static uint64_t blk_features(struct virtio_dev *vdev)
@@ -387,81 +419,12 @@ static uint64_t blk_features(struct virtio_dev *vdev)
 	       (b->disk->readonly ? 1ULL << VIRTIO_BLK_F_RO : 0);
 }
 
-static void blk_config_read(struct virtio_dev *vdev, unsigned off, void *buf, unsigned len)
-{
-	struct virtio_blk *b = vdev->priv;
-
-	memcpy(buf, (uint8_t *)&b->config + off, len);
-}
-
 static int blk_start(struct virtio_dev *vdev)
 {
 	struct virtio_blk *b = vdev->priv;
 
-	atomic_store(&b->stop, false);
 	b->broken = false;
-	if (pthread_create(&b->thread, NULL, blk_thread, b))
-		return -EAGAIN;
-	b->running = true;
 	return 0;
-}
-
-/* Stop the I/O thread once everything in flight has completed (its used
- * entries written, the driver interrupted): after this no request is
- * outstanding and nothing of ours touches guest memory. */
-static void blk_stop(struct virtio_blk *b)
-{
-	struct virtio_dev *vdev = &b->vdev;
-	uint64_t one = 1;
-
-	if (!b->running)
-		return;
-	atomic_store(&b->stop, true);
-	if (write(vdev->kick_fd[0], &one, sizeof(one)) < 0)
-		log_debug("blk reset kick: %s", strerror(errno));
-	pthread_join(b->thread, NULL);   /* it waits for everything in flight */
-	b->running = false;
-	/* A read of the kick eventfd may still be queued in the ring; let it
-	 * finish against the kick we just sent before the next start. */
-	if (b->kick_armed) {
-		struct io_uring_cqe *cqe;
-
-		while (io_uring_wait_cqe(&b->ring, &cqe) == 0) {
-			bool kick = io_uring_cqe_get_data64(cqe) == BLK_KICK_TAG;
-
-			io_uring_cqe_seen(&b->ring, cqe);
-			if (kick)
-				break;
-		}
-		b->kick_armed = false;
-	}
-}
-
-static void blk_reset(struct virtio_dev *vdev)
-{
-	blk_stop(vdev->priv);
-}
-
-/* Save and restore: quiesce is blk_stop() -- flushes the guest issued are
- * complete, so on the disk, before any state is saved -- and resume starts
- * the thread again where it was (a ring found broken stays broken). */
-static void blk_quiesce(struct virtio_dev *vdev)
-{
-	blk_stop(vdev->priv);
-}
-
-static void blk_resume(struct virtio_dev *vdev)
-{
-	struct virtio_blk *b = vdev->priv;
-
-	if (b->running)
-		return;
-	atomic_store(&b->stop, false);
-	if (pthread_create(&b->thread, NULL, blk_thread, b)) {
-		virtio_needs_reset(vdev, "cannot restart the I/O thread");
-		return;
-	}
-	b->running = true;
 }
 
 /* The disk's shape, which the guest has seen: the domain restored must have
@@ -506,11 +469,10 @@ static const struct virtio_dev_ops blk_ops = {
 	.num_queues = 1,
 	.queue_max_size = BLK_QUEUE_SIZE,
 	.features = blk_features,
-	.config_read = blk_config_read,
+	.thread_name = "blk-io",
+	.serve = blk_serve,
+	.wake = blk_wake,
 	.start = blk_start,
-	.reset = blk_reset,
-	.quiesce = blk_quiesce,
-	.resume = blk_resume,
 	.save = blk_save,
 	.load = blk_load,
 };
@@ -525,6 +487,7 @@ int virtio_blk_create(struct domain *dom, struct disk *disk)
 	b->disk = disk;
 	b->vdev.ops = &blk_ops;
 	b->vdev.priv = b;
+	b->vdev.config = &b->config;
 	b->vdev.config_size = sizeof(b->config);
 	b->config = (struct virtio_blk_config){
 		.capacity = disk->size / 512,

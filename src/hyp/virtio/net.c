@@ -15,11 +15,9 @@
 #include <errno.h>
 #include <linux/if_tun.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -60,10 +58,6 @@ struct virtio_net {
 	struct virtio_dev vdev;
 	struct tap *tap;
 	struct virtio_net_config config;
-	pthread_t thread;
-	bool running;
-	atomic_bool stop;
-	int stop_fd;
 	bool broken;
 	struct io_counters io;
 	struct virtq_req req;
@@ -182,16 +176,18 @@ static int net_rx_one(struct virtio_net *n)
 	return 1;
 }
 
-static void *net_thread(void *arg)
+/* The I/O thread (worker.h).  It sends and receives whole chains between
+ * looks at stop (a receive it cannot fill gives its chains back), so once
+ * it returns none is in flight and nothing of ours touches guest memory. */
+static void net_serve(struct virtio_dev *vdev)
 {
-	struct virtio_net *n = arg;
+	struct virtio_net *n = vdev->priv;
 	bool rx_starved = false, tx_blocked = false;
 	uint64_t v;
 
-	pthread_setname_np(pthread_self(), "net-io");
-	while (!atomic_load(&n->stop)) {
+	while (!virtio_worker_stopping(&vdev->worker)) {
 		struct pollfd pfd[4] = {
-			{ .fd = n->stop_fd, .events = POLLIN },
+			{ .fd = vdev->worker.stop_fd, .events = POLLIN },
 			{ .fd = n->vdev.kick_fd[NET_RX], .events = POLLIN },
 			{ .fd = n->vdev.kick_fd[NET_TX], .events = POLLIN },
 			{ .fd = n->tap->fd, .events = (rx_starved ? 0 : POLLIN) | (tx_blocked ? POLLOUT : 0) },
@@ -220,7 +216,6 @@ static void *net_thread(void *arg)
 				virtio_queue_interrupt(&n->vdev, NET_RX);
 		}
 	}
-	return NULL;
 }
 
 static uint64_t net_features(struct virtio_dev *vdev)
@@ -232,13 +227,6 @@ static uint64_t net_features(struct virtio_dev *vdev)
 	       (1ULL << VIRTIO_NET_F_HOST_TSO4) | (1ULL << VIRTIO_NET_F_HOST_TSO6) |
 	       (1ULL << VIRTIO_NET_F_HOST_ECN) |
 	       (1ULL << VIRTIO_NET_F_MRG_RXBUF) | (1ULL << VIRTIO_NET_F_STATUS);
-}
-
-static void net_config_read(struct virtio_dev *vdev, unsigned off, void *buf, unsigned len)
-{
-	struct virtio_net *n = vdev->priv;
-
-	memcpy(buf, (uint8_t *)&n->config + off, len);
 }
 
 static int net_start(struct virtio_dev *vdev)
@@ -259,59 +247,13 @@ static int net_start(struct virtio_dev *vdev)
 	}
 	if (tap_set_offload(n->tap, tun))
 		log_warn("tap %s: cannot set offloads %#x", n->tap->name, tun);
-	atomic_store(&n->stop, false);
 	n->broken = false;
-	if (pthread_create(&n->thread, NULL, net_thread, n))
-		return -EAGAIN;
-	n->running = true;
 	return 0;
-}
-
-/* Join the I/O thread.  It sends and receives whole chains between looks
- * at stop (a receive it cannot fill gives its chains back), so afterwards
- * none is in flight and nothing of ours touches guest memory. */
-static void net_stop(struct virtio_net *n)
-{
-	uint64_t one = 1, v;
-
-	if (!n->running)
-		return;
-	atomic_store(&n->stop, true);
-	if (write(n->stop_fd, &one, sizeof(one)) < 0)
-		log_debug("net reset: %s", strerror(errno));
-	pthread_join(n->thread, NULL);
-	if (read(n->stop_fd, &v, sizeof(v)) < 0)
-		v = 0;
-	n->running = false;
-}
-
-static void net_reset(struct virtio_dev *vdev)
-{
-	net_stop(vdev->priv);
 }
 
 /* ---- save and restore ---------------------------------------------------------
  * The tap's offloads are set again by start from the loaded features; what
  * the device keeps of its own is the config space the guest reads. */
-static void net_quiesce(struct virtio_dev *vdev)
-{
-	net_stop(vdev->priv);
-}
-
-static void net_resume(struct virtio_dev *vdev)
-{
-	struct virtio_net *n = vdev->priv;
-
-	if (n->running)
-		return;
-	atomic_store(&n->stop, false);
-	if (pthread_create(&n->thread, NULL, net_thread, n)) {
-		virtio_needs_reset(vdev, "cannot restart the I/O thread");
-		return;
-	}
-	n->running = true;
-}
-
 static int net_save(struct virtio_dev *vdev, struct state_buf *b)
 {
 	struct virtio_net *n = vdev->priv;
@@ -362,11 +304,9 @@ static const struct virtio_dev_ops net_ops = {
 	.num_queues = 2,
 	.queue_max_size = NET_QUEUE_SIZE,
 	.features = net_features,
-	.config_read = net_config_read,
+	.thread_name = "net-io",
+	.serve = net_serve,
 	.start = net_start,
-	.reset = net_reset,
-	.quiesce = net_quiesce,
-	.resume = net_resume,
 	.save = net_save,
 	.load = net_load,
 };
@@ -381,19 +321,14 @@ int virtio_net_create(struct domain *dom, struct tap *tap)
 	n->tap = tap;
 	n->vdev.ops = &net_ops;
 	n->vdev.priv = n;
+	n->vdev.config = &n->config;
 	n->vdev.config_size = sizeof(n->config);
 	memcpy(n->config.mac, tap->mac, 6);
 	n->config.status = VIRTIO_NET_S_LINK_UP;
 	n->config.max_virtqueue_pairs = 1;
 	n->config.mtu = NET_MTU;
-	n->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (n->stop_fd < 0) {
-		free(n);
-		return -errno;
-	}
 	rc = virtio_pci_create(dom, &n->vdev);
 	if (rc) {
-		close(n->stop_fd);
 		free(n);
 		return rc;
 	}

@@ -1,5 +1,6 @@
 /* A virtio device as the transport sees it: a small table of operations
- * (features, config space, start, reset) and its queues.  One transport,
+ * (features, its I/O thread, start, reset, saved state), its config space
+ * and its queues.  One transport,
  * modern virtio-pci (pci.c), serves every device; blk, net and balloon
  * plug in beside each other without touching it. */
 #ifndef LODGE_VIRTIO_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "queue.h"
+#include "worker.h"
 
 #define VIRTIO_F_INDIRECT_DESC   28
 #define VIRTIO_F_EVENT_IDX       29
@@ -43,29 +45,37 @@ struct virtio_dev_ops {
 	uint16_t queue_max_size;
 	/* Device-specific feature bits offered (VERSION_1 etc. are added). */
 	uint64_t (*features)(struct virtio_dev *vdev);
-	/* Device config space (read-mostly); size in config_size. */
-	void (*config_read)(struct virtio_dev *vdev, unsigned off, void *buf, unsigned len);
-	void (*config_write)(struct virtio_dev *vdev, unsigned off, const void *buf, unsigned len);
-	/* DRIVER_OK: start serving the queues. Nonzero: the device fails. */
+	/* The part of config space the driver may write (the rest it only
+	 * reads): config_written is called once the transport has copied a
+	 * write into it, with the transport's lock held.  Optional. */
+	uint16_t config_writable_off, config_writable_len;
+	void (*config_written)(struct virtio_dev *vdev);
+
+	/* The device's I/O thread (worker.h), named thread_name: it serves
+	 * the queues until virtio_worker_stopping(), waiting on the queues'
+	 * kick_fd and the worker's stop_fd, and returns once nothing it took
+	 * from the rings is in flight.  The transport runs it from DRIVER_OK
+	 * until a reset, and stops it across a save (quiesce, resume). */
+	const char *thread_name;
+	void (*serve)(struct virtio_dev *vdev);
+	/* Wake a serve that waits on something else than stop_fd, once stop
+	 * is asked (stop_fd is written anyway).  Optional. */
+	void (*wake)(struct virtio_dev *vdev);
+	/* DRIVER_OK, before the thread starts: ready the backend for the
+	 * features negotiated.  Nonzero: the device fails.  Optional. */
 	int (*start)(struct virtio_dev *vdev);
-	/* Stop serving, finish or drop in-flight work, forget queue state.
-	 * Returns only when no thread touches guest memory for the device. */
+	/* A reset, the thread stopped and the transport's lock held: forget
+	 * what the driver told the device.  Optional. */
 	void (*reset)(struct virtio_dev *vdev);
 
 	/* Save and restore (save/state.h).  The transport saves everything
 	 * generic -- status, features, MSI-X, each queue's placement and ring
-	 * position -- under "NAME.N" ("NAME" if state_single: one per domain)
-	 * and calls these for the rest; all optional.
-	 * quiesce: stop taking requests and return once none is in flight and
-	 * no thread of the device touches guest memory; resume: carry on.
-	 * Both are called only while the vCPUs are parked, quiesce on a
-	 * started device only, resume only after quiesce.
+	 * position -- under "NAME.N" ("NAME" if state_single: one per domain),
+	 * with the thread stopped, and calls these for the rest; optional.
 	 * save/load: the device's own state (config space values and the
 	 * like), loaded with the transport's part already in place but before
 	 * start; load validates what it reads (the stream is untrusted) and
 	 * says in why what it refused. */
-	void (*quiesce)(struct virtio_dev *vdev);
-	void (*resume)(struct virtio_dev *vdev);
 	int (*save)(struct virtio_dev *vdev, struct state_buf *b);
 	int (*load)(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen);
 	bool state_single;
@@ -75,6 +85,10 @@ struct virtio_dev {
 	const struct virtio_dev_ops *ops;
 	void *priv;
 	struct domain *dom;
+	/* The device's config space: the transport answers the driver's reads
+	 * from here, under its lock; the device changes it by
+	 * virtio_config_set (or before the guest runs). */
+	void *config;
 	unsigned config_size;
 	uint64_t driver_features;
 	uint8_t status;
@@ -83,6 +97,7 @@ struct virtio_dev {
 	/* Readable when the driver kicked queue i (an ioeventfd when KVM
 	 * offers them, else written by the vCPU thread). */
 	int kick_fd[VIRTIO_MAX_QUEUES];
+	struct virtio_worker worker;
 	struct virtio_pci *transport;
 };
 
@@ -91,8 +106,11 @@ int virtio_pci_create(struct domain *dom, struct virtio_dev *vdev);
 
 /* Interrupt the driver for queue q, if it wants one (event idx, flags). */
 void virtio_queue_interrupt(struct virtio_dev *vdev, unsigned q);
-/* Device config changed: bump the generation and interrupt the driver. */
-void virtio_config_changed(struct virtio_dev *vdev);
+/* Change len bytes of the device's config space at off, bump the
+ * generation and interrupt the driver. */
+void virtio_config_set(struct virtio_dev *vdev, unsigned off, const void *src, unsigned len);
+/* Read len bytes of it at off, as the driver would. */
+void virtio_config_get(struct virtio_dev *vdev, unsigned off, void *dst, unsigned len);
 /* The driver broke the protocol: log once, set NEEDS_RESET, tell it. */
 void virtio_needs_reset(struct virtio_dev *vdev, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

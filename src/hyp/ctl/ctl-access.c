@@ -4,7 +4,7 @@
  * table in ctl-commands.c says which those are).  The
  * kernel vouches for the peer (SO_PEERCRED, SO_PEERGROUPS) on every
  * connection: the socket's file mode only lets them knock. */
-#include "ctl.h"
+#include "ctl/ctl.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* The status and peers replies: what `lodge list`, `lodge top` and the
  * dashboard read of a domain, every second for each of 50 domains, so
  * nothing here walks more than it must. */
-#include "ctl-loop.h"
+#include "ctl/ctl-loop.h"
 #include "domain.h"
 #include "log.h"
 #include "netwatch/netwatch.h"

@@ -1,6 +1,6 @@
 /* One control-socket request line into its words (ctl.h), apart from
  * ctl.c's event loop so that tests/fuzz/fuzz-ctl.c links it alone. */
-#include "ctl.h"
+#include "ctl/ctl.h"
 #include "proto.h"
 
 #include <stdio.h>

@@ -47,21 +47,17 @@ struct ctl_command {
 /* The command named NAME, or NULL. */
 const struct ctl_command *ctl_command_find(const char *name);
 
-/* Create RUNDIR/NAME/ and listen on its control socket: mode 0700, or
- * where a group is granted access, 0711 with the socket 0666 (the check
- * is on each connection).  A directory left by a dead lodge-hyp is
- * cleaned; a live one is an error.  Returns the listening fd or -errno
- * with a message logged. */
-int ctl_listen(const char *dir, const struct ctl_access *access);
 /* Open the /proc files the status reply reads, before the sandbox hides
  * /proc: statm (0 or -errno), and where the kernel has them
  * ksm_merging_pages and smaps_rollup (a status without them reads 0). */
 int ctl_keep_open(void);
 /* Run until the domain has ended and, if its end is to be preserved, until
- * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: -1
- * in standalone mode (the access given to ctl_listen applies to it).
- * Returns true if it was destroyed from the host. */
-bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd);
+ * it is destroyed. in_fd: the terminal (standalone) or -1; listen_fd: the
+ * control socket (rundir.h), -1 in standalone mode; access: who may use
+ * it, and how long a client may sit idle (idle_timeout_s 0:
+ * CTL_IDLE_TIMEOUT_S).  Returns true if it was destroyed from the host. */
+bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
+	     const struct ctl_access *access);
 
 /* Split one request line (its newline already cut) into at most
  * CTL_MAX_ARGS words in place: returns argc >= 2 with argv[0] the

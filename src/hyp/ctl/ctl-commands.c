@@ -1,7 +1,7 @@
 /* The control protocol's commands (src/common/proto.h), one table: who
  * may send each, in which of the domain's states it is answered, and what
  * answers it.  ctl_request refuses the rest with one "error" line. */
-#include "ctl-loop.h"
+#include "ctl/ctl-loop.h"
 #include "console.h"
 #include "dev/devices.h"
 #include "domain.h"

@@ -7,12 +7,11 @@
  * console output goes as the socket takes it, slots are shared out by
  * who asks (ctl-loop.h), and a client whose line does not finish or who
  * sends nothing for the idle timeout is closed. */
-#include "ctl-loop.h"
+#include "ctl/ctl-loop.h"
 #include "console.h"
 #include "dev/devices.h"
 #include "domain.h"
 #include "log.h"
-#include "runtime.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -21,12 +20,8 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-static struct ctl_access ctl_access = { -1, -1, 0 };
 
 static uint64_t monotonic_ms(void)
 {
@@ -289,7 +284,7 @@ static void ctl_accept(struct ctl *c)
 	for (n = 0; n < CTL_ACCEPT_BURST; n++) {
 		if ((fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) < 0)
 			return;
-		level = ctl_peer_level(fd, &ctl_access, &uid, who, sizeof(who));
+		level = ctl_peer_level(fd, &c->access, &uid, who, sizeof(who));
 		if (level == CTL_DENIED) {
 			len = snprintf(msg, sizeof(msg), "error permission denied: %s is not root nor in the "
 				       "group lodge.conf grants control or stats\n", who);
@@ -334,11 +329,13 @@ static bool ctl_done(struct ctl *c)
 }
 
 void ctl_init(struct ctl *c, struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
-	      unsigned idle_timeout_s)
+	      const struct ctl_access *access)
 {
+	unsigned idle_timeout_s = access->idle_timeout_s;
 	unsigned i;
 
 	memset(c, 0, sizeof(*c));
+	c->access = *access;
 	c->dom = dom;
 	c->com1 = com1;
 	c->in_fd = in_fd;
@@ -466,59 +463,13 @@ bool ctl_finish(struct ctl *c)
 	return c->destroyed;
 }
 
-bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd)
+bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
+	     const struct ctl_access *access)
 {
 	static struct ctl c;      /* 64 clients' buffers: not for the stack */
 
-	ctl_init(&c, dom, com1, in_fd, listen_fd, sig_fd, ctl_access.idle_timeout_s);
+	ctl_init(&c, dom, com1, in_fd, listen_fd, sig_fd, access);
 	while (ctl_step(&c, -1))
 		;
 	return ctl_finish(&c);
-}
-
-int ctl_listen(const char *dir, const struct ctl_access *access)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	bool shared = access->control_gid >= 0 || access->stats_gid >= 0;
-	int fd;
-
-	ctl_access = *access;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_err("cannot create %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	/* Shared: others may reach the socket by name, never list or read. */
-	if (chmod(dir, shared ? 0711 : 0700) < 0) {
-		log_err("cannot set the mode of %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (runtime_file_path(sa.sun_path, sizeof(sa.sun_path), dir, RT_CONTROL)) {
-		log_err("runtime directory path %s is too long for a socket", dir);
-		return -ENAMETOOLONG;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* A socket that answers belongs to a live domain; one that refuses
-	 * was left by a lodge-hyp that died, and is replaced. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		log_err("a domain is already running in %s", dir);
-		close(fd);
-		return -EEXIST;
-	}
-	unlink(sa.sun_path);
-	close(fd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
-		log_err("cannot listen on %s: %s", sa.sun_path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -EIO;
-	}
-	if (shared && chmod(sa.sun_path, 0666) < 0) {
-		log_err("cannot set the mode of %s: %s", sa.sun_path, strerror(errno));
-		close(fd);
-		return -EIO;
-	}
-	return fd;
 }

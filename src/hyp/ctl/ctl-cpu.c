@@ -5,7 +5,7 @@
  * Each checks everything before it changes anything, and answers with one
  * "error" sentence a user can act on. */
 #include "cpulist.h"
-#include "ctl.h"
+#include "ctl/ctl.h"
 #include "domain.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #ifndef LODGE_CTL_LOOP_H
 #define LODGE_CTL_LOOP_H
 
-#include "ctl.h"
+#include "ctl/ctl.h"
 #include "proto.h"
 #include "save/save.h"
 
@@ -56,6 +56,7 @@ struct ctl {
 	struct domain *dom;
 	struct uart *com1;
 	int in_fd, listen_fd, sig_fd;
+	struct ctl_access access;      /* who may connect to listen_fd */
 	bool destroyed;
 	uint64_t idle_ms, line_ms;     /* the timeouts */
 	uint64_t (*clock_ms)(void);    /* CLOCK_MONOTONIC; the fuzz harness's own */
@@ -74,10 +75,9 @@ struct ctl {
 	bool told_preserved;           /* the log says why a preserved domain stopped */
 };
 
-/* ctl.c: the loop, for ctl_run and the fuzz harness.  idle_timeout_s 0:
- * CTL_IDLE_TIMEOUT_S. */
+/* ctl.c: the loop, for ctl_run and the fuzz harness (access as ctl_run's). */
 void ctl_init(struct ctl *c, struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
-	      unsigned idle_timeout_s);
+	      const struct ctl_access *access);
 /* Take a connected client whose peer has LEVEL's rights: 0, or -EUSERS
  * with one "error too many clients ..." line sent and fd closed. */
 int ctl_add_client(struct ctl *c, int fd, enum ctl_level level, uid_t uid);

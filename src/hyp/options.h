@@ -1,0 +1,53 @@
+/* lodge-hyp's command line (options.c): what the caller asked for, checked
+ * as far as it can be without the host (KVM's vCPU limit, the host's
+ * memory and CPUs are checked when the domain is built, build.c). */
+#ifndef LODGE_OPTIONS_H
+#define LODGE_OPTIONS_H
+
+#include "ctl/ctl.h"
+#include "platform.h"
+#include "schema.h"
+
+#include <stdio.h>
+
+struct options {
+	const char *kernel, *initrd, *cmdline;
+	unsigned long memory_mib;
+	unsigned long maxmem_mib;      /* 0: = memory_mib */
+	int ksm, hugepages;            /* madvise guest RAM MERGEABLE, HUGEPAGE */
+	unsigned long vcpus;
+	int probe;
+	/* --disk and --net as given (each parsed once already, so a bad one
+	 * is refused before anything starts); the domain parses them into
+	 * the disks and taps it owns (build.c). */
+	unsigned ndisks, nnics;
+	const char *disk_specs[DOMAIN_DISKS_MAX];
+	const char *nic_specs[DOMAIN_VIFS_MAX];
+	/* Managed mode (the agent's): a runtime directory with the control
+	 * socket and console log; detached from the caller's terminal. */
+	const char *name, *runtime_dir;
+	unsigned long id, console_log_kib;
+	int detach;
+	enum domain_action on_poweroff, on_reboot, on_crash;
+	/* CPU scheduling: the vCPUs' affinity, and a cgroup for weight and cap. */
+	const char *cpus, *cgroup;
+	const char *vcpu_cpus[LODGE_MAX_VCPUS];   /* --vcpu-cpus N=LIST, by N */
+	unsigned long cpu_weight, cap;
+	int sched_given;           /* --cpu-weight or --cap was given */
+	/* Groups granted the control socket besides root (-1: none). */
+	struct ctl_access access;
+	/* --incoming FD: restore from a stream on FD instead of booting. */
+	long incoming_fd;
+	/* --paused: the vCPUs stay parked until unpause (xl create -p). */
+	int paused;
+	/* The sandbox's user (NULL: lodge, else nobody), or none at all. */
+	const char *user;
+	int no_sandbox;
+};
+
+/* Fill o from argv: 0, or -EINVAL with one message logged.  --help and
+ * --version print and exit. */
+int options_parse(int argc, char **argv, struct options *o);
+void options_usage(FILE *f);
+
+#endif

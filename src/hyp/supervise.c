@@ -1,0 +1,242 @@
+/* Supervision (supervise.h): the caller's wait for a detached start, the
+ * supervisor, and the clean-up once the domain is over. */
+#include "supervise.h"
+#include "cgroup.h"
+#include "domain.h"
+#include "log.h"
+#include "run.h"
+#include "rundir.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The caller's side: its exit status, with one line on stderr unless the
+ * domain's processes wrote theirs there already.  (Until the domain runs,
+ * they write to the caller's terminal, not to lodge-hyp.log: there is
+ * nothing more to see there.) */
+static int detach_wait(int fd, const char *name)
+{
+	char why[512];
+	size_t len = 0;
+	ssize_t n;
+	char c;
+
+	while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && c == READY_RUNNING)
+		return 0;
+	if (n == 1 && c == READY_FAILED)
+		return DOMAIN_ERROR;
+	if (n == 1 && c == READY_SAYS) {
+		while (len < sizeof(why) - 1) {
+			n = read(fd, why + len, sizeof(why) - 1 - len);
+			if (n > 0)
+				len += (size_t)n;
+			else if (n == 0 || errno != EINTR)
+				break;
+		}
+		why[len] = '\0';
+		log_err("%s", why);
+		return DOMAIN_ERROR;
+	}
+	log_err("domain %s ended during start-up without a word (killed by a signal?)", name);
+	return DOMAIN_ERROR;
+}
+
+void detach_tell(int ready_fd, char what, const char *why)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%c%s", what, why ? why : "");
+	if (ready_fd >= 0 && write(ready_fd, msg, strlen(msg)) < 0) {
+		/* nobody waits any more */
+	}
+}
+
+int detach_early(int *ready_fd, const char *name)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		int st;
+
+		close(pipefd[1]);
+		waitpid(pid, &st, 0);     /* the middle process exits at once */
+		exit(detach_wait(pipefd[0], name));
+	}
+	/* Whoever writes to a caller that has gone gets EPIPE, not SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	close(pipefd[0]);
+	setsid();
+	pid = fork();                     /* not a session leader: no controlling tty ever */
+	if (pid < 0) {
+		log_err("cannot detach: %s", strerror(errno));
+		detach_tell(pipefd[1], READY_FAILED, NULL);
+		_exit(DOMAIN_ERROR);
+	}
+	if (pid > 0)
+		_exit(0);
+	*ready_fd = pipefd[1];
+	return 0;
+}
+
+void detached_io_open(struct detached_io *io, const char *dir)
+{
+	char path[4200];
+
+	runtime_file_path(path, sizeof(path), dir, RT_HYP_LOG);
+	io->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	io->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+void detached_io_switch(struct detached_io *io)
+{
+	if (io->null_fd >= 0) {
+		dup2(io->null_fd, STDIN_FILENO);
+		dup2(io->null_fd, STDOUT_FILENO);
+		close(io->null_fd);
+	}
+	if (io->log_fd >= 0) {
+		dup2(io->log_fd, STDERR_FILENO);
+		close(io->log_fd);
+	}
+	io->null_fd = io->log_fd = -1;
+}
+
+void detach_ready(int ready_fd, struct detached_io *io)
+{
+	detached_io_switch(io);
+	detach_tell(ready_fd, READY_RUNNING, NULL);
+	close(ready_fd);
+}
+
+/* Wait for the domain process, passing on the signals that would have
+ * ended it had it been this process (the terminal's, the agent's kill). */
+static int wait_domain(pid_t pid, const sigset_t *sigs)
+{
+	siginfo_t si;
+	int st;
+
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		if (sigwaitinfo(sigs, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD)
+			kill(pid, si.si_signo);
+	}
+}
+
+/* The supervisor: lodge-hyp's first process stays privileged and outside
+ * the sandbox, owning only the control socket.  Each boot of the domain
+ * is a child process that sandboxes itself; a restart is a new child.
+ * What a sandboxed process cannot do, this one does once the child is
+ * gone: remove the cgroup and the runtime directory.  A child killed by
+ * a signal (SIGKILL, the seccomp filter's SIGSYS) leaves both, as a
+ * killed lodge-hyp always has, for lodge list to report and clean. */
+int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen_fd, int ready_fd)
+{
+	struct detached_io io;
+	struct cgroup_cpu cg;
+	char killed[400] = "";
+	sigset_t sigs;
+	pid_t self = getpid(), pid;
+	int st, status;
+	bool first = true;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	for (;;) {
+		pid = fork();
+		if (pid < 0) {
+			log_err("cannot start the domain's process: %s", strerror(errno));
+			st = DOMAIN_ERROR << 8;
+			break;
+		}
+		if (pid == 0) {
+			/* The domain goes with a killed supervisor. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+			if (getppid() != self)
+				_exit(DOMAIN_ERROR);
+			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
+		}
+		if (first && ready_fd >= 0) {
+			/* The caller's terminal is the child's to use until it
+			 * runs; this process writes to the log from now on. */
+			detached_io_open(&io, dir);
+			detached_io_switch(&io);
+			if (sb->off)
+				log_warn("THE SANDBOX IS OFF (--no-sandbox) for domain %s", o->name);
+		}
+		first = false;
+		/* Only the first boot is restored from a stream or held
+		 * paused; a restart boots afresh and runs. */
+		o->paused = 0;
+		if (o->incoming_fd >= 0) {
+			close((int)o->incoming_fd);
+			o->incoming_fd = -1;
+		}
+		st = wait_domain(pid, &sigs);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != EXIT_RESTART)
+			break;
+		log_info("restarting domain %s", o->name);
+		if (ready_fd >= 0) {
+			close(ready_fd);       /* the caller heard "running" already */
+			ready_fd = -1;
+		}
+	}
+	if (WIFSIGNALED(st)) {
+		snprintf(killed, sizeof(killed), "domain %s: its lodge-hyp (pid %d) was killed by signal %s%s",
+			 o->name, (int)pid, strsignal(WTERMSIG(st)),
+			 WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		log_err("%s", killed);
+		status = DOMAIN_ERROR;
+	} else {
+		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
+		/* Out of the cgroup it is already (its tasks are gone): the
+		 * cgroup goes before the runtime directory, since once that is
+		 * gone the agent may start a domain of the same name. */
+		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0)
+			cgroup_cpu_remove(&cg);
+		if (dir[0])
+			rundir_remove(o->runtime_dir, o->name);
+	}
+	/* Nobody may reach a domain that is no more: a caller told of its end
+	 * finds the socket refusing (so the agent may remove what is left). */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	/* Held until now so a caller waiting on a failed start returns only
+	 * once the runtime directory is gone.  A child that failed said why on
+	 * the caller's terminal; a killed one could not, so this says it.  (A
+	 * caller told "running" before has gone: nobody reads these.) */
+	if (ready_fd >= 0) {
+		if (killed[0]) {
+			char why[sizeof(killed) + 32];
+
+			snprintf(why, sizeof(why), "%s during start-up", killed);
+			detach_tell(ready_fd, READY_SAYS, why);
+		} else {
+			detach_tell(ready_fd, READY_FAILED, NULL);
+		}
+		close(ready_fd);
+	}
+	return status;
+}
