@@ -2,6 +2,11 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -60,4 +65,31 @@ int runtime_dir_remove(const char *dir)
 		if (runtime_file_path(path, sizeof(path), dir, (enum runtime_file)f) == 0)
 			unlink(path);
 	return rmdir(dir) < 0 ? -errno : 0;
+}
+
+bool runtime_socket_live(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	bool live;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+	close(fd);
+	return live;
+}
+
+int runtime_lock(const char *rundir)
+{
+	int fd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	return fd;
 }

@@ -5,6 +5,7 @@
 #ifndef LODGE_RUNTIME_H
 #define LODGE_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum runtime_file {
@@ -32,5 +33,12 @@ int runtime_file_path(char *out, size_t len, const char *dir, enum runtime_file 
 int runtime_path(char *out, size_t len, const char *rundir, const char *name, enum runtime_file f);
 /* Remove every file of the list from DIR, then DIR: 0, or -errno of the rmdir. */
 int runtime_dir_remove(const char *dir);
+/* A control socket at path that answers, or whose backlog is full: a live
+ * domain's.  One that refuses, or none, is a dead one's. */
+bool runtime_socket_live(const char *path);
+/* RUNDIR locked (flock) against lodge-hyp's starts and ends and the
+ * library's removal of a dead domain's leftovers, so that neither finds the
+ * other half done: the fd to close to unlock, or -errno. */
+int runtime_lock(const char *rundir);
 
 #endif

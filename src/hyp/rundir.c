@@ -15,34 +15,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A socket at path that answers, or whose backlog is full: a live
- * domain's.  One that refuses, or none, is a dead one's. */
-static bool socket_answers(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	bool live;
-
-	if (fd < 0)
-		return false;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
-	close(fd);
-	return live;
-}
-
-/* RUNDIR locked against other starts and removals of lodge-hyp: the fd to
- * close to unlock, or -errno logged. */
+/* RUNDIR locked against other starts and removals: the fd to close to
+ * unlock, or -errno logged. */
 static int lock_rundir(const char *rundir)
 {
-	int fd = open(rundir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = runtime_lock(rundir);
 
-	if (fd < 0) {
-		log_err("cannot open %s: %s", rundir, strerror(errno));
-		return -errno;
-	}
-	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
-		;
+	if (fd < 0)
+		log_err("cannot open %s: %s", rundir, strerror(-fd));
 	return fd;
 }
 
@@ -123,7 +103,7 @@ int rundir_create(const char *rundir, const char *name, const struct ctl_access 
 	if ((lock_fd = lock_rundir(rundir)) < 0)
 		return lock_fd;
 	runtime_file_path(sock, sizeof(sock), dir, RT_CONTROL);
-	if (socket_answers(sock)) {
+	if (runtime_socket_live(sock)) {
 		log_err("a domain is already running in %s", dir);
 		rc = -EEXIST;
 		goto out;

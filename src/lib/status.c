@@ -261,14 +261,26 @@ static void remove_stale_cgroup(const struct lodge *lg, const char *name, bool q
  * quiet: a start that failed, whose error said enough. */
 void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet)
 {
-	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX];
+	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX], sock[CFG_PATH_MAX + DOMAIN_NAME_MAX + 16];
+	int lock;
 
+	/* Under RUNDIR's lock, and only if its socket still does not answer: a
+	 * start of the same name may have taken the leftovers over meanwhile. */
+	lock = runtime_lock(lg->hc.runtime_dir);
+	if (runtime_path(sock, sizeof(sock), lg->hc.runtime_dir, name, RT_CONTROL) == 0 &&
+	    runtime_socket_live(sock)) {
+		if (lock >= 0)
+			close(lock);
+		return;
+	}
 	if (!quiet)
 		lodge_warn(lg, "domain %s is gone (its lodge-hyp is not running); removing %s/%s", name,
 			   lg->hc.runtime_dir, name);
 	remove_stale_cgroup(lg, name, quiet);
 	if (runtime_dir_path(dir, sizeof(dir), lg->hc.runtime_dir, name) == 0)
 		runtime_dir_remove(dir);
+	if (lock >= 0)
+		close(lock);
 }
 
 int lodge_wait_gone(const struct lodge *lg, const char *name, long ms)
