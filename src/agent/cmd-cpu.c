@@ -1,5 +1,5 @@
 /* CPU commands, after xl: vcpu-pin, vcpu-list, sched (credit weight and
- * cap).  lodge-hyp does the work and checks the values (src/hyp/ctl-cpu.c);
+ * cap).  lodge-hyp does the work and checks the values (src/hyp/ctl/ctl-cpu.c);
  * here the request is made and its answer printed. */
 #include "agent.h"
 
