@@ -7,22 +7,7 @@
 # killed with SIGKILL takes no domain with it.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "console agent" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "console agent" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-DOMS=$ROOT/etc/lodge/domains
-mkdir -p "$DOMS"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-bgpids=()
-cleanup() {
-	local p
-	for p in "${bgpids[@]}"; do kill "$p" 2>/dev/null; done
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "console agent" kvm minios
 
 domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
 	local n=$1

@@ -16,19 +16,13 @@
 # bridges); a guest whose disk is in neither is refused, naming the disk.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "live migration" || exit 0
-need_root "live migration" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "live migration" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
+integ_begin "live migration" kvm root minios
 if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then skip "live migration" "lodge or lodge-hyp not built"; exit 0; fi
 NSA=lodge-mig-a-$$ NSB=lodge-mig-b-$$ NSL=lodge-mig-l-$$
-if ! ip netns add "$NSA" 2>/dev/null; then skip "live migration" "cannot create network namespaces"; exit 0; fi
-if ! ip netns add "$NSB" 2>/dev/null || ! ip netns add "$NSL" 2>/dev/null; then
-	ip netns del "$NSA" 2>/dev/null; ip netns del "$NSB" 2>/dev/null
-	skip "live migration" "cannot create network namespaces"; exit 0
-fi
-T=$TMPDIR_TEST
+netns_add "$NSA" "$NSB" "$NSL"
 RA=$T/hostA RB=$T/hostB
+integ_root "$RA" "$NSA"
+integ_root "$RB" "$NSB"
 IPA=10.79.9.1 IPB=10.79.9.2 PORT=8002
 pids=()
 
@@ -55,22 +49,8 @@ descendants() {  # PID: its children, grandchildren, ...
 		echo "$c"; descendants "$c"
 	done
 }
-cleanup() {
-	local r d p
-	for p in "${pids[@]}"; do kill $(descendants "$p") "$p" 2>/dev/null; done
-	for r in "$RA" "$RB"; do
-		for d in "$r"/run/lodge/*/; do
-			[ -d "$d" ] && timeout 20 "$LODGE" --root "$r" destroy "$(basename "$d")" >/dev/null 2>&1
-		done
-		for p in $(hyp_pids "$r"); do kill -9 "$p" 2>/dev/null; done
-	done
-	wait 2>/dev/null
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
-	ip netns del "$NSL" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+# What destroy left of either host: found by command line, so only ours.
+at_exit 'for p in $(hyp_pids "$RA") $(hyp_pids "$RB"); do kill -9 "$p" 2>/dev/null; done'
 
 # state ROOT NAME: the domain's state column in lodge list (empty: not listed)
 state() { timeout 20 "$LODGE" --root "$1" list -o tsv 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { print $5 }'; }

@@ -5,18 +5,10 @@
 # network namespace this test makes and removes).
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "Mini-OS tasks" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "Mini-OS tasks" "Mini-OS not built"; exit 0; fi
-T=$TMPDIR_TEST
+integ_begin "Mini-OS tasks" kvm minios
 pids=()
 NS=
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+at_exit '[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null'
 
 # counter in the background: the shell still runs commands, Ctrl-C stops it.
 mkfifo "$T/c.in"

@@ -15,29 +15,14 @@
 # do not keep a real migration out.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "stream trust" || exit 0
-need_root "stream trust" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "stream trust" "Mini-OS not built"; exit 0; fi
-if ! command -v setpriv >/dev/null; then skip "stream trust" "setpriv (util-linux) not installed"; exit 0; fi
-T=$TMPDIR_TEST
+integ_begin "stream trust" kvm root minios "cmd:setpriv:util-linux"
 RA=$T/a RB=$T/b
-LODGE=$BUILD/lodge
+integ_root "$RA"
+integ_root "$RB"
 FORGE="python3 $TOP/tests/stream-forge.py"
 pids=()
 la() { timeout 60 "$LODGE" --root "$RA" "$@"; }
 lb() { timeout 60 "$LODGE" --root "$RB" "$@"; }
-cleanup() {
-	local r d p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for r in "$RA" "$RB"; do
-		for d in "$r"/run/lodge/*/; do
-			[ -d "$d" ] && timeout 20 "$LODGE" --root "$r" destroy "$(basename "$d")" >/dev/null 2>&1
-		done
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 one_line() { tr '\r\n' '  ' | cut -c1-400; }
 listed() { timeout 20 "$LODGE" --root "$1" list -o tsv 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { f = 1 } END { exit !f }'; }
 nothing_of() {  # ROOT NAME: not listed, no runtime directory
