@@ -39,7 +39,6 @@ opt lease 3600
 EOF
 touch "$T/udhcpd.leases"
 ip netns exec "$NSD" busybox udhcpd -f "$T/udhcpd.conf" >"$T/udhcpd.out" 2>&1 &
-dhcpd_pid=$!
 
 mkdir -p "$R/etc/lodge/domains"
 domain() {   # domain NAME EXTRA [MAC]: a Mini-OS config on abr0 (no MAC: no vif)

@@ -28,7 +28,6 @@ exec 7<>"$TMPDIR_TEST/in"
 console_bg() {  # OUT ERR NAME [--force]
 	timeout 120 "$LODGE" --root "$ROOT" console $4 "$3" <&7 >"$1" 2>"$2" &
 	bg=$!
-	bgpids+=("$bg")
 }
 
 # --- on_crash = "preserve": a triple fault keeps the domain, its registers
@@ -122,7 +121,6 @@ domain_cfg dash
 if lodge create dash && wait_until 30 booted dash; then
 	TERM=xterm script -qfec "exec $LODGE --root $ROOT top -d 0.5" "$TMPDIR_TEST/top.out" <&7 >/dev/null 2>&1 &
 	spid=$!
-	bgpids+=("$spid")
 	wait_for "$TMPDIR_TEST/top.out" 'dash' 15
 	tpid=$(pgrep -P "$spid" | head -1)
 	if [ -n "$tpid" ] && [ "$(cat /proc/"$tpid"/comm 2>/dev/null)" = lodge ]; then

@@ -101,7 +101,6 @@ for line in sys.stdin:
     print(out, flush=True)
 EOF
 coproc HOLD { exec python3 -u "$T/clients.py" $STATS; }
-HOLD_PID=$HOLD_PID
 ask() {  # ask COMMAND...: one line to the clients, their one-line answer
 	echo "$*" >&"${HOLD[1]}"
 	read -r -t 120 answer <&"${HOLD[0]}" || answer="(no answer)"

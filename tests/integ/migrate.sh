@@ -24,7 +24,6 @@ RA=$T/hostA RB=$T/hostB
 integ_root "$RA" "$NSA"
 integ_root "$RB" "$NSB"
 IPA=10.79.9.1 IPB=10.79.9.2 PORT=8002
-pids=()
 
 a() { ip netns exec "$NSA" "$@"; }
 b() { ip netns exec "$NSB" "$@"; }
@@ -144,7 +143,6 @@ fi
 # ---- the receiver on hostB: address from lodge.conf, secret from lodge.conf --------------------
 # (ip netns exec execs lodge: $! is the receiver itself; cleanup ends it)
 b "$LODGE" --root "$RB" migrate-receive --listen $IPB:$PORT >"$T/recv.out" 2>&1 &
-pids+=($!)
 recv_pid=$!
 if wait_for "$T/recv.out" "^listening on $IPB:$PORT \\(secret required\\)" 15; then
 	pass "migrate-receive on hostB listens with lodge.conf's secret"
@@ -176,7 +174,6 @@ if boot idle '^counter 5$'; then
 
 	l ping -n -i 0.1 -w 60 10.79.0.10 >"$T/ping.out" 2>&1 &
 	ping_pid=$!
-	pids+=($ping_pid)
 	if ! wait_for "$T/ping.out" 'icmp_seq=5 ' 15; then
 		fail "lan pings the guest before migration" "$(one_line <"$T/ping.out")"
 	fi
@@ -329,7 +326,6 @@ if boot victim '^dirty: pass [0-9]+'; then
 		echo "note: no tbf qdisc; pre-copy is not throttled" >&2
 	a timeout 120 "$LODGE" --root "$RA" migrate victim "$IPB:$PORT" >"$T/victim.out" 2>&1 &
 	mig_pid=$!
-	pids+=($mig_pid)
 	if wait_for "$T/victim.out" '^round 1:' 60; then
 		killed="$recv_pid $(hyp_pids "$RB" victim | tr '\n' ' ')"
 		kill -9 $recv_pid $(descendants $recv_pid) $(hyp_pids "$RB" victim) 2>/dev/null

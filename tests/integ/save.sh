@@ -63,7 +63,6 @@ pid_t=$(field t 9)
 mkfifo "$T/cons.in"
 timeout 30 "$LODGE" --root "$ROOT" console t <"$T/cons.in" >"$T/cons.out" 2>/dev/null &
 cons=$!
-PIDS+=($cons)
 exec 7>"$T/cons.in"
 sleep 0.6
 before_snap=$(last_counter t)
@@ -232,7 +231,6 @@ if lodge create big >/dev/null 2>&1 && wait_until 40 shows big '^counter 2$'; th
 	track big
 	"$LODGE" --root "$ROOT" save -c big "$T/big.bz" >"$T/saver.out" 2>&1 &
 	saver=$!
-	PIDS+=($saver)
 	wait_until 5 sh -c "[ \"\$($LODGE --root $ROOT list -o tsv | awk -F'\t' '\$1 == \"big\" { print \$5 }')\" = paused ]"
 	sleep 1
 	state=$(field big 5)

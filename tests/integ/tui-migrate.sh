@@ -25,7 +25,6 @@ for r in "$SRC" "$DST"; do
 		"$NAME" "$MINIOS" >"$r/etc/lodge/domains/$NAME.cfg"
 done
 lodge() { local root=$1; shift; timeout 30 "$LODGE" --root "$root" "$@"; }
-pids=()
 at_exit 'tmux kill-session -t "$S" 2>/dev/null'
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -72,7 +71,6 @@ t = threading.Thread(target=pump, args=(b, a, 0), daemon=True)
 t.start()
 pump(a, b, rate)
 PY
-	pids+=($!)
 	RELAY_PID=$!
 }
 
@@ -97,13 +95,11 @@ shows 5 'vcpu0' || { fail "dashboard migration" "no detail view: $(screen | head
 RPORT=$(free_port)
 PPORT=$(free_port)
 "$LODGE" --root "$DST" migrate-receive --listen "127.0.0.1:$RPORT" --once >"$TMPDIR_TEST/recv.out" 2>&1 &
-pids+=($!)
 wait_listen "$RPORT" || { fail "dashboard migration" "migrate-receive never listened: $(cat "$TMPDIR_TEST/recv.out")"; exit 0; }
 relay "$PPORT" "$RPORT" $((32 << 20))
 wait_listen "$PPORT" || { fail "dashboard migration" "the relay never listened"; exit 0; }
 "$LODGE" --root "$SRC" migrate "$NAME" "127.0.0.1:$PPORT" >"$TMPDIR_TEST/mig.out" 2>&1 &
 MIG_PID=$!
-pids+=($MIG_PID)
 
 # Pre-copy: progress appears after round 0 (everything the guest touched).
 if shows 20 '^Migration: round [0-9]+, [0-9]+ pages dirty, [0-9]+ sent, [0-9]+ MiB/s'; then
