@@ -5,6 +5,7 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 HYP=${HYP:-$BUILD/lodge-hyp}
+LODGE=${LODGE:-$BUILD/lodge}
 MINIOS=${MINIOS:-$BUILD/minios/minios.elf}
 
 pass() { echo "PASS: $1"; }
@@ -61,6 +62,149 @@ wait_for() {
 	return 1
 }
 
+# ---- the start and the end of an integration test ---------------------------
+# tests/README.md shows them in use.  A test begins with
+#     integ_begin LABEL [NEED...]
+# and from then on has, besides $TMPDIR_TEST (also $T) and $LODGE:
+#     ROOT RUN DOMS   a --root of its own ($T/root), its runtime directory
+#                     and its domains/ directory (made, empty)
+#     lodge ARGS      $LODGE --root $ROOT ARGS, in $NS if the test made it,
+#                     under a timeout of $LODGE_TIMEOUT seconds (default 30)
+# At exit, whatever way the test ends, in this order: the processes the
+# test started and that still run (its children and theirs) get SIGTERM,
+# and SIGKILL 10 s later; every domain of $ROOT and of each integ_root is
+# destroyed; the processes given to track_pid, if still the same ones, get
+# SIGKILL; the at_exit commands run, in the order given; the namespaces of
+# integ_netns and netns_add are deleted; $TMPDIR_TEST is removed.
 TMPDIR_TEST=$(mktemp -d /tmp/lodge-test.XXXXXX)
+T=$TMPDIR_TEST
+INTEG_LABEL= INTEG_NS=
+INTEG_ROOTS=() INTEG_ROOT_NS=() INTEG_NETNS=() INTEG_TRACKED=() INTEG_AT_EXIT=()
+
+# integ_begin LABEL [NEED...]: check each NEED in turn; at the first one
+# missing, print "SKIP: LABEL: why" and exit 0.  NEEDs:
+#   kvm            /dev/kvm usable          root     running as root
+#   minios         Mini-OS built ($MINIOS)
+#   cmd:NAME[:WHAT]  NAME on the PATH ("NAME (WHAT) not installed" if not)
+#   netns          a network namespace of its own: integ_netns
+integ_begin() {
+	local need c what
+	INTEG_LABEL=$1
+	shift
+	for need; do
+		case $need in
+		kvm) need_kvm "$INTEG_LABEL" || exit 0 ;;
+		root) need_root "$INTEG_LABEL" || exit 0 ;;
+		minios) [ -f "$MINIOS" ] || { skip "$INTEG_LABEL" "Mini-OS not built"; exit 0; } ;;
+		cmd:*)
+			c=${need#cmd:} what=
+			case $c in *:*) what=" (${c#*:})" c=${c%%:*} ;; esac
+			command -v "$c" >/dev/null || { skip "$INTEG_LABEL" "$c$what not installed"; exit 0; }
+			;;
+		netns) integ_netns ;;
+		*) fail "$INTEG_LABEL" "integ_begin: unknown need '$need'"; exit 1 ;;
+		esac
+	done
+	ROOT=$T/root
+	RUN=$ROOT/run/lodge
+	DOMS=$ROOT/etc/lodge/domains
+	mkdir -p "$DOMS"
+}
+
+lodge() { lodge_at "$ROOT" "$INTEG_NS" "$@"; }
+# lodge_at ROOT NETNS ARGS...: lodge on another --root, in NETNS unless "".
+lodge_at() {
+	local root=$1 ns=$2
+	shift 2
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" timeout "${LODGE_TIMEOUT:-30}" "$LODGE" --root "$root" "$@"
+	else
+		timeout "${LODGE_TIMEOUT:-30}" "$LODGE" --root "$root" "$@"
+	fi
+}
+in_ns() { ip netns exec "$NS" "$@"; }
+
+# integ_netns: the test's own network namespace, lodge-SCRIPT-PID in $NS;
+# lodge runs in it from now on.  netns_add NAME...: more namespaces.  Both
+# skip the test when a namespace cannot be made; all go at exit, after the
+# domains.
+integ_netns() {
+	NS=lodge-$(basename "$0" .sh)-$$
+	netns_add "$NS"
+	INTEG_NS=$NS
+}
+netns_add() {
+	local n
+	for n; do
+		ip netns add "$n" 2>/dev/null || { skip "$INTEG_LABEL" "cannot create network namespaces"; exit 0; }
+		INTEG_NETNS+=("$n")
+	done
+}
+# integ_root DIR [NETNS]: another --root whose domains go at exit (their
+# lodge destroy run in NETNS).
+integ_root() { INTEG_ROOTS+=("$1"); INTEG_ROOT_NS+=("${2:-}"); }
+# at_exit COMMAND...: a step of the test's own cleanup, a command line run
+# at exit (so it sees variables set later: quote them, at_exit 'rm "$F"').
+at_exit() { INTEG_AT_EXIT+=("$*"); }
+# track_pid PID...: processes the test did not start itself (a domain's
+# lodge-hyp) to be killed at exit if still running.  Each is known by its
+# pid and start time: by then the pid may be another process's.
+track_pid() {
+	local p s
+	for p; do s=$(proc_start "$p") && INTEG_TRACKED+=("$p:$s"); done
+}
+proc_start() {   # PID: when it started (clock ticks since boot); fails if gone
+	local line f
+	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	read -ra f <<<"${line##*) }"   # the fields after the command name
+	echo "${f[19]}"
+}
+
+# own_processes: sets OWN to the live processes this shell started, its
+# children and theirs, from the parent links in /proc at this moment; a
+# pid saved earlier may have been reaped and reused by anyone since.
+own_processes() {
+	local stat line rest state ppid q c
+	local -A kids=()
+	OWN=()
+	for stat in /proc/[0-9]*/stat; do
+		{ read -r line <"$stat"; } 2>/dev/null || continue
+		rest=${line##*) }          # the command name may hold anything
+		state=${rest%% *}
+		rest=${rest#* }
+		ppid=${rest%% *}
+		case $state:$ppid in [ZX]:*|*:*[!0-9]*|*:) continue ;; esac
+		kids[$ppid]+=" ${line%% *}"
+	done
+	q=("$BASHPID")
+	while [ ${#q[@]} -gt 0 ]; do
+		for c in ${kids[${q[0]}]:-}; do OWN+=("$c"); q+=("$c"); done
+		q=("${q[@]:1}")
+	done
+}
+no_own_processes() { own_processes; [ ${#OWN[@]} -eq 0 ]; }
+
+integ_exit() {
+	local i p d step
+	own_processes
+	if [ ${#OWN[@]} -gt 0 ]; then
+		kill -TERM "${OWN[@]}" 2>/dev/null
+		wait_until 10 no_own_processes || { own_processes; kill -KILL "${OWN[@]}" 2>/dev/null; }
+		wait 2>/dev/null
+	fi
+	[ -n "${ROOT:-}" ] && INTEG_ROOTS=("$ROOT" "${INTEG_ROOTS[@]}") INTEG_ROOT_NS=("$INTEG_NS" "${INTEG_ROOT_NS[@]}")
+	for i in "${!INTEG_ROOTS[@]}"; do
+		for d in "${INTEG_ROOTS[$i]}"/run/lodge/*/; do
+			[ -d "$d" ] && lodge_at "${INTEG_ROOTS[$i]}" "${INTEG_ROOT_NS[$i]}" destroy "$(basename "$d")" >/dev/null 2>&1
+		done
+	done
+	for p in "${INTEG_TRACKED[@]}"; do
+		[ "$(proc_start "${p%%:*}")" = "${p#*:}" ] && kill -KILL "${p%%:*}" 2>/dev/null
+	done
+	for step in "${INTEG_AT_EXIT[@]}"; do eval "$step"; done
+	for p in "${INTEG_NETNS[@]}"; do ip netns del "$p" 2>/dev/null; done
+	rm -rf "$TMPDIR_TEST"
+}
+trap integ_exit EXIT
+# For a script that still sets its own EXIT trap (and so replaces integ_exit).
 cleanup_tmp() { rm -rf "$TMPDIR_TEST"; }
-trap cleanup_tmp EXIT

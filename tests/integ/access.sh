@@ -6,15 +6,9 @@
 # setpriv (uid 65534 with chosen groups), so no account is made.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "access control" || exit 0
-need_root "access control" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "access control" "Mini-OS not built"; exit 0; fi
-if ! command -v setpriv >/dev/null; then skip "access control" "setpriv (util-linux) not installed"; exit 0; fi
-T=$TMPDIR_TEST
-R=$T/root
-LODGE=$BUILD/lodge
+integ_begin "access control" kvm root minios "cmd:setpriv:util-linux"
+R=$ROOT
 CONTROL=54321 STATS=54322
-lodge() { timeout 30 "$LODGE" --root "$R" "$@"; }
 # run_as GROUPS CMD...: run CMD as uid 65534 with only these supplementary groups
 run_as() {
 	local g=--clear-groups
@@ -28,13 +22,7 @@ as() {
 	shift
 	run_as "$g" "$LODGE" --root "$R" "$@"
 }
-cleanup() {
-	for d in acl open; do lodge destroy $d >/dev/null 2>&1; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
 chmod 755 "$T"
-mkdir -p "$R/etc/lodge/domains"
 chmod -R a+rX "$R" "$(dirname "$LODGE")" 2>/dev/null
 state() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $5 }'; }
 

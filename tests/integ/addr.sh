@@ -12,30 +12,14 @@
 # on SIGINT, and refuses bad filters and vif-less domains.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "addresses" || exit 0
-need_root "addresses" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "addresses" "Mini-OS not built"; exit 0; fi
+integ_begin "addresses" kvm root minios
 if ! command -v busybox >/dev/null || ! busybox --list | grep -qx udhcpd; then
 	skip "addresses" "busybox with udhcpd not installed (make deps)"; exit 0
 fi
-NS=lodge-addr-$$ NSD=lodge-dhcpd-$$
-if ! ip netns add "$NS" 2>/dev/null; then skip "addresses" "cannot create network namespaces"; exit 0; fi
-T=$TMPDIR_TEST
-R=$T/root
-LODGE=$BUILD/lodge
-in_ns() { ip netns exec "$NS" "$@"; }
-lodge() { in_ns timeout 30 "$LODGE" --root "$R" "$@"; }
-dhcpd_pid=
-cleanup() {
-	tmux kill-session -t "lodge-addr-tui-$$" 2>/dev/null
-	for d in st dh ev nv; do lodge destroy $d >/dev/null 2>&1; done
-	[ -n "$dhcpd_pid" ] && kill "$dhcpd_pid" 2>/dev/null
-	wait 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	ip netns del "$NSD" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+integ_netns
+NSD=lodge-dhcpd-$$
+R=$ROOT
+at_exit 'tmux kill-session -t "lodge-addr-tui-$$" 2>/dev/null; ip netns del "$NSD" 2>/dev/null'
 
 # The bridge in $NS; the DHCP server on a veth in $NSD, a host of its own.
 in_ns ip link set lo up
@@ -55,7 +39,6 @@ opt lease 3600
 EOF
 touch "$T/udhcpd.leases"
 ip netns exec "$NSD" busybox udhcpd -f "$T/udhcpd.conf" >"$T/udhcpd.out" 2>&1 &
-dhcpd_pid=$!
 
 mkdir -p "$R/etc/lodge/domains"
 domain() {   # domain NAME EXTRA [MAC]: a Mini-OS config on abr0 (no MAC: no vif)

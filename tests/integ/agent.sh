@@ -7,22 +7,7 @@
 # killed with SIGKILL takes no domain with it.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "console agent" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "console agent" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-DOMS=$ROOT/etc/lodge/domains
-mkdir -p "$DOMS"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-bgpids=()
-cleanup() {
-	local p
-	for p in "${bgpids[@]}"; do kill "$p" 2>/dev/null; done
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "console agent" kvm minios
 
 domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
 	local n=$1
@@ -43,7 +28,6 @@ exec 7<>"$TMPDIR_TEST/in"
 console_bg() {  # OUT ERR NAME [--force]
 	timeout 120 "$LODGE" --root "$ROOT" console $4 "$3" <&7 >"$1" 2>"$2" &
 	bg=$!
-	bgpids+=("$bg")
 }
 
 # --- on_crash = "preserve": a triple fault keeps the domain, its registers
@@ -137,7 +121,6 @@ domain_cfg dash
 if lodge create dash && wait_until 30 booted dash; then
 	TERM=xterm script -qfec "exec $LODGE --root $ROOT top -d 0.5" "$TMPDIR_TEST/top.out" <&7 >/dev/null 2>&1 &
 	spid=$!
-	bgpids+=("$spid")
 	wait_for "$TMPDIR_TEST/top.out" 'dash' 15
 	tpid=$(pgrep -P "$spid" | head -1)
 	if [ -n "$tpid" ] && [ "$(cat /proc/"$tpid"/comm 2>/dev/null)" = lodge ]; then

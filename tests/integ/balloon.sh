@@ -6,18 +6,7 @@
 # what it booted with; bad input changes nothing.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "ballooning" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "ballooning" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "ballooning" kvm minios
 
 cat >"$ROOT/etc/lodge/domains/bal.cfg" <<CFG
 name = "bal"

@@ -4,9 +4,7 @@
 # disks; the host checks the bytes.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "virtio-blk" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "virtio-blk" "Mini-OS not built"; exit 0; fi
-T=$TMPDIR_TEST
+integ_begin "virtio-blk" kvm minios
 
 # The pattern Mini-OS's blk-pattern writes: the byte at guest disk offset o
 # is (o * 7 + seed) mod 256, so a sector written to the wrong place shows.
@@ -315,7 +313,6 @@ CFG
 		truncate -s 64M "$1/disk.img" && echo ready && exec sleep 600' sh "$T/small" >"$T/holder.out" 2>&1 &
 	holder=$!
 	lodge() { nsenter -t "$holder" -m timeout 30 "$LODGE" --root "$R" "$@"; }
-	trap 'lodge destroy enospc >/dev/null 2>&1; kill $holder 2>/dev/null; cleanup_tmp' EXIT
 	if wait_for "$T/holder.out" '^ready' 10 && lodge create enospc >"$T/enospc-create.out" 2>&1; then
 		con=$R/run/lodge/enospc/console.log
 		say() { ( echo "$1"; sleep "${2:-1}" ) | lodge console enospc >/dev/null 2>&1; }

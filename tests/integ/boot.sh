@@ -3,9 +3,8 @@
 # a domain ends told apart by exit status, and the serial console's input.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "Mini-OS boot" || exit 0
+integ_begin "Mini-OS boot" kvm
 if [ ! -f "$MINIOS" ]; then fail "Mini-OS boot" "$MINIOS not built"; exit 0; fi
-T=$TMPDIR_TEST
 
 # boot NAME VCPUS CMDS: run Mini-OS with run="CMDS"; sets $out and $rc.
 boot() {

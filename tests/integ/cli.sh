@@ -7,12 +7,7 @@
 # lodge list NAME listing only that.
 . "$(dirname "$0")/../lib.sh"
 
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-DOMS=$ROOT/etc/lodge/domains
-mkdir -p "$DOMS"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
+integ_begin "command line"
 out=$TMPDIR_TEST/out
 err=$TMPDIR_TEST/err
 VERSION=$(sed -n 's/^#define LODGE_VERSION "\(.*\)"/\1/p' "$TOP/src/common/version.h")

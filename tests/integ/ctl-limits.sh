@@ -11,24 +11,11 @@
 # (setresuid, keeping root to come back), driven line by line.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "control socket limits" || exit 0
-need_root "control socket limits" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "control socket limits" "Mini-OS not built"; exit 0; fi
-if ! command -v python3 >/dev/null; then skip "control socket limits" "python3 not installed"; exit 0; fi
-T=$TMPDIR_TEST
-R=$T/root
-RUN=$R/run/lodge
-LODGE=$BUILD/lodge
+integ_begin "control socket limits" kvm root minios cmd:python3
+R=$ROOT
 CONTROL=54331 STATS=54332
 U1=61001                       # the stats-group user who opens connections
-lodge() { timeout 30 "$LODGE" --root "$R" "$@"; }
 as_stats() { timeout 30 setpriv --reuid="$1" --regid="$1" --groups=$STATS "$LODGE" --root "$R" "${@:2}"; }
-cleanup() {
-	[ -n "${HOLD_PID:-}" ] && kill "$HOLD_PID" 2>/dev/null && wait "$HOLD_PID" 2>/dev/null
-	for d in lim quick; do lodge destroy $d >/dev/null 2>&1; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
 chmod 755 "$T"
 mkdir -p "$R/etc/lodge/domains"
 chmod -R a+rX "$R" "$(dirname "$LODGE")" 2>/dev/null
@@ -114,7 +101,6 @@ for line in sys.stdin:
     print(out, flush=True)
 EOF
 coproc HOLD { exec python3 -u "$T/clients.py" $STATS; }
-HOLD_PID=$HOLD_PID
 ask() {  # ask COMMAND...: one line to the clients, their one-line answer
 	echo "$*" >&"${HOLD[1]}"
 	read -r -t 120 answer <&"${HOLD[0]}" || answer="(no answer)"

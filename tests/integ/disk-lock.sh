@@ -6,19 +6,9 @@
 # domains.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "disk locks" || exit 0
-need_root "disk locks" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "disk locks" "Mini-OS not built"; exit 0; fi
-T=$TMPDIR_TEST
+integ_begin "disk locks" kvm root minios
 loops=()
-cleanup() {
-	# Only this shell's live jobs: a pid reaped before may be anyone's now.
-	for p in $(jobs -p); do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
-	cleanup_tmp
-}
-trap cleanup EXIT
+at_exit 'for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done'
 
 truncate -s 16M "$T/x.img"
 loop=$(losetup -f --show "$T/x.img" 2>/dev/null)

@@ -5,19 +5,7 @@
 # sandboxed domain process.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "inherited descriptors" || exit 0
-need_root "inherited descriptors" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "inherited descriptors" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	lodge destroy fds >/dev/null 2>&1
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "inherited descriptors" kvm root minios
 
 victim=$TMPDIR_TEST/victim.img
 truncate -s 1M "$victim"

@@ -8,24 +8,9 @@
 # neither notice nor lose a byte.  In a network namespace made here.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "hostile guest" || exit 0
-need_root "hostile guest" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "hostile guest" "Mini-OS not built"; exit 0; fi
-NS=lodge-hostile-$$
-if ! ip netns add "$NS" 2>/dev/null; then skip "hostile guest" "cannot create network namespaces"; exit 0; fi
-T=$TMPDIR_TEST
-R=$T/root
-LODGE=$BUILD/lodge
+integ_begin "hostile guest" kvm root minios netns
+R=$ROOT
 SECS=${HOSTILE_SECONDS:-30}
-in_ns() { ip netns exec "$NS" "$@"; }
-lodge() { in_ns timeout 30 "$LODGE" --root "$R" "$@"; }
-cleanup() {
-	lodge destroy evil >/dev/null 2>&1
-	lodge destroy good >/dev/null 2>&1
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 mkdir -p "$R/etc/lodge/domains"
 in_ns ip link set lo up
 in_ns "$LODGE" bridge-create hbr0 >/dev/null && in_ns ip addr add 10.79.0.1/24 dev hbr0

@@ -20,9 +20,8 @@ expect_error() {
 	fi
 }
 
-need_kvm "lodge-hyp bad input" || exit 0
+integ_begin "lodge-hyp bad input" kvm
 WRAP=()
-T=$TMPDIR_TEST
 : >"$T/empty"
 printf 'this is not a kernel\n' >"$T/text"
 head -c 65536 /dev/urandom >"$T/random"

@@ -5,22 +5,8 @@
 # guest writes.  In a network namespace this test makes and removes.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "I/O counters" || exit 0
-need_root "I/O counters" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "I/O counters" "Mini-OS not built"; exit 0; fi
-NS=lodge-io-$$
-if ! ip netns add "$NS" 2>/dev/null; then skip "I/O counters" "cannot create network namespaces"; exit 0; fi
-T=$TMPDIR_TEST
-R=$T/root
-LODGE=$BUILD/lodge
-in_ns() { ip netns exec "$NS" "$@"; }
-lodge() { in_ns timeout 30 "$LODGE" --root "$R" "$@"; }
-cleanup() {
-	lodge destroy io >/dev/null 2>&1
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+integ_begin "I/O counters" kvm root minios netns
+R=$ROOT
 mkdir -p "$R/etc/lodge/domains"
 in_ns ip link set lo up
 in_ns "$LODGE" bridge-create iobr0 >/dev/null && in_ns ip addr add 10.78.0.1/24 dev iobr0

@@ -10,16 +10,9 @@
 # as they were at the end.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "ksm and huge pages" || exit 0
-need_root "ksm and huge pages" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "ksm and huge pages" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
+integ_begin "ksm and huge pages" kvm root minios
 KSM=/sys/kernel/mm/ksm
 THP=/sys/kernel/mm/transparent_hugepage/enabled
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
 
 # ksmd's settings, as found; put back on any exit.
 saved=()
@@ -33,13 +26,7 @@ restore_ksm() {
 	local kv
 	for kv in "${saved[@]}"; do echo "${kv#*=}" >"$KSM/${kv%%=*}" 2>/dev/null; done
 }
-cleanup() {
-	tmux kill-session -t "lodge-ksm-$$" 2>/dev/null
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	restore_ksm
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+at_exit 'tmux kill-session -t "lodge-ksm-$$" 2>/dev/null; restore_ksm'
 
 mkcfg() {  # NAME EXTRA-LINES
 	cat >"$ROOT/etc/lodge/domains/$1.cfg" <<CFG

@@ -7,18 +7,7 @@
 # version, autostart, a killed dashboard): agent.sh.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "domain lifecycle" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "domain lifecycle" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "domain lifecycle" kvm minios
 
 cat >"$ROOT/etc/lodge/domains/web.cfg" <<CFG
 # a Mini-OS web server that is not one

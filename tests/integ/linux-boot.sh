@@ -13,9 +13,8 @@
 # On hardware KVM: the whole way to the initramfs and a clean poweroff.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "Debian kernel early boot" || exit 0
+integ_begin "Debian kernel early boot" kvm
 if [ ! -x "$HYP" ]; then fail "Debian kernel early boot" "$HYP not built"; exit 0; fi
-T=$TMPDIR_TEST
 DEB=$BUILD/debian
 if ! "$TOP/share/debian/build-kernel.sh" "$DEB" >"$T/build.log" 2>&1; then
 	skip "Debian kernel early boot" "cannot get Debian's kernel: $(tail -1 "$T/build.log")"

@@ -16,21 +16,14 @@
 # bridges); a guest whose disk is in neither is refused, naming the disk.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "live migration" || exit 0
-need_root "live migration" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "live migration" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
+integ_begin "live migration" kvm root minios
 if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then skip "live migration" "lodge or lodge-hyp not built"; exit 0; fi
 NSA=lodge-mig-a-$$ NSB=lodge-mig-b-$$ NSL=lodge-mig-l-$$
-if ! ip netns add "$NSA" 2>/dev/null; then skip "live migration" "cannot create network namespaces"; exit 0; fi
-if ! ip netns add "$NSB" 2>/dev/null || ! ip netns add "$NSL" 2>/dev/null; then
-	ip netns del "$NSA" 2>/dev/null; ip netns del "$NSB" 2>/dev/null
-	skip "live migration" "cannot create network namespaces"; exit 0
-fi
-T=$TMPDIR_TEST
+netns_add "$NSA" "$NSB" "$NSL"
 RA=$T/hostA RB=$T/hostB
+integ_root "$RA" "$NSA"
+integ_root "$RB" "$NSB"
 IPA=10.79.9.1 IPB=10.79.9.2 PORT=8002
-pids=()
 
 a() { ip netns exec "$NSA" "$@"; }
 b() { ip netns exec "$NSB" "$@"; }
@@ -55,22 +48,8 @@ descendants() {  # PID: its children, grandchildren, ...
 		echo "$c"; descendants "$c"
 	done
 }
-cleanup() {
-	local r d p
-	for p in "${pids[@]}"; do kill $(descendants "$p") "$p" 2>/dev/null; done
-	for r in "$RA" "$RB"; do
-		for d in "$r"/run/lodge/*/; do
-			[ -d "$d" ] && timeout 20 "$LODGE" --root "$r" destroy "$(basename "$d")" >/dev/null 2>&1
-		done
-		for p in $(hyp_pids "$r"); do kill -9 "$p" 2>/dev/null; done
-	done
-	wait 2>/dev/null
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
-	ip netns del "$NSL" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+# What destroy left of either host: found by command line, so only ours.
+at_exit 'for p in $(hyp_pids "$RA") $(hyp_pids "$RB"); do kill -9 "$p" 2>/dev/null; done'
 
 # state ROOT NAME: the domain's state column in lodge list (empty: not listed)
 state() { timeout 20 "$LODGE" --root "$1" list -o tsv 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { print $5 }'; }
@@ -164,7 +143,6 @@ fi
 # ---- the receiver on hostB: address from lodge.conf, secret from lodge.conf --------------------
 # (ip netns exec execs lodge: $! is the receiver itself; cleanup ends it)
 b "$LODGE" --root "$RB" migrate-receive --listen $IPB:$PORT >"$T/recv.out" 2>&1 &
-pids+=($!)
 recv_pid=$!
 if wait_for "$T/recv.out" "^listening on $IPB:$PORT \\(secret required\\)" 15; then
 	pass "migrate-receive on hostB listens with lodge.conf's secret"
@@ -196,7 +174,6 @@ if boot idle '^counter 5$'; then
 
 	l ping -n -i 0.1 -w 60 10.79.0.10 >"$T/ping.out" 2>&1 &
 	ping_pid=$!
-	pids+=($ping_pid)
 	if ! wait_for "$T/ping.out" 'icmp_seq=5 ' 15; then
 		fail "lan pings the guest before migration" "$(one_line <"$T/ping.out")"
 	fi
@@ -349,7 +326,6 @@ if boot victim '^dirty: pass [0-9]+'; then
 		echo "note: no tbf qdisc; pre-copy is not throttled" >&2
 	a timeout 120 "$LODGE" --root "$RA" migrate victim "$IPB:$PORT" >"$T/victim.out" 2>&1 &
 	mig_pid=$!
-	pids+=($mig_pid)
 	if wait_for "$T/victim.out" '^round 1:' 60; then
 		killed="$recv_pid $(hyp_pids "$RB" victim | tr '\n' ' ')"
 		kill -9 $recv_pid $(descendants $recv_pid) $(hyp_pids "$RB" victim) 2>/dev/null

@@ -5,24 +5,14 @@
 # network namespace this test makes and removes).
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "Mini-OS tasks" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "Mini-OS tasks" "Mini-OS not built"; exit 0; fi
-T=$TMPDIR_TEST
-pids=()
+integ_begin "Mini-OS tasks" kvm minios
 NS=
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+at_exit '[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null'
 
 # counter in the background: the shell still runs commands, Ctrl-C stops it.
 mkfifo "$T/c.in"
 timeout 60 "$HYP" --kernel "$MINIOS" --memory 64 --cmdline 'run="counter 50"' \
 	<"$T/c.in" >"$T/c.out" 2>&1 &
-pids+=($!)
 exec 8>"$T/c.in"
 if wait_for "$T/c.out" '^counter 20.?$' 30; then
 	n=$(grep -Ec '^counter [0-9]+.?$' "$T/c.out")
@@ -77,7 +67,6 @@ in_ns ip addr add 10.78.0.1/24 dev lbr0
 mkfifo "$T/d.in"
 in_ns timeout 90 "$HYP" --kernel "$MINIOS" --memory 128 --net "tap=vif-t.0,bridge=lbr0" \
 	--cmdline 'ip=10.78.0.2/24 run="dirty 32; counter 1000"' <"$T/d.in" >"$T/d.out" 2>&1 &
-pids+=($!)
 exec 9>"$T/d.in"
 if wait_for "$T/d.out" '^dirty: pass [0-9]+' 30; then
 	first=$(grep -E '^dirty: pass' "$T/d.out" | tail -1 | tr -dc '0-9')

@@ -5,22 +5,10 @@
 # in order, taps go with their domain, bad input leaves nothing behind.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "virtio-net" || exit 0
-need_root "virtio-net" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "virtio-net" "Mini-OS not built"; exit 0; fi
-if ! ip netns add "lodge-net-$$" 2>/dev/null; then skip "virtio-net" "cannot create network namespaces"; exit 0; fi
-NS=lodge-net-$$
-T=$TMPDIR_TEST
-LODGE=$BUILD/lodge
-in_ns() { ip netns exec "$NS" "$@"; }
+integ_begin "virtio-net" kvm root minios netns
 pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+NA= NB=    # the namespaces of the host NIC case, made further down
+at_exit 'for n in $NA $NB; do ip netns del "$n" 2>/dev/null; done'
 
 in_ns ip link set lo up
 in_ns "$LODGE" bridge-create lbr0 || { fail "bridge-create" "could not create lbr0"; exit 0; }

@@ -5,19 +5,7 @@
 # restart on reboot still works; --no-sandbox says so loudly.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "sandbox" || exit 0
-need_root "sandbox" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "sandbox" "Mini-OS not built"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+integ_begin "sandbox" kvm root minios
 
 domain() {  # NAME [EXTRA-LINE]
 	cat >"$ROOT/etc/lodge/domains/$1.cfg" <<CFG

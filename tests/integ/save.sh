@@ -7,26 +7,10 @@
 # makes and removes) come back with it.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "save and restore" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "save and restore" "Mini-OS not built"; exit 0; fi
-T=$TMPDIR_TEST
-LODGE=$BUILD/lodge
-ROOT=$T/root
-RUN=$ROOT/run/lodge
-mkdir -p "$ROOT/etc/lodge/domains"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
+integ_begin "save and restore" kvm minios
 NS=
 MNTS=()
-PIDS=()     # lodge-hyp and helper processes this test started, by pid
-cleanup() {
-	local d p m
-	for d in "$RUN"/*/; do [ -d "$d" ] && timeout 10 "$LODGE" --root "$ROOT" destroy "$(basename "$d")" >/dev/null 2>&1; done
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+at_exit 'for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done; [ -n "$NS" ] && ip netns del "$NS" 2>/dev/null'
 
 # field NAME COLUMN: a column of lodge list -o tsv (5 state, 9 pid)
 field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
@@ -36,8 +20,8 @@ counters() { grep -E '^counter [0-9]+$' | awk '{ print $2 }'; }
 last_counter() { conlog "$1" | counters | tail -1; }
 # say NAME LINE: type LINE on the domain's console
 say() { (sleep 0.3; echo "$2"; sleep 0.5) | timeout 3 "$LODGE" --root "$ROOT" console "$1" >/dev/null 2>&1; }
-# track NAME: remember its lodge-hyp pids so that cleanup can end them
-track() { local p; p=$(field "$1" 9); [ -n "$p" ] && PIDS+=("$p") && PIDS+=($(pgrep -P "$p")); }
+# track NAME: its lodge-hyp processes (not this shell's children) end at exit
+track() { local p; p=$(field "$1" 9); [ -n "$p" ] && track_pid "$p" $(pgrep -P "$p"); }
 ms() { grep -Eo '[0-9]+ ms\)' <<<"$1" | tr -dc '0-9'; }
 is_gone() { [ -z "$(field "$1" 1)" ] && [ ! -e "$RUN/$1" ]; }
 now_ms() { date +%s%3N; }
@@ -79,7 +63,6 @@ pid_t=$(field t 9)
 mkfifo "$T/cons.in"
 timeout 30 "$LODGE" --root "$ROOT" console t <"$T/cons.in" >"$T/cons.out" 2>/dev/null &
 cons=$!
-PIDS+=($cons)
 exec 7>"$T/cons.in"
 sleep 0.6
 before_snap=$(last_counter t)
@@ -248,12 +231,11 @@ if lodge create big >/dev/null 2>&1 && wait_until 40 shows big '^counter 2$'; th
 	track big
 	"$LODGE" --root "$ROOT" save -c big "$T/big.bz" >"$T/saver.out" 2>&1 &
 	saver=$!
-	PIDS+=($saver)
 	wait_until 5 sh -c "[ \"\$($LODGE --root $ROOT list -o tsv | awk -F'\t' '\$1 == \"big\" { print \$5 }')\" = paused ]"
 	sleep 1
 	state=$(field big 5)
 	zip=$(pgrep -P $saver)
-	PIDS+=($zip)
+	track_pid $zip
 	kill -9 $saver
 	wait $saver 2>/dev/null
 	t0=$(now_ms)

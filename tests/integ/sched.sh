@@ -7,36 +7,22 @@
 # other, so other load on the machine shifts both alike.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "CPU control" || exit 0
-need_root "CPU control" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "CPU control" "Mini-OS not built"; exit 0; fi
+integ_begin "CPU control" kvm root minios
 if ! awk '$0 ~ / - cgroup2 / || ($0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/)' /proc/self/mountinfo | grep -q .; then
 	skip "CPU control" "no cgroup CPU controller mounted"
 	exit 0
 fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
 CG=lodge-test-$$
 NCPU=$(nproc --all)
-mkdir -p "$ROOT/etc/lodge/domains"
 echo "cgroup = \"$CG\"" >"$ROOT/etc/lodge/lodge.conf"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
 cgdir() { cat "$RUN/$1/cgroup" 2>/dev/null; }
-cleanup() {
-	local parent=
-	for d in "$RUN"/*/; do
-		[ -d "$d" ] || continue
-		[ -z "$parent" ] && parent=$(dirname "$(cgdir "$(basename "$d")")")
-		lodge destroy "$(basename "$d")" >/dev/null 2>&1
-	done
-	[ -n "$parent" ] && [ "$parent" != . ] && rmdir "$parent" 2>/dev/null
-	for m in $(awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo); do
-		rmdir "$m/$CG" 2>/dev/null
-	done
-	rm -rf "$TMPDIR_TEST"
+# A domain's cgroup is MOUNT/$CG/NAME; lodge-hyp removes it and its parent
+# when empty, this the parent a domain killed outright left behind.
+rmdir_cg() {
+	local m
+	for m in $(awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo); do rmdir "$m/$CG" 2>/dev/null; done
 }
-trap cleanup EXIT
+at_exit rmdir_cg
 
 # domain NAME [KEY = VALUE lines]: a 1-vCPU Mini-OS that burns its CPU from boot.
 domain() {

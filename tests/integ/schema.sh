@@ -8,24 +8,13 @@
 # Mini-OS domains, and a refused create leaves nothing behind.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "schema" || exit 0
-need_root "schema" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "schema" "Mini-OS not built"; exit 0; fi
+integ_begin "schema" kvm root minios
 FORM=$BUILD/tests/test-lib-form
 if [ ! -x "$FORM" ]; then skip "schema" "$FORM not built (make $FORM)"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
-RUN=$ROOT/run/lodge
 CFG=$TMPDIR_TEST/cfg
 BR=lodgesch$$
-mkdir -p "$ROOT/etc/lodge/domains" "$CFG"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	for d in "$RUN"/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	"$LODGE" bridge-delete "$BR" >/dev/null 2>&1
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+mkdir -p "$CFG"
+at_exit '"$LODGE" bridge-delete "$BR" >/dev/null 2>&1'
 if ! "$LODGE" bridge-create "$BR" >/dev/null; then fail "schema" "cannot create bridge $BR"; exit 0; fi
 IMG=$TMPDIR_TEST/disk.img
 truncate -s 8M "$IMG"

@@ -10,31 +10,24 @@
 # writing until someone reads it.  Then the test kills what it wants.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "killed start" || exit 0
-need_root "killed start" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "killed start" "Mini-OS not built"; exit 0; fi
+integ_begin "killed start" kvm root minios
 # Where the domain's cgroup is: the CPU controller's hierarchy (v2 if it
 # has the controller, else v1), as lodge-hyp finds it.
 MNT=$(awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo | while read -r m; do
 	grep -qw cpu "$m/cgroup.controllers" 2>/dev/null && echo "$m"; done | head -1)
 [ -n "$MNT" ] || MNT=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $5; exit }' /proc/self/mountinfo)
 if [ -z "$MNT" ]; then skip "killed start" "no cgroup CPU controller mounted"; exit 0; fi
-LODGE=$BUILD/lodge
-T=$TMPDIR_TEST
-ROOT=$T/root
-RUN=$ROOT/run/lodge
 CG=lodge-test-$$
-mkdir -p "$ROOT/etc/lodge/domains"
 echo "cgroup = \"$CG\"" >"$ROOT/etc/lodge/lodge.conf"
 printf 'name = "sk"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$ROOT/etc/lodge/domains/sk.cfg"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	lodge destroy sk >/dev/null 2>&1
+# What a killed start left in the domain's cgroup: its processes (read
+# from the cgroup at exit, so this test's), then the cgroup and its parent.
+rm_cg() {
+	local p
 	for p in $(cat "$MNT/$CG/sk/cgroup.procs" 2>/dev/null); do kill -9 "$p"; done
 	rmdir "$MNT/$CG/sk" "$MNT/$CG" 2>/dev/null
-	rm -rf "$T"
 }
-trap cleanup EXIT
+at_exit rm_cg
 CGDIR=$MNT/$CG/sk
 
 cat >"$T/hyp" <<EOF

@@ -15,29 +15,13 @@
 # do not keep a real migration out.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "stream trust" || exit 0
-need_root "stream trust" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "stream trust" "Mini-OS not built"; exit 0; fi
-if ! command -v setpriv >/dev/null; then skip "stream trust" "setpriv (util-linux) not installed"; exit 0; fi
-T=$TMPDIR_TEST
+integ_begin "stream trust" kvm root minios "cmd:setpriv:util-linux"
 RA=$T/a RB=$T/b
-LODGE=$BUILD/lodge
+integ_root "$RA"
+integ_root "$RB"
 FORGE="python3 $TOP/tests/stream-forge.py"
-pids=()
 la() { timeout 60 "$LODGE" --root "$RA" "$@"; }
 lb() { timeout 60 "$LODGE" --root "$RB" "$@"; }
-cleanup() {
-	local r d p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for r in "$RA" "$RB"; do
-		for d in "$r"/run/lodge/*/; do
-			[ -d "$d" ] && timeout 20 "$LODGE" --root "$r" destroy "$(basename "$d")" >/dev/null 2>&1
-		done
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 one_line() { tr '\r\n' '  ' | cut -c1-400; }
 listed() { timeout 20 "$LODGE" --root "$1" list -o tsv 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { f = 1 } END { exit !f }'; }
 nothing_of() {  # ROOT NAME: not listed, no runtime directory
@@ -165,7 +149,6 @@ else
 fi
 SOCK=$RB/run/lodge/.migrate.sock
 "$LODGE" --root "$RB" migrate-receive >"$T/recv.out" 2>&1 &
-pids+=($!)
 if wait_for "$T/recv.out" "^listening on $SOCK \\(root only\\)" 15 && [ "$(stat -c %a "$SOCK")" = 600 ]; then
 	pass "without a secret, migrate-receive listens on $SOCK, mode 600"
 else
@@ -205,10 +188,8 @@ fi
 # Silent and stalled peers, then a real migration beside them.
 for i in 1 2; do
 	$FORGE stall --unix "$SOCK" --after nothing >"$T/silent$i.out" 2>&1 &
-	pids+=($!)
 done
 $FORGE stall --unix "$SOCK" --after auth >"$T/stalled.out" 2>&1 &
-pids+=($!)
 wait_for "$T/stalled.out" '^auth: ok' 10
 truncate -s 16M "$T/shared/m.img"
 cfg "$RA" m "$T/shared/m.img"
@@ -233,7 +214,6 @@ fi
 # More connections at once than it serves: the ninth is told so.
 for i in 1 2 3 4 5 6 7 8; do
 	$FORGE stall --unix "$SOCK" --after nothing >"$T/many$i.out" 2>&1 &
-	pids+=($!)
 done
 for i in 1 2 3 4 5 6 7 8; do wait_for "$T/many$i.out" '^connected' 10; done
 out=$($FORGE send --unix "$SOCK" "$T/v.sav" 2>&1)
@@ -247,7 +227,6 @@ fi
 head -c 32 /dev/urandom | base64 >"$T/secret" && chmod 600 "$T/secret"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$LODGE" --root "$RB" migrate-receive --secret-file "$T/secret" --listen "127.0.0.1:$PORT" >"$T/recv2.out" 2>&1 &
-pids+=($!)
 if wait_for "$T/recv2.out" "^listening on 127.0.0.1:$PORT \\(secret required\\)" 15; then
 	out=$($FORGE send --tcp "127.0.0.1:$PORT" --secret "$T/secret" "$T/disk.sav" 2>&1)
 	if grep -q "^error its disk $T/victim (vda) is not this host's to give" <<<"$out" && victim_intact && nothing_of "$RB" v; then

@@ -9,13 +9,11 @@
 # the guest runs on here, and the detail view says how it ended.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "dashboard migration" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "dashboard migration" "Mini-OS not built"; exit 0; fi
-if ! command -v tmux >/dev/null; then skip "dashboard migration" "tmux not installed"; exit 0; fi
-if ! command -v python3 >/dev/null; then skip "dashboard migration" "python3 (the throttling relay) not installed"; exit 0; fi
-LODGE=$BUILD/lodge
+integ_begin "dashboard migration" kvm minios cmd:tmux "cmd:python3:the throttling relay"
 SRC=$TMPDIR_TEST/src
 DST=$TMPDIR_TEST/dst
+integ_root "$SRC"
+integ_root "$DST"
 S=lodge-tuimig-$$
 NAME=mig$$
 # A TCP listener needs the shared secret, even on loopback.
@@ -27,15 +25,7 @@ for r in "$SRC" "$DST"; do
 		"$NAME" "$MINIOS" >"$r/etc/lodge/domains/$NAME.cfg"
 done
 lodge() { local root=$1; shift; timeout 30 "$LODGE" --root "$root" "$@"; }
-pids=()
-cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	lodge "$SRC" destroy "$NAME" >/dev/null 2>&1
-	lodge "$DST" destroy "$NAME" >/dev/null 2>&1
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+at_exit 'tmux kill-session -t "$S" 2>/dev/null'
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # listening PORT: something listens on 127.0.0.1:PORT (from /proc, so a
@@ -81,7 +71,6 @@ t = threading.Thread(target=pump, args=(b, a, 0), daemon=True)
 t.start()
 pump(a, b, rate)
 PY
-	pids+=($!)
 	RELAY_PID=$!
 }
 
@@ -106,13 +95,11 @@ shows 5 'vcpu0' || { fail "dashboard migration" "no detail view: $(screen | head
 RPORT=$(free_port)
 PPORT=$(free_port)
 "$LODGE" --root "$DST" migrate-receive --listen "127.0.0.1:$RPORT" --once >"$TMPDIR_TEST/recv.out" 2>&1 &
-pids+=($!)
 wait_listen "$RPORT" || { fail "dashboard migration" "migrate-receive never listened: $(cat "$TMPDIR_TEST/recv.out")"; exit 0; }
 relay "$PPORT" "$RPORT" $((32 << 20))
 wait_listen "$PPORT" || { fail "dashboard migration" "the relay never listened"; exit 0; }
 "$LODGE" --root "$SRC" migrate "$NAME" "127.0.0.1:$PPORT" >"$TMPDIR_TEST/mig.out" 2>&1 &
 MIG_PID=$!
-pids+=($MIG_PID)
 
 # Pre-copy: progress appears after round 0 (everything the guest touched).
 if shows 20 '^Migration: round [0-9]+, [0-9]+ pages dirty, [0-9]+ sent, [0-9]+ MiB/s'; then

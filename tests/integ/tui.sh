@@ -4,24 +4,13 @@
 # burn CPU and touch memory so the live figures have something to show.
 . "$(dirname "$0")/../lib.sh"
 
-need_kvm "dashboard" || exit 0
-if [ ! -f "$MINIOS" ]; then skip "dashboard" "Mini-OS not built"; exit 0; fi
-if ! command -v tmux >/dev/null; then skip "dashboard" "tmux not installed"; exit 0; fi
-LODGE=$BUILD/lodge
-ROOT=$TMPDIR_TEST/root
+integ_begin "dashboard" kvm minios cmd:tmux
 S=lodge-tui-$$
 # A tmux server of our own: other tests on this machine may start, kill or
 # reconfigure the default one.
 tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-mkdir -p "$ROOT/etc/lodge/domains" "$ROOT/var/lib/lodge/images"
-lodge() { timeout 30 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	tmux kill-server 2>/dev/null
-	for d in "$ROOT"/run/lodge/*/; do [ -d "$d" ] && lodge destroy "$(basename "$d")" >/dev/null 2>&1; done
-	"$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1
-	rm -rf "$TMPDIR_TEST"
-}
-trap cleanup EXIT
+mkdir -p "$ROOT/var/lib/lodge/images"
+at_exit 'tmux kill-server 2>/dev/null; "$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1'
 for n in alpha beta; do
 	printf 'name = "%s"\nmemory = 64\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS" >"$ROOT/etc/lodge/domains/$n.cfg"
 	lodge create "$n" >/dev/null || { fail "dashboard" "could not create $n"; exit 0; }

@@ -7,19 +7,8 @@
 # refused unread, and one in domains/ does not hold up lodge autostart.
 . "$(dirname "$0")/../lib.sh"
 
-LODGE=$BUILD/lodge
-T=$TMPDIR_TEST
-ROOT=$T/root
-DOMS=$ROOT/etc/lodge/domains
-mkdir -p "$DOMS"
-lodge() { timeout 20 "$LODGE" --root "$ROOT" "$@"; }
-cleanup() {
-	local d
-
-	for d in untrusted-ok nl nl2 esc; do lodge destroy "$d" >/dev/null 2>&1; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
+LODGE_TIMEOUT=20
+integ_begin "untrusted text"
 
 # raw_control FILE: a control byte other than the line end (\n, or the
 # \r\n of log lines), C1 controls (UTF-8 c2 80-9f) included.
