@@ -57,6 +57,17 @@ static void cut_available(char *msg)
 
 /* Field f set to value: the form's verdict and message, and a file's with
  * that key written as line (%s: the value). */
+/* pattern with its "%s" replaced by value (no format string from a caller). */
+static void subst(char *out, size_t len, const char *pattern, const char *value)
+{
+	const char *at = strstr(pattern, "%s");
+
+	if (!at)
+		snprintf(out, len, "%s", pattern);
+	else
+		snprintf(out, len, "%.*s%s%s", (int)(at - pattern), pattern, value, at + 2);
+}
+
 static void same_as_file(enum form_field f, const char *value, const char *line)
 {
 	static struct domain_form form;
@@ -69,7 +80,7 @@ static void same_as_file(enum form_field f, const char *value, const char *line)
 		snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "lo");
 	why[0] = '\0';
 	rc = domain_form_check(&form, f, &hc, why, sizeof(why));
-	snprintf(keyline, sizeof(keyline), line, value);
+	subst(keyline, sizeof(keyline), line, value);
 	if (f == FORM_NAME)
 		snprintf(text, sizeof(text), "kernel = '%s'\n%s\n", kernel, keyline);
 	else if (f == FORM_KERNEL)

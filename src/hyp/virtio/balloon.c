@@ -69,12 +69,12 @@ void *balloon_pfn_ptr(const struct guest_mem *mem, uint32_t pfn)
 	return gpa_ptr(mem, (uint64_t)pfn << BALLOON_PAGE_SHIFT, BALLOON_PAGE_SIZE);
 }
 
-static void balloon_broken(struct virtio_balloon *b, const char *fmt, uint32_t pfn)
-{
-	if (!b->broken)
-		virtio_needs_reset(&b->vdev, fmt, pfn);
-	b->broken = true;
-}
+/* The device in NEEDS_RESET, said once (virtio_needs_reset's format). */
+#define balloon_broken(b, ...) do {                                   \
+		if (!(b)->broken)                                     \
+			virtio_needs_reset(&(b)->vdev, __VA_ARGS__);  \
+		(b)->broken = true;                                   \
+	} while (0)
 
 /* One inflate or deflate chain: an array of le32 PFNs, device-readable
  * only.  Inflated frames are discarded in runs of adjacent host pages, so
