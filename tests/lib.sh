@@ -184,6 +184,50 @@ own_processes() {
 }
 no_own_processes() { own_processes; [ ${#OWN[@]} -eq 0 ]; }
 
+# loop_attach VAR FILE [-P]: a loop device over FILE (-P: with its
+# partitions), put in VAR; fails if none can be had.  `losetup -f --show`
+# run by two tests at once may print a device the other one got
+# (util-linux 2.38 here), so the device is checked to be over FILE, and
+# asked again if not.  Every device attached is detached at exit if it is
+# still over FILE: never another test's.
+INTEG_LOOPS=()
+loop_backs() {   # DEV FILE: DEV is a loop device over FILE
+	[ -n "$1" ] && [ "$(losetup -nO BACK-FILE "$1" 2>/dev/null | sed 's/ (deleted)$//')" = "$(realpath -m "$2")" ]
+}
+loop_attach() {
+	local var=$1 file=$2 dev tries
+	shift 2
+	for tries in 1 2 3 4 5 6 7 8; do
+		dev=$(losetup -f --show "$@" "$file" 2>/dev/null) || return 1
+		if loop_backs "$dev" "$file"; then
+			INTEG_LOOPS+=("$dev=$file")
+			printf -v "$var" '%s' "$dev"
+			return 0
+		fi
+	done
+	return 1
+}
+# loop_detach DEV: detach DEV if it is still one this test attached.
+loop_detach() {
+	local i
+	for i in "${!INTEG_LOOPS[@]}"; do
+		[ "${INTEG_LOOPS[$i]%%=*}" = "$1" ] || continue
+		loop_backs "$1" "${INTEG_LOOPS[$i]#*=}" && losetup -d "$1" 2>/dev/null
+		unset 'INTEG_LOOPS[i]'
+	done
+}
+# At exit: every loop device over a file this test attached, found by the
+# file (losetup -j), so one a racing losetup set up unseen goes too.
+loop_detach_all() {
+	local l dev
+	for l in "${INTEG_LOOPS[@]}"; do
+		for dev in $(losetup -nO NAME -j "${l#*=}" 2>/dev/null) "${l%%=*}"; do
+			loop_backs "$dev" "${l#*=}" && losetup -d "$dev" 2>/dev/null
+		done
+	done
+	INTEG_LOOPS=()
+}
+
 integ_exit() {
 	local i p d step
 	own_processes
@@ -202,6 +246,7 @@ integ_exit() {
 		[ "$(proc_start "${p%%:*}")" = "${p#*:}" ] && kill -KILL "${p%%:*}" 2>/dev/null
 	done
 	for step in "${INTEG_AT_EXIT[@]}"; do eval "$step"; done
+	loop_detach_all
 	for p in "${INTEG_NETNS[@]}"; do ip netns del "$p" 2>/dev/null; done
 	rm -rf "$TMPDIR_TEST"
 }

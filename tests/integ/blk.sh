@@ -132,7 +132,7 @@ if need_root "partition-backed disk"; then
 	truncate -s 64M "$T/parted.img"
 	printf 'label: dos\nstart=2048, size=32768, type=83\nstart=34816, size=32768, type=83\n' |
 		sfdisk -q "$T/parted.img" >/dev/null 2>&1
-	loop=$(losetup -f --show -P "$T/parted.img" 2>/dev/null)
+	loop_attach loop "$T/parted.img" -P || loop=
 	if [ -n "$loop" ]; then
 		[ -b "${loop}p2" ] || partx -a "$loop" 2>/dev/null
 		sleep 0.2
@@ -164,9 +164,9 @@ if need_root "partition-backed disk"; then
 		else
 			fail "partition-backed disk" "pattern not found at the partition: $(grep -E 'vda|blk' "$T/part.out" | head -3)"
 		fi
-		losetup -d "$loop"
+		loop_detach "$loop"
 	else
-		[ -n "$loop" ] && losetup -d "$loop"
+		loop_detach "$loop"
 		skip "partition-backed disk" "no loop device with partitions on this host"
 	fi
 fi
@@ -256,7 +256,7 @@ fi
 #     page cache survives lodge-hyp's SIGKILL.)
 if need_root "guest FLUSH reaches the disk"; then
 	truncate -s 64M "$T/flush.img"
-	floop=$(losetup -f --show "$T/flush.img" 2>/dev/null)
+	loop_attach floop "$T/flush.img" || floop=
 	fstat=/sys/block/${floop##*/}/stat
 	if [ -n "$floop" ] && [ "$(wc -w <"$fstat" 2>/dev/null)" -ge 17 ]; then
 		mkfifo "$T/flush.in"
@@ -286,9 +286,9 @@ if need_root "guest FLUSH reaches the disk"; then
 		else
 			fail "guest FLUSH reaches the disk" "${why:-pattern not in the backing file}"
 		fi
-		losetup -d "$floop"
+		loop_detach "$floop"
 	else
-		[ -n "$floop" ] && losetup -d "$floop"
+		loop_detach "$floop"
 		skip "guest FLUSH reaches the disk" "no loop device with flush counters in its stat"
 	fi
 fi

@@ -7,13 +7,10 @@
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "disk locks" kvm root minios
-loops=()
-at_exit 'for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done'
 
 truncate -s 16M "$T/x.img"
-loop=$(losetup -f --show "$T/x.img" 2>/dev/null)
+loop_attach loop "$T/x.img" || loop=
 if [ -z "$loop" ]; then skip "disk locks" "no loop device on this host"; exit 0; fi
-loops+=("$loop")
 
 # hold NAME DISK-ARGS...: a domain holding these disks, running (its
 # prompt seen: its disks are open and locked).
@@ -97,9 +94,8 @@ allowed "one domain reads a file and a loop device over it (both read-only)" --d
 # A loop device whose backing file is gone from its directory: it cannot
 # be locked through the file, and says so once; the device still is.
 truncate -s 16M "$T/gone.img"
-gloop=$(losetup -f --show "$T/gone.img" 2>/dev/null)
+loop_attach gloop "$T/gone.img" || gloop=
 if [ -n "$gloop" ]; then
-	loops+=("$gloop")
 	rm "$T/gone.img"
 	if hold a --disk "$gloop" && [ "$(grep -c "disk $gloop: cannot find the backing file of loop device $gloop (No such file or directory): it is locked as a device only" "$T/a.out")" = 1 ]; then
 		refused "a loop device whose backing file is gone is still locked as a device" \
@@ -115,8 +111,7 @@ fi
 truncate -s 16M "$T/parted.img"
 printf 'label: dos\nstart=2048, size=8192, type=83\nstart=10240, size=8192, type=83\n' |
 	sfdisk -q "$T/parted.img" >/dev/null 2>&1
-ploop=$(losetup -f --show -P "$T/parted.img" 2>/dev/null)
-[ -n "$ploop" ] && loops+=("$ploop")
+loop_attach ploop "$T/parted.img" -P || ploop=
 if [ -n "$ploop" ] && { [ -b "${ploop}p2" ] || partx -a "$ploop" 2>/dev/null; } && wait_until 5 test -b "${ploop}p2"; then
 	if hold a --disk "${ploop}p1"; then
 		allowed "two domains write two partitions of one loop disk" --disk "${ploop}p2"
