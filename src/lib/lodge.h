@@ -189,13 +189,15 @@ void lodge_poller_free(struct lodge_poller *p);
  * at once) and returns how many requests went out; pollfds fills fds[max]
  * with the sockets whose replies are due (POLLIN); collect takes in what
  * has arrived and never blocks: fn for each reply, unasked for each domain
- * that refused or hung up, and returns how many replies are still due.  A
- * domain slow to answer keeps its request out until it does: no second
- * one is sent meanwhile.  knows: NAME was running at the last send. */
+ * that refused or hung up, and returns how many replies are still due.
+ * Its ready[nready] are pollfds' as poll() returned them (only those with
+ * revents are read); NULL: it looks at every socket itself.  A domain slow
+ * to answer keeps its request out until it does: no second one is sent
+ * meanwhile.  knows: NAME was running at the last send. */
 struct pollfd;
 int lodge_poller_send(struct lodge_poller *p, const struct lodge *lg, void *arg);
 unsigned lodge_poller_pollfds(const struct lodge_poller *p, struct pollfd *fds, unsigned max);
-int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg,
+int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg, const struct pollfd *ready, unsigned nready,
 			 void (*fn)(const struct lodge_status *st, void *arg), void *arg);
 bool lodge_poller_knows(const struct lodge_poller *p, const char *name);
 

@@ -374,53 +374,63 @@ unsigned lodge_poller_pollfds(const struct lodge_poller *p, struct pollfd *fds, 
 	return n;
 }
 
-int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg,
+/* The waiting connection on fd, if any. */
+static struct poll_conn *waiting_on(struct lodge_poller *p, int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->conn[i].waiting && p->conn[i].fd == fd)
+			return &p->conn[i];
+	return NULL;
+}
+
+int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg, const struct pollfd *ready, unsigned nready,
 			 void (*fn)(const struct lodge_status *st, void *arg), void *arg)
 {
 	static struct pollfd pfd[POLL_MAX_DOMAINS];
-	static unsigned idx[POLL_MAX_DOMAINS];
 	static struct lodge_status st;
 	static struct reply reply;
-	unsigned i, npfd;
+	unsigned i;
 	int waiting = 0;
 
-	for (i = npfd = 0; i < p->n; i++)
-		if (p->conn[i].waiting) {
-			pfd[npfd] = (struct pollfd){ p->conn[i].fd, POLLIN, 0 };
-			idx[npfd++] = i;
-		}
-	/* One poll says which have something to read: a recv on each of
-	 * fifty sockets per reply that arrives would cost more than the reply. */
-	if (npfd && poll(pfd, npfd, 0) > 0) {
-		for (i = 0; i < npfd; i++) {
-			struct poll_conn *c = &p->conn[idx[i]];
+	/* Without the caller's poll, one of our own says which have
+	 * something to read: a recv on each of fifty sockets whenever a
+	 * reply arrives would cost more than the reply. */
+	if (!ready) {
+		nready = lodge_poller_pollfds(p, pfd, POLL_MAX_DOMAINS);
+		if (nready && poll(pfd, nready, 0) <= 0)
+			nready = 0;
+		ready = pfd;
+	}
+	for (i = 0; i < nready; i++) {
+		struct poll_conn *c;
 
-			if (!pfd[i].revents || !receive(c))
-				continue;
-			if (c->fd < 0) {
-				/* Closed unanswered: a kept connection lodge-hyp
-				 * found idle just as the request went. */
-				if (c->kept && !c->len && !c->reconnected) {
-					c->reconnected = true;
-					c->why[0] = '\0';
-					if (send_request_nowait(c, lg))
-						continue;
-				}
-				report_unasked(p, lg, c, arg);
-				continue;
+		if (!ready[i].revents || !(c = waiting_on(p, ready[i].fd)) || !receive(c))
+			continue;
+		if (c->fd < 0) {
+			/* Closed unanswered: a kept connection lodge-hyp found
+			 * idle just as the request went. */
+			if (c->kept && !c->len && !c->reconnected) {
+				c->reconnected = true;
+				c->why[0] = '\0';
+				if (send_request_nowait(c, lg))
+					continue;
 			}
-			if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0]) {
-				lodge_status_from_reply(&reply, c->name, &st);
-				fn(&st, arg);
-				continue;
-			}
-			/* A refusal (lodge-hyp closes after it), or a reply
-			 * that is not one: start afresh next time. */
-			snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1,
-				 reply.error[0] ? reply.error : "an unreadable reply");
-			conn_close(c);
 			report_unasked(p, lg, c, arg);
+			continue;
 		}
+		if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0]) {
+			lodge_status_from_reply(&reply, c->name, &st);
+			fn(&st, arg);
+			continue;
+		}
+		/* A refusal (lodge-hyp closes after it), or a reply that is
+		 * not one: start afresh next time. */
+		snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1,
+			 reply.error[0] ? reply.error : "an unreadable reply");
+		conn_close(c);
+		report_unasked(p, lg, c, arg);
 	}
 	for (i = 0; i < p->n; i++)
 		waiting += p->conn[i].waiting;

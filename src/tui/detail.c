@@ -29,8 +29,7 @@ static void fmt_size(char *buf, size_t len, uint64_t bytes)
 /* How a piece of the detail view stands, for its heading: "" when it is
  * fresh, else in words why not ("awaited, asked 4 s ago", "stale: from
  * 12 s ago, its reply awaited", "failed: why"). */
-static const char *fetch_state(const struct tui *t, const struct fetch *f, bool out, uint64_t now, char *buf,
-			       size_t len)
+static const char *fetch_state(const struct fetch *f, bool out, uint64_t now, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (!f->got_ns && out)
@@ -39,7 +38,7 @@ static const char *fetch_state(const struct tui *t, const struct fetch *f, bool 
 		snprintf(buf, len, "%s", f->err);
 	else if (!f->got_ns)
 		snprintf(buf, len, "awaited");
-	else if (fetch_overdue(t, f, out, now))
+	else if (fetch_overdue(f, out, now))
 		snprintf(buf, len, "stale: from %lu s ago, its reply awaited", age_s(f->got_ns, now));
 	else if (f->rc)
 		snprintf(buf, len, "from %lu s ago; since: %s", age_s(f->got_ns, now), f->err);
@@ -161,7 +160,7 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 
 	if (!x || !x->config.got_ns) {
 		mvprintw(y++, 0, "devices  %.*s", COLS > 10 ? COLS - 10 : 0,
-			 x ? fetch_state(t, &x->config, false, now, state, sizeof(state)) : "awaited");
+			 x ? fetch_state(&x->config, false, now, state, sizeof(state)) : "awaited");
 		return y;
 	}
 	mvprintw(y++, 0, "kernel %.*s", COLS > 8 ? COLS - 8 : 0, x->kernel);
@@ -182,15 +181,18 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 		const struct lodge_link *ls = &x->link[i];
 		bool out = x->netq.fd >= 0;
 
+		char line[512];
+
 		if (x->link_err[i][0])
-			mvprintw(y++, 0, "vif %s: %.*s", v->ifname, COLS > 24 ? COLS - 24 : 0, x->link_err[i]);
+			snprintf(line, sizeof(line), "vif %s: %s", v->ifname, x->link_err[i]);
 		else
 			/* The tap's rx is what the guest sent. */
-			mvprintw(y++, 0, "vif %s on %s: guest tx %llu pkts %llu B, rx %llu pkts %llu B, drops %llu",
-				 v->ifname, v->bridge, (unsigned long long)ls->rx_packets,
+			snprintf(line, sizeof(line), "vif %s on %s: guest tx %llu pkts %llu B, rx %llu pkts %llu B, "
+				 "drops %llu", v->ifname, v->bridge, (unsigned long long)ls->rx_packets,
 				 (unsigned long long)ls->rx_bytes, (unsigned long long)ls->tx_packets,
 				 (unsigned long long)ls->tx_bytes, (unsigned long long)(ls->rx_dropped + ls->tx_dropped));
-		if (fetch_state(t, &x->net, out, now, state, sizeof(state))[0])
+		mvprintw(y++, 0, "%.*s", COLS, line);
+		if (fetch_state(&x->net, out, now, state, sizeof(state))[0])
 			mvprintw(y++, 2, "watcher: %.*s", COLS > 12 ? COLS - 12 : 0, state);
 		if (x->net.got_ns && i < x->view.nvifs)
 			y = draw_vif_view(&x->view, i, y);
@@ -207,10 +209,10 @@ static void draw_console(struct tui *t, const struct dom_detail *x, uint64_t now
 
 	if (!x || !x->console.got_ns) {
 		mvprintw(y++, 0, "console: %.*s", COLS > 10 ? COLS - 10 : 0,
-			 x ? fetch_state(t, &x->console, x->conq.fd >= 0, now, state, sizeof(state)) : "awaited");
+			 x ? fetch_state(&x->console, x->conq.fd >= 0, now, state, sizeof(state)) : "awaited");
 		return;
 	}
-	if (fetch_state(t, &x->console, x->conq.fd >= 0, now, state, sizeof(state))[0])
+	if (fetch_state(&x->console, x->conq.fd >= 0, now, state, sizeof(state))[0])
 		mvprintw(y++, 0, "console (last lines, %.*s):", COLS > 26 ? COLS - 26 : 0, state);
 	else
 		mvprintw(y++, 0, "console (last lines):");

@@ -118,7 +118,7 @@ bool sample_stale(const struct tui *t, const struct dom_sample *d, uint64_t now_
 	return d->answered_ns && now_ns - d->answered_ns > (uint64_t)(t->delay_ms + TUI_STALE_MS) * 1000000;
 }
 
-bool fetch_overdue(const struct tui *t, const struct fetch *f, bool out, uint64_t now_ns)
+bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns)
 {
 	return out && now_ns - f->asked_ns > (uint64_t)TUI_STALE_MS * 1000000;
 }
@@ -163,19 +163,17 @@ static void fetch_config(struct tui *t, struct dom_sample *d, struct dom_detail 
 }
 
 /* Each vif's tap counters: netlink, answered by the host's kernel. */
-static void fetch_links(struct dom_detail *x, uint64_t now)
+static void fetch_links(struct dom_detail *x)
 {
 	struct lodge_err err;
 	unsigned i;
 
-	x->links.asked_ns = now;
 	for (i = 0; i < x->dev.nvifs; i++) {
 		x->link_err[i][0] = '\0';
 		if (lodge_link_stats(x->dev.vif[i].ifname, &x->link[i], &err))
 			snprintf(x->link_err[i], sizeof(x->link_err[i]), "%.*s", (int)sizeof(x->link_err[i]) - 1,
 				 err.msg);
 	}
-	fetch_got(&x->links, now);
 }
 
 /* Send the watcher's and the console's queries, unless one is still out:
@@ -215,7 +213,7 @@ void sample_detail(struct tui *t)
 	fetch_config(t, d, x, now);
 	if (!x->config.got_ns)
 		return;
-	fetch_links(x, now);
+	fetch_links(x);
 	fetch_start(t, d, x, now);
 }
 
@@ -288,6 +286,8 @@ unsigned sample_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 {
 	unsigned n = t->poller ? lodge_poller_pollfds(t->poller, fds, max) : 0, i;
 
+	t->npoller_fds = n;
+
 	for (i = 0; i < t->ndoms; i++) {
 		const struct dom_detail *x = t->doms[i].detail;
 
@@ -299,9 +299,9 @@ unsigned sample_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 	return n;
 }
 
-bool sample_collect(struct tui *t, uint64_t now)
+bool sample_collect(struct tui *t, uint64_t now, const struct pollfd *fds)
 {
-	int due = t->poller ? lodge_poller_collect(t->poller, t->lg, on_domain, t) : 0;
+	int due = t->poller ? lodge_poller_collect(t->poller, t->lg, fds, t->npoller_fds, on_domain, t) : 0;
 	bool show = collect_details(t, now);
 
 	/* The sample's replies are shown together once all are in (or the
@@ -336,7 +336,7 @@ void sample_all(struct tui *t)
 
 		if (n && poll(fds, n, sample_wait_ms(t, now)) < 0 && errno != EINTR)
 			break;
-		sample_collect(t, tui_now_ns());
+		sample_collect(t, tui_now_ns(), fds);
 		if (!n)
 			break;
 	}

@@ -199,7 +199,7 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 	next = tui_now_ns() + (uint64_t)t->delay_ms * 1000000;
 	while (!t->quit && !got_signal) {
 		static struct pollfd fds[2 + TUI_MAX_PENDING + TUI_POLL_MAX];
-		unsigned nfds;
+		unsigned nfds, sampled;
 		uint64_t now;
 		int wait;
 
@@ -223,8 +223,8 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 		if (key_ready)
 			wait = 0;
 		fds[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
-		nfds = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING + 1);
-		nfds += sample_pollfds(t, fds + nfds, TUI_POLL_MAX);
+		nfds = sampled = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING + 1);
+		nfds += sample_pollfds(t, fds + sampled, TUI_POLL_MAX);
 		if (poll(fds, nfds, wait) < 0 && errno != EINTR)
 			break;
 		if (got_signal)
@@ -235,10 +235,15 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 		now = tui_now_ns();
 		if (actions_collect(t, now))
 			redraw = true;
-		if (sample_collect(t, now))
+		if (sample_collect(t, now, fds + sampled))
 			redraw = true;
-		timeout(0);
-		c = getch();
+		/* curses looks (a poll of its own) only when there is something
+		 * to read: most wakes are replies. */
+		c = ERR;
+		if (key_ready || (fds[0].revents & POLLIN)) {
+			timeout(0);
+			c = getch();
+		}
 		key_ready = c != ERR;
 		if (c != ERR && c != KEY_RESIZE) {
 			keys_dispatch(t, c);

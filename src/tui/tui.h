@@ -45,7 +45,6 @@ struct dom_detail {
 	char kernel[CFG_PATH_MAX];
 	struct lodge_devices dev;
 	uint64_t disk_bytes[DOMAIN_DISKS_MAX];      /* 0: unknown */
-	struct fetch links;
 	struct lodge_link link[DOMAIN_VIFS_MAX];
 	char link_err[DOMAIN_VIFS_MAX][128];        /* "" if link[i] was read */
 	struct fetch net;
@@ -106,6 +105,7 @@ struct tui {
 	char status[160];                  /* the status line: last result or error */
 	bool status_error;
 	struct lodge_poller *poller;       /* control connections kept between samples */
+	unsigned npoller_fds;              /* the poller's, first of sample_pollfds' */
 	bool gathering;                    /* a sample's replies are coming in ... */
 	uint64_t gather_until_ns;          /* ... until all are in, or until then */
 	unsigned replies;                  /* status replies taken in since the last sort */
@@ -123,8 +123,9 @@ void sample_start(struct tui *t);
 void sample_detail(struct tui *t);
 /* Fill fds (at most max) with the sockets whose replies are due. */
 unsigned sample_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
-/* Take in what has arrived, never waiting: true if the screen should show it. */
-bool sample_collect(struct tui *t, uint64_t now_ns);
+/* Take in what has arrived, never waiting (fds: sample_pollfds' as poll()
+ * returned them): true if the screen should show it. */
+bool sample_collect(struct tui *t, uint64_t now_ns, const struct pollfd *fds);
 /* Milliseconds until the gathered replies must be shown (INT_MAX: none due). */
 int sample_wait_ms(struct tui *t, uint64_t now_ns);
 /* Ask and wait for the replies (at most TUI_SETTLE_MS): lodge top -b. */
@@ -135,7 +136,7 @@ const char *sort_name(enum sort_key k);
 /* The figures are older than they should be: the domain has not answered. */
 bool sample_stale(const struct tui *t, const struct dom_sample *d, uint64_t now_ns);
 /* A query of the detail view out longer than it should be. */
-bool fetch_overdue(const struct tui *t, const struct fetch *f, bool out, uint64_t now_ns);
+bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns);
 
 /* draw.c */
 void fmt_rate(char *buf, size_t len, double bytes_per_s);
