@@ -45,6 +45,12 @@ static const char *fetch_state(const struct fetch *f, bool out, uint64_t now, ch
 	return buf;
 }
 
+/* Why a piece of the detail view has not been asked for yet. */
+static const char *not_asked(const struct dom_sample *d)
+{
+	return d->answered_ns ? "awaited" : "not asked until its status is read";
+}
+
 static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, int y)
 {
 	char line[512], up[32];
@@ -160,7 +166,7 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 
 	if (!x || !x->config.got_ns) {
 		mvprintw(y++, 0, "devices  %.*s", COLS > 10 ? COLS - 10 : 0,
-			 x ? fetch_state(&x->config, false, now, state, sizeof(state)) : "awaited");
+			 x ? fetch_state(&x->config, false, now, state, sizeof(state)) : not_asked(d));
 		return y;
 	}
 	mvprintw(y++, 0, "kernel %.*s", COLS > 8 ? COLS - 8 : 0, x->kernel);
@@ -201,7 +207,7 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 }
 
 /* The console's last lines that fit between y and the status line. */
-static void draw_console(struct tui *t, const struct dom_detail *x, uint64_t now, int y)
+static void draw_console(const struct dom_sample *d, const struct dom_detail *x, uint64_t now, int y)
 {
 	char state[320], tail[sizeof(x->tail)];
 	char *p, *lines[64];
@@ -209,7 +215,7 @@ static void draw_console(struct tui *t, const struct dom_detail *x, uint64_t now
 
 	if (!x || !x->console.got_ns) {
 		mvprintw(y++, 0, "console: %.*s", COLS > 10 ? COLS - 10 : 0,
-			 x ? fetch_state(&x->console, x->conq.fd >= 0, now, state, sizeof(state)) : "awaited");
+			 x ? fetch_state(&x->console, x->conq.fd >= 0, now, state, sizeof(state)) : not_asked(d));
 		return;
 	}
 	if (fetch_state(&x->console, x->conq.fd >= 0, now, state, sizeof(state))[0])
@@ -258,6 +264,6 @@ void draw_detail(struct tui *t)
 	y = draw_status(t, d, now, 0);
 	y = draw_cpu(d, y + 1);
 	y = draw_devices(t, d, d->detail, now, y + 1);
-	draw_console(t, d->detail, now, y + 1);
+	draw_console(d, d->detail, now, y + 1);
 	draw_bars(t);
 }

@@ -19,9 +19,10 @@ struct pollfd;
  * interval) before the screen shows them: one redraw a refresh, not one a
  * reply.  A reply later than that is shown when it comes. */
 #define TUI_SETTLE_MS   100
-/* Figures older than the refresh interval by this much are stale: the
- * domain has not answered since (its lodge-hyp stopped, or the host is
- * swamped).  The screen says so rather than wait. */
+/* Figures older than the refresh interval by this much are stale, and a
+ * detail query out this long is overdue: the domain has not answered
+ * (its lodge-hyp stopped, or the host is swamped).  The screen says so
+ * rather than wait. */
 #define TUI_STALE_MS    2000
 #define TUI_TAIL_BYTES  2048       /* of the console, for the detail view */
 #define TUI_POLL_MAX    (1024 + 2 * TUI_MAX_DOMAINS)   /* sockets sampling waits on at once */
