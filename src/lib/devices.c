@@ -126,33 +126,53 @@ static void vif_of(const struct lodge *lg, const struct domain_config *dc, const
 	v->io = i < st->nvifs ? st->vif[i] : (struct lodge_io){ 0 };
 }
 
+/* out's disks and vifs from dc, their counters from out->st. */
+static void devices_fill(const struct lodge *lg, const struct domain_config *dc, struct lodge_devices *out)
+{
+	unsigned i;
+
+	out->ndisks = dc->ndisks;
+	for (i = 0; i < dc->ndisks; i++) {
+		struct lodge_disk *d = &out->disk[i];
+
+		snprintf(d->vdev, sizeof(d->vdev), "%s", dc->disks[i].vdev);
+		snprintf(d->path, sizeof(d->path), "%s", dc->disks[i].path);
+		d->readonly = dc->disks[i].readonly;
+		d->is_phy = dc->disks[i].is_phy;
+		d->io = i < out->st.ndisks ? out->st.disk[i] : (struct lodge_io){ 0 };
+	}
+	out->nvifs = dc->nvifs;
+	for (i = 0; i < dc->nvifs; i++)
+		vif_of(lg, dc, &out->st, i, &out->vif[i]);
+}
+
 int lodge_devices(const struct lodge *lg, const char *domain, struct lodge_devices *out, struct lodge_err *err)
 {
 	static struct domain_config dc;
-	unsigned i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = running(lg, domain, &out->st, &dc, err)))
 		return rc;
-	out->ndisks = dc.ndisks;
-	for (i = 0; i < dc.ndisks; i++) {
-		struct lodge_disk *d = &out->disk[i];
+	devices_fill(lg, &dc, out);
+	return 0;
+}
 
-		snprintf(d->vdev, sizeof(d->vdev), "%s", dc.disks[i].vdev);
-		snprintf(d->path, sizeof(d->path), "%s", dc.disks[i].path);
-		d->readonly = dc.disks[i].readonly;
-		d->is_phy = dc.disks[i].is_phy;
-		d->io = i < out->st.ndisks ? out->st.disk[i] : (struct lodge_io){ 0 };
-	}
-	out->nvifs = dc.nvifs;
-	for (i = 0; i < dc.nvifs; i++)
-		vif_of(lg, &dc, &out->st, i, &out->vif[i]);
+int lodge_devices_of(const struct lodge *lg, const struct lodge_status *st, struct domain_config *dc,
+		     struct lodge_devices *out, struct lodge_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->st = *st;
+	if ((rc = lodge_runtime_config(lg, st->name, dc, err)))
+		return rc == -ENOENT ? lodge_not_running(err, st->name) : rc;
+	devices_fill(lg, dc, out);
 	return 0;
 }
 
 /* The peers reply into out's per-vif views. */
-static void net_from_reply(const struct reply *r, struct lodge_net *out, unsigned nvifs)
+void lodge_net_from_reply(const struct reply *r, struct lodge_net *out, unsigned nvifs)
 {
 	const char *v;
 	unsigned i;
@@ -215,7 +235,7 @@ int lodge_net(const struct lodge *lg, const char *domain, struct lodge_net *out,
 		return lodge_fail(err, rc, "%s: %s", st.name, strerror(-rc));
 	if (r.error[0])
 		return lodge_fail(err, -EPROTO, "%s: %s", st.name, r.error);
-	net_from_reply(&r, out, dc.nvifs);
+	lodge_net_from_reply(&r, out, dc.nvifs);
 	for (i = 0; i < out->nvifs; i++) {
 		struct lodge_vif_net *vn = &out->vifs[i];
 		char ifname[IFNAMSIZ];

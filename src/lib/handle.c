@@ -1,5 +1,6 @@
 /* The handle, errors and notices, and naming a domain (lodge.h). */
 #include "internal.h"
+#include "log.h"
 #include "runtime.h"
 
 #include <errno.h>
@@ -152,4 +153,9 @@ int lodge_ask(const struct lodge *lg, const char *domain, const char *cmd, bool 
 	if (name)
 		memcpy(name, resolved, strlen(resolved) + 1);
 	return lodge_ask_name(lg, resolved, cmd, with_keys, r, err);
+}
+
+char *lodge_text_shown(char *out, size_t len, const char *text)
+{
+	return text_escape(out, len, text);
 }

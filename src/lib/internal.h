@@ -36,6 +36,8 @@ int lodge_scan(const struct lodge *lg, void (*fn)(const struct lodge_status *, v
 unsigned lodge_parse_list(const char *text, uint64_t *out, unsigned max);
 /* "ADDR,HOW,AGE ..." (a vifN_addrs value) for vif into out[*n...max). */
 void lodge_parse_addrs(const char *value, unsigned vif, struct lodge_addr *out, unsigned max, unsigned *n);
+/* devices.c: a peers reply into out's per-vif views (nvifs at most). */
+void lodge_net_from_reply(const struct reply *r, struct lodge_net *out, unsigned nvifs);
 /* Remove the runtime directory (and cgroup) of a domain whose lodge-hyp
  * is gone; quiet: without a notice. */
 void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet);

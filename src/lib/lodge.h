@@ -183,6 +183,24 @@ int lodge_poller_scan(struct lodge_poller *p, const struct lodge *lg,
 		      void (*fn)(const struct lodge_status *st, void *arg), void *arg);
 void lodge_poller_free(struct lodge_poller *p);
 
+/* The same without waiting, for a face with a main loop of its own (the
+ * dashboard): send asks every running domain whose last reply is in
+ * (connecting without waiting; one that cannot be asked goes to unasked
+ * at once) and returns how many requests went out; pollfds fills fds[max]
+ * with the sockets whose replies are due (POLLIN); collect takes in what
+ * has arrived and never blocks: fn for each reply, unasked for each domain
+ * that refused or hung up, and returns how many replies are still due.
+ * Its ready[nready] are pollfds' as poll() returned them (only those with
+ * revents are read); NULL: it looks at every socket itself.  A domain slow
+ * to answer keeps its request out until it does: no second one is sent
+ * meanwhile.  knows: NAME was running at the last send. */
+struct pollfd;
+int lodge_poller_send(struct lodge_poller *p, const struct lodge *lg, void *arg);
+unsigned lodge_poller_pollfds(const struct lodge_poller *p, struct pollfd *fds, unsigned max);
+int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg, const struct pollfd *ready, unsigned nready,
+			 void (*fn)(const struct lodge_status *st, void *arg), void *arg);
+bool lodge_poller_knows(const struct lodge_poller *p, const char *name);
+
 /* ---- configs and creating a domain --------------------------------------------------- */
 
 /* A config by file or name (NAME: domains_dir/NAME.cfg, as xl create),
@@ -284,6 +302,11 @@ struct lodge_devices {
 };
 /* A running domain's disks and vifs (its resolved config) with their counters. */
 int lodge_devices(const struct lodge *lg, const char *domain, struct lodge_devices *out, struct lodge_err *err);
+/* The same from a status the caller has (the poller's): its resolved
+ * config into dc and its devices into out, from the runtime directory's
+ * copy alone (a file; the domain is not asked), the counters st's. */
+int lodge_devices_of(const struct lodge *lg, const struct lodge_status *st, struct domain_config *dc,
+		     struct lodge_devices *out, struct lodge_err *err);
 
 #define LODGE_MAX_PEERS 5
 struct lodge_vif_net {
@@ -314,6 +337,59 @@ int lodge_net(const struct lodge *lg, const char *domain, struct lodge_net *out,
 /* Fill each address's others: the domains on the same bridge that claim
  * it too (this asks every running domain). */
 void lodge_net_conflicts(const struct lodge *lg, struct lodge_net *n);
+
+/* A host interface's counters, from netlink; for a vif's tap, rx is what
+ * the guest sent and tx what it was sent. */
+struct lodge_link {
+	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
+};
+int lodge_link_stats(const char *ifname, struct lodge_link *out, struct lodge_err *err);
+
+/* A disk's size in bytes, a file's or a block device's: 0 or -errno. */
+int lodge_disk_size(const char *path, uint64_t *bytes);
+/* Why PATH may not be a new domain's disk: a block device mounted on the
+ * host, or a disk of a running domain (from their runtime configs; no
+ * domain is asked).  true with why ("used by domain web"), false if free. */
+bool lodge_disk_taken(const struct lodge *lg, const char *path, char *why, size_t len);
+/* A block device of the host (ram disks left out), for a new domain's disk. */
+struct lodge_blockdev {
+	char path[300];                /* /dev/NAME */
+	uint64_t bytes;
+	char taken[128];               /* lodge_disk_taken's why; "" if free */
+};
+/* The host's block devices into out[max]: how many. */
+unsigned lodge_host_blockdevs(const struct lodge *lg, struct lodge_blockdev *out, unsigned max);
+
+/* ---- queries that never wait --------------------------------------------------------------- */
+
+/* For a face with a main loop of its own: a query goes out at once and its
+ * reply is taken in whenever it arrives, so a domain slow to answer (or
+ * stopped) holds neither the screen nor the keys.  start: 0 with q->fd to
+ * poll for input (POLLIN), or -errno with err; collect reads what has
+ * arrived and never blocks: 1 done (the result filled), 0 not yet, -errno
+ * with err; after 1 or -errno the query is closed.  close drops one still
+ * out.  A query is closed (fd -1, buf NULL) before its first start. */
+struct lodge_query {
+	int fd;                        /* -1: none out */
+	char name[DOMAIN_NAME_MAX];
+	char *buf;                     /* the reply so far */
+	size_t n, cap;
+};
+#define LODGE_QUERY_CLOSED ((struct lodge_query){ .fd = -1 })
+void lodge_query_close(struct lodge_query *q);
+/* lodge_net's view of the vifs; dev: the domain's devices (lodge_devices_of). */
+int lodge_net_start(const struct lodge *lg, const char *domain, struct lodge_query *q, struct lodge_err *err);
+int lodge_net_collect(struct lodge_query *q, const struct lodge_devices *dev, struct lodge_net *out,
+		      struct lodge_err *err);
+/* lodge_console_log's text: *text malloc'd (NUL-terminated), the caller's. */
+int lodge_console_log_start(const struct lodge *lg, const char *domain, size_t last, struct lodge_query *q,
+			    struct lodge_err *err);
+int lodge_console_log_collect(struct lodge_query *q, char **text, size_t *len, struct lodge_err *err);
+/* lodge_console_open's console: collect's 1 comes with *fd, the console
+ * (blocking, the caller's to close). */
+int lodge_console_start(const struct lodge *lg, const char *domain, bool force, struct lodge_query *q,
+			struct lodge_err *err);
+int lodge_console_collect(struct lodge_query *q, int *fd, struct lodge_err *err);
 
 /* ---- the serial console -------------------------------------------------------------------- */
 
@@ -453,6 +529,12 @@ int lodge_bridge_create(const char *bridge, const char *nic, bool force, struct 
 int lodge_bridge_delete(const char *bridge, char nic[IFNAMSIZ], struct lodge_err *err);
 int lodge_bridge_list(void (*fn)(const char *name, int ports, bool up, void *arg), void *arg,
 		      struct lodge_err *err);
+
+/* ---- text ---------------------------------------------------------------------------------- */
+
+/* Text from a guest or a peer, fit to show on a terminal: its control
+ * characters escaped (\n, \t, \e, \xNN), cut to fit out[len].  Returns out. */
+char *lodge_text_shown(char *out, size_t len, const char *text);
 
 /* ---- frames -------------------------------------------------------------------------------- */
 

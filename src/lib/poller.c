@@ -294,3 +294,155 @@ int lodge_poller_scan(struct lodge_poller *p, const struct lodge *lg,
 	}
 	return nfound;
 }
+
+/* ---- the same without waiting: a face with a main loop of its own ---------------------
+ * The dashboard polls these sockets beside its keyboard, so a domain slow
+ * to answer (or stopped) holds neither the screen nor the keys: its
+ * request stays out, and its reply is taken whenever it comes. */
+
+/* Send the status request without waiting: on the kept connection, or on
+ * a new one connected without waiting (a stopped domain whose backlog is
+ * full refuses at once rather than hold us).  False: not sent, c->why
+ * says why, or is empty for a domain that is not running (removed). */
+static bool send_request_nowait(struct poll_conn *c, const struct lodge *lg)
+{
+	char req[64];
+	int len = snprintf(req, sizeof(req), "%s%d status\n", PROTO_PREFIX, PROTO_VERSION), fd;
+
+	c->len = 0;
+	if (c->fd >= 0) {
+		if (send(c->fd, req, len, MSG_NOSIGNAL | MSG_DONTWAIT) == len) {
+			c->kept = c->waiting = true;
+			return true;
+		}
+		conn_close(c);             /* lodge-hyp closed it idle: connect anew */
+	}
+	fd = client_start(lg->hc.runtime_dir, c->name, "status");
+	if (fd == -ECONNREFUSED || fd == -ENOENT || fd == -ENOTDIR) {
+		lodge_remove_stale(lg, c->name, false);
+		return false;
+	}
+	if (fd < 0) {
+		snprintf(c->why, sizeof(c->why), "cannot connect: %s",
+			 fd == -EAGAIN ? "its control socket has too many connections waiting" : strerror(-fd));
+		return false;
+	}
+	c->fd = fd;
+	c->kept = false;
+	c->waiting = true;
+	return true;
+}
+
+static void report_unasked(struct lodge_poller *p, const struct lodge *lg, struct poll_conn *c, void *arg)
+{
+	if (!c->why[0])
+		return;
+	if (p->unasked)
+		p->unasked(c->name, c->why, arg);
+	else
+		lodge_warn(lg, "domain %s: cannot ask its status: %s", c->name, c->why);
+}
+
+int lodge_poller_send(struct lodge_poller *p, const struct lodge *lg, void *arg)
+{
+	unsigned i;
+	int sent = 0;
+
+	update_names(p, lg->hc.runtime_dir);
+	for (i = 0; i < p->n; i++) {
+		struct poll_conn *c = &p->conn[i];
+
+		c->why[0] = '\0';
+		c->reconnected = false;
+		if (c->waiting)               /* its last reply is still due: no second request */
+			continue;
+		if (send_request_nowait(c, lg))
+			sent++;
+		else
+			report_unasked(p, lg, c, arg);
+	}
+	return sent;
+}
+
+unsigned lodge_poller_pollfds(const struct lodge_poller *p, struct pollfd *fds, unsigned max)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < p->n && n < max; i++)
+		if (p->conn[i].waiting)
+			fds[n++] = (struct pollfd){ p->conn[i].fd, POLLIN, 0 };
+	return n;
+}
+
+/* The waiting connection on fd, if any. */
+static struct poll_conn *waiting_on(struct lodge_poller *p, int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->conn[i].waiting && p->conn[i].fd == fd)
+			return &p->conn[i];
+	return NULL;
+}
+
+int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg, const struct pollfd *ready, unsigned nready,
+			 void (*fn)(const struct lodge_status *st, void *arg), void *arg)
+{
+	static struct pollfd pfd[POLL_MAX_DOMAINS];
+	static struct lodge_status st;
+	static struct reply reply;
+	unsigned i;
+	int waiting = 0;
+
+	/* Without the caller's poll, one of our own says which have
+	 * something to read: a recv on each of fifty sockets whenever a
+	 * reply arrives would cost more than the reply. */
+	if (!ready) {
+		nready = lodge_poller_pollfds(p, pfd, POLL_MAX_DOMAINS);
+		if (nready && poll(pfd, nready, 0) <= 0)
+			nready = 0;
+		ready = pfd;
+	}
+	for (i = 0; i < nready; i++) {
+		struct poll_conn *c;
+
+		if (!ready[i].revents || !(c = waiting_on(p, ready[i].fd)) || !receive(c))
+			continue;
+		if (c->fd < 0) {
+			/* Closed unanswered: a kept connection lodge-hyp found
+			 * idle just as the request went. */
+			if (c->kept && !c->len && !c->reconnected) {
+				c->reconnected = true;
+				c->why[0] = '\0';
+				if (send_request_nowait(c, lg))
+					continue;
+			}
+			report_unasked(p, lg, c, arg);
+			continue;
+		}
+		if (client_parse_reply(c->buf, &reply) == 0 && !reply.error[0]) {
+			lodge_status_from_reply(&reply, c->name, &st);
+			fn(&st, arg);
+			continue;
+		}
+		/* A refusal (lodge-hyp closes after it), or a reply that is
+		 * not one: start afresh next time. */
+		snprintf(c->why, sizeof(c->why), "%.*s", (int)sizeof(c->why) - 1,
+			 reply.error[0] ? reply.error : "an unreadable reply");
+		conn_close(c);
+		report_unasked(p, lg, c, arg);
+	}
+	for (i = 0; i < p->n; i++)
+		waiting += p->conn[i].waiting;
+	return waiting;
+}
+
+bool lodge_poller_knows(const struct lodge_poller *p, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->conn[i].name, name) == 0)
+			return true;
+	return false;
+}

@@ -50,6 +50,7 @@ void actions_init(struct tui *t)
 
 	for (i = 0; i < TUI_MAX_PENDING; i++)
 		t->pending[i].call.fd = -1;
+	t->console = LODGE_QUERY_CLOSED;
 }
 
 /* Send the request and return: the reply is collected by the main loop
@@ -97,7 +98,14 @@ unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 	for (i = 0; i < TUI_MAX_PENDING && n < max; i++)
 		if (t->pending[i].call.fd >= 0)
 			fds[n++] = (struct pollfd){ t->pending[i].call.fd, POLLIN, 0 };
+	if (t->console.fd >= 0 && n < max)
+		fds[n++] = (struct pollfd){ t->console.fd, POLLIN, 0 };
 	return n;
+}
+
+static int ms_until(uint64_t deadline_ns, uint64_t now_ns)
+{
+	return deadline_ns > now_ns ? (int)((deadline_ns - now_ns) / 1000000) + 1 : 0;
 }
 
 int actions_wait_ms(struct tui *t, uint64_t now_ns)
@@ -105,21 +113,19 @@ int actions_wait_ms(struct tui *t, uint64_t now_ns)
 	int best = INT_MAX;
 	unsigned i;
 
-	for (i = 0; i < TUI_MAX_PENDING; i++) {
-		const struct pending_action *p = &t->pending[i];
-		int ms;
-
-		if (p->call.fd < 0)
-			continue;
-		ms = p->deadline_ns > now_ns ? (int)((p->deadline_ns - now_ns) / 1000000) + 1 : 0;
-		if (ms < best)
-			best = ms;
-	}
+	for (i = 0; i < TUI_MAX_PENDING; i++)
+		if (t->pending[i].call.fd >= 0 && ms_until(t->pending[i].deadline_ns, now_ns) < best)
+			best = ms_until(t->pending[i].deadline_ns, now_ns);
+	if (t->console.fd >= 0 && ms_until(t->console_deadline_ns, now_ns) < best)
+		best = ms_until(t->console_deadline_ns, now_ns);
 	return best;
 }
 
-void actions_collect(struct tui *t, uint64_t now_ns)
+static bool console_collect(struct tui *t, uint64_t now_ns);
+
+bool actions_collect(struct tui *t, uint64_t now_ns)
 {
+	bool changed = false;
 	unsigned i;
 
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
@@ -144,47 +150,95 @@ void actions_collect(struct tui *t, uint64_t now_ns)
 			continue;
 		}
 		t->resample = true;
+		changed = true;
 	}
+	/* Last: the console takes the terminal until Ctrl-]. */
+	return console_collect(t, now_ns) || changed;
 }
 
-void action_console(struct tui *t)
+void actions_close(struct tui *t)
+{
+	unsigned i;
+
+	for (i = 0; i < TUI_MAX_PENDING; i++)
+		lodge_call_close(&t->pending[i].call);
+	lodge_query_close(&t->console);
+}
+
+/* The guest's console on the terminal until Ctrl-], then the dashboard again. */
+static void console_run(struct tui *t, const char *name, int fd)
 {
 	static const int sigs[] = { SIGTERM, SIGHUP, SIGSEGV };
 	struct sigaction saved[3];
-	struct dom_sample *d = tui_selected(t);
-	struct lodge_err err;
 	unsigned i;
-	int fd;
 
-	if (!d) {
-		tui_status(t, true, "Domain-0 has no serial console here: select a domain");
-		return;
-	}
 	/* The console sets its own handlers (restore its raw mode and die);
 	 * back on the dashboard ours must be in force again. */
 	for (i = 0; i < 3; i++)
 		sigaction(sigs[i], NULL, &saved[i]);
 	def_prog_mode();
 	endwin();
-	printf("\r\n[lodge: console of %s; Ctrl-] returns to the dashboard]\r\n", d->st.name);
+	printf("\r\n[lodge: console of %s; Ctrl-] returns to the dashboard]\r\n", name);
 	fflush(stdout);
-	if ((fd = lodge_console_open(t->lg, d->st.name, false, &err)) >= 0) {
-		lodge_console_relay(fd);
-		close(fd);
-	}
+	lodge_console_relay(fd);
+	close(fd);
 	for (i = 0; i < 3; i++)
 		sigaction(sigs[i], &saved[i], NULL);
 	reset_prog_mode();
 	clearok(stdscr, TRUE);
 	refresh();
-	if (fd < 0)
+	tui_status(t, false, "back from the console of %s", name);
+}
+
+/* Ask for the console and return: the main loop takes the answer
+ * (actions_collect) and only then leaves the screen to it, so a domain
+ * slow to answer holds neither the screen nor the keys meanwhile. */
+void action_console(struct tui *t)
+{
+	struct dom_sample *d = tui_selected(t);
+	struct lodge_err err;
+
+	if (!d) {
+		tui_status(t, true, "Domain-0 has no serial console here: select a domain");
+		return;
+	}
+	if (t->console.fd >= 0) {
+		tui_status(t, true, "console: still waiting for %s to answer", t->console.name);
+		return;
+	}
+	if (lodge_console_start(t->lg, d->st.name, false, &t->console, &err)) {
 		tui_status(t, true, "console of %s: %s", d->st.name, err.msg);
-	else
-		tui_status(t, false, "back from the console of %s", d->st.name);
+		return;
+	}
+	t->console_deadline_ns = tui_now_ns() + (uint64_t)TUI_ACTION_WAIT_MS * 1000000;
+	tui_status(t, false, "opening the console of %s...", d->st.name);
+}
+
+/* The console's answer, if it came: true if the screen changed. */
+static bool console_collect(struct tui *t, uint64_t now_ns)
+{
+	char name[DOMAIN_NAME_MAX];
+	struct lodge_err err;
+	int fd, rc;
+
+	if (t->console.fd < 0)
+		return false;
+	snprintf(name, sizeof(name), "%s", t->console.name);
+	if ((rc = lodge_console_collect(&t->console, &fd, &err)) > 0) {
+		console_run(t, name, fd);
+	} else if (rc < 0) {
+		tui_status(t, true, "console of %s: %s", name, err.msg);
+	} else if (now_ns >= t->console_deadline_ns) {
+		tui_status(t, true, "%s did not open its console in %d s", name, TUI_ACTION_WAIT_MS / 1000);
+		lodge_query_close(&t->console);
+	} else {
+		return false;
+	}
+	return true;
 }
 
 /* A line of input in the status line; returns false on Esc. */
-bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
+static bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 {
 	size_t n = strlen(buf);
 	int c;
@@ -225,8 +279,8 @@ void action_filter(struct tui *t)
 		snprintf(t->filter, sizeof(t->filter), "%s", buf);
 	else
 		t->filter[0] = '\0';
-	t->selected = 0;
 	sample_sort(t);
+	tui_select(t, 0);
 }
 
 void action_delay(struct tui *t)

@@ -7,10 +7,8 @@
 #include "config-form.h"
 #include "default-guest.h"
 #include "tui.h"
-#include "netlink.h"
 
 #include <curses.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,47 +85,11 @@ static bool name_taken(struct tui *t, const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* A block device that is mounted, or a disk of a running domain. */
-static const char *disk_in_use(struct tui *t, const char *path)
-{
-	static char why[128];
-	static struct domain_config dc;
-	char line[1024];
-	struct stat a, b;
-	FILE *f = fopen("/proc/self/mounts", "r");
-	unsigned i, k;
-
-	if (stat(path, &a) < 0)
-		return NULL;
-	while (f && fgets(line, sizeof(line), f)) {
-		char dev[512];
-
-		if (sscanf(line, "%511s", dev) == 1 && stat(dev, &b) == 0 && S_ISBLK(b.st_mode) &&
-		    S_ISBLK(a.st_mode) && a.st_rdev == b.st_rdev) {
-			fclose(f);
-			return "mounted on the host";
-		}
-	}
-	if (f)
-		fclose(f);
-	for (i = 0; i < t->ndoms; i++) {
-		if (lodge_running_config(t->lg, t->doms[i].st.name, &dc, NULL))
-			continue;
-		for (k = 0; k < dc.ndisks; k++)
-			if (stat(dc.disks[k].path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
-			    a.st_rdev == b.st_rdev) {
-				snprintf(why, sizeof(why), "used by domain %s", dc.name);
-				return why;
-			}
-	}
-	return NULL;
-}
-
 static void validate(struct tui *t, struct field *f, unsigned which)
 {
 	static struct domain_form form;
 	struct field *x = &f[which];
-	const char *v = x->value, *p;
+	const char *v = x->value;
 	char *end;
 	long n;
 
@@ -148,8 +110,9 @@ static void validate(struct tui *t, struct field *f, unsigned which)
 			if (*end || n < 1 || n > NEW_DISK_MAX_MIB)
 				snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, 1 to %u, e.g. new:512",
 					 NEW_DISK_MAX_MIB);
-		} else if (*v && (p = disk_in_use(t, v))) {
-			copy(x->error, sizeof(x->error), p);
+		} else if (*v) {
+			/* A block device mounted here, or a running domain's disk. */
+			lodge_disk_taken(t->lg, v, x->error, sizeof(x->error));
 		}
 		break;
 	case F_FORMAT:
@@ -162,37 +125,10 @@ static void validate(struct tui *t, struct field *f, unsigned which)
 /* Pick a partition, LV or loop device (Ctrl-B on the disk field). */
 static void pick_blockdev(struct tui *t, struct field *disk)
 {
-	char names[PICK_MAX][300], info[PICK_MAX][400];
-	unsigned n = 0, sel = 0, i;
-	DIR *d = opendir("/sys/class/block");
-	struct dirent *de;
+	static struct lodge_blockdev devs[PICK_MAX];
+	unsigned n = lodge_host_blockdevs(t->lg, devs, PICK_MAX), sel = 0, i;
 	int c;
 
-	while (d && (de = readdir(d)) && n < PICK_MAX) {
-		char path[512], dev[300];
-		unsigned long long sectors = 0;
-		const char *use;
-		FILE *f;
-
-		if (de->d_name[0] == '.' || strncmp(de->d_name, "ram", 3) == 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/block/%s/size", de->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (fscanf(f, "%llu", &sectors) != 1)
-			sectors = 0;
-		fclose(f);
-		if (!sectors)
-			continue;
-		snprintf(dev, sizeof(dev), "/dev/%s", de->d_name);
-		use = disk_in_use(t, dev);
-		copy(names[n], sizeof(names[n]), dev);
-		snprintf(info[n], sizeof(info[n]), "%-20s %8llu MiB  %s", dev, sectors / 2048,
-			 use ? use : "");
-		n++;
-	}
-	if (d)
-		closedir(d);
 	if (!n) {
 		tui_status(t, true, "no block devices found");
 		return;
@@ -204,7 +140,8 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 		for (i = 0; i < n && (int)i < LINES - 2; i++) {
 			if (i == sel)
 				attron(A_REVERSE);
-			mvprintw(1 + i, 2, "%s", info[i]);
+			mvprintw(1 + i, 2, "%-20s %8llu MiB  %s", devs[i].path,
+				 (unsigned long long)(devs[i].bytes >> 20), devs[i].taken);
 			attroff(A_REVERSE);
 		}
 		refresh();
@@ -213,7 +150,7 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 		else if (c == KEY_DOWN && sel + 1 < n) sel++;
 		else if (c == 27 || c == ERR) break;     /* ERR: a signal, or the terminal gone */
 		else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
-			copy(disk->value, sizeof(disk->value), names[sel]);
+			copy(disk->value, sizeof(disk->value), devs[sel].path);
 			break;
 		}
 	}
@@ -221,7 +158,7 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 	erase();
 }
 
-static int run_quiet(char *const argv[])
+static int run_quiet(const char *const argv[])
 {
 	int st;
 	pid_t pid = fork();
@@ -231,7 +168,7 @@ static int run_quiet(char *const argv[])
 
 		dup2(null, 1);
 		dup2(null, 2);
-		execvp(argv[0], argv);
+		execvp(argv[0], (char *const *)argv);     /* execvp does not change them */
 		_exit(127);
 	}
 	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
@@ -243,7 +180,7 @@ static int create_domain(struct tui *t, struct field *f)
 {
 	static struct domain_form form;
 	static struct domain_config dc;
-	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + FORM_VALUE_MAX + 16] = "", err[2048];
+	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + FORM_VALUE_MAX + 16] = "", err[2048], nic[IFNAMSIZ];
 	struct lodge_err lerr;
 	bool made_bridge = false;
 	const char *name = f[F_NAME].value, *br = f[F_BRIDGE].value;
@@ -269,7 +206,7 @@ static int create_domain(struct tui *t, struct field *f)
 		}
 		close(fd);
 		if (strcmp(f[F_FORMAT].value, "ext4") == 0 &&
-		    run_quiet((char *[]){ "mkfs.ext4", "-q", "-F", img, NULL })) {
+		    run_quiet((const char *[]){ "mkfs.ext4", "-q", "-F", img, NULL })) {
 			tui_status(t, true, "mkfs.ext4 failed on %s", img);
 			unlink(img);
 			return -1;
@@ -278,8 +215,8 @@ static int create_domain(struct tui *t, struct field *f)
 	}
 	if (to_make(br)) {
 		br += 4;
-		if (nl_bridge_create(br, err, sizeof(err))) {
-			tui_status(t, true, "%s", err);
+		if (lodge_bridge_create(br, NULL, false, &lerr)) {
+			tui_status(t, true, "%s", lerr.msg);
 			goto undo;
 		}
 		made_bridge = true;
@@ -308,7 +245,7 @@ undo:
 	if (img[0])
 		unlink(img);
 	if (made_bridge)
-		nl_bridge_delete(br, err, sizeof(err));
+		lodge_bridge_delete(br, nic, &lerr);
 	return -1;
 }
 

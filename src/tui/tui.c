@@ -1,8 +1,9 @@
-/* The dashboard's loop: sample on a timer, redraw, dispatch keys through
- * one table.  The terminal is restored on every exit path. */
+/* The dashboard's loop: ask on a timer (sample.c), take in each reply as
+ * it comes with the keys and the actions' answers in one poll, redraw
+ * when something changed, keys through the one table (keys.c).  Nothing
+ * in it waits on a domain.  The terminal is restored on every exit path. */
 #include "tui.h"
 #include "exit-status.h"
-#include "log.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -72,90 +73,13 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
-typedef void (*key_fn)(struct tui *t);
-
-static void k_quit(struct tui *t) { t->quit = true; }
-static void k_help(struct tui *t) { t->view = VIEW_HELP; }
-static void k_detail(struct tui *t) { t->view = t->view == VIEW_DETAIL ? VIEW_TABLE : VIEW_DETAIL; }
-static void k_back(struct tui *t) { t->view = VIEW_TABLE; }
-static void k_up(struct tui *t) { if (t->selected) t->selected--; }
-static void k_down(struct tui *t) { if (t->selected < t->nshown) t->selected++; }
-static void k_pgup(struct tui *t) { t->selected = t->selected > (unsigned)(LINES - 6) ? t->selected - (LINES - 6) : 0; }
-static void k_pgdn(struct tui *t) { t->selected += LINES - 6; if (t->selected > t->nshown) t->selected = t->nshown; }
-static void k_home(struct tui *t) { t->selected = 0; }
-static void k_end(struct tui *t) { t->selected = t->nshown; }
-static void k_sort_next(struct tui *t) { t->sort = (t->sort + 1) % SORT_NKEYS; sample_sort(t); }
-static void k_sort_prev(struct tui *t) { t->sort = (t->sort + SORT_NKEYS - 1) % SORT_NKEYS; sample_sort(t); }
-static void k_invert(struct tui *t) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
-static void k_sort_cpu(struct tui *t) { t->sort = SORT_CPU; sample_sort(t); }
-static void k_sort_mem(struct tui *t) { t->sort = SORT_RSS; sample_sort(t); }
-static void k_freeze(struct tui *t) { t->frozen = !t->frozen; }
-static void k_redraw(struct tui *t) { clearok(stdscr, TRUE); }
-static void k_console(struct tui *t) { action_console(t); }
-static void k_filter(struct tui *t) { action_filter(t); }
-static void k_delay(struct tui *t) { action_delay(t); }
-static void k_create(struct tui *t) { view_create(t); sample_all(t); }
-
-static void k_pause(struct tui *t)
+void tui_select(struct tui *t, unsigned row)
 {
-	struct dom_sample *d = tui_selected(t);
-
-	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? LODGE_UNPAUSE : LODGE_PAUSE);
-}
-
-static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
-{
-	struct dom_sample *d = tui_selected(t);
-	char q[160];
-
-	if (!d) {
-		tui_status(t, true, "Domain-0 is the host: select a domain");
-		return;
-	}
-	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
-	if (tui_confirm(t, q))
-		action_request(t, v);
-	else if (!tui_interrupted())
-		tui_status(t, false, "%s cancelled", what);
-}
-
-static void k_shutdown(struct tui *t) { confirm_then(t, "Shut down", LODGE_SHUTDOWN); }
-static void k_reboot(struct tui *t) { confirm_then(t, "Reboot", LODGE_REBOOT); }
-static void k_destroy(struct tui *t) { confirm_then(t, "Destroy", LODGE_DESTROY); }
-
-/* One key table: each action once, with every key that reaches it
- * (F-keys have letter twins: serial consoles often lack F-keys). */
-static const struct { int key; key_fn fn; } keys[] = {
-	{ 'q', k_quit }, { KEY_F(10), k_quit },
-	{ '?', k_help }, { 'h', k_help }, { KEY_F(1), k_help },
-	{ '\n', k_detail }, { '\r', k_detail }, { KEY_ENTER, k_detail }, { KEY_F(5), k_detail },
-	{ 27, k_back },
-	{ KEY_UP, k_up }, { 'K', k_up }, { KEY_DOWN, k_down }, { 'J', k_down },
-	{ KEY_PPAGE, k_pgup }, { KEY_NPAGE, k_pgdn }, { KEY_HOME, k_home }, { KEY_END, k_end },
-	{ '>', k_sort_next }, { '.', k_sort_next }, { KEY_F(6), k_sort_next }, { '<', k_sort_prev }, { ',', k_sort_prev },
-	{ 'I', k_invert }, { 'P', k_sort_cpu }, { 'M', k_sort_mem },
-	{ '/', k_filter }, { KEY_F(3), k_filter }, { KEY_F(4), k_filter }, { '\\', k_filter },
-	{ 'n', k_create }, { KEY_F(7), k_create },
-	{ 'c', k_console },
-	{ 'p', k_pause },
-	{ 's', k_shutdown }, { 'r', k_reboot },
-	{ 'k', k_destroy }, { KEY_F(9), k_destroy },
-	{ 'd', k_delay }, { 'Z', k_freeze }, { 'z', k_freeze }, { 12, k_redraw },
-};
-
-static void dispatch(struct tui *t, int c)
-{
-	unsigned i;
-
-	if (t->view == VIEW_HELP) {
-		t->view = VIEW_TABLE;      /* any key closes the help */
-		return;
-	}
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (keys[i].key == c) {
-			keys[i].fn(t);
-			return;
-		}
+	if (row > t->nshown)
+		row = t->nshown;
+	t->selected = row;
+	snprintf(t->selected_name, sizeof(t->selected_name), "%s",
+		 row ? t->doms[t->order[row - 1]].st.name : "");
 }
 
 static void draw(struct tui *t)
@@ -164,9 +88,19 @@ static void draw(struct tui *t)
 		draw_detail(t);
 	else
 		draw_table(t);
-	if (t->view == VIEW_HELP)
+	if (t->help)
 		draw_help(t);
 	refresh();
+}
+
+/* The detail view opened, or its selection moved: ask for its domain now
+ * rather than at the next sample. */
+static void follow_detail(struct tui *t)
+{
+	struct dom_sample *d = t->view == VIEW_DETAIL ? tui_selected(t) : NULL;
+
+	if (strcmp(d ? d->st.name : "", t->detail_name))
+		sample_detail(t);
 }
 
 /* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */
@@ -200,6 +134,7 @@ static int batch(struct tui *t, int iterations)
 		printf("\n");
 		fflush(stdout);
 	}
+	sample_free(t);
 	return 0;
 }
 
@@ -208,7 +143,7 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 	struct tui *t = &the_tui;
 	static const int crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 	int i, c;
-	bool key_ready = false;
+	bool key_ready = false, redraw = true;
 	uint64_t next;
 
 	t->lg = lg;
@@ -220,7 +155,7 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 		return batch(t, o->iterations);
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "lodge: the dashboard needs a terminal (lodge top -b prints text)\n");
-		return 1;
+		return EXIT_FAILED;
 	}
 
 	/* Library messages (a failing lodge-hyp, say) must not scribble on
@@ -258,31 +193,38 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 	curs_set(0);
 	set_escdelay(50);
 	timeout(t->delay_ms);
-	draw_init(t);
 
 	actions_init(t);
-	sample_all(t);
+	sample_start(t);
 	next = tui_now_ns() + (uint64_t)t->delay_ms * 1000000;
 	while (!t->quit && !got_signal) {
-		struct pollfd fds[1 + TUI_MAX_PENDING];
-		unsigned nfds;
+		static struct pollfd fds[2 + TUI_MAX_PENDING + TUI_POLL_MAX];
+		unsigned nfds, sampled;
 		uint64_t now;
 		int wait;
 
-		if (got_winch)
+		if (got_winch) {
 			follow_resize();
-		draw(t);
-		/* Sleep until a key, a reply to an action, the next sample or an
-		 * action's deadline, whichever comes first.  A key just read may
-		 * have left more in curses' own buffer: look again at once. */
+			redraw = true;
+		}
+		if (redraw)
+			draw(t);
+		redraw = false;
+		/* Sleep until a key, a reply, the next sample, the moment a
+		 * sample's replies are shown or an action's deadline, whichever
+		 * comes first.  A key just read may have left more in curses'
+		 * own buffer: look again at once. */
 		now = tui_now_ns();
 		wait = next > now ? (int)((next - now) / 1000000) + 1 : 0;
 		if (actions_wait_ms(t, now) < wait)
 			wait = actions_wait_ms(t, now);
+		if (sample_wait_ms(t, now) < wait)
+			wait = sample_wait_ms(t, now);
 		if (key_ready)
 			wait = 0;
 		fds[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
-		nfds = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING);
+		nfds = sampled = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING + 1);
+		nfds += sample_pollfds(t, fds + sampled, TUI_POLL_MAX);
 		if (poll(fds, nfds, wait) < 0 && errno != EINTR)
 			break;
 		if (got_signal)
@@ -290,25 +232,38 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 		/* The terminal is gone (a hung-up line without SIGHUP): nothing to show. */
 		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			break;
-		actions_collect(t, tui_now_ns());
-		timeout(0);
-		c = getch();
+		now = tui_now_ns();
+		if (actions_collect(t, now))
+			redraw = true;
+		if (sample_collect(t, now, fds + sampled))
+			redraw = true;
+		/* curses looks (a poll of its own) only when there is something
+		 * to read: most wakes are replies. */
+		c = ERR;
+		if (key_ready || (fds[0].revents & POLLIN)) {
+			timeout(0);
+			c = getch();
+		}
 		key_ready = c != ERR;
-		if (c != ERR && c != KEY_RESIZE)
-			dispatch(t, c);
+		if (c != ERR && c != KEY_RESIZE) {
+			keys_dispatch(t, c);
+			follow_detail(t);
+			redraw = true;
+		}
 		now = tui_now_ns();
 		if (now >= next || t->resample) {
 			if (!t->frozen || t->resample)
-				sample_all(t);
+				sample_start(t);
+			else
+				redraw = true;     /* the clock moves on */
 			t->resample = false;
 			if (now >= next)
 				next = now + (uint64_t)t->delay_ms * 1000000;
 		}
 	}
-	for (i = 0; i < TUI_MAX_PENDING; i++)
-		lodge_call_close(&t->pending[i].call);
+	actions_close(t);
 	restore_terminal();
-	lodge_poller_free(t->poller);
+	sample_free(t);
 	if (got_signal) {
 		/* Ended by a signal, as the shell should see it. */
 		signal(got_signal, SIG_DFL);

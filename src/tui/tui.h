@@ -1,6 +1,8 @@
-/* The dashboard: `lodge` with no arguments.  Data comes only through the
- * agent's interfaces (control sockets, configs, netlink); views draw,
- * actions return what to redraw and never draw. */
+/* The dashboard: `lodge` with no arguments.  It reaches the domains and
+ * the host only through the library (lodge.h).  Sampling asks and takes
+ * in without waiting and keeps what came, with its age; drawing shows
+ * only what sampling kept and never waits; actions return what to redraw
+ * and never draw. */
 #ifndef LODGE_TUI_H
 #define LODGE_TUI_H
 
@@ -13,9 +15,50 @@ struct pollfd;
 
 #define TUI_MAX_DOMAINS 256
 #define TUI_HISTORY     120        /* samples kept for sparklines */
+/* A sample's replies are gathered this long (at most half the refresh
+ * interval) before the screen shows them: one redraw a refresh, not one a
+ * reply.  A reply later than that is shown when it comes. */
+#define TUI_SETTLE_MS   100
+/* Figures older than the refresh interval by this much are stale, and a
+ * detail query out this long is overdue: the domain has not answered
+ * (its lodge-hyp stopped, or the host is swamped).  The screen says so
+ * rather than wait. */
+#define TUI_STALE_MS    2000
+#define TUI_TAIL_BYTES  2048       /* of the console, for the detail view */
+#define TUI_POLL_MAX    (1024 + 2 * TUI_MAX_DOMAINS)   /* sockets sampling waits on at once */
+
+/* One piece of the detail view, fetched in sampling: when it was last
+ * asked for and last had, and why not if it failed. */
+struct fetch {
+	uint64_t asked_ns, got_ns;     /* 0: never */
+	int rc;                        /* the last attempt's: 0 ok, else -errno with err */
+	char err[256];
+};
+
+/* What the detail view shows beyond the status.  The config, devices and
+ * disk sizes are read once per start of the domain (its id and pid);
+ * the taps' counters, the watcher's view and the console's tail each
+ * refresh while the view is open. */
+struct dom_detail {
+	unsigned id;
+	int pid;
+	struct fetch config;
+	char kernel[CFG_PATH_MAX];
+	struct lodge_devices dev;
+	uint64_t disk_bytes[DOMAIN_DISKS_MAX];      /* 0: unknown */
+	struct lodge_link link[DOMAIN_VIFS_MAX];
+	char link_err[DOMAIN_VIFS_MAX][128];        /* "" if link[i] was read */
+	struct fetch net;
+	struct lodge_query netq;
+	struct lodge_net view;
+	struct fetch console;
+	struct lodge_query conq;
+	char tail[TUI_TAIL_BYTES + 1];
+};
 
 struct dom_sample {
 	struct lodge_status st;
+	uint64_t answered_ns;          /* its last status reply; 0: none yet */
 	double cpu_pct;                /* of one CPU, summed over vCPUs */
 	double vcpu_pct[DOMAIN_VCPUS_MAX];
 	double wait_pct;               /* runnable but not running, of one CPU */
@@ -26,7 +69,7 @@ struct dom_sample {
 	float cpu_hist[TUI_HISTORY];   /* for the sparklines */
 	float rss_hist[TUI_HISTORY];
 	unsigned hist_len;
-	bool seen;
+	struct dom_detail *detail;     /* NULL until its detail view is first opened */
 };
 
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
@@ -51,44 +94,83 @@ struct tui {
 	unsigned ndoms;
 	unsigned order[TUI_MAX_DOMAINS];   /* doms[] indexes, sorted and filtered */
 	unsigned nshown;
-	unsigned selected, top;            /* row in order[], first row drawn */
+	unsigned selected, top;            /* row in order[] (0: Domain-0), first row drawn */
+	char selected_name[DOMAIN_NAME_MAX];   /* the selection follows its domain through a re-sort */
 	enum sort_key sort;
 	bool sort_reverse;
 	char filter[32];
 	int delay_ms;
 	bool frozen, monochrome, quit;
-	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_HELP, VIEW_CREATE } view;
+	enum { VIEW_TABLE, VIEW_DETAIL } view;
+	bool help;                         /* the help overlay is over the view */
 	char status[160];                  /* the status line: last result or error */
 	bool status_error;
-	uint64_t last_sample_ns;
 	struct lodge_poller *poller;       /* control connections kept between samples */
+	unsigned npoller_fds;              /* the poller's, first of sample_pollfds' */
+	bool gathering;                    /* a sample's replies are coming in ... */
+	uint64_t gather_until_ns;          /* ... until all are in, or until then */
+	unsigned replies;                  /* status replies taken in since the last sort */
+	char detail_name[DOMAIN_NAME_MAX]; /* whose detail sampling last fetched */
 	struct pending_action pending[TUI_MAX_PENDING];
+	struct lodge_query console;        /* the console asked for, its answer due */
+	uint64_t console_deadline_ns;
 	bool resample;                     /* an action finished: sample before the next draw */
 };
 
 /* sample.c */
+/* Ask: the host, every domain's status, and the detail view's domain. */
+void sample_start(struct tui *t);
+/* The detail view's domain alone (the view opened, or its selection moved). */
+void sample_detail(struct tui *t);
+/* Fill fds (at most max) with the sockets whose replies are due. */
+unsigned sample_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
+/* Take in what has arrived, never waiting (fds: sample_pollfds' as poll()
+ * returned them): true if the screen should show it. */
+bool sample_collect(struct tui *t, uint64_t now_ns, const struct pollfd *fds);
+/* Milliseconds until the gathered replies must be shown (INT_MAX: none due). */
+int sample_wait_ms(struct tui *t, uint64_t now_ns);
+/* Ask and wait for the replies (at most TUI_SETTLE_MS): lodge top -b. */
 void sample_all(struct tui *t);
 void sample_sort(struct tui *t);
+void sample_free(struct tui *t);
 const char *sort_name(enum sort_key k);
+/* The figures are older than they should be: the domain has not answered. */
+bool sample_stale(const struct tui *t, const struct dom_sample *d, uint64_t now_ns);
+/* A query of the detail view out longer than it should be. */
+bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns);
 
 /* draw.c */
 void fmt_rate(char *buf, size_t len, double bytes_per_s);
-void draw_init(struct tui *t);
+void fmt_uptime(char *buf, size_t len, unsigned long s);
+/* A sparkline of hist (newest first) in width characters, newest on the right. */
+void spark(char *out, const float *hist, unsigned len, unsigned width, float max);
 void draw_table(struct tui *t);
+/* The status line and the key bar, the bottom two lines. */
+void draw_bars(struct tui *t);
+
+/* detail.c */
 void draw_detail(struct tui *t);
-void draw_help(struct tui *t);
 void tui_status(struct tui *t, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* keys.c: the one table of keys, the help overlay and the key bar drawn from it. */
+/* Act on key c; false if no key does anything in this view. */
+bool keys_dispatch(struct tui *t, int c);
+void draw_help(struct tui *t);
+void draw_key_bar(void);
 
 /* actions.c */
 bool tui_confirm(struct tui *t, const char *question);
 void action_request(struct tui *t, enum lodge_verb v);
 void actions_init(struct tui *t);
-/* Fill FDS (at most MAX) with the pending actions' sockets; returns how many. */
+/* Fill FDS (at most MAX) with the pending actions' sockets (the console's
+ * too); returns how many. */
 unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
 /* Milliseconds until the nearest pending action's deadline (INT_MAX: none). */
 int actions_wait_ms(struct tui *t, uint64_t now_ns);
-/* Take in whatever replies have arrived, and time out the late ones. */
-void actions_collect(struct tui *t, uint64_t now_ns);
+/* Take in whatever replies have arrived, and time out the late ones:
+ * true if the status line changed. */
+bool actions_collect(struct tui *t, uint64_t now_ns);
+void actions_close(struct tui *t);
 void action_console(struct tui *t);
 void action_filter(struct tui *t);
 void action_delay(struct tui *t);
@@ -105,6 +187,8 @@ struct tui_options {
 };
 int tui_main(const struct lodge *lg, const struct tui_options *o);
 struct dom_sample *tui_selected(struct tui *t);
+/* Move the selection to row (0: Domain-0), clamped to the rows shown. */
+void tui_select(struct tui *t, unsigned row);
 uint64_t tui_now_ns(void);
 /* SIGTERM, SIGHUP or SIGINT arrived: prompts and forms return at once. */
 bool tui_interrupted(void);

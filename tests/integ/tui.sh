@@ -244,6 +244,71 @@ if row gamma | awk '{ exit !($9 ~ /^[0-9]+$/ && $9 > 0 && $9 <= $5) }'; then
 else
 	fail "FREE(M) column" "$(row gamma)"
 fi
+# The detail view of a domain whose lodge-hyp stops (SIGSTOP to the
+# supervisor and its child, so nothing of it answers): the dashboard keeps
+# answering keys, says the figures are stale rather than wait for them,
+# and catches up after SIGCONT.
+# hyp_pids NAME: the domain's lodge-hyp, its child (as lodge list has it)
+# and the supervisor above it.
+hyp_pids() {
+	local p pp
+	p=$(lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $9 }')
+	[ -n "$p" ] || return 1
+	echo "$p"
+	pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+	if [ -n "$pp" ] && [ "$(ps -o comm= -p "$pp")" = lodge-hyp ]; then echo "$pp"; fi
+}
+# hides SECONDS PATTERN: wait until the screen no longer matches
+hides() {
+	local i=0
+	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" || return 0; sleep 0.2; i=$((i + 1)); done
+	return 1
+}
+# answers SECONDS KEY PATTERN: send one key; the screen shows PATTERN within SECONDS
+answers() { tmux send-keys -t "$S" "$2"; shows "$1" "$3"; }
+select_dom gamma
+keys Enter
+gpids=$(hyp_pids gamma)
+if shows 10 '^console \(last lines\):' && shows 5 'vif vif-gamma\.0 on' && [ -n "$gpids" ]; then
+	kill -STOP $gpids
+	if shows 10 '^stale: gamma has not answered for [0-9]+ s' &&
+	   shows 5 '^console \(last lines, stale: from [0-9]+ s ago, its reply awaited\)'; then
+		pass "a stopped domain's detail view says its figures are stale and its console's reply awaited"
+	else
+		fail "stale detail view" "$(screen | head -20 | tr '\n' '|')"
+	fi
+	if answers 3 '?' 'Lodge dashboard keys' && answers 3 x '^stale: gamma' &&
+	   answers 3 Up '^Domain-0: the host' && answers 3 Down '^gamma \(id [0-9]+'; then
+		pass "while it does not answer, keys answer at once (help, moving the selection)"
+	else
+		fail "keys while a domain is stopped" "$(screen | head -5 | tr '\n' '|')"
+	fi
+	if answers 3 Escape '^ +[0-9]+ gamma +late '; then
+		pass "the table marks the stopped domain late"
+	else
+		fail "late row" "$(row gamma)"
+	fi
+	# Its console is asked for without waiting: keys work meanwhile, and
+	# the status line says when it did not answer.
+	if answers 3 c 'opening the console of gamma\.\.\.' && answers 3 '?' 'Lodge dashboard keys' &&
+	   answers 3 x '^ +[0-9]+ gamma ' && shows 10 'gamma did not open its console in 5 s'; then
+		pass "c on the stopped domain holds neither screen nor keys, and times out in 5 s"
+	else
+		fail "console of a stopped domain" "$(screen | tail -3 | tr '\n' '|')"
+	fi
+	keys Enter
+	up1=$(screen | grep -oE '^gamma \(id.* up [0-9:]+' | grep -oE '[0-9:]+$')
+	kill -CONT $gpids
+	if hides 10 '^stale:' && shows 10 '^console \(last lines\):' &&
+	   up2=$(screen | grep -oE '^gamma \(id.* up [0-9:]+' | grep -oE '[0-9:]+$') && [ "$up1" != "$up2" ]; then
+		pass "after SIGCONT the detail view catches up (up $up1 -> $up2, console fresh)"
+	else
+		fail "catching up after SIGCONT" "$(screen | head -20 | tr '\n' '|')"
+	fi
+	keys Escape
+else
+	fail "detail view before the stop" "pids '$gpids'; $(screen | head -20 | tr '\n' '|')"
+fi
 # A domain that stops answering (its lodge-hyp frozen with SIGSTOP) keeps
 # its row, and the screen keeps refreshing: the clock moves, keys work.
 gpid=$(lodge list -o tsv | awk -F'\t' '$1 == "gamma" { print $9 }')

@@ -1,0 +1,255 @@
+/* The keys: one table holds each action once, every key that reaches it
+ * (F-keys have letter twins: serial consoles and TERM=vt100 often lack
+ * F-keys), what it does in words and its word on the key bar.  The help
+ * overlay and the key bar are drawn from it; there is no other list. */
+#include "tui.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef void key_fn(struct tui *t, int key);
+
+#define KEYS_MAX 9
+
+struct key_binding {
+	int keys[KEYS_MAX];        /* 0-ended */
+	key_fn *fn;
+	const char *help;          /* for the help overlay */
+	const char *bar;           /* its word on the key bar; NULL: not there */
+	unsigned bar_keys;         /* how many of its first keys the bar shows */
+};
+
+static void k_quit(struct tui *t, int c) { t->quit = true; }
+static void k_help(struct tui *t, int c) { t->help = true; }
+static void k_detail(struct tui *t, int c) { t->view = t->view == VIEW_DETAIL ? VIEW_TABLE : VIEW_DETAIL; }
+static void k_back(struct tui *t, int c) { t->view = VIEW_TABLE; }
+static void k_invert(struct tui *t, int c) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
+static void k_sort_cpu(struct tui *t, int c) { t->sort = SORT_CPU; sample_sort(t); }
+static void k_sort_mem(struct tui *t, int c) { t->sort = SORT_RSS; sample_sort(t); }
+static void k_freeze(struct tui *t, int c) { t->frozen = !t->frozen; }
+static void k_redraw(struct tui *t, int c) { clearok(stdscr, TRUE); }
+static void k_console(struct tui *t, int c) { action_console(t); }
+static void k_filter(struct tui *t, int c) { action_filter(t); }
+static void k_delay(struct tui *t, int c) { action_delay(t); }
+static void k_create(struct tui *t, int c) { view_create(t); t->resample = true; }
+
+static void k_move(struct tui *t, int c)
+{
+	unsigned page = LINES > 7 ? LINES - 6 : 1, row = t->selected;
+
+	switch (c) {
+	case KEY_UP: case 'K': row = row ? row - 1 : 0; break;
+	case KEY_DOWN: case 'J': row++; break;
+	case KEY_PPAGE: row = row > page ? row - page : 0; break;
+	case KEY_NPAGE: row += page; break;
+	case KEY_HOME: row = 0; break;
+	case KEY_END: row = t->nshown; break;
+	}
+	tui_select(t, row);
+}
+
+static void k_sort(struct tui *t, int c)
+{
+	bool back = c == '<' || c == ',';
+
+	t->sort = (t->sort + (back ? SORT_NKEYS - 1 : 1)) % SORT_NKEYS;
+	sample_sort(t);
+}
+
+static void k_pause(struct tui *t, int c)
+{
+	struct dom_sample *d = tui_selected(t);
+
+	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? LODGE_UNPAUSE : LODGE_PAUSE);
+}
+
+static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
+{
+	struct dom_sample *d = tui_selected(t);
+	char q[160];
+
+	if (!d) {
+		tui_status(t, true, "Domain-0 is the host: select a domain");
+		return;
+	}
+	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
+	if (tui_confirm(t, q))
+		action_request(t, v);
+	else if (!tui_interrupted())
+		tui_status(t, false, "%s cancelled", what);
+}
+
+static void k_shutdown(struct tui *t, int c) { confirm_then(t, "Shut down", LODGE_SHUTDOWN); }
+static void k_reboot(struct tui *t, int c) { confirm_then(t, "Reboot", LODGE_REBOOT); }
+static void k_destroy(struct tui *t, int c) { confirm_then(t, "Destroy", LODGE_DESTROY); }
+
+/* In the order the help lists them; two short ones share a line. */
+static const struct key_binding bindings[] = {
+	{ { KEY_UP, 'K', KEY_DOWN, 'J', KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, k_move,
+	  "move the selection (Domain-0 is the host)", NULL, 0 },
+	{ { '\n', '\r', KEY_ENTER, KEY_F(5) }, k_detail, "domain details", NULL, 0 },
+	{ { 27 }, k_back, "back to the table", NULL, 0 },
+	{ { '?', 'h', KEY_F(1) }, k_help, "this help", "Help", 1 },
+	{ { '/', '\\', KEY_F(3), KEY_F(4) }, k_filter, "filter names (Esc clears)", "Filter", 1 },
+	{ { '<', '>', ',', '.', KEY_F(6) }, k_sort, "sort column", "Sort", 2 },
+	{ { 'I' }, k_invert, "invert the sort", NULL, 0 },
+	{ { 'P' }, k_sort_cpu, "sort by CPU", NULL, 0 },
+	{ { 'M' }, k_sort_mem, "sort by memory", NULL, 0 },
+	{ { 'n', KEY_F(7) }, k_create, "create a domain", "New", 1 },
+	{ { 'c' }, k_console, "console (Ctrl-] returns)", "Console", 1 },
+	{ { 'p' }, k_pause, "pause / unpause", "Pause", 1 },
+	{ { 's' }, k_shutdown, "shutdown (power button)", "Shutdown", 1 },
+	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
+	{ { 'k', KEY_F(9) }, k_destroy, "destroy (kill)", "Kill", 1 },
+	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
+	{ { 'Z', 'z' }, k_freeze, "freeze updates", NULL, 0 },
+	{ { 12 }, k_redraw, "redraw", NULL, 0 },
+	{ { 'q', KEY_F(10) }, k_quit, "quit (domains run on)", "Quit", 1 },
+};
+#define NBINDINGS (sizeof(bindings) / sizeof(bindings[0]))
+
+bool keys_dispatch(struct tui *t, int c)
+{
+	unsigned i, k;
+
+	if (t->help) {
+		t->help = false;           /* any key closes the help */
+		return true;
+	}
+	for (i = 0; i < NBINDINGS; i++)
+		for (k = 0; k < KEYS_MAX && bindings[i].keys[k]; k++)
+			if (bindings[i].keys[k] == c) {
+				bindings[i].fn(t, c);
+				return true;
+			}
+	return false;
+}
+
+/* A key as the help and the bar name it; NULL for a twin not worth
+ * naming (Enter's other codes). */
+static const char *key_label(int c, char *buf, size_t len)
+{
+	static const struct { int key; const char *label; } named[] = {
+		{ KEY_UP, "Up" }, { KEY_DOWN, "Down" }, { KEY_PPAGE, "PgUp" }, { KEY_NPAGE, "PgDn" },
+		{ KEY_HOME, "Home" }, { KEY_END, "End" }, { '\n', "Enter" }, { 27, "Esc" }, { 12, "Ctrl-L" },
+		{ '\r', NULL }, { KEY_ENTER, NULL },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (named[i].key == c)
+			return named[i].label;
+	if (c >= KEY_F(1) && c <= KEY_F(63))
+		snprintf(buf, len, "F%d", c - KEY_F(0));
+	else if (c > ' ' && c < 127)
+		snprintf(buf, len, "%c", c);
+	else
+		return NULL;
+	return buf;
+}
+
+/* The first n keys of b named, joined by sep. */
+static void keys_named(const struct key_binding *b, unsigned n, const char *sep, char *out, size_t len)
+{
+	size_t o = 0;
+	unsigned k;
+
+	out[0] = '\0';
+	for (k = 0; k < n && k < KEYS_MAX && b->keys[k] && o + 1 < len; k++) {
+		char buf[8];
+		const char *l = key_label(b->keys[k], buf, sizeof(buf));
+
+		if (l)
+			o += snprintf(out + o, len - o, "%s%s", o ? sep : "", l);
+	}
+}
+
+#define HELP_KEYS_W 10             /* "< > , . F6" */
+
+static const char *const help_head = "Lodge dashboard keys (F-keys have letter twins for serial consoles)";
+static const char *const help_foot[] = {
+	"States: run, PAUSE (bold), shut, CRASH (bold underlined); migr, save while a",
+	"migration or save runs; ? cannot be asked, late: no answer, figures stale",
+	"(the detail view says why and since when).  Press any key to return.",
+};
+#define HELP_FOOT (sizeof(help_foot) / sizeof(help_foot[0]))
+
+void draw_help(struct tui *t)
+{
+	char cell[NBINDINGS][160], lines[NBINDINGS][320];
+	int w = COLS < 80 ? COLS : 80, inner = w - 4, half = (inner - 2) / 2;
+	unsigned i, n = 0, pending = NBINDINGS;
+	int h, y0, x0, y;
+
+	/* Two to a line where both fit in half the width, else one. */
+	for (i = 0; i < NBINDINGS; i++) {
+		char keys[64];
+
+		keys_named(&bindings[i], KEYS_MAX, " ", keys, sizeof(keys));
+		snprintf(cell[i], sizeof(cell[i]), "%-*s %s", HELP_KEYS_W, keys, bindings[i].help);
+		if ((int)strlen(cell[i]) > half) {
+			if (pending < NBINDINGS)
+				snprintf(lines[n++], sizeof(lines[0]), "%s", cell[pending]);
+			snprintf(lines[n++], sizeof(lines[0]), "%s", cell[i]);
+			pending = NBINDINGS;
+		} else if (pending < NBINDINGS) {
+			snprintf(lines[n++], sizeof(lines[0]), "%-*s  %s", half, cell[pending], cell[i]);
+			pending = NBINDINGS;
+		} else {
+			pending = i;
+		}
+	}
+	if (pending < NBINDINGS)
+		snprintf(lines[n++], sizeof(lines[0]), "%s", cell[pending]);
+
+	h = (int)(n + HELP_FOOT) + 5;      /* borders, the head and two blank lines */
+	y0 = LINES > h ? (LINES - h) / 2 : 0;
+	x0 = COLS > w ? (COLS - w) / 2 : 0;
+	for (y = 0; y < h; y++) {
+		move(y0 + y, x0);
+		hline(' ', w);
+	}
+	attron(A_BOLD);
+	mvhline(y0, x0, ACS_HLINE, w);
+	mvhline(y0 + h - 1, x0, ACS_HLINE, w);
+	mvvline(y0, x0, ACS_VLINE, h);
+	mvvline(y0, x0 + w - 1, ACS_VLINE, h);
+	mvaddch(y0, x0, ACS_ULCORNER);
+	mvaddch(y0, x0 + w - 1, ACS_URCORNER);
+	mvaddch(y0 + h - 1, x0, ACS_LLCORNER);
+	mvaddch(y0 + h - 1, x0 + w - 1, ACS_LRCORNER);
+	mvprintw(y0 + 1, x0 + 2, "%.*s", inner, help_head);
+	attroff(A_BOLD);
+	y = y0 + 3;
+	for (i = 0; i < n; i++)
+		mvprintw(y++, x0 + 2, "%.*s", inner, lines[i]);
+	y++;
+	for (i = 0; i < HELP_FOOT; i++)
+		mvprintw(y++, x0 + 2, "%.*s", inner, help_foot[i]);
+	(void)t;
+}
+
+void draw_key_bar(void)
+{
+	unsigned i;
+
+	move(LINES - 1, 0);
+	for (i = 0; i < NBINDINGS; i++) {
+		char keys[32];
+
+		if (!bindings[i].bar)
+			continue;
+		keys_named(&bindings[i], bindings[i].bar_keys, "", keys, sizeof(keys));
+		if (getcurx(stdscr) + (int)(strlen(keys) + strlen(bindings[i].bar)) + 1 >= COLS)
+			break;
+		attron(A_BOLD);
+		printw("%s", keys);
+		attroff(A_BOLD);
+		attron(A_REVERSE);
+		printw("%s", bindings[i].bar);
+		attroff(A_REVERSE);
+		printw(" ");
+	}
+	clrtoeol();
+}
