@@ -359,7 +359,7 @@ const char *crash_collect(const char *rundir)
 	}
 	/* The core goes in only if the process says it wrote it whole. */
 	if (kit.core_fd >= 0 && core && strncmp(core, "\ncore written\n", 14) == 0 &&
-	    linkat(kit.core_fd, "", dfd, CRASH_FILE_CORE, AT_EMPTY_PATH) < 0)
+	    (fchmod(kit.core_fd, 0640) < 0 || linkat(kit.core_fd, "", dfd, CRASH_FILE_CORE, AT_EMPTY_PATH) < 0))
 		log_err("cannot keep domain %s's core in %s: %s", kit.name, kit.last_dir, strerror(errno));
 	copy_logs(rundir, dfd);
 	close(dfd);
