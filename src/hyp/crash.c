@@ -29,12 +29,20 @@ static struct {
 	int report_fd;             /* this boot's report (memfd) */
 	int core_fd;               /* this boot's core (O_TMPFILE in root), or -1 */
 	char last_dir[4200];       /* the last crash's evidence directory */
+	char last_reason[256];     /* ... and its reason, as the domain reported it */
 } kit = { .root_fd = -1, .report_fd = -1, .core_fd = -1 };
 
 /* The domain's process: the crash's stamp, chosen once. */
 static char crash_stamp_now[CRASH_STAMP_MAX];
 
 /* ---- the domain's process -------------------------------------------------- */
+
+void crash_child(void)
+{
+	if (kit.root_fd >= 0)
+		close(kit.root_fd);
+	kit.root_fd = -1;
+}
 
 void crash_announce(struct domain *dom)
 {
@@ -324,13 +332,18 @@ const char *crash_collect(const char *rundir)
 	char stamp[CRASH_STAMP_MAX], entry[512], *reason, *core, *regs;
 	struct timespec ts;
 	ssize_t len;
+	size_t i;
 	int dfd;
 
 	if (!kit.root || kit.report_fd < 0 || (len = pread(kit.report_fd, report, CRASH_REPORT_BYTES, 0)) <= 0)
 		return NULL;
 	report[len] = '\0';
-	/* Written by a sandboxed process a guest may have taken over: each
-	 * part checked for its shape, text only as text in a file. */
+	/* Written by a sandboxed process a guest may have taken over: lines
+	 * of printable text only (the reason was escaped when the domain
+	 * ended; registers are hex), each part checked for its shape. */
+	for (i = 0; i < (size_t)len; i++)
+		if (report[i] != '\n' && (report[i] < 0x20 || report[i] > 0x7e))
+			report[i] = '?';
 	reason = strstr(report, "\nreason ");
 	core = strstr(report, "\ncore ");
 	if (strncmp(report, "stamp ", 6) || !reason || !core || (size_t)(reason - report) != 6 + CRASH_STAMP_LEN ||
@@ -349,6 +362,8 @@ const char *crash_collect(const char *rundir)
 		return NULL;
 	}
 	snprintf(kit.last_dir, sizeof(kit.last_dir), "%s/%s", kit.root, entry);
+	snprintf(kit.last_reason, sizeof(kit.last_reason), "%.*s", reason ? (int)(core - reason - 8) : 7,
+		 reason ? reason + 8 : "unknown");
 	if (!reason) {
 		put_text(dfd, CRASH_FILE_REASON, "unknown (the domain's report was malformed)\n", 44);
 	} else {
@@ -371,4 +386,9 @@ const char *crash_collect(const char *rundir)
 const char *crash_last_dir(void)
 {
 	return kit.last_dir;
+}
+
+const char *crash_last_reason(void)
+{
+	return kit.last_reason;
 }

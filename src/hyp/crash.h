@@ -25,10 +25,16 @@ void crash_arm(void);
  * evidence of a crash the process reported.  The evidence directory's
  * path, or NULL if there was no crash (or it could not be kept). */
 const char *crash_collect(const char *rundir);
-/* The last crash's evidence directory ("" if none yet): for the event log. */
+/* The last crash's evidence directory and reason ("" if none yet): for
+ * the event log.  The reason comes from the domain's process: text to be
+ * escaped as any other, never a format. */
 const char *crash_last_dir(void);
+const char *crash_last_reason(void);
 
 /* ---- the domain's process ---- */
+/* First thing after the fork: close the crash directory, which only the
+ * supervisor writes (the sandbox keeps no directory to open relative to). */
+void crash_child(void);
 /* Once the domain has ended: if it crashed, say so, and where its
  * evidence will be, on the console (an attached client's last words) and
  * in lodge-hyp's log.  Idempotent. */

@@ -179,6 +179,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 			if (getppid() != self)
 				_exit(DOMAIN_ERROR);
+			crash_child();
 			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
 		}
 		if (first && ready_fd >= 0) {

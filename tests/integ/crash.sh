@@ -85,6 +85,16 @@ fi
 # ---- on_crash = "coredump-destroy" ----------------------------------------------
 domain_cfg cd 'on_crash = "coredump-destroy"'
 pattern="crash-core-$$"
+lodge create cd >/dev/null && wait_until 30 booted cd
+# The sandboxed process holds its unnamed core file, never the directory.
+child=$(lodge list -o tsv | awk -F'\t' '$1 == "cd" { print $9 }')
+fds=$(for fd in /proc/"$child"/fd/*; do readlink "$fd"; done 2>/dev/null)
+if [ -n "$child" ] && grep -q "^$CRASH/#[0-9]* (deleted)$" <<<"$fds" && ! grep -qx "$CRASH" <<<"$fds"; then
+	pass "the domain process holds an unnamed file for its core, not the crash directory"
+else
+	fail "the domain process holds no crash directory" "pid '$child': $(grep lodge <<<"$fds")"
+fi
+lodge destroy cd >/dev/null
 crash_it cd "mark $pattern"
 wait_until 30 gone cd
 dir=$(newest cd)
