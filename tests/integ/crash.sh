@@ -5,8 +5,9 @@
 # attached console and lodge-hyp's log say where; the newest 10 crashes
 # per domain are kept (another domain's, and what is not a crash, are
 # left alone); on_crash = "coredump-destroy" leaves a core gdb opens, and
-# "coredump-restart" boots the domain again; a coredump action anywhere
-# else than on_crash is refused.
+# "coredump-restart" boots the domain again; a domain kept by "preserve"
+# can be dumped, and its evidence is kept once destroyed; a coredump
+# action anywhere else than on_crash is refused.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "crash evidence" kvm root minios "cmd:gdb:gdb"
@@ -116,6 +117,25 @@ else
 	fail "coredump-restart" "state $(field cx 5); $(ls -la "$(newest cx)" 2>&1)"
 fi
 lodge destroy cx >/dev/null 2>&1
+
+# ---- on_crash = "preserve": kept for inspection, and dump-core reads it ----------
+domain_cfg pv 'on_crash = "preserve"'
+crash_it pv
+wait_until 30 eval '[ "$(field pv 5)" = crashed ]'
+out=$(lodge dump-core pv "$T/pv.core" 2>&1); rc=$?
+info=$(timeout 60 gdb -nx -batch -ex 'info registers rip' "$MINIOS" "$T/pv.core" 2>&1)
+if [ $rc -eq 0 ] && grep -q '^rip .*<power_crash' <<<"$info"; then
+	pass "a crashed domain kept by preserve can be dumped: rip in power_crash"
+else
+	fail "dump-core of a preserved crash" "rc $rc: $out; $info"
+fi
+lodge destroy pv >/dev/null
+wait_until 30 gone pv
+if [ -f "$(newest pv)/registers" ]; then
+	pass "a preserved crash's evidence is kept once it is destroyed: $(basename "$(newest pv)")"
+else
+	fail "preserved crash's evidence" "$(ls "$CRASH")"
+fi
 
 # ---- a coredump action where it does not belong -----------------------------------
 domain_cfg bad 'on_poweroff = "coredump-destroy"'
