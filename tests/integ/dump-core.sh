@@ -4,14 +4,15 @@
 # nm's list); the core is an ELF file gdb opens, with the pattern where
 # the guest put it and each vCPU's rip inside Mini-OS's text; the domain
 # runs on (a paused one stays paused).  Bad input: a domain that does not
-# exist, a directory that does not exist, one the caller may not write:
-# one message, a non-zero exit, no file left behind.
+# exist, a directory that does not exist, one the caller may not write,
+# a caller of the stats group, a disk that fills up: one message, a
+# non-zero exit, no file left behind.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "dump-core" kvm root minios "cmd:gdb:gdb" "cmd:setpriv:util-linux" "cmd:nm:binutils"
 
-CONTROL=54331
-printf 'control_group = "%s"\n' $CONTROL >"$ROOT/etc/lodge/lodge.conf"
+CONTROL=54331 STATS=54332
+printf 'control_group = "%s"\nstats_group = "%s"\n' $CONTROL $STATS >"$ROOT/etc/lodge/lodge.conf"
 printf 'name = "dc"\nmemory = 64\nvcpus = 2\nkernel = "%s"\n' "$MINIOS" >"$DOMS/dc.cfg"
 field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
@@ -91,7 +92,15 @@ chmod -R a+rX "$ROOT" "$(dirname "$LODGE")" 2>/dev/null
 mkdir -p "$T/rootonly" "$T/open"
 chmod 755 "$T/rootonly"
 chmod 1777 "$T/open"
-as_control() { timeout 30 setpriv --reuid=65534 --regid=65534 --groups=$CONTROL "$LODGE" --root "$ROOT" "$@"; }
+as_group() { local g=$1; shift; timeout 30 setpriv --reuid=65534 --regid=65534 --groups="$g" "$LODGE" --root "$ROOT" "$@"; }
+as_control() { as_group $CONTROL "$@"; }
+# The guest's memory is not for those who may only read its status.
+out=$(as_group $STATS dump-core dc "$T/open/stats.core" 2>&1); rc=$?
+if one_message $rc "$out" && grep -qi 'permission denied' <<<"$out" && [ -z "$(ls -A "$T/open")" ]; then
+	pass "the stats group may not dump a core: one message ($out), nothing left"
+else
+	fail "the stats group may not dump a core" "rc $rc: $out; $(ls -A "$T/open")"
+fi
 out=$(as_control dump-core dc "$T/rootonly/x.core" 2>&1); rc=$?
 if one_message $rc "$out" && grep -qi 'permission denied' <<<"$out" && [ -z "$(ls -A "$T/rootonly")" ]; then
 	pass "into a directory the caller cannot write: one message ($out), nothing left"
