@@ -40,6 +40,7 @@ int cmd_mem_set(struct cli *c);
 /* cmd-save.c, cmd-migrate.c */
 int cmd_save(struct cli *c);
 int cmd_restore(struct cli *c);
+int cmd_dump_core(struct cli *c);
 int cmd_migrate(struct cli *c);
 int cmd_migrate_receive(struct cli *c);
 /* cmd-bridge.c */

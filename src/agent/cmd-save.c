@@ -1,5 +1,5 @@
-/* lodge save and lodge restore, as xl save and xl restore (the library
- * does the work: src/lib/save.c). */
+/* lodge save, lodge restore and lodge dump-core, as xl save, xl restore
+ * and xl dump-core (the library does the work: src/lib/save.c). */
 #include "agent.h"
 
 #include <stdio.h>
@@ -26,5 +26,15 @@ int cmd_restore(struct cli *c)
 	if (lodge_restore(&c->lg, c->argv[0], &o, &res, &err))
 		return cli_fail(&err);
 	printf("restored domain %s from %s (%ld ms)\n", res.name, c->argv[0], res.ms);
+	return 0;
+}
+
+int cmd_dump_core(struct cli *c)
+{
+	struct lodge_err err;
+
+	if (lodge_dump_core(&c->lg, c->argv[0], c->argv[1], &err))
+		return cli_fail(&err);
+	printf("dumped domain %s's core to %s\n", c->argv[0], c->argv[1]);
 	return 0;
 }

@@ -109,6 +109,8 @@ static const struct command commands[] = {
 	{ "save", save_opts, "DOMAIN FILE", 2, 2, "save a domain to FILE and destroy it (or keep it running)",
 	  CMD_OPTIONS_FIRST, cmd_save },
 	{ "restore", restore_opts, "FILE", 1, 1, "bring a saved domain back", CMD_OPTIONS_FIRST, cmd_restore },
+	{ "dump-core", no_opts, "DOMAIN FILE", 2, 2, "write a domain's memory and registers to FILE as an ELF core",
+	  CMD_OPTIONS_FIRST, cmd_dump_core },
 	{ "migrate", migrate_opts, "DOMAIN HOST[:PORT]|SOCKET", 2, 2, "move a running domain to another host, live",
 	  CMD_OPTIONS_FIRST, cmd_migrate },
 	{ "migrate-receive", receive_opts, "", 0, 0, "take domains migrated to this host", CMD_OPTIONS_FIRST,

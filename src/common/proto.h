@@ -87,6 +87,12 @@
  *                       or "error WHY" (it runs on here).  The hand-over
  *                       after the stream's END: receiver 'L' (loaded),
  *                       sender 'G' (yours), receiver 'R' (running)
+ *   dump-core           the guest's RAM and vCPU registers as an ELF core
+ *                       (ET_CORE: NT_PRSTATUS per vCPU, PT_LOAD per RAM
+ *                       range at its guest-physical address) written to the
+ *                       regular file sent with the request (SCM_RIGHTS),
+ *                       the vCPUs parked meanwhile: "ok" or "error WHY".
+ *                       Also answered once the guest ended (preserve)
  *   save-end destroy|resume  after a save's ok: end the domain (the file is
  *                       safe) or let it run on (--keep, or the file failed)
  *                       While a save or migration runs, only status, destroy,

@@ -10,6 +10,8 @@ static const char *const action_names[ACTION_COUNT] = {
 	[ACTION_DESTROY] = "destroy",
 	[ACTION_RESTART] = "restart",
 	[ACTION_PRESERVE] = "preserve",
+	[ACTION_COREDUMP_DESTROY] = "coredump-destroy",
+	[ACTION_COREDUMP_RESTART] = "coredump-restart",
 };
 
 const char *domain_action_name(enum domain_action a)
@@ -31,7 +33,17 @@ int domain_action_parse(const char *word, enum domain_action *out)
 
 const char *domain_action_list(void)
 {
-	return "destroy, restart, preserve";
+	return "destroy, restart, preserve, coredump-destroy, coredump-restart";
+}
+
+bool domain_action_restarts(enum domain_action a)
+{
+	return a == ACTION_RESTART || a == ACTION_COREDUMP_RESTART;
+}
+
+bool domain_action_dumps_core(enum domain_action a)
+{
+	return a == ACTION_COREDUMP_DESTROY || a == ACTION_COREDUMP_RESTART;
 }
 
 bool domain_name_valid(const char *name)

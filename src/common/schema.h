@@ -35,15 +35,26 @@
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
 
 /* What a domain does when its guest powers off, reboots or crashes (xl's
- * on_poweroff, on_reboot, on_crash). */
-enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE, ACTION_COUNT };
+ * on_poweroff, on_reboot, on_crash).  The coredump ones first write the
+ * guest's core into the crash's evidence directory: on_crash only. */
+enum domain_action { ACTION_DESTROY, ACTION_RESTART, ACTION_PRESERVE, ACTION_COREDUMP_DESTROY,
+		     ACTION_COREDUMP_RESTART, ACTION_COUNT };
 
-/* "destroy", "restart", "preserve". */
+/* "destroy", "restart", "preserve", "coredump-destroy", "coredump-restart". */
 const char *domain_action_name(enum domain_action a);
 /* The action a word names: 0, or -EINVAL. */
 int domain_action_parse(const char *word, enum domain_action *out);
-/* The words, for messages: "destroy, restart, preserve". */
+/* The words, for messages: "destroy, restart, preserve, ...". */
 const char *domain_action_list(void);
+/* Whether the action boots the domain again; whether it writes a core. */
+bool domain_action_restarts(enum domain_action a);
+bool domain_action_dumps_core(enum domain_action a);
+/* The crash evidence kept per domain: how many crashes, and how much of
+ * the console's output with each. */
+#define CRASH_KEEP_PER_DOMAIN  10
+#define CRASH_CONSOLE_BYTES    (64u << 10)
+#define CRASH_HYP_LOG_BYTES    (1u << 20)     /* the end of lodge-hyp's log */
+#define CRASH_REPORT_BYTES     (64u << 10)    /* the reason and every vCPU's registers */
 
 /* A domain name: 1 to DOMAIN_NAME_MAX - 1 of A-Z a-z 0-9 _ . -, not
  * starting with - or . (it names a directory and a cgroup), and not the

@@ -152,6 +152,8 @@ void vcpu_stop_all(struct domain *dom);
  * them run again. */
 void vcpu_pause_all(struct domain *dom);
 void vcpu_unpause_all(struct domain *dom);
+/* Its registers as lines of text into buf (snprintf's count). */
+int vcpu_registers_text(struct vcpu *v, char *buf, size_t len);
 /* CPU time a vCPU thread has used, in nanoseconds. */
 uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */

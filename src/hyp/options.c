@@ -25,7 +25,9 @@ void options_usage(FILE *f)
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
 		"                  [--control-idle-timeout SECONDS]\n"
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
-		"                  destroy|restart|preserve]]\n"
+		"                  destroy|restart|preserve]\n"
+		"                  [--on-crash coredump-destroy|coredump-restart]\n"
+		"                  [--crash-dir DIR]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"                 [--incoming FD] [--paused]\n"
 		"                 [--user NAME | --no-sandbox]\n"
@@ -99,6 +101,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "on-poweroff", required_argument, NULL, 'P' },
 		{ "on-reboot", required_argument, NULL, 'B' },
 		{ "on-crash", required_argument, NULL, 'C' },
+		{ "crash-dir", required_argument, NULL, 'E' },
 		{ "cpus", required_argument, NULL, 'U' },
 		{ "vcpu-cpus", required_argument, NULL, 'u' },
 		{ "cgroup", required_argument, NULL, 'G' },
@@ -181,6 +184,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'P': if (parse_action(optarg, "--on-poweroff", &o->on_poweroff)) return -EINVAL; break;
 		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
 		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
+		case 'E': o->crash_dir = optarg; break;
 		case 'U': o->cpus = optarg; break;
 		case 'u': if (parse_vcpu_cpus(optarg, o)) return -EINVAL; break;
 		case 'G': o->cgroup = optarg; break;
@@ -240,6 +244,19 @@ int options_parse(int argc, char **argv, struct options *o)
 	}
 	if (!o->probe && !o->kernel) {
 		log_err("no kernel given (--kernel FILE)");
+		return -EINVAL;
+	}
+	if (domain_action_dumps_core(o->on_poweroff) || domain_action_dumps_core(o->on_reboot)) {
+		log_err("coredump-destroy and coredump-restart are for --on-crash only");
+		return -EINVAL;
+	}
+	if (domain_action_dumps_core(o->on_crash) && !o->crash_dir) {
+		log_err("--on-crash %s needs --crash-dir (somewhere to write the core)",
+			domain_action_name(o->on_crash));
+		return -EINVAL;
+	}
+	if (o->crash_dir && (o->crash_dir[0] != '/' || !o->runtime_dir)) {
+		log_err("--crash-dir '%s' must be an absolute path, with --runtime-dir", o->crash_dir);
 		return -EINVAL;
 	}
 	if (!o->runtime_dir && (o->detach || o->on_poweroff == ACTION_PRESERVE ||

@@ -29,6 +29,9 @@ struct options {
 	unsigned long id, console_log_kib;
 	int detach;
 	enum domain_action on_poweroff, on_reboot, on_crash;
+	/* --crash-dir: where the supervisor keeps each crash's evidence
+	 * (NULL: nowhere; crash.h). */
+	const char *crash_dir;
 	/* CPU scheduling: the vCPUs' affinity, and a cgroup for weight and cap. */
 	const char *cpus, *cgroup;
 	const char *vcpu_cpus[LODGE_MAX_VCPUS];   /* --vcpu-cpus N=LIST, by N */

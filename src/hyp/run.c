@@ -5,6 +5,7 @@
 #include "build.h"
 #include "console.h"
 #include "cpulist.h"
+#include "crash.h"
 #include "ctl/ctl.h"
 #include "domain.h"
 #include "log.h"
@@ -126,6 +127,7 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 	sandbox_test_forbidden(sb);
 	destroyed = ctl_run(dom, com1, o->runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd, &o->access);
 	vcpu_stop_all(dom);
+	crash_report(dom);
 	netwatch_stop(dom->netwatch);
 	dom->netwatch = NULL;
 	console_flush(1000);
@@ -138,7 +140,7 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 		log_err("%s", dom->end_reason);
 	/* A fresh process is a fresh machine: new memory, new vCPUs,
 	 * devices reset, the same runtime directory, socket and log. */
-	if (!destroyed && domain_action_for(dom) == ACTION_RESTART)
+	if (!destroyed && domain_action_restarts(domain_action_for(dom)))
 		return EXIT_RESTART;
 	return status;
 }

@@ -2,6 +2,7 @@
  * supervisor, and the clean-up once the domain is over. */
 #include "supervise.h"
 #include "cgroup.h"
+#include "crash.h"
 #include "domain.h"
 #include "log.h"
 #include "run.h"
@@ -164,7 +165,9 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	crash_open(o);
 	for (;;) {
+		crash_arm();
 		pid = fork();
 		if (pid < 0) {
 			log_err("cannot start the domain's process: %s", strerror(errno));
@@ -176,6 +179,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 			if (getppid() != self)
 				_exit(DOMAIN_ERROR);
+			crash_child();
 			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
 		}
 		if (first && ready_fd >= 0) {
@@ -195,6 +199,10 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			o->incoming_fd = -1;
 		}
 		st = wait_domain(pid, &sigs);
+		/* Before the runtime directory goes, and before a restart's
+		 * logs grow on: this boot's crash, if it was one. */
+		if (dir[0])
+			crash_collect(dir);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != EXIT_RESTART)
 			break;
 		log_info("restarting domain %s", o->name);

@@ -149,21 +149,36 @@ int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry)
 	return 0;
 }
 
-static void vcpu_log_registers(struct vcpu *v)
+int vcpu_registers_text(struct vcpu *v, char *buf, size_t len)
 {
 	struct kvm_regs r;
 	struct kvm_sregs s;
+	int n;
 
 	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 || ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
-		return;
-	log_err("vcpu%u: rip %016llx rsp %016llx rflags %08llx", v->id, r.rip, r.rsp, r.rflags);
-	log_err("vcpu%u: rax %016llx rbx %016llx rcx %016llx rdx %016llx", v->id, r.rax, r.rbx, r.rcx, r.rdx);
-	log_err("vcpu%u: rsi %016llx rdi %016llx rbp %016llx", v->id, r.rsi, r.rdi, r.rbp);
-	log_err("vcpu%u: cr0 %08llx cr2 %016llx cr3 %016llx cr4 %08llx efer %llx", v->id,
-		s.cr0, s.cr2, s.cr3, s.cr4, s.efer);
-	log_err("vcpu%u: cs %04x (base %llx, l %d, db %d) ss %04x idt %llx+%x gdt %llx+%x", v->id,
-		s.cs.selector, s.cs.base, s.cs.l, s.cs.db, s.ss.selector,
-		s.idt.base, s.idt.limit, s.gdt.base, s.gdt.limit);
+		return snprintf(buf, len, "vcpu%u: cannot read the registers: %s\n", v->id, strerror(errno));
+	n = snprintf(buf, len,
+		     "vcpu%u: rip %016llx rsp %016llx rflags %08llx\n"
+		     "vcpu%u: rax %016llx rbx %016llx rcx %016llx rdx %016llx\n"
+		     "vcpu%u: rsi %016llx rdi %016llx rbp %016llx\n"
+		     "vcpu%u: r8  %016llx r9  %016llx r10 %016llx r11 %016llx\n"
+		     "vcpu%u: r12 %016llx r13 %016llx r14 %016llx r15 %016llx\n"
+		     "vcpu%u: cr0 %08llx cr2 %016llx cr3 %016llx cr4 %08llx efer %llx\n"
+		     "vcpu%u: cs %04x (base %llx, l %d, db %d) ss %04x idt %llx+%x gdt %llx+%x\n",
+		     v->id, r.rip, r.rsp, r.rflags, v->id, r.rax, r.rbx, r.rcx, r.rdx, v->id, r.rsi, r.rdi, r.rbp,
+		     v->id, r.r8, r.r9, r.r10, r.r11, v->id, r.r12, r.r13, r.r14, r.r15,
+		     v->id, s.cr0, s.cr2, s.cr3, s.cr4, s.efer, v->id, s.cs.selector, s.cs.base, s.cs.l, s.cs.db,
+		     s.ss.selector, s.idt.base, s.idt.limit, s.gdt.base, s.gdt.limit);
+	return n;
+}
+
+static void vcpu_log_registers(struct vcpu *v)
+{
+	char text[1024], *line, *save = NULL;
+
+	vcpu_registers_text(v, text, sizeof(text));
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		log_err("%s", line);
 }
 
 static void vcpu_handle_io(struct kvm_run *run)

@@ -203,8 +203,14 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 static int check_action(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	enum domain_action act;
+	int rc = cfg_parse_action(cfg_opt_getnstr(opt, i), &act, why, whylen);
 
-	return cfg_parse_action(cfg_opt_getnstr(opt, i), &act, why, whylen);
+	/* A core is crash evidence: xl takes it on any end, Lodge on a crash. */
+	if (!rc && domain_action_dumps_core(act) && strcmp(cfg_opt_name(opt), "on_crash")) {
+		snprintf(why, whylen, "'%s' is for on_crash only", domain_action_name(act));
+		return -EINVAL;
+	}
+	return rc;
 }
 
 static int check_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
@@ -375,6 +381,7 @@ const struct cfg_key host_keys[] = {
 	KEY_STR("runtime_dir", "/run/lodge", check_dir, "control sockets and logs of running domains"),
 	KEY_STR("domains_dir", "/etc/lodge/domains", check_dir, "NAME.cfg files for lodge create NAME"),
 	KEY_STR("image_dir", "/var/lib/lodge/images", check_dir, "where disk images are kept"),
+	KEY_STR("crash_dir", "/var/lib/lodge/crash", check_abs_dir, "evidence of each crash: NAME-TIME/, the newest 10 per domain"),
 	KEY_STR("default_bridge", "lodgebr0", check_ifname, "bridge of a vif without bridge="),
 	KEY_INT("console_log_size", HOST_CONSOLE_LOG_DEFAULT_KIB, HOST_CONSOLE_LOG_MIN_KIB, HOST_CONSOLE_LOG_MAX_KIB,
 		" KiB", NULL, NULL, "console output kept per domain"),

@@ -41,7 +41,7 @@ int cfg_parse_action(const char *text, enum domain_action *act, char *why, size_
 {
 	if (domain_action_parse(text, act) == 0)
 		return 0;
-	if (strcmp(text, "rename-restart") == 0 || strncmp(text, "coredump-", 9) == 0)
+	if (strcmp(text, "rename-restart") == 0 || strcmp(text, "soft-reset") == 0)
 		snprintf(why, whylen, "'%s' is not supported by Lodge (%s)", text, domain_action_list());
 	else
 		snprintf(why, whylen, "unknown action '%s' (%s)", text, domain_action_list());

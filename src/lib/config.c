@@ -434,7 +434,8 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 		return -EINVAL;
 	if ((rc = host_path(&ctx, cfg, "runtime_dir", hc->runtime_dir, sizeof(hc->runtime_dir))) ||
 	    (rc = host_path(&ctx, cfg, "domains_dir", hc->domains_dir, sizeof(hc->domains_dir))) ||
-	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir)))) {
+	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir))) ||
+	    (rc = host_path(&ctx, cfg, "crash_dir", hc->crash_dir, sizeof(hc->crash_dir)))) {
 		cfg_free(cfg);
 		return rc;
 	}

@@ -70,6 +70,7 @@ struct host_config {
 	char domains_dir[CFG_PATH_MAX];    /* default /etc/lodge/domains */
 	char default_bridge[IFNAMSIZ];     /* default "lodgebr0" */
 	char image_dir[CFG_PATH_MAX];      /* default /var/lib/lodge/images */
+	char crash_dir[CFG_PATH_MAX];      /* default /var/lib/lodge/crash: crash evidence */
 	unsigned console_log_kib;
 	char cgroup[HOST_CGROUP_MAX];      /* default "lodge": domains' cgroups are cgroup/NAME */
 	long control_gid, stats_gid;       /* -1: root only */

@@ -436,6 +436,11 @@ struct lodge_save_result {
 int lodge_save(const struct lodge *lg, const char *domain, const char *file, const struct lodge_save_opts *o,
 	       struct lodge_save_result *res, struct lodge_err *err);
 
+/* xl dump-core: DOMAIN's RAM and vCPU registers as an ELF core file
+ * (gdb, crash(8)) at file, made with the caller's rights and named only
+ * once whole; the guest is paused meanwhile and runs on after. */
+int lodge_dump_core(const struct lodge *lg, const char *domain, const char *file, struct lodge_err *err);
+
 struct lodge_restore_opts {
 	bool paused;
 	lodge_progress_fn *progress;

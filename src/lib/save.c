@@ -364,6 +364,44 @@ fail:
 	return rc < 0 ? rc : -EIO;
 }
 
+int lodge_dump_core(const struct lodge *lg, const char *domain, const char *file, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX], line[512];
+	int fd, ctl = -1, rc;
+
+	if ((rc = lodge_resolve(lg, domain, name, err)))
+		return rc;
+	/* Made here, with the caller's rights, never by a path lodge-hyp
+	 * opens; unnamed until whole, so a failure leaves nothing. */
+	if ((fd = open_unnamed(file)) < 0)
+		return lodge_fail(err, fd, "cannot create %s: %s", file, strerror(-fd));
+	if ((ctl = client_connect(lg->hc.runtime_dir, name)) < 0) {
+		rc = lodge_not_running(err, name);
+		goto out;
+	}
+	if ((rc = client_request_fd(ctl, "dump-core", fd)) ||
+	    (rc = client_read_line(ctl, line, sizeof(line), SAVE_REPLY_MS)) < 0) {
+		lodge_fail(err, rc, "domain %s did not dump its core: %s", name, strerror(-rc));
+		goto out;
+	}
+	if (strncmp(line, "ok", 2) != 0) {
+		rc = lodge_fail(err, -EIO, "cannot dump domain %s's core: %s", name,
+				strncmp(line, "error ", 6) == 0 ? line + 6 : line);
+		goto out;
+	}
+	if (fsync(fd) < 0 || (rc = name_file(fd, file))) {
+		rc = rc ? rc : -errno;
+		lodge_fail(err, rc, "cannot name %s: %s", file, strerror(-rc));
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);                 /* unnamed unless named: it goes with its last descriptor */
+	if (ctl >= 0)
+		close(ctl);
+	return rc;
+}
+
 /* Why the decompressor ended, for a restore it failed. */
 static const char *bz_failure(int status)
 {

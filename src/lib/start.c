@@ -335,6 +335,7 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	argv[a++] = "--on-poweroff"; argv[a++] = domain_action_name(dc->on_poweroff);
 	argv[a++] = "--on-reboot"; argv[a++] = domain_action_name(dc->on_reboot);
 	argv[a++] = "--on-crash"; argv[a++] = domain_action_name(dc->on_crash);
+	argv[a++] = "--crash-dir"; argv[a++] = hc->crash_dir;
 	/* Every domain gets its cgroup, so lodge sched works on any of them;
 	 * weight and cap go only when the config asks for them, so a host
 	 * without a CPU controller still runs domains that do not. */

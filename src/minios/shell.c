@@ -117,6 +117,21 @@ static void cmd_touch(int argc, char **argv)
 	printf("touch: %lu MiB\n", mib);
 }
 
+/* mark TEXT: TEXT into minios_mark, a known address (nm minios.elf), for
+ * the host to find in a core of the guest (lodge dump-core). */
+char minios_mark[64];
+
+static void cmd_mark(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	unsigned i;
+
+	for (i = 0; s[i] && i < sizeof(minios_mark) - 1; i++)
+		minios_mark[i] = s[i];
+	minios_mark[i] = '\0';
+	printf("mark: '%s' at %lx\n", minios_mark, (unsigned long)minios_mark);
+}
+
 static const struct command commands[] = {
 	{ "help", "", "this list", cmd_help },
 	{ "echo", "TEXT", "print TEXT", cmd_echo },
@@ -130,6 +145,7 @@ static const struct command commands[] = {
 	{ "poweroff", "", "ACPI S5", cmd_poweroff },
 	{ "reboot", "[kbd]", "ACPI reset register (kbd: the i8042 reset line)", cmd_reboot },
 	{ "crash", "", "triple fault", cmd_crash },
+	{ "mark", "TEXT", "put TEXT at minios_mark (for a core dump's test)", cmd_mark },
 };
 
 

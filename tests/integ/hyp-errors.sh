@@ -57,6 +57,12 @@ expect_error "maxmem not a number" "--maxmem must be a whole number" --kernel "$
 expect_error "zero vcpus" "--vcpus 0 is out of range" --kernel "$MINIOS" --vcpus 0
 expect_error "too many vcpus" "--vcpus 1000 is out of range" --kernel "$MINIOS" --vcpus 1000
 expect_error "unknown option" "unknown option .--frobnicate." --kernel "$MINIOS" --frobnicate
+expect_error "a core on poweroff" "coredump-destroy and coredump-restart are for --on-crash only" \
+	--kernel "$MINIOS" --on-poweroff coredump-destroy
+expect_error "a core with nowhere to go" "--on-crash coredump-restart needs --crash-dir" \
+	--kernel "$MINIOS" --on-crash coredump-restart
+expect_error "a relative crash directory" "--crash-dir 'crash' must be an absolute path, with --runtime-dir" \
+	--kernel "$MINIOS" --runtime-dir "$T/run" --name x --crash-dir crash
 
 WRAP=()
 # No /dev/kvm: a private mount namespace with an empty /dev.

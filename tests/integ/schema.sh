@@ -159,8 +159,11 @@ row "a MAC that is not hex" "vif: mac '02:4c:zz:00:00:01' is not six hex pairs" 
 # Bad in keys the form has no field for: check and create.
 row "two disks on one vdev" "disk: two disks are xvda (disks 1 and 2)" "" \
 	"disk = [ '$IMG,xvda,w', '$IMG,xvda,r' ]" name=bad kernel=$K
-row "an action Lodge does not know" "on_crash: unknown action 'reboot' (destroy, restart, preserve)" "" \
+row "an action Lodge does not know" \
+	"on_crash: unknown action 'reboot' (destroy, restart, preserve, coredump-destroy, coredump-restart)" "" \
 	"on_crash = 'reboot'" name=bad kernel=$K
+row "a core dump on anything but a crash" "on_poweroff: 'coredump-destroy' is for on_crash only" "" \
+	"on_poweroff = 'coredump-destroy'" name=bad kernel=$K
 row "an xl action Lodge does not support" "on_reboot: 'rename-restart' is not supported by Lodge" "" \
 	"on_reboot = 'rename-restart'" name=bad kernel=$K
 row "an unknown key" "colour: unknown key (see lodge.conf(5))" "" "colour = 'blue'" name=bad kernel=$K

@@ -6,12 +6,14 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "log.h"
+#include "save/core.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define CTL_REPLAY_BYTES (16 * 1024)   /* console history shown on attach */
 
@@ -160,6 +162,36 @@ void ctl_save_event(struct ctl *c)
 		    (unsigned long long)p.bytes, (unsigned long long)p.total_us);
 }
 
+/* dump-core: the guest's RAM and registers as an ELF core (save/core.h)
+ * into the file the client opened with its own rights and sent with the
+ * request.  Written here, the vCPUs parked meanwhile: one consistent
+ * picture, after which a running guest runs on. */
+static void ctl_dump_core(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	bool was_paused = c->dom->paused;
+	char why[256];
+	int rc;
+
+	if (cl->passed_fd < 0) {
+		client_send(cl, "error dump-core needs a descriptor sent with the request\n");
+		return;
+	}
+	if (!was_paused)
+		vcpu_pause_all(c->dom);
+	rc = core_write(c->dom, cl->passed_fd, why, sizeof(why));
+	if (!was_paused)
+		vcpu_unpause_all(c->dom);
+	close(cl->passed_fd);
+	cl->passed_fd = -1;
+	if (rc) {
+		log_warn("core dump of domain %s failed: %s", c->dom->name, why);
+		client_send(cl, "error %s\n", why);
+		return;
+	}
+	log_info("domain %s's core dumped", c->dom->name);
+	client_send(cl, "ok\n");
+}
+
 static void ctl_save(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	ctl_save_start(c, cl, SAVE_SNAPSHOT);
@@ -245,6 +277,7 @@ static const struct ctl_command commands[] = {
 	{ "console-log", CTL_CONTROL, ANY,                             ctl_console_log },
 	{ "save-end",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_save_end },
 	{ "save",        CTL_CONTROL, RUNNING,                         ctl_save },
+	{ "dump-core",   CTL_CONTROL, RUNNING | CTL_WHEN_ENDED,        ctl_dump_core },
 	{ "migrate",     CTL_CONTROL, RUNNING,                         ctl_migrate },
 	{ "pause",       CTL_CONTROL, RUNNING,                         ctl_pause },
 	{ "unpause",     CTL_CONTROL, RUNNING,                         ctl_unpause },

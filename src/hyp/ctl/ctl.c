@@ -9,6 +9,7 @@
  * sends nothing for the idle timeout is closed. */
 #include "ctl/ctl-loop.h"
 #include "console.h"
+#include "crash.h"
 #include "dev/devices.h"
 #include "domain.h"
 #include "log.h"
@@ -471,5 +472,6 @@ bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, in
 	ctl_init(&c, dom, com1, in_fd, listen_fd, sig_fd, access);
 	while (ctl_step(&c, -1))
 		;
+	crash_announce(dom);      /* an attached console's last words say where the evidence is */
 	return ctl_finish(&c);
 }
