@@ -1,5 +1,5 @@
 /* The exit statuses every face of Lodge (the lodge command, the
- * dashboard) uses, as lodge(1) documents them. */
+ * dashboard) uses, as lodge(8) documents them. */
 #ifndef LODGE_EXIT_STATUS_H
 #define LODGE_EXIT_STATUS_H
 
