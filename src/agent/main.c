@@ -121,7 +121,7 @@ static const struct command commands[] = {
 	  "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", CMD_OPTIONS_FIRST, cmd_vcpu_pin },
 	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)",
 	  0, cmd_sched },
-	{ "mem-set", no_opts, "DOMAIN MiB", 2, 2, "balloon a running domain to MiB (32 MiB up to its maxmem)",
+	{ "mem-set", no_opts, "DOMAIN SIZE", 2, 2, "balloon a running domain to SIZE (MiB, or 64m, 1g; up to maxmem)",
 	  CMD_OPTIONS_FIRST, cmd_mem_set },
 	{ "addr", addr_opts, "DOMAIN", 1, 1, "each vif's addresses, learned from the guest's own traffic", 0, cmd_addr },
 	{ "capture", capture_opts, "DOMAIN [VIF] [FILTER...]", 1, ANY,
