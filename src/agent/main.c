@@ -2,6 +2,7 @@
  * its options, operands and help (cli.h reads a command line from it).
  * Any unambiguous prefix of a command works, as with xl. */
 #include "agent.h"
+#include "complete.h"
 #include "log.h"
 #include "output.h"
 #include "tui.h"
@@ -214,6 +215,9 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 
 	log_init("lodge");
+	/* Bash completion's question (share/bash-completion/lodge). */
+	if (argc > 1 && strcmp(argv[1], "--complete") == 0)
+		return complete_main(commands, NCOMMANDS, argc - 2, argv + 2);
 	/* Lodge's own options, before any command. */
 	while (argc > 1) {
 		if (strcmp(argv[1], "--root") == 0 && argc > 2) {
