@@ -159,10 +159,16 @@ int complete_main(const struct command *cmds, size_t ncmds, int argc, char **arg
 		return 0;
 	}
 	if (!cmd) {
-		if (cur[0] == '-') {
+		if (cur[0] == '-') {             /* lodge's own, and the dashboard's (cmds[0]) */
+			char w[64];
+
 			offer("--root");
 			offer("--help");
 			offer("--version");
+			for (o = cmds[0].opts; o && o->letter; o++) {
+				snprintf(w, sizeof(w), "--%s", o->name);
+				offer(w);
+			}
 			return 0;
 		}
 		for (k = 0; k < ncmds; k++)
