@@ -5,6 +5,7 @@
  * view: each vif's packets and bytes a second over the watcher's last
  * interval, the frames its capture ring dropped, and its top peers. */
 #include "agent.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,35 +29,78 @@ static void print_traffic(const struct lodge_net *n, unsigned i)
 		       (unsigned long)v->peers[k].bytes);
 }
 
+/* A row: an address of vif i (k), or the vif alone (k < 0: none seen,
+ * or not watched). */
+struct addr_row {
+	const struct lodge_net *n;
+	unsigned i;
+	int k;
+	char mac[18], note[320];
+};
+
+#define VIF(r) (&(r)->n->vifs[(r)->i])
+#define ADDR(fn, call) OUT_GETTER(fn, struct addr_row, if (r->k >= 0) { const struct lodge_addr *a = &VIF(r)->addrs[r->k].a; (void)a; call; } else out_null(v))
+OUT_GETTER(get_idx, struct addr_row, out_uint(v, r->i))
+OUT_GETTER(get_vif, struct addr_row, out_str(v, VIF(r)->vif.ifname))
+OUT_GETTER(get_mac, struct addr_row, out_str(v, r->mac))
+ADDR(get_address, out_str(v, a->addr))
+OUT_GETTER(get_address_text, struct addr_row, if (r->k >= 0) out_str(v, VIF(r)->addrs[r->k].a.addr); else if (r->note[0]) out_str(v, r->note); else out_null(v))
+ADDR(get_from, out_str(v, a->how))
+ADDR(get_age, out_uint(v, a->age_s))
+OUT_GETTER(get_conflict, struct addr_row, out_str(v, r->k >= 0 ? r->note : ""))
+OUT_GETTER(get_claimed, struct addr_row, out_list(v, r->k >= 0 && VIF(r)->addrs[r->k].others[0] ? VIF(r)->addrs[r->k].others : "-"))
+OUT_GETTER(get_watch, struct addr_row, out_str(v, VIF(r)->watch))
+
+static const struct out_col addr_cols[] = {
+	{ "Idx", "idx", -3, 0, 0, get_idx, NULL },
+	{ "Vif", "vif", -15, 0, 0, get_vif, NULL },
+	{ "MAC", "mac", -17, 0, 0, get_mac, NULL },
+	{ "Address", "address", -39, 0, OUT_TEXT_ONLY, get_address_text, NULL },
+	{ "Address", "address", 0, 0, OUT_DATA_ONLY, get_address, NULL },
+	{ "From", "from", -4, 0, 0, get_from, NULL },
+	{ "Age(s)", "age_s", 6, 0, 0, get_age, NULL },
+	{ "", "conflict", -1, 0, OUT_TEXT_ONLY | OUT_GAP2, get_conflict, NULL },
+	{ "", "claimed_by", 0, 0, OUT_DATA_ONLY, get_claimed, NULL },
+	{ "", "watch", 0, 0, OUT_DATA_ONLY, get_watch, NULL },
+};
+
 int cmd_addr(struct cli *c)
 {
 	static struct lodge_net n;
 	struct lodge_err err;
-	unsigned i, k;
+	struct out o;
+	unsigned i;
+	int k, rc;
 
+	if (c->set['t'] && c->set['o'])
+		return cli_usage_error(c->cmd, "--traffic is text only; -o gives the addresses");
 	if (lodge_net(&c->lg, c->argv[0], &n, &err))
 		return cli_fail(&err);
 	lodge_net_conflicts(&c->lg, &n);
-	printf("%-3s %-15s %-17s %-39s %-4s %6s\n", "Idx", "Vif", "MAC", "Address", "From", "Age(s)");
+	if ((rc = out_begin(&o, c, addr_cols, OUT_NCOLS(addr_cols))))
+		return rc;
 	for (i = 0; i < n.nvifs; i++) {
 		const struct lodge_vif_net *v = &n.vifs[i];
 		const uint8_t *m = v->vif.mac;
-		char mac[18];
+		struct addr_row r = { .n = &n, .i = i, .k = -1 };
 
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-		if (strcmp(v->watch, "on") != 0)
-			printf("%-3u %-15s %-17s (not watched: %s)\n", i, v->vif.ifname, mac, v->watch);
-		else if (v->naddrs == 0)
-			printf("%-3u %-15s %-17s %-39s %-4s %6s\n", i, v->vif.ifname, mac, "-", "-", "-");
-		for (k = 0; k < v->naddrs; k++) {
-			const struct lodge_addr *a = &v->addrs[k].a;
-
-			printf("%-3u %-15s %-17s %-39s %-4s %6lu", i, v->vif.ifname, mac, a->addr, a->how, a->age_s);
+		snprintf(r.mac, sizeof(r.mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+		if (strcmp(v->watch, "on") != 0) {
+			snprintf(r.note, sizeof(r.note), "(not watched: %s)", v->watch);
+			out_row(&o, &r);
+			continue;
+		}
+		if (v->naddrs == 0)
+			out_row(&o, &r);
+		for (k = 0; k < (int)v->naddrs; k++) {
+			r.k = k;
+			r.note[0] = '\0';
 			if (v->addrs[k].others[0])
-				printf("  CONFLICT: also claimed by %s", v->addrs[k].others);
-			printf("\n");
+				snprintf(r.note, sizeof(r.note), "CONFLICT: also claimed by %s", v->addrs[k].others);
+			out_row(&o, &r);
 		}
 	}
+	out_end(&o);
 	if (c->set['t']) {
 		printf("\n");
 		for (i = 0; i < n.nvifs; i++)

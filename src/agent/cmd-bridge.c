@@ -1,5 +1,6 @@
 /* lodge bridge-create / bridge-delete / bridge-list. */
 #include "agent.h"
+#include "output.h"
 
 #include <stdio.h>
 
@@ -25,15 +26,36 @@ int cmd_bridge_delete(struct cli *c)
 	return rc ? cli_fail(&err) : 0;
 }
 
+struct bridge_row {
+	const char *name;
+	int ports;
+	bool up;
+};
+
+OUT_GETTER(get_bridge, struct bridge_row, out_str(v, r->name))
+OUT_GETTER(get_ports, struct bridge_row, out_int(v, r->ports))
+OUT_GETTER(get_state, struct bridge_row, out_str(v, r->up ? "up" : "down"))
+
+static const struct out_col bridge_cols[] = {
+	{ "Bridge", "bridge", -15, 0, 0, get_bridge, NULL },
+	{ "Ports", "ports", 5, 0, 0, get_ports, NULL },
+	{ "State", "state", -1, 0, OUT_GAP2, get_state, NULL },
+};
+
 static void print_bridge(const char *name, int ports, bool up, void *arg)
 {
-	printf("%-15s %5d  %s\n", name, ports, up ? "up" : "down");
+	out_row(arg, &(struct bridge_row){ name, ports, up });
 }
 
 int cmd_bridge_list(struct cli *c)
 {
 	struct lodge_err err;
+	struct out o;
+	int rc;
 
-	printf("%-15s %5s  %s\n", "Bridge", "Ports", "State");
-	return lodge_bridge_list(print_bridge, NULL, &err) ? cli_fail(&err) : 0;
+	if ((rc = out_begin(&o, c, bridge_cols, OUT_NCOLS(bridge_cols))))
+		return rc;
+	rc = lodge_bridge_list(print_bridge, &o, &err);
+	out_end(&o);
+	return rc ? cli_fail(&err) : 0;
 }

@@ -2,6 +2,7 @@
  * cap).  lodge-hyp does the work and checks the values (src/hyp/ctl/ctl-cpu.c);
  * here the request is made and its answer printed. */
 #include "agent.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,8 +26,35 @@ static const char *vcpu_state(char proc_state, bool paused)
 	return "-b-";
 }
 
+/* A vCPU of a domain. */
+struct vcpu_row {
+	const struct lodge_vcpus *v;
+	unsigned i;
+};
+
+#define VCPU(fn, call) OUT_GETTER(fn, struct vcpu_row, const struct lodge_vcpu *p = &r->v->v[r->i]; (void)p; call)
+VCPU(get_name, out_str(v, r->v->name))
+VCPU(get_id, out_uint(v, r->v->id))
+VCPU(get_vcpu, out_uint(v, r->i))
+VCPU(get_cpu, if (p->cpu >= 0) out_int(v, p->cpu); else out_null(v))
+VCPU(get_state, out_str(v, vcpu_state(p->state, r->v->paused)))
+VCPU(get_time, out_real(v, p->ns / 1e9))
+VCPU(get_wait, out_real(v, p->wait_ns / 1e9))
+VCPU(get_affinity, out_str(v, p->affinity))
+
+static const struct out_col vcpu_cols[] = {
+	{ "Name", "name", -24, 0, 0, get_name, NULL },
+	{ "ID", "id", 5, 0, 0, get_id, NULL },
+	{ "VCPU", "vcpu", 5, 0, 0, get_vcpu, NULL },
+	{ "CPU", "cpu", 5, 0, 0, get_cpu, NULL },
+	{ "State", "state", -5, 0, 0, get_state, NULL },
+	{ "Time(s)", "time_s", 10, 1, 0, get_time, NULL },
+	{ "Wait(s)", "wait_s", 9, 1, 0, get_wait, NULL },
+	{ "Affinity", "affinity", -1, 0, OUT_GAP2, get_affinity, NULL },
+};
+
 /* One domain's vCPUs: 0, or the exit status of its failure. */
-static int print_vcpus(const struct cli *c, const char *domain)
+static int print_vcpus(const struct cli *c, struct out *o, const char *domain)
 {
 	static struct lodge_vcpus v;
 	struct lodge_err err;
@@ -34,19 +62,8 @@ static int print_vcpus(const struct cli *c, const char *domain)
 
 	if (lodge_vcpu_list(&c->lg, domain, &v, &err))
 		return cli_fail(&err);
-	for (i = 0; i < v.n; i++) {
-		const struct lodge_vcpu *p = &v.v[i];
-		char cpu[16] = "-";
-
-		if (p->cpu >= 0)
-			snprintf(cpu, sizeof(cpu), "%d", p->cpu);
-		if (c->set['o'])
-			printf("%s\t%u\t%u\t%s\t%s\t%.3f\t%.3f\t%s\n", v.name, v.id, i, cpu,
-			       vcpu_state(p->state, v.paused), p->ns / 1e9, p->wait_ns / 1e9, p->affinity);
-		else
-			printf("%-24s %5u %5u %5s %-5s %10.1f %9.1f  %s\n", v.name, v.id, i, cpu,
-			       vcpu_state(p->state, v.paused), p->ns / 1e9, p->wait_ns / 1e9, p->affinity);
-	}
+	for (i = 0; i < v.n; i++)
+		out_row(o, &(struct vcpu_row){ &v, i });
 	return 0;
 }
 
@@ -55,22 +72,28 @@ int cmd_vcpu_list(struct cli *c)
 	struct lodge_status st;
 	struct lodge_list l;
 	struct lodge_err err;
+	struct out o;
 	unsigned i;
 	int rc = 0;
 
 	/* A domain named that is not running: its error, before any header. */
 	if (c->argc && lodge_status(&c->lg, c->argv[0], &st, &err))
 		return cli_fail(&err);
-	if (!c->set['o'])
-		printf("%-24s %5s %5s %5s %-5s %10s %9s  %s\n", "Name", "ID", "VCPU", "CPU", "State", "Time(s)",
-		       "Wait(s)", "Affinity");
-	if (c->argc)
-		return print_vcpus(c, st.name);
-	if (lodge_list(&c->lg, &l, &err))
+	if ((rc = out_begin(&o, c, vcpu_cols, OUT_NCOLS(vcpu_cols))))
+		return rc;
+	if (c->argc) {
+		rc = print_vcpus(c, &o, st.name);
+		out_end(&o);
+		return rc;
+	}
+	if (lodge_list(&c->lg, &l, &err)) {
+		out_end(&o);
 		return cli_fail(&err);
+	}
 	for (i = 0; i < l.n; i++)
-		if (print_vcpus(c, l.dom[i].name))
+		if (print_vcpus(c, &o, l.dom[i].name))
 			rc = EXIT_FAILED;
+	out_end(&o);
 	lodge_list_free(&l);
 	return rc;
 }

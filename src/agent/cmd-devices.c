@@ -3,50 +3,98 @@
  * (and as xentop's VBD and NET columns count them: from the guest's side,
  * so a vif's rx is what the guest received). */
 #include "agent.h"
+#include "output.h"
 
 #include <stdio.h>
 
-static void print_disks(const struct lodge_devices *d)
-{
-	unsigned i;
+OUT_GETTER(disk_vdev, struct lodge_disk, out_str(v, r->vdev))
+OUT_GETTER(disk_mode, struct lodge_disk, out_str(v, r->readonly ? "ro" : "rw"))
+OUT_GETTER(disk_kind, struct lodge_disk, out_str(v, r->is_phy ? "phy" : "file"))
+OUT_GETTER(disk_rd_req, struct lodge_disk, out_uint(v, r->io.in_ops))
+OUT_GETTER(disk_rd_bytes, struct lodge_disk, out_uint(v, r->io.in_bytes))
+OUT_GETTER(disk_wr_req, struct lodge_disk, out_uint(v, r->io.out_ops))
+OUT_GETTER(disk_wr_bytes, struct lodge_disk, out_uint(v, r->io.out_bytes))
+OUT_GETTER(disk_errors, struct lodge_disk, out_uint(v, r->io.errors))
+OUT_GETTER(disk_backend, struct lodge_disk, out_str(v, r->path))
 
-	printf("%-5s %-4s %-4s %10s %14s %10s %14s %6s  %s\n", "Vdev", "Mode", "Kind", "RD_REQ", "RD_BYTES",
-	       "WR_REQ", "WR_BYTES", "ERRORS", "Backend");
-	for (i = 0; i < d->ndisks; i++) {
-		const struct lodge_disk *k = &d->disk[i];
+static const struct out_col disk_cols[] = {
+	{ "Vdev", "vdev", -5, 0, 0, disk_vdev, NULL },
+	{ "Mode", "mode", -4, 0, 0, disk_mode, NULL },
+	{ "Kind", "kind", -4, 0, 0, disk_kind, NULL },
+	{ "RD_REQ", "rd_req", 10, 0, 0, disk_rd_req, NULL },
+	{ "RD_BYTES", "rd_bytes", 14, 0, 0, disk_rd_bytes, NULL },
+	{ "WR_REQ", "wr_req", 10, 0, 0, disk_wr_req, NULL },
+	{ "WR_BYTES", "wr_bytes", 14, 0, 0, disk_wr_bytes, NULL },
+	{ "ERRORS", "errors", 6, 0, 0, disk_errors, NULL },
+	{ "Backend", "backend", -1, 0, OUT_GAP2, disk_backend, NULL },
+};
 
-		printf("%-5s %-4s %-4s %10lu %14lu %10lu %14lu %6lu  %s\n", k->vdev, k->readonly ? "ro" : "rw",
-		       k->is_phy ? "phy" : "file", k->io.in_ops, k->io.in_bytes, k->io.out_ops, k->io.out_bytes,
-		       k->io.errors, k->path);
-	}
-}
+/* A vif and its index (its devid, as xl network-list numbers them). */
+struct vif_row {
+	unsigned idx;
+	const struct lodge_vif *v;
+	char mac[18];
+};
 
-static void print_vifs(const struct lodge_devices *d)
-{
-	unsigned i;
+OUT_GETTER(vif_idx, struct vif_row, out_uint(v, r->idx))
+OUT_GETTER(vif_name, struct vif_row, out_str(v, r->v->ifname))
+OUT_GETTER(vif_mac, struct vif_row, out_str(v, r->mac))
+OUT_GETTER(vif_bridge, struct vif_row, out_str(v, r->v->bridge))
+OUT_GETTER(vif_rx_pkts, struct vif_row, out_uint(v, r->v->io.in_ops))
+OUT_GETTER(vif_rx_bytes, struct vif_row, out_uint(v, r->v->io.in_bytes))
+OUT_GETTER(vif_tx_pkts, struct vif_row, out_uint(v, r->v->io.out_ops))
+OUT_GETTER(vif_tx_bytes, struct vif_row, out_uint(v, r->v->io.out_bytes))
+OUT_GETTER(vif_errors, struct vif_row, out_uint(v, r->v->io.errors))
 
-	printf("%-3s %-15s %-17s %-15s %10s %14s %10s %14s %6s\n", "Idx", "Vif", "MAC", "Bridge", "RX_PKTS",
-	       "RX_BYTES", "TX_PKTS", "TX_BYTES", "ERRORS");
-	for (i = 0; i < d->nvifs; i++) {
-		const struct lodge_vif *v = &d->vif[i];
-		const uint8_t *m = v->mac;
+static const struct out_col vif_cols[] = {
+	{ "Idx", "idx", -3, 0, 0, vif_idx, NULL },
+	{ "Vif", "vif", -15, 0, 0, vif_name, NULL },
+	{ "MAC", "mac", -17, 0, 0, vif_mac, NULL },
+	{ "Bridge", "bridge", -15, 0, 0, vif_bridge, NULL },
+	{ "RX_PKTS", "rx_packets", 10, 0, 0, vif_rx_pkts, NULL },
+	{ "RX_BYTES", "rx_bytes", 14, 0, 0, vif_rx_bytes, NULL },
+	{ "TX_PKTS", "tx_packets", 10, 0, 0, vif_tx_pkts, NULL },
+	{ "TX_BYTES", "tx_bytes", 14, 0, 0, vif_tx_bytes, NULL },
+	{ "ERRORS", "errors", 6, 0, 0, vif_errors, NULL },
+};
 
-		printf("%-3u %-15s %02x:%02x:%02x:%02x:%02x:%02x %-15s %10lu %14lu %10lu %14lu %6lu\n", i, v->ifname,
-		       m[0], m[1], m[2], m[3], m[4], m[5], v->bridge, v->io.in_ops, v->io.in_bytes, v->io.out_ops,
-		       v->io.out_bytes, v->io.errors);
-	}
-}
-
-static int list_devices(struct cli *c, void (*print)(const struct lodge_devices *))
+int cmd_block_list(struct cli *c)
 {
 	static struct lodge_devices d;
 	struct lodge_err err;
+	struct out o;
+	unsigned i;
+	int rc;
 
 	if (lodge_devices(&c->lg, c->argv[0], &d, &err))
 		return cli_fail(&err);
-	print(&d);
+	if ((rc = out_begin(&o, c, disk_cols, OUT_NCOLS(disk_cols))))
+		return rc;
+	for (i = 0; i < d.ndisks; i++)
+		out_row(&o, &d.disk[i]);
+	out_end(&o);
 	return 0;
 }
 
-int cmd_block_list(struct cli *c) { return list_devices(c, print_disks); }
-int cmd_network_list(struct cli *c) { return list_devices(c, print_vifs); }
+int cmd_network_list(struct cli *c)
+{
+	static struct lodge_devices d;
+	struct lodge_err err;
+	struct out o;
+	unsigned i;
+	int rc;
+
+	if (lodge_devices(&c->lg, c->argv[0], &d, &err))
+		return cli_fail(&err);
+	if ((rc = out_begin(&o, c, vif_cols, OUT_NCOLS(vif_cols))))
+		return rc;
+	for (i = 0; i < d.nvifs; i++) {
+		struct vif_row r = { .idx = i, .v = &d.vif[i] };
+		const uint8_t *m = d.vif[i].mac;
+
+		snprintf(r.mac, sizeof(r.mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+		out_row(&o, &r);
+	}
+	out_end(&o);
+	return 0;
+}

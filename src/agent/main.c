@@ -2,7 +2,9 @@
  * its options, operands and help (cli.h reads a command line from it).
  * Any unambiguous prefix of a command works, as with xl. */
 #include "agent.h"
+#include "complete.h"
 #include "log.h"
+#include "output.h"
 #include "tui.h"
 #include "version.h"
 
@@ -30,7 +32,7 @@ static const struct cli_option create_opts[] = {
 };
 static const struct cli_option list_opts[] = {
 	FLAG('l', "long", "more columns: memory, balloon, save, KSM, THP, addresses"),
-	WORD('o', "output", "FORMAT", "tsv", "tsv: tab-separated, every column, no header"),
+	OUT_OPTIONS,
 	{ 0 },
 };
 static const struct cli_option console_opts[] = {
@@ -64,8 +66,8 @@ static const struct cli_option receive_opts[] = {
 	TEXT('s', "secret-file", "FILE", "the shared migration secret (default: lodge.conf's migration_secret_file)"),
 	{ 0 },
 };
-static const struct cli_option tsv_opts[] = {
-	WORD('o', "output", "FORMAT", "tsv", "tsv: tab-separated, no header"),
+static const struct cli_option output_opts[] = {
+	OUT_OPTIONS,
 	{ 0 },
 };
 static const struct cli_option sched_opts[] = {
@@ -76,6 +78,7 @@ static const struct cli_option sched_opts[] = {
 };
 static const struct cli_option addr_opts[] = {
 	FLAG('t', "traffic", "add each vif's rates, drops and top peers"),
+	OUT_OPTIONS,
 	{ 0 },
 };
 static const struct cli_option capture_opts[] = {
@@ -115,20 +118,20 @@ static const struct command commands[] = {
 	  CMD_OPTIONS_FIRST, cmd_migrate },
 	{ "migrate-receive", receive_opts, "", 0, 0, "take domains migrated to this host", CMD_OPTIONS_FIRST,
 	  cmd_migrate_receive },
-	{ "block-list", no_opts, "DOMAIN", 1, 1, "a domain's disks with their I/O counters", 0, cmd_block_list },
-	{ "network-list", no_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
-	{ "vcpu-list", tsv_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
+	{ "block-list", output_opts, "DOMAIN", 1, 1, "a domain's disks with their I/O counters", 0, cmd_block_list },
+	{ "network-list", output_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
+	{ "vcpu-list", output_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
 	  "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", CMD_OPTIONS_FIRST, cmd_vcpu_pin },
 	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)",
 	  0, cmd_sched },
-	{ "mem-set", no_opts, "DOMAIN MiB", 2, 2, "balloon a running domain to MiB (32 MiB up to its maxmem)",
+	{ "mem-set", no_opts, "DOMAIN SIZE", 2, 2, "balloon a running domain to SIZE (MiB, or 64m, 1g; up to maxmem)",
 	  CMD_OPTIONS_FIRST, cmd_mem_set },
 	{ "addr", addr_opts, "DOMAIN", 1, 1, "each vif's addresses, learned from the guest's own traffic", 0, cmd_addr },
 	{ "capture", capture_opts, "DOMAIN [VIF] [FILTER...]", 1, ANY,
 	  "capture a vif's frames (pcap file or one line each)", 0, cmd_capture },
-	{ "info", no_opts, "", 0, 0, "the host: CPUs, memory, KVM backend", 0, cmd_info },
+	{ "info", output_opts, "", 0, 0, "the host: CPUs, memory, KVM backend", 0, cmd_info },
 	{ "uptime", no_opts, "", 0, 0, "how long each domain has run", 0, cmd_uptime },
 	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
@@ -139,7 +142,7 @@ static const struct command commands[] = {
 	{ "bridge-delete", no_opts, "BRIDGE", 1, 1,
 	  "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", CMD_NO_HOST,
 	  cmd_bridge_delete },
-	{ "bridge-list", no_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
+	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
 	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -214,6 +217,9 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 
 	log_init("lodge");
+	/* Bash completion's question (share/bash-completion/lodge). */
+	if (argc > 1 && strcmp(argv[1], "--complete") == 0)
+		return complete_main(commands, NCOMMANDS, argc - 2, argv + 2);
 	/* Lodge's own options, before any command. */
 	while (argc > 1) {
 		if (strcmp(argv[1], "--root") == 0 && argc > 2) {

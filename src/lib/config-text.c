@@ -92,7 +92,7 @@ int cfg_value_line(const struct load_ctx *ctx, const char *key, unsigned index, 
 
 static bool word_char(char c)
 {
-	return c && !strchr(" \t\r\n=+{}[](),\"'#", c);
+	return c && !strchr(" \t\r\n=+{}[](),;\"'#", c);
 }
 
 static bool is_digit(char c)
@@ -139,7 +139,13 @@ char *cfg_xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 			while (i < len && (in[i] == ' ' || in[i] == '\t'))
 				i++;
 			*o++ = ' ';
+		} else if (c == ';' && depth <= 0) {
+			/* xl ends a statement with a newline or a ';' (key = value;) */
+			*o++ = ' ';
+			i++;
 		} else if (c == '"' || c == '\'') {
+			int opened = line;
+
 			note_value(ctx, line);
 			quote = c;
 			*o++ = '"';
@@ -166,9 +172,14 @@ char *cfg_xen_to_confuse(struct load_ctx *ctx, const char *in, size_t len)
 				line += in[i] == '\n';
 				*o++ = in[i++];
 			}
-			if (i < len) {          /* unterminated: libconfuse says so */
+			if (i < len) {
 				*o++ = '"';
 				i++;
+			} else {
+				/* Where it opened: libconfuse would name the end of
+				 * the file, and the key of whatever it swallowed. */
+				cfg_fail(ctx, opened, ctx->cur_site >= 0 ? ctx->sites[ctx->cur_site].key : "syntax",
+					 "the string opened with %c here is never closed", quote);
 			}
 		} else if (word_char(c)) {
 			for (j = i; j < len && word_char(in[j]); j++)

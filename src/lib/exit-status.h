@@ -1,5 +1,6 @@
 /* The exit statuses every face of Lodge (the lodge command, the
- * dashboard) uses, as lodge(8) documents them. */
+ * dashboard) uses, as lodge(8) documents them (its EXIT STATUS section;
+ * tests/integ/scripting.sh checks each one is there). */
 #ifndef LODGE_EXIT_STATUS_H
 #define LODGE_EXIT_STATUS_H
 

@@ -34,8 +34,9 @@ int lodge_config_find(const struct lodge *lg, const char *arg, struct domain_con
 	char path[CFG_PATH_MAX + 80];
 	struct stat st;
 
-	/* A name means DOMAINS_DIR/NAME.cfg, as xl create has it. */
-	if (strchr(arg, '/') || stat(arg, &st) == 0)
+	/* A name means DOMAINS_DIR/NAME.cfg, as xl create has it; a word that
+	 * is also a directory here (./web) is still the name. */
+	if (strchr(arg, '/') || (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)))
 		snprintf(path, sizeof(path), "%s", arg);
 	else
 		snprintf(path, sizeof(path), "%s/%s.cfg", lg->hc.domains_dir, arg);

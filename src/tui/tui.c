@@ -103,6 +103,35 @@ static void follow_detail(struct tui *t)
 		sample_detail(t);
 }
 
+/* The first table's rates are over this much (or the delay, if
+ * shorter): a rate needs two samples, and -n1 must not print zeros. */
+#define BATCH_FIRST_MS 250
+
+/* xentop -b's header: the time, the domains by state, the host. */
+static void batch_header(const struct tui *t)
+{
+	unsigned k, running = 0, paused = 0, shutdown = 0, crashed = 0;
+	const struct lodge_host *h = &t->host;
+	time_t now = time(NULL);
+	char when[64];
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	for (k = 0; k < t->nshown; k++) {
+		const char *state = t->doms[t->order[k]].st.state;
+
+		running += strcmp(state, "running") == 0;
+		paused += strcmp(state, "paused") == 0;
+		shutdown += strcmp(state, "shutdown") == 0;
+		crashed += strcmp(state, "crashed") == 0;
+	}
+	printf("lodge top - %s\n", when);
+	printf("%u domains: %u running, %u paused, %u shutdown, %u crashed\n", t->nshown, running, paused,
+	       shutdown, crashed);
+	printf("Mem: %lu MiB total, %lu MiB used, %lu MiB free   CPUs: %u, %.1f%% busy   Load: %.2f %.2f %.2f\n",
+	       h->mem_total_mib, h->mem_total_mib - h->mem_avail_mib, h->mem_avail_mib, h->ncpus, h->cpu_pct,
+	       h->load1, h->load5, h->load15);
+}
+
 /* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */
 static int batch(struct tui *t, int iterations)
 {
@@ -113,10 +142,11 @@ static int batch(struct tui *t, int iterations)
 		if (i)
 			usleep(t->delay_ms * 1000);
 		sample_all(t);
-		if (i == 0 && iterations != 1) {
-			usleep(t->delay_ms * 1000);
+		if (i == 0) {
+			usleep((t->delay_ms < BATCH_FIRST_MS ? t->delay_ms : BATCH_FIRST_MS) * 1000);
 			sample_all(t);
 		}
+		batch_header(t);
 		/* Rates in bytes a second, as the guest sees them, for scripts. */
 		printf("%4s %-16s %-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "ID", "NAME", "STATE", "%CPU",
 		       "MEM(M)", "RSS(M)", "VCPUS", "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)",

@@ -90,7 +90,7 @@ one_usage "shutdown -t 5x" "-t '5x' is not a whole number" shutdown -w -t 5x web
 one_usage "sched --weight 1e3" "--weight '1e3' is not a whole number" sched web --weight 1e3
 one_usage "sched --weight 70000" "--weight 70000 is out of range \(1 to 65535\)" sched web --weight 70000
 one_usage "capture -c 0" "-c 0 is out of range" capture web -c 0
-one_usage "list -o csv" "--output 'csv' is not one of: tsv|-o 'csv' is not one of: tsv" list -o csv
+one_usage "list -o csv" "--output 'csv' is not one of: text tsv json|-o 'csv' is not one of: text tsv json" list -o csv
 # The batch dashboard still runs: two tables, then it ends.
 if timeout 20 "$LODGE" --root "$ROOT" top -b -n 2 -d 0.1 >"$out" 2>"$err" && [ "$(grep -c '^ *ID NAME' "$out")" -eq 2 ] &&
    [ ! -s "$err" ]; then
