@@ -139,7 +139,7 @@ fi
 # addr: the guest's address once it answered a ping.
 addr_json() {
 	lodge addr -o json j1 >"$T/addr.json" 2>/dev/null &&
-	py "$T/addr.json" 'assert any(d["address"] == "10.81.0.2" and d["from"] == "arp" and isinstance(d["age_s"], int) and d["claimed_by"] == [] for d in doc)'
+	py "$T/addr.json" 'assert any(d["address"] == "10.81.0.2" and d["from"] == "arp" and isinstance(d["age_s"], int) and d["claimed_by"] == [] for d in doc)' 2>/dev/null
 }
 in_ns ping -c 1 -W 3 10.81.0.2 >/dev/null
 if wait_until 10 addr_json; then
