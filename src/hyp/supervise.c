@@ -113,6 +113,7 @@ void detached_io_switch(struct detached_io *io)
 	if (io->log_fd >= 0) {
 		dup2(io->log_fd, STDERR_FILENO);
 		close(io->log_fd);
+		log_set_timestamps(true);       /* a file read later, unlike a terminal */
 	}
 	io->null_fd = io->log_fd = -1;
 }

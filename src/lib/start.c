@@ -390,7 +390,8 @@ static void hyp_output_deliver(const struct lodge *lg, struct hyp_output *o, boo
 	char *line, *save = NULL, *text = o->buf;
 	size_t len, i, k;
 
-	/* Its lines end in \r\n (for a terminal in raw mode): plain lines here. */
+	/* A line ending in \r\n (lodge-hyp's for a terminal in raw mode, never
+	 * a pipe like this one, but a lodge-hyp of an older build): plain here. */
 	for (i = k = 0; i < o->n; i++)
 		if (o->buf[i] != '\r' || (i + 1 < o->n && o->buf[i + 1] != '\n'))
 			o->buf[k++] = o->buf[i];
