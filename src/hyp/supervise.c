@@ -3,6 +3,7 @@
 #include "supervise.h"
 #include "cgroup.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 #include "run.h"
 #include "rundir.h"
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,20 +129,38 @@ void detach_ready(int ready_fd, struct detached_io *io)
 }
 
 /* Wait for the domain process, passing on the signals that would have
- * ended it had it been this process (the terminal's, the agent's kill). */
+ * ended it had it been this process (the terminal's, the agent's kill),
+ * and writing the events its processes send (events.h). */
 static int wait_domain(pid_t pid, const sigset_t *sigs)
 {
-	siginfo_t si;
-	int st;
+	struct signalfd_siginfo si;
+	int st, sig_fd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	for (;;) {
+		struct pollfd p[2] = { { sig_fd, POLLIN, 0 }, { events_fd(), POLLIN, 0 } };
+
 		if (waitpid(pid, &st, WNOHANG) == pid)
-			return st;
-		if (sigwaitinfo(sigs, &si) < 0)
+			break;
+		if (sig_fd < 0) {
+			/* No signalfd: wait as before, without events until the end. */
+			siginfo_t info;
+
+			if (sigwaitinfo(sigs, &info) >= 0 && info.si_signo != SIGCHLD)
+				kill(pid, info.si_signo);
 			continue;
-		if (si.si_signo != SIGCHLD)
-			kill(pid, si.si_signo);
+		}
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			events_drain();
+		while (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				kill(pid, (int)si.ssi_signo);
 	}
+	if (sig_fd >= 0)
+		close(sig_fd);
+	events_drain();         /* its last words are in the pipe still */
+	return st;
 }
 
 /* The supervisor: lodge-hyp's first process stays privileged and outside
@@ -165,6 +186,8 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	if (o->event_log && (st = events_open(o->event_log, o->name)))
+		log_warn("domain %s has no event log: %s", o->name, strerror(-st));
 	for (;;) {
 		pid = fork();
 		if (pid < 0) {
@@ -177,6 +200,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 			if (getppid() != self)
 				_exit(DOMAIN_ERROR);
+			events_child();
 			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
 		}
 		if (first && ready_fd >= 0) {
@@ -209,6 +233,9 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			 o->name, (int)pid, strsignal(WTERMSIG(st)),
 			 WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
 		log_err("%s", killed);
+		event_send(EV_KILLED, "lodge-hyp", "its lodge-hyp (pid %d) was killed by signal %s%s", (int)pid,
+			   strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		events_drain();
 		status = DOMAIN_ERROR;
 	} else {
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
