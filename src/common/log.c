@@ -1,16 +1,14 @@
 #include "log.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 static const char *log_prog = "lodge";
 static enum log_level log_level = LOG_INFO;
 static bool log_timestamps;
-/* Read by the seccomp report's signal handler (sandbox.c) too. */
-static volatile sig_atomic_t log_raw_terminal;
 
 void log_init(const char *progname)
 {
@@ -25,8 +23,16 @@ void log_init(const char *progname)
 }
 
 void log_set_timestamps(bool on) { log_timestamps = on; }
-void log_set_raw_terminal(bool raw) { log_raw_terminal = raw; }
-const char *log_eol(void) { return log_raw_terminal ? "\r\n" : "\n"; }
+
+const char *log_eol(void)
+{
+	struct termios t;
+
+	/* Asked of the terminal each time: whichever process put it in raw
+	 * mode (a standalone domain's console, its restarted child), and
+	 * whether or not that one restored it before it ended. */
+	return tcgetattr(STDERR_FILENO, &t) == 0 && !((t.c_oflag & OPOST) && (t.c_oflag & ONLCR)) ? "\r\n" : "\n";
+}
 
 char *log_time_iso(char *out, size_t len, const struct timespec *ts)
 {

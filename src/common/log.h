@@ -19,9 +19,9 @@ enum log_level log_get_level(void);
 /* Each line is prefixed with the time (log_time_iso): for a file kept
  * beside a running domain (its lodge-hyp.log), not a terminal. */
 void log_set_timestamps(bool on);
-/* stderr is a terminal in raw mode (a guest's console on it): lines end
- * in \r\n, since the terminal no longer turns \n into both; "\n" else. */
-void log_set_raw_terminal(bool raw);
+/* How a line on stderr ends: "\r\n" while it is a terminal in raw mode
+ * (a guest's console on it), which no longer turns \n into both; "\n"
+ * else.  Async-signal-safe. */
 const char *log_eol(void);
 /* ts as ISO 8601 local time with milliseconds and the offset,
  * 2026-12-04T22:30:01.123+01:00, into out (33 bytes hold it). */

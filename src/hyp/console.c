@@ -35,7 +35,6 @@ void console_restore(void)
 {
 	if (con.termios_saved)
 		tcsetattr(con.in_fd, TCSAFLUSH, &con.saved);
-	log_set_raw_terminal(false);
 }
 
 int console_is_tty(void) { return con.is_tty; }
@@ -265,8 +264,6 @@ int console_init(int in_fd, int out_fd, const char *log_path, size_t log_cap)
 		cfmakeraw(&raw);
 		if (tcsetattr(in_fd, TCSAFLUSH, &raw) < 0)
 			log_warn("cannot put the terminal in raw mode: %s", strerror(errno));
-		else
-			log_set_raw_terminal(isatty(STDERR_FILENO));   /* our messages share it */
 	}
 	rc = pthread_create(&con.thread, NULL, console_output_thread, NULL);
 	if (rc)

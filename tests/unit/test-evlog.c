@@ -14,7 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
+
+/* log_eol() with stderr on a pseudo-terminal, cooked then raw. */
+static void check_eol(void)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), slave, saved = dup(STDERR_FILENO);
+	const char *cooked, *raw;
+	struct termios t;
+
+	if (master < 0 || grantpt(master) || unlockpt(master) || (slave = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
+		printf("SKIP: line ends on a terminal: no pseudo-terminal\n");
+		return;
+	}
+	dup2(slave, STDERR_FILENO);
+	cooked = log_eol();
+	tcgetattr(slave, &t);
+	cfmakeraw(&t);
+	tcsetattr(slave, TCSANOW, &t);
+	raw = log_eol();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(slave);
+	close(master);
+	CHECK("lines end in \\n on a file and a cooked terminal, \\r\\n only on a raw terminal",
+	      strcmp(log_eol(), "\n") == 0 && strcmp(cooked, "\n") == 0 && strcmp(raw, "\r\n") == 0);
+}
 
 static char tmp[] = "/tmp/test-evlog-XXXXXX";
 
@@ -120,6 +146,7 @@ int main(void)
 	      snprintf(path, sizeof(path), "%s/%s", dir, EVLOG_FILE) > 0 &&
 	      strstr(read_all(path), " web paused uid=5,pid=6 x\\ny\n") && count_char(read_all(path), '\n') == 1);
 
+	check_eol();
 	snprintf(big, sizeof(big), "rm -rf %s", tmp);
 	if (system(big) != 0)
 		return 1;
