@@ -146,6 +146,14 @@ int main(void)
 	      snprintf(path, sizeof(path), "%s/%s", dir, EVLOG_FILE) > 0 &&
 	      strstr(read_all(path), " web paused uid=5,pid=6 x\\ny\n") && count_char(read_all(path), '\n') == 1);
 
+	/* A flood from a process taken over: a burst, then 20 a second. */
+	for (int i = 0; i < 25; i++) {
+		for (int k = 0; k < 10; k++)
+			event_send(EV_MEM_SET, "uid=0,pid=1", "flood");
+		events_drain();
+	}
+	n = count_char(read_all(path), '\n');
+	CHECK("a flood of events is cut to the burst (200 lines in all) and the rate", n >= 200 && n <= 205);
 	check_eol();
 	snprintf(big, sizeof(big), "rm -rf %s", tmp);
 	if (system(big) != 0)
