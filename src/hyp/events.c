@@ -32,6 +32,7 @@ static double ev_tokens = EVENT_BURST;
 static struct timespec ev_last;
 static unsigned long ev_dropped;
 static char ev_dir[4096], ev_domain[128];
+static pid_t ev_supervisor;
 
 int events_open(const char *log_dir, const char *domain)
 {
@@ -43,6 +44,7 @@ int events_open(const char *log_dir, const char *domain)
 		return -errno;
 	ev_rd = p[0];
 	ev_wr = p[1];
+	ev_supervisor = getpid();
 	snprintf(ev_dir, sizeof(ev_dir), "%s", log_dir);
 	snprintf(ev_domain, sizeof(ev_domain), "%s", domain);
 	return 0;
@@ -51,6 +53,11 @@ int events_open(const char *log_dir, const char *domain)
 int events_fd(void)
 {
 	return ev_rd;
+}
+
+pid_t events_supervisor(void)
+{
+	return ev_supervisor;
 }
 
 void events_child(void)

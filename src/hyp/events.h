@@ -21,6 +21,9 @@ int events_fd(void);
 /* Write each event that has arrived to the log and syslog (the
  * supervisor's). */
 void events_drain(void);
+/* The supervisor's pid (0: no event log): a signal it passes on to a
+ * domain's process was logged by it, with the sender's uid and pid. */
+pid_t events_supervisor(void);
 /* In a domain's process: the read end is not its business. */
 void events_child(void);
 

@@ -153,9 +153,17 @@ static int wait_domain(pid_t pid, const sigset_t *sigs)
 			continue;
 		if (p[1].revents & POLLIN)
 			events_drain();
-		while (read(sig_fd, &si, sizeof(si)) == sizeof(si))
-			if (si.ssi_signo != SIGCHLD)
-				kill(pid, (int)si.ssi_signo);
+		while (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			char who[EVLOG_WHO_MAX];
+
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			/* Who sent it, as the kernel says: the domain's process
+			 * sees only this one passing it on. */
+			event_send(EV_DESTROYED, event_who(who, sizeof(who), si.ssi_uid, (pid_t)si.ssi_pid, NULL),
+				   "by signal %s", strsignal((int)si.ssi_signo));
+			kill(pid, (int)si.ssi_signo);
+		}
 	}
 	if (sig_fd >= 0)
 		close(sig_fd);

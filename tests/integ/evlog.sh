@@ -157,6 +157,20 @@ else
 	fail "lodge log NAME" "$out"
 fi
 
+# A signal to the domain's lodge-hyp: logged with the sender's pid, not
+# that of the supervisor passing it on to the domain's process.
+mkcfg sig
+lodge create sig >/dev/null || fail "signal in the event log" "create failed"
+SUP=$(pgrep -f -- "--name sig .*--runtime-dir $R/run/lodge " | head -1)
+bash -c 'echo $$ >&3; exec kill -TERM "$1"' - "$SUP" 3>"$T/pid"
+P_KILL=$(cat "$T/pid")
+if [ -n "$SUP" ] && wait_until 10 logged " sig destroyed uid=0,pid=$P_KILL by signal Terminated$" &&
+   [ "$(grep -c ' sig destroyed ' "$LOG")" = 1 ]; then
+	pass "a signal that ends a domain is logged once, with its sender's pid"
+else
+	fail "signal in the event log" "supervisor ${SUP:-not found}: $(grep ' sig ' "$LOG")"
+fi
+
 # ---- 3. who may read it; rotation; syslog ----------------------------------
 if [ "$(stat -c %a "$(dirname "$LOG")")" = 750 ] && [ "$(stat -c %a "$LOG")" = 640 ] &&
    ! out=$(timeout 30 setpriv --reuid=65534 --regid=65534 --groups=$CONTROL "$LODGE" --root "$R" log 2>&1) &&

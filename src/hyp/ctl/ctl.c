@@ -432,10 +432,11 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 
 			domain_end(dom, DOMAIN_STOPPED, "stopped by signal %s", strsignal(si.ssi_signo));
 			c->destroyed = true;
-			/* The sender as the kernel says: the supervisor, when it
-			 * passes on a signal sent to it. */
-			event_send(EV_DESTROYED, event_who(who, sizeof(who), si.ssi_uid, (pid_t)si.ssi_pid, NULL),
-				   "by signal %s", strsignal(si.ssi_signo));
+			/* The sender as the kernel says; one sent to the
+			 * supervisor and passed on, the supervisor logged. */
+			if ((pid_t)si.ssi_pid != events_supervisor())
+				event_send(EV_DESTROYED, event_who(who, sizeof(who), si.ssi_uid, (pid_t)si.ssi_pid, NULL),
+					   "by signal %s", strsignal(si.ssi_signo));
 			c->end_told = true;
 		}
 	}
