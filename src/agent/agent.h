@@ -43,6 +43,9 @@ int cmd_restore(struct cli *c);
 int cmd_dump_core(struct cli *c);
 int cmd_migrate(struct cli *c);
 int cmd_migrate_receive(struct cli *c);
+/* cmd-log.c */
+int cmd_log(struct cli *c);
+int cmd_dmesg(struct cli *c);
 /* cmd-bridge.c */
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);

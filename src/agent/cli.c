@@ -76,13 +76,13 @@ static int value_error(const char *fmt, ...)
 }
 
 /* Lines another program wrote (lodge-hyp's: prefixed and escaped by it),
- * each ended as log.c ends ours: \r\n, for a terminal in raw mode. */
+ * each ended as log.c ends ours (\r\n only on a terminal in raw mode). */
 static void print_lines(const char *text)
 {
 	while (*text) {
 		size_t n = strcspn(text, "\n");
 
-		fprintf(stderr, "%.*s\r\n", (int)n, text);
+		fprintf(stderr, "%.*s%s", (int)n, text, log_eol());
 		text += n + (text[n] == '\n');
 	}
 }

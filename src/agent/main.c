@@ -92,6 +92,11 @@ static const struct cli_option bridge_opts[] = {
 	FLAG('f', "force", "with --nic: even the NIC this ssh session comes in on"),
 	{ 0 },
 };
+static const struct cli_option log_opts[] = {
+	FLAG('f', "follow", "then print each event as it is written"),
+	NUMBER('n', "lines", "N", 0, 1000000, "the last N events (default 20)"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -132,6 +137,8 @@ static const struct command commands[] = {
 	{ "capture", capture_opts, "DOMAIN [VIF] [FILTER...]", 1, ANY,
 	  "capture a vif's frames (pcap file or one line each)", 0, cmd_capture },
 	{ "info", output_opts, "", 0, 0, "the host: CPUs, memory, KVM backend", 0, cmd_info },
+	{ "log", log_opts, "[NAME]", 0, 1, "the event log: who created, paused, ... each domain, and when", 0, cmd_log },
+	{ "dmesg", no_opts, "DOMAIN", 1, 1, "a running domain's lodge-hyp messages", 0, cmd_dmesg },
 	{ "uptime", no_opts, "", 0, 0, "how long each domain has run", 0, cmd_uptime },
 	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 static const char *log_prog = "lodge";
 static enum log_level log_level = LOG_INFO;
+static bool log_timestamps;
 
 void log_init(const char *progname)
 {
@@ -15,6 +17,39 @@ void log_init(const char *progname)
 	log_prog = slash ? slash + 1 : progname;
 	if (getenv("LODGE_DEBUG"))
 		log_level = LOG_DEBUG;
+	/* The zone is read now, while /etc/localtime is there to read: a
+	 * sandboxed lodge-hyp stamps its lines in the same zone. */
+	tzset();
+}
+
+void log_set_timestamps(bool on) { log_timestamps = on; }
+
+const char *log_eol(void)
+{
+	struct termios t;
+
+	/* Asked of the terminal each time: whichever process put it in raw
+	 * mode (a standalone domain's console, its restarted child), and
+	 * whether or not that one restored it before it ended. */
+	return tcgetattr(STDERR_FILENO, &t) == 0 && !((t.c_oflag & OPOST) && (t.c_oflag & ONLCR)) ? "\r\n" : "\n";
+}
+
+char *log_time_iso(char *out, size_t len, const struct timespec *ts)
+{
+	struct tm tm;
+	char zone[8];
+	size_t n;
+
+	if (!len)
+		return out;
+	out[0] = '\0';
+	if (!localtime_r(&ts->tv_sec, &tm) || !strftime(zone, sizeof(zone), "%z", &tm) || strlen(zone) != 5)
+		return out;
+	n = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	/* ISO 8601's offset has a colon (+01:00); strftime's %z has none. */
+	if (n)
+		snprintf(out + n, len - n, ".%03ld%.3s:%s", ts->tv_nsec / 1000000, zone, zone + 3);
+	return out;
 }
 
 void log_set_level(enum log_level level) { log_level = level; }
@@ -77,21 +112,27 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 		[LOG_ERR] = "error: ", [LOG_WARN] = "warning: ",
 		[LOG_INFO] = "", [LOG_DEBUG] = "debug: ",
 	};
-	char msg[1024], buf[4 * sizeof(msg) + 64];
+	char msg[1024], buf[4 * sizeof(msg) + 128], when[40] = "";
+	const char *eol = log_eol();
+	struct timespec ts;
 	int n;
 
 	if (level > log_level)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = snprintf(buf, sizeof(buf), "%s: %s", log_prog, prefix[level]);
+	if (log_timestamps) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		log_time_iso(when, sizeof(when) - 1, &ts);
+		strcat(when, " ");
+	}
+	n = snprintf(buf, sizeof(buf), "%s%s: %s", when, log_prog, prefix[level]);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return;
 	text_escape(buf + n, sizeof(buf) - n - 2, msg);
-	/* One write per line, with \r\n: the terminal may be in raw mode
-	 * while a guest console is attached. */
+	/* One write per line: whole lines however many processes share the file. */
 	n = strlen(buf);
-	buf[n++] = '\r';
-	buf[n++] = '\n';
+	memcpy(buf + n, eol, strlen(eol));
+	n += strlen(eol);
 	if (write(STDERR_FILENO, buf, n) < 0) {
 		/* nowhere left to report it */
 	}

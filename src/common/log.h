@@ -5,14 +5,27 @@
 #define LODGE_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdnoreturn.h>
+#include <time.h>
 
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 void log_init(const char *progname);
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
+
+/* Each line is prefixed with the time (log_time_iso): for a file kept
+ * beside a running domain (its lodge-hyp.log), not a terminal. */
+void log_set_timestamps(bool on);
+/* How a line on stderr ends: "\r\n" while it is a terminal in raw mode
+ * (a guest's console on it), which no longer turns \n into both; "\n"
+ * else.  Async-signal-safe. */
+const char *log_eol(void);
+/* ts as ISO 8601 local time with milliseconds and the offset,
+ * 2026-12-04T22:30:01.123+01:00, into out (33 bytes hold it). */
+char *log_time_iso(char *out, size_t len, const struct timespec *ts);
 
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

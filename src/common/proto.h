@@ -12,6 +12,9 @@
  *
  * Request: one line, at most PROTO_LINE_MAX bytes including the newline:
  *     lodge/1 COMMAND [ARG ...]\n
+ * or "lodge/1:FACE COMMAND ..." where FACE (1 to 16 of a-z and -) names
+ * the face that asks ("dashboard"): the event log shows it beside the
+ * uid and pid the kernel gives for the peer, which alone are trusted.
  * Reply: one line, "ok\n" or "error MESSAGE\n"; for commands that return
  * data, "ok\n" is followed by "KEY VALUE\n" lines and an empty line.
  * After "console" answers "ok\n" the connection carries the raw serial
@@ -110,6 +113,8 @@
 #define PROTO_VERSION   1
 #define PROTO_PREFIX    "lodge/"
 #define PROTO_LINE_MAX  1024
+#define PROTO_FACE_MAX  16
+#define PROTO_FACE_CHARS "abcdefghijklmnopqrstuvwxyz-"
 /* The socket is RUNDIR/NAME/control: runtime.h. */
 
 #endif

@@ -5,6 +5,7 @@
  * domain (run.c) and its building (build.c). */
 #include "build.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 #include "options.h"
 #include "rundir.h"
@@ -59,6 +60,9 @@ int main(int argc, char **argv)
 	close_inherited(o.incoming_fd);
 	if (o.probe)
 		return domain_probe();
+	/* Who asked for the domain: the process that ran this one (a face of
+	 * the library), as the kernel says; gone once detached. */
+	event_who(o.creator, sizeof(o.creator), getuid(), getppid(), o.via);
 	if (sandbox_init(&sb, o.user, o.no_sandbox))
 		return DOMAIN_ERROR;
 	if (o.detach && detach_early(&ready_fd, o.name)) {

@@ -4,6 +4,7 @@
 #include "backend/tap.h"
 #include "cgroup.h"
 #include "log.h"
+#include "proto.h"
 #include "version.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ void options_usage(FILE *f)
 		"                  [--crash-dir DIR]]\n"
 		"                 [--cpus LIST] [--vcpu-cpus N=LIST]... [--cgroup PATH [--cpu-weight W] [--cap PCT]]\n"
 		"                 [--incoming FD] [--paused]\n"
-		"                 [--user NAME | --no-sandbox]\n"
+		"                 [--user NAME | --no-sandbox] [--event-log DIR [--via FACE]]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
@@ -114,6 +115,8 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "paused", no_argument, NULL, 'Q' },
 		{ "user", required_argument, NULL, 'Y' },
 		{ "no-sandbox", no_argument, NULL, 'Z' },
+		{ "event-log", required_argument, NULL, 'E' },
+		{ "via", required_argument, NULL, 'F' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -227,6 +230,16 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'Q': o->paused = 1; break;
 		case 'Y': o->user = optarg; break;
 		case 'Z': o->no_sandbox = 1; break;
+		case 'E': o->event_log = optarg; break;
+		case 'F':
+			/* A word in every event's WHO: a face's name, nothing more. */
+			if (!optarg[0] || strlen(optarg) > PROTO_FACE_MAX ||
+			    strspn(optarg, PROTO_FACE_CHARS) != strlen(optarg)) {
+				log_err("--via '%s' is not a face's name (1 to 16 of a-z and -)", optarg);
+				return -EINVAL;
+			}
+			o->via = optarg;
+			break;
 		case 'd': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
 		case 'h': options_usage(stdout); exit(0);
@@ -262,6 +275,10 @@ int options_parse(int argc, char **argv, struct options *o)
 	if (!o->runtime_dir && (o->detach || o->on_poweroff == ACTION_PRESERVE ||
 				o->on_reboot == ACTION_PRESERVE || o->on_crash == ACTION_PRESERVE)) {
 		log_err("--detach and preserve need --runtime-dir (somewhere to reach the domain)");
+		return -EINVAL;
+	}
+	if (o->event_log && (!o->runtime_dir || o->event_log[0] != '/')) {
+		log_err("--event-log needs --runtime-dir and an absolute directory, not '%s'", o->event_log);
 		return -EINVAL;
 	}
 	if (o->sched_given && !o->cgroup) {

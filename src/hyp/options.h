@@ -46,6 +46,10 @@ struct options {
 	/* The sandbox's user (NULL: lodge, else nobody), or none at all. */
 	const char *user;
 	int no_sandbox;
+	/* --event-log DIR: lifecycle events to DIR/lodge.log and syslog
+	 * (events.h); --via FACE: the face that asked for the domain. */
+	const char *event_log, *via;
+	char creator[80];          /* WHO of the created event: lodge-hyp's caller (main.c) */
 };
 
 /* Fill o from argv: 0, or -EINVAL with one message logged.  --help and

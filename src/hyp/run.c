@@ -8,6 +8,7 @@
 #include "crash.h"
 #include "ctl/ctl.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
 #include "runtime.h"
@@ -120,8 +121,13 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 		close((int)o->incoming_fd);
 		announce_send();
 	}
-	if (ready_fd >= 0)
+	if (ready_fd >= 0) {
+		/* Only the first boot has a caller waiting: a restart is no
+		 * new domain (its reboot or crash is in the log already). */
 		detach_ready(ready_fd, &io);
+		event_send(o->incoming_fd < 0 ? EV_CREATED : incoming_live ? EV_MIGRATED_IN : EV_RESTORED, o->creator,
+			   "id %u%s", dom->id, o->paused ? ", paused" : "");
+	}
 	if (o->incoming_fd >= 0)
 		log_info("domain %s restored%s", dom->name, incoming_live ? " from a live migration" : "");
 	sandbox_test_forbidden(sb);

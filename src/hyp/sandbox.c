@@ -238,7 +238,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	n = put_str(line, n, " (");
 	while (i)
 		line[n++] = num[--i];
-	n = put_str(line, n, ")\r\n");
+	n = put_str(line, n, ")");
+	n = put_str(line, n, log_eol());        /* \r\n only on a raw terminal */
 	if (write(STDERR_FILENO, line, n) < 0) {
 		/* nowhere left to say it */
 	}

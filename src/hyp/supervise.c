@@ -4,6 +4,7 @@
 #include "cgroup.h"
 #include "crash.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 #include "run.h"
 #include "rundir.h"
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +117,7 @@ void detached_io_switch(struct detached_io *io)
 	if (io->log_fd >= 0) {
 		dup2(io->log_fd, STDERR_FILENO);
 		close(io->log_fd);
+		log_set_timestamps(true);       /* a file read later, unlike a terminal */
 	}
 	io->null_fd = io->log_fd = -1;
 }
@@ -126,20 +130,46 @@ void detach_ready(int ready_fd, struct detached_io *io)
 }
 
 /* Wait for the domain process, passing on the signals that would have
- * ended it had it been this process (the terminal's, the agent's kill). */
+ * ended it had it been this process (the terminal's, the agent's kill),
+ * and writing the events its processes send (events.h). */
 static int wait_domain(pid_t pid, const sigset_t *sigs)
 {
-	siginfo_t si;
-	int st;
+	struct signalfd_siginfo si;
+	int st, sig_fd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	for (;;) {
+		struct pollfd p[2] = { { sig_fd, POLLIN, 0 }, { events_fd(), POLLIN, 0 } };
+
 		if (waitpid(pid, &st, WNOHANG) == pid)
-			return st;
-		if (sigwaitinfo(sigs, &si) < 0)
+			break;
+		if (sig_fd < 0) {
+			/* No signalfd: wait as before, without events until the end. */
+			siginfo_t info;
+
+			if (sigwaitinfo(sigs, &info) >= 0 && info.si_signo != SIGCHLD)
+				kill(pid, info.si_signo);
 			continue;
-		if (si.si_signo != SIGCHLD)
-			kill(pid, si.si_signo);
+		}
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			events_drain();
+		while (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			char who[EVLOG_WHO_MAX];
+
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			/* Who sent it, as the kernel says: the domain's process
+			 * sees only this one passing it on. */
+			event_send(EV_DESTROYED, event_who(who, sizeof(who), si.ssi_uid, (pid_t)si.ssi_pid, NULL),
+				   "by signal %s", strsignal((int)si.ssi_signo));
+			kill(pid, (int)si.ssi_signo);
+		}
 	}
+	if (sig_fd >= 0)
+		close(sig_fd);
+	events_drain();         /* its last words are in the pipe still */
+	return st;
 }
 
 /* The supervisor: lodge-hyp's first process stays privileged and outside
@@ -166,6 +196,8 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	sigaddset(&sigs, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	crash_open(o);
+	if (o->event_log && (st = events_open(o->event_log, o->name)))
+		log_warn("domain %s has no event log: %s", o->name, strerror(-st));
 	for (;;) {
 		crash_arm();
 		pid = fork();
@@ -180,6 +212,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			if (getppid() != self)
 				_exit(DOMAIN_ERROR);
 			crash_child();
+			events_child();
 			exit(run_domain(o, sb, dir, listen_fd, ready_fd));
 		}
 		if (first && ready_fd >= 0) {
@@ -216,6 +249,9 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			 o->name, (int)pid, strsignal(WTERMSIG(st)),
 			 WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
 		log_err("%s", killed);
+		event_send(EV_KILLED, "lodge-hyp", "its lodge-hyp (pid %d) was killed by signal %s%s", (int)pid,
+			   strsignal(WTERMSIG(st)), WTERMSIG(st) == SIGSYS ? " (the sandbox's seccomp filter)" : "");
+		events_drain();
 		status = DOMAIN_ERROR;
 	} else {
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;

@@ -127,10 +127,29 @@ int client_parse_reply(char *buf, struct reply *r)
 	return 0;
 }
 
-/* "lodge/1 CMD\n" into line: its length, or -E2BIG. */
+static char client_face_word[PROTO_FACE_MAX + 1];
+
+int client_set_face(const char *face)
+{
+	size_t len = strlen(face);
+
+	if (!len || len > PROTO_FACE_MAX || strspn(face, PROTO_FACE_CHARS) != len)
+		return -EINVAL;
+	memcpy(client_face_word, face, len + 1);
+	return 0;
+}
+
+const char *client_face(void)
+{
+	return client_face_word;
+}
+
+/* "lodge/1 CMD\n" (lodge/1:FACE with a face set) into line: its length,
+ * or -E2BIG. */
 static int format_request(char *line, size_t len, const char *cmd)
 {
-	int n = snprintf(line, len, "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+	const char *face = client_face_word;
+	int n = snprintf(line, len, "%s%d%s%s %s\n", PROTO_PREFIX, PROTO_VERSION, face[0] ? ":" : "", face, cmd);
 
 	return n < 0 || (size_t)n >= len ? -E2BIG : n;
 }
@@ -219,10 +238,10 @@ int client_start(const char *rundir, const char *name, const char *cmd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char line[PROTO_LINE_MAX];
-	int fd, n = snprintf(line, sizeof(line), "%s%d %s\n", PROTO_PREFIX, PROTO_VERSION, cmd);
+	int fd, n = format_request(line, sizeof(line), cmd);
 
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
+	if (n < 0)
+		return n;
 	if (runtime_path(sa.sun_path, sizeof(sa.sun_path), rundir, name, RT_CONTROL))
 		return -ENAMETOOLONG;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

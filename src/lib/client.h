@@ -15,6 +15,10 @@ struct reply {
 	char value[CLIENT_MAX_KEYS][1400];   /* vcpu_ns of 64 vCPUs fits */
 };
 
+/* The face every request names ("lodge/1:FACE"; proto.h): 0, or -EINVAL
+ * for a word that is not 1 to 16 of a-z and '-'.  "" until set. */
+int client_set_face(const char *face);
+const char *client_face(void);
 /* Connect to RUNDIR/NAME/control. Returns the fd, -ECONNREFUSED or -ENOENT
  * for a domain that is not running (a stale or absent directory). */
 int client_connect(const char *rundir, const char *name);

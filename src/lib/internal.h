@@ -64,4 +64,8 @@ int lodge_start(const struct lodge *lg, const struct domain_config *dc, bool pau
 int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, bool paused, int incoming_fd,
 			void (*tick)(void *arg), void *arg, struct lodge_err *err);
 
+/* events.c: the event log's directory under the root (for lodge-hyp
+ * --event-log): 0, -ENAMETOOLONG. */
+int lodge_event_log_dir(char *out, size_t len);
+
 #endif

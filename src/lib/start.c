@@ -289,6 +289,7 @@ struct hyp_args {
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
 	char control_gid[24], stats_gid[24], incoming[16];
+	char event_log[CFG_PATH_MAX];
 };
 
 static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, const struct domain_config *dc,
@@ -365,6 +366,12 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	}
 	if (paused)
 		argv[a++] = "--paused";        /* not one guest instruction before unpause */
+	if (lodge_event_log_dir(h->event_log, sizeof(h->event_log)) == 0) {
+		argv[a++] = "--event-log"; argv[a++] = h->event_log;
+	}
+	if (client_face()[0]) {
+		argv[a++] = "--via"; argv[a++] = client_face();
+	}
 	argv[a++] = "--detach";
 	argv[a] = NULL;
 }
@@ -392,7 +399,8 @@ static void hyp_output_deliver(const struct lodge *lg, struct hyp_output *o, boo
 	char *line, *save = NULL, *text = o->buf;
 	size_t len, i, k;
 
-	/* Its lines end in \r\n (for a terminal in raw mode): plain lines here. */
+	/* A line ending in \r\n (lodge-hyp's for a terminal in raw mode, never
+	 * a pipe like this one, but a lodge-hyp of an older build): plain here. */
 	for (i = k = 0; i < o->n; i++)
 		if (o->buf[i] != '\r' || (i + 1 < o->n && o->buf[i + 1] != '\n'))
 			o->buf[k++] = o->buf[i];

@@ -176,6 +176,7 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 	bool key_ready = false, redraw = true;
 	uint64_t next;
 
+	lodge_set_face("dashboard");      /* the event log says who asked */
 	t->lg = lg;
 	t->hc = lg->hc;
 	t->delay_ms = o->delay_ms;

@@ -194,6 +194,13 @@ if boot idle '^counter 5$'; then
 	else
 		fail "running on hostB" "$(timeout 10 "$LODGE" --root "$RB" list 2>&1 | one_line)"
 	fi
+	# The event logs of both hosts: gone out from one, come in on the other.
+	if wait_for "$RA/var/log/lodge/lodge.log" " idle migrated-out uid=0,pid=[0-9]+ downtime " 10 &&
+	   wait_for "$RB/var/log/lodge/lodge.log" " idle migrated-in uid=0,pid=[0-9]+ id " 10; then
+		pass "the event logs say idle migrated out of hostA and in on hostB"
+	else
+		fail "migration in the event logs" "$(cat "$RA/var/log/lodge/lodge.log" "$RB/var/log/lodge/lodge.log" 2>&1 | tail -4)"
+	fi
 	if wait_for "$T/recv.out" "^received idle from $IPA$" 10; then
 		pass "the receiver reports: received idle from $IPA"
 	else

@@ -5,6 +5,7 @@
 #include "console.h"
 #include "dev/devices.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 #include "save/core.h"
 
@@ -16,6 +17,15 @@
 #include <unistd.h>
 
 #define CTL_REPLAY_BYTES (16 * 1024)   /* console history shown on attach */
+
+/* Who sent the request, for the event log: the kernel's uid and pid of
+ * the peer, and the face it says it is. */
+static const char *ctl_who(const struct ctl_client *cl)
+{
+	static char who[EVLOG_WHO_MAX];
+
+	return event_who_peer(who, sizeof(who), cl->fd, cl->face);
+}
 
 static void ctl_attach_console(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
@@ -79,6 +89,7 @@ static void ctl_save_start(struct ctl *c, struct ctl_client *cl, enum save_mode 
 		return;
 	}
 	cl->passed_fd = -1;             /* the job's now */
+	snprintf(c->job_who, sizeof(c->job_who), "%s", ctl_who(cl));
 	c->job_mode = mode;
 	c->job_client = cl;
 	c->has_last = false;
@@ -99,6 +110,8 @@ static void ctl_save_end(struct ctl *c, struct ctl_client *cl, int argc, char **
 		c->snapshot_held = false;
 		domain_end(c->dom, DOMAIN_STOPPED, "saved and destroyed");
 		c->destroyed = true;
+		event_send(EV_DESTROYED, ctl_who(cl), "after its save");
+		c->end_told = true;
 	} else if (strcmp(what, "resume") == 0) {
 		c->snapshot_held = false;
 		save_snapshot_release(c->dom, true);
@@ -148,8 +161,13 @@ void ctl_save_event(struct ctl *c)
 		c->job_client = NULL;
 		domain_end(c->dom, DOMAIN_STOPPED, "migrated away");
 		c->destroyed = true;
+		event_send(EV_MIGRATED_OUT, c->job_who, "downtime %llu us, %u rounds, %llu pages",
+			   (unsigned long long)p.downtime_us, p.round, (unsigned long long)p.pages);
+		c->end_told = true;
 		return;
 	}
+	event_send(EV_SAVED, c->job_who, "%llu pages, %llu bytes", (unsigned long long)p.pages,
+		   (unsigned long long)p.bytes);
 	/* A written snapshot holds the domain paused until the agent says
 	 * what becomes of it -- or until it goes away without saying. */
 	if (!cl) {
@@ -206,24 +224,30 @@ static void ctl_destroy(struct ctl *c, struct ctl_client *cl, int argc, char **a
 {
 	domain_end(c->dom, DOMAIN_STOPPED, "destroyed from the host");
 	c->destroyed = true;
+	event_send(EV_DESTROYED, ctl_who(cl), NULL);
+	c->end_told = true;
 	client_send(cl, "ok\n");
 }
 
 static void ctl_reboot(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	domain_end(c->dom, DOMAIN_REBOOT, "rebooted from the host");
+	event_send(EV_REBOOTED, ctl_who(cl), "from the host");
+	c->end_told = true;
 	client_send(cl, "ok\n");
 }
 
 static void ctl_pause(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	vcpu_pause_all(c->dom);
+	event_send(EV_PAUSED, ctl_who(cl), NULL);
 	client_send(cl, "ok\n");
 }
 
 static void ctl_unpause(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	vcpu_unpause_all(c->dom);
+	event_send(EV_UNPAUSED, ctl_who(cl), NULL);
 	client_send(cl, "ok\n");
 }
 
@@ -232,6 +256,7 @@ static void ctl_shutdown(struct ctl *c, struct ctl_client *cl, int argc, char **
 	if (c->dom->paused)
 		vcpu_unpause_all(c->dom);   /* a paused guest cannot hear the button */
 	acpi_pm_power_button();
+	event_send(EV_SHUTDOWN_ASKED, ctl_who(cl), "the ACPI power button");
 	client_send(cl, "ok\n");
 }
 
@@ -239,10 +264,12 @@ static void ctl_mem_set(struct ctl *c, struct ctl_client *cl, int argc, char **a
 {
 	char why[256];
 
-	if (domain_mem_set(c->dom, argc > 0 ? argv[0] : NULL, why, sizeof(why)))
+	if (domain_mem_set(c->dom, argc > 0 ? argv[0] : NULL, why, sizeof(why))) {
 		client_send(cl, "error %s\n", why);
-	else
-		client_send(cl, "ok\n");
+		return;
+	}
+	event_send(EV_MEM_SET, ctl_who(cl), "target %s MiB", argv[0]);
+	client_send(cl, "ok\n");
 }
 
 /* ctl-cpu.c's, which need only the domain. */
@@ -253,12 +280,21 @@ static void ctl_vcpus(struct ctl *c, struct ctl_client *cl, int argc, char **arg
 
 static void ctl_pin(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
-	ctl_vcpu_pin(c->dom, cl, argc, argv);
+	char who[EVLOG_WHO_MAX];
+
+	/* Asked before the reply: a client that has its answer may be gone. */
+	snprintf(who, sizeof(who), "%s", ctl_who(cl));
+	if (ctl_vcpu_pin(c->dom, cl, argc, argv) == 0)
+		event_send(EV_VCPU_PIN, who, "vcpu %s cpus %s", argv[0], argv[1]);
 }
 
 static void ctl_weights(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
-	ctl_sched(c->dom, cl, argc, argv);
+	char who[EVLOG_WHO_MAX];
+
+	snprintf(who, sizeof(who), "%s", ctl_who(cl));
+	if (ctl_sched(c->dom, cl, argc, argv) == 0)
+		event_send(EV_SCHED, who, "weight %s cap %s", argv[0], argv[1]);
 }
 
 /* Reading, destroying and the console work in every state: a domain being
@@ -322,6 +358,7 @@ void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 		client_send(cl, "%s", err);
 		return;
 	}
+	snprintf(cl->face, sizeof(cl->face), "%s", strchr(argv[0], ':') ? strchr(argv[0], ':') + 1 : "");
 	if (!(cmd = ctl_command_find(argv[1]))) {
 		client_send(cl, "error unknown command '%s'\n", argv[1]);
 		return;

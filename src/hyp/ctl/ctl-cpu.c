@@ -74,7 +74,7 @@ static long parse_bounded(struct ctl_client *cl, const char *what, const char *t
 	return v;
 }
 
-void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
+int ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 {
 	static cpu_set_t before[LODGE_MAX_VCPUS];
 	cpu_set_t host, set;
@@ -84,7 +84,7 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 
 	if (argc != 2) {
 		client_send(cl, "error usage: vcpu-pin VCPU|all CPUS\n");
-		return;
+		return -1;
 	}
 	if (strcmp(argv[0], "all") == 0) {
 		first = 0;
@@ -93,16 +93,16 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 		long v = parse_bounded(cl, "vCPU", argv[0], 0, (long)dom->nvcpus - 1, "");
 
 		if (v < 0)
-			return;
+			return -1;
 		first = last = (unsigned)v;
 	}
 	if ((rc = cpulist_host(&host))) {
 		client_send(cl, "error cannot read this host's CPUs: %s\n", strerror(-rc));
-		return;
+		return -1;
 	}
 	if (cpulist_parse(argv[1], &host, &set, why, sizeof(why))) {
 		client_send(cl, "error %s\n", why);
-		return;
+		return -1;
 	}
 	for (i = first; i <= last; i++)
 		if (pthread_getaffinity_np(dom->vcpus[i].thread, sizeof(before[i]), &before[i]))
@@ -117,12 +117,13 @@ void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **ar
 			if (CPU_COUNT(&before[i]))
 				sched_vcpu_pin(&dom->vcpus[i], &before[i]);
 		client_send(cl, "error cannot pin to CPUs %s: %s\n", argv[1], strerror(-rc));
-		return;
+		return -1;
 	}
 	client_send(cl, "ok\n");
+	return 0;
 }
 
-void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
+int ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 {
 	char hint[48];
 	long weight, cap;
@@ -130,19 +131,20 @@ void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 
 	if (argc != 2) {
 		client_send(cl, "error usage: sched WEIGHT CAP\n");
-		return;
+		return -1;
 	}
 	if (!dom->has_cgroup) {
 		client_send(cl, "error domain %s has no cgroup (lodge-hyp runs without --cgroup)\n", dom->name);
-		return;
+		return -1;
 	}
 	snprintf(hint, sizeof(hint), " percent of one CPU, 0: no cap");
 	if ((weight = parse_bounded(cl, "weight", argv[0], CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX, "")) < 0 ||
 	    (cap = parse_bounded(cl, "cap", argv[1], 0, SCHED_CAP_MAX(dom), hint)) < 0)
-		return;
+		return -1;
 	if ((rc = sched_set(dom, (unsigned)weight, (unsigned)cap))) {
 		client_send(cl, "error cannot write %s: %s\n", dom->cgroup.dir, strerror(-rc));
-		return;
+		return -1;
 	}
 	client_send(cl, "ok\n");
+	return 0;
 }

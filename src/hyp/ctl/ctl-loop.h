@@ -50,6 +50,7 @@ struct ctl_client {
 	uint8_t out[4096];         /* console bytes the socket would not take yet */
 	size_t out_len, out_off;
 	int passed_fd;             /* a descriptor sent with the request (save, migrate), or -1 */
+	char face[17];             /* the face its request says it is ("lodge/1:dashboard"), or "" */
 };
 
 struct ctl {
@@ -73,6 +74,8 @@ struct ctl {
 	struct save_progress last;     /* for status */
 	bool has_last;
 	bool told_preserved;           /* the log says why a preserved domain stopped */
+	bool end_told;                 /* the event log has the domain's end (events.h) */
+	char job_who[80];              /* WHO of the save or migration's client, for its event */
 };
 
 /* ctl.c: the loop, for ctl_run and the fuzz harness (access as ctl_run's). */

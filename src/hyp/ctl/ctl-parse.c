@@ -20,6 +20,10 @@ int ctl_parse_request(char *line, char *argv[CTL_MAX_ARGS], char *err, size_t er
 		return -1;
 	}
 	version = strtol(argv[0] + strlen(PROTO_PREFIX), &rest, 10);
+	/* "lodge/1:FACE": the face that asks, for the event log. */
+	if (*rest == ':' && strlen(rest + 1) >= 1 && strlen(rest + 1) <= PROTO_FACE_MAX &&
+	    strspn(rest + 1, PROTO_FACE_CHARS) == strlen(rest + 1))
+		rest += strlen(rest);
 	if (*rest || version != PROTO_VERSION) {
 		snprintf(err, errlen, "error protocol version %s not supported (lodge-hyp speaks %d)\n",
 			 argv[0] + strlen(PROTO_PREFIX), PROTO_VERSION);

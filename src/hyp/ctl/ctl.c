@@ -12,6 +12,7 @@
 #include "crash.h"
 #include "dev/devices.h"
 #include "domain.h"
+#include "events.h"
 #include "log.h"
 
 #include <errno.h>
@@ -313,10 +314,30 @@ static void ctl_stdin(struct ctl *c)
 		domain_end(c->dom, DOMAIN_STOPPED, "stopped from the console (Ctrl-])");
 }
 
+/* The domain's end into the event log, unless who ended it (a request
+ * on the control socket, a signal) was told there already. */
+static void ctl_end_event(struct ctl *c)
+{
+	static const struct { enum evlog_event ev; const char *who; } by_end[] = {
+		[DOMAIN_POWEROFF] = { EV_POWERED_OFF, "guest" },
+		[DOMAIN_ERROR] = { EV_FAILED, "lodge-hyp" },
+		[DOMAIN_REBOOT] = { EV_REBOOTED, "guest" },
+		[DOMAIN_CRASH] = { EV_CRASHED, "guest" },
+		[DOMAIN_STOPPED] = { EV_STOPPED, "lodge-hyp" },
+	};
+	int end = atomic_load(&c->dom->end);
+
+	if (c->end_told || end < 0 || end >= (int)(sizeof(by_end) / sizeof(by_end[0])))
+		return;
+	c->end_told = true;
+	event_send(by_end[end].ev, by_end[end].who, "%s", c->dom->end_reason);
+}
+
 static bool ctl_done(struct ctl *c)
 {
 	if (atomic_load(&c->dom->end) == DOMAIN_RUNNING)
 		return false;
+	ctl_end_event(c);
 	if (c->destroyed || domain_action_for(c->dom) != ACTION_PRESERVE)
 		return true;
 	/* Kept for inspection: say why now, beside any registers logged,
@@ -408,8 +429,16 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 		struct signalfd_siginfo si;
 
 		if (read(c->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			char who[EVLOG_WHO_MAX];
+
 			domain_end(dom, DOMAIN_STOPPED, "stopped by signal %s", strsignal(si.ssi_signo));
 			c->destroyed = true;
+			/* The sender as the kernel says; one sent to the
+			 * supervisor and passed on, the supervisor logged. */
+			if ((pid_t)si.ssi_pid != events_supervisor())
+				event_send(EV_DESTROYED, event_who(who, sizeof(who), si.ssi_uid, (pid_t)si.ssi_pid, NULL),
+					   "by signal %s", strsignal(si.ssi_signo));
+			c->end_told = true;
 		}
 	}
 	if (pfd[P_STDIN].revents & (POLLIN | POLLHUP))

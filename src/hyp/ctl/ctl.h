@@ -70,9 +70,10 @@ int ctl_parse_request(char *line, char *argv[CTL_MAX_ARGS], char *err, size_t er
 /* Send one whole reply line (or lines) to a client (ctl.c). */
 void client_send(struct ctl_client *cl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ctl-cpu.c: the CPU commands; argc/argv are the command's arguments. */
+/* ctl-cpu.c: the CPU commands; argc/argv are the command's arguments.
+ * vcpu-pin and sched: 0 once done, -1 refused (the reply says why). */
 void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl);
-void ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
-void ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
+int ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
+int ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv);
 
 #endif
