@@ -27,6 +27,7 @@ static const char *const event_names[EV_COUNT] = {
 	[EV_POWERED_OFF] = "powered-off",
 	[EV_REBOOTED] = "rebooted",
 	[EV_CRASHED] = "crashed",
+	[EV_CRASH_KEPT] = "crash-kept",
 	[EV_STOPPED] = "stopped",
 	[EV_FAILED] = "failed",
 	[EV_KILLED] = "killed",

@@ -102,7 +102,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "on-poweroff", required_argument, NULL, 'P' },
 		{ "on-reboot", required_argument, NULL, 'B' },
 		{ "on-crash", required_argument, NULL, 'C' },
-		{ "crash-dir", required_argument, NULL, 'E' },
+		{ "crash-dir", required_argument, NULL, 'e' },
 		{ "cpus", required_argument, NULL, 'U' },
 		{ "vcpu-cpus", required_argument, NULL, 'u' },
 		{ "cgroup", required_argument, NULL, 'G' },
@@ -187,7 +187,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'P': if (parse_action(optarg, "--on-poweroff", &o->on_poweroff)) return -EINVAL; break;
 		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
 		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
-		case 'E': o->crash_dir = optarg; break;
+		case 'e': o->crash_dir = optarg; break;
 		case 'U': o->cpus = optarg; break;
 		case 'u': if (parse_vcpu_cpus(optarg, o)) return -EINVAL; break;
 		case 'G': o->cgroup = optarg; break;

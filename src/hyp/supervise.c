@@ -184,6 +184,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	struct detached_io io;
 	struct cgroup_cpu cg;
 	char killed[400] = "";
+	const char *kept;
 	sigset_t sigs;
 	pid_t self = getpid(), pid;
 	int st, status;
@@ -234,8 +235,10 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 		st = wait_domain(pid, &sigs);
 		/* Before the runtime directory goes, and before a restart's
 		 * logs grow on: this boot's crash, if it was one. */
-		if (dir[0])
-			crash_collect(dir);
+		if (dir[0] && (kept = crash_collect(dir))) {
+			event_send(EV_CRASH_KEPT, "lodge-hyp", "evidence in %s", kept);
+			events_drain();
+		}
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != EXIT_RESTART)
 			break;
 		log_info("restarting domain %s", o->name);

@@ -68,6 +68,13 @@ if grep -q "domain cr crashed: .*; evidence in $dir" "$dir/lodge-hyp.log"; then
 else
 	fail "lodge-hyp's log says where" "$(cat "$dir/lodge-hyp.log" 2>&1)"
 fi
+# The event log has the crash and, after it, where its evidence is.
+kept_logged() { lodge log cr -n 5 >"$T/cr.log" 2>&1 && grep -q " cr crashed guest " "$T/cr.log" && grep -q " cr crash-kept lodge-hyp evidence in $dir\$" "$T/cr.log"; }
+if wait_until 10 kept_logged; then
+	pass "lodge log shows the crash and where its evidence is: $(grep -o 'crash-kept.*' "$T/cr.log")"
+else
+	fail "lodge log shows the crash and its evidence" "$(cat "$T/cr.log")"
+fi
 left=$(ls "$CRASH" | grep -c '^cr-2')
 if [ "$left" -eq 10 ] && [ ! -e "$CRASH/cr-20000101T000000.000Z" ] && [ -e "$CRASH/cr-20000101T000001.000Z" ] &&
    [ -e "$CRASH/cr2-20000101T000000.000Z" ] && [ -e "$CRASH/cr-notes" ]; then
