@@ -213,6 +213,13 @@ static int restore_would_admit(const struct lodge *lg, const char *name, char *w
 	return incoming_admit(&dc, &lg->hc, why, len);
 }
 
+/* Why a domain is destroyed: the timeout. */
+static void not_in_time(const struct lodge *lg, const char *name, struct lodge_err *err)
+{
+	lodge_fail(err, -ETIMEDOUT, "domain %s was not %s within %u s (shutdown_timeout)", name,
+		   lg->hc.host_shutdown_saves ? "saved" : "shut down", lg->hc.shutdown_timeout_s);
+}
+
 /* Save the domain, or shut it down: a save that fails or that restore
  * would refuse is followed by a shutdown, and the failure is reported. */
 static void stop_one(const struct lodge *lg, struct job *j, long deadline, struct job_result *res)
@@ -239,8 +246,12 @@ static void stop_one(const struct lodge *lg, struct job *j, long deadline, struc
 		if (rc == -ENOENT)     /* it ended by itself meanwhile */
 			saves = false;
 	}
-	left = (deadline - lodge_now_ms()) / 1000;
+	/* Up to the deadline, rounded up: the parent's word on the timeout
+	 * is the one that counts. */
+	left = (deadline - lodge_now_ms() + 999) / 1000;
 	rc = lodge_shutdown(lg, j->name, left > 0 ? (int)left : 1, &e);
+	if (rc == -ETIMEDOUT)
+		not_in_time(lg, j->name, &e);
 	if (rc == 0 || rc == -ENOENT) {
 		res->outcome = LODGE_HOST_SHUT_DOWN;
 		res->failed = saves;           /* it was to be saved */
@@ -268,8 +279,7 @@ static void destroy_one(const struct lodge *lg, struct job *j, long deadline, st
 
 /* Destroy each job not done in phase 1 (or done with "destroy it"), as
  * the report it is owed: why it was destroyed, or why even that failed. */
-static int destroy_leftovers(const struct lodge *lg, struct job *jobs, unsigned n, unsigned timeout_s,
-			     lodge_host_fn *fn, void *arg)
+static int destroy_leftovers(const struct lodge *lg, struct job *jobs, unsigned n, lodge_host_fn *fn, void *arg)
 {
 	struct job *left = calloc(n ? n : 1, sizeof(*left));
 	struct lodge_err *why = calloc(n ? n : 1, sizeof(*why));  /* why each is destroyed */
@@ -288,8 +298,7 @@ static int destroy_leftovers(const struct lodge *lg, struct job *jobs, unsigned 
 		left[k] = jobs[i];
 		if (!jobs[i].done) {
 			left[k].res.has_err = true;
-			lodge_fail(&left[k].res.err, -ETIMEDOUT, "domain %s was not %s within %u s", jobs[i].name,
-				   lg->hc.host_shutdown_saves ? "saved" : "shut down", timeout_s);
+			not_in_time(lg, jobs[i].name, &left[k].res.err);
 		}
 		why[k] = left[k].res.err;
 		left[k].done = false;
@@ -376,7 +385,7 @@ int lodge_host_stop(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 	for (i = 0; i < n; i++)
 		if (jobs[i].done && jobs[i].res.outcome != LODGE_HOST_DESTROYED)
 			failed += jobs[i].res.failed;
-	failed += destroy_leftovers(lg, jobs, n, lg->hc.shutdown_timeout_s, fn, arg);
+	failed += destroy_leftovers(lg, jobs, n, fn, arg);
 	free(jobs);
 	return failed;
 }
