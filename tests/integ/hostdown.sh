@@ -217,7 +217,41 @@ else
 	fail "host-stop with nothing to do" "exit $rc: $out"
 fi
 
-# ---- 6. systemd-analyze verify: clean, lodge installed where the unit says -----------------
+# ---- 6. lodge-hyp leaves the cgroup of whoever started it --------------------------------
+# Started from a cgroup standing in for a unit's or a login session's (the
+# CPU controller's hierarchy: on cgroup v2 the one systemd tracks units
+# by), neither lodge-hyp process stays there: both are in the domain's own
+# cgroup, so stopping that unit or session signals neither.  (Outside the
+# test's namespace: ip netns exec mounts a /sys without cgroups.)
+MNT=$(awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo | while read -r m; do
+	grep -qw cpu "$m/cgroup.controllers" 2>/dev/null && echo "$m"; done | head -1)
+[ -n "$MNT" ] || MNT=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$MNT" ]; then
+	skip "lodge-hyp leaves its starter's cgroup" "no cgroup CPU controller mounted"
+else
+	UNITCG=$MNT/lodge-hd-unit-$$
+	at_exit 'for p in $(cat "$UNITCG/cgroup.procs" 2>/dev/null); do echo "$p" >"$MNT/cgroup.procs"; done; rmdir "$UNITCG" 2>/dev/null'
+	printf 'name = "s"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/s.cfg"
+	mkdir -p "$UNITCG"
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --root "$3" create s' sh "$UNITCG" "$LODGE" "$ROOT" >/dev/null 2>&1
+	dom=$(lodge_at "$ROOT" "" list -o tsv 2>/dev/null | awk -F'\t' '$1 == "s" { print $9 }')
+	sup=$(awk '$1 == "PPid:" { print $2 }' "/proc/$dom/status" 2>/dev/null)
+	cg=$(cat "$RUN/s/cgroup" 2>/dev/null)
+	left=$(cat "$UNITCG/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+	if [ -n "$dom" ] && [ -n "$cg" ] && [ -z "$left" ] && grep -qx "$dom" "$cg/cgroup.procs" && grep -qx "$sup" "$cg/cgroup.procs"; then
+		pass "started from another cgroup, the supervisor ($sup) and the domain ($dom) are both in ${cg#"$MNT"/}, none left behind"
+	else
+		fail "lodge-hyp leaves its starter's cgroup" "domain $dom, supervisor $sup; left in the starter's: '$left'; in ${cg:-no cgroup}: $(tr '\n' ' ' <"$cg/cgroup.procs" 2>&1)"
+	fi
+	lodge_at "$ROOT" "" destroy s >/dev/null 2>&1
+	if [ -n "$cg" ] && wait_until 10 test ! -e "$cg"; then
+		pass "the domain's cgroup goes with it (its supervisor left it first)"
+	else
+		fail "the domain's cgroup goes" "$cg: $(cat "$cg/cgroup.procs" 2>&1 | tr '\n' ' ')"
+	fi
+fi
+
+# ---- 7. systemd-analyze verify: clean, lodge installed where the unit says -----------------
 if command -v systemd-analyze >/dev/null && [ -d /usr/lib/systemd/system ]; then
 	prog=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$UNIT")
 	V=$T/verify
