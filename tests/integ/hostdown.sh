@@ -150,16 +150,27 @@ else
 	fail "vifs back" "network-list: $(tr '\n' '|' <<<"$nl"); link: $link"
 fi
 
-# ---- 3. A save that fails for one domain ---------------------------------------------
+# ---- 3. A save that fails for one domain, one that would not restore -------------------
 wait_until 30 shows c '^counter 2$'
 mkdir -p "$SAVE/b.save/x"                     # b's file cannot take its name
+# x, created from a file of its own, has a disk outside storage_dirs: a
+# restore would refuse it (lodge.conf(5)), so it is not saved but shut down.
+truncate -s 1M "$T/x.img"
+printf 'name = "x"\nmemory = 32\nkernel = "%s"\ndisk = [ "file:%s,vda,w" ]\n' "$MINIOS" "$T/x.img" >"$T/x.cfg"
+lodge create "$T/x.cfg" >/dev/null && wait_until 30 shows x 'minios> '
 run_unit ExecStop
 if [ $RC -ne 0 ] && grep -q "^saved domain a to $SAVE/a.save " "$T/out" && grep -q "^saved domain c to $SAVE/c.save " "$T/out" &&
    grep -Eq "^lodge: error: shut down domain b \([0-9.]+ s\): .*cannot name $SAVE/b.save.*; shut down instead$" "$T/err" &&
-   [ "$(errors | wc -l)" = 1 ] && none_running; then
+   [ "$(errors | grep -c 'domain b')" = 1 ] && none_running; then
 	pass "one save fails: the others are saved, that one shut down, one line on stderr, exit $RC"
 else
 	fail "one save fails" "exit $RC: $(outputs); list: $(lodge list -o tsv 2>&1 | tr '\n' ' ')"
+fi
+if grep -Eq "^lodge: error: shut down domain x \([0-9.]+ s\): not saved, as lodge host-start could not restore it: .*$T/x.img.*; shut down instead$" "$T/err" &&
+   [ "$(errors | wc -l)" = 2 ] && [ ! -e "$SAVE/x.save" ]; then
+	pass "a domain restore would refuse (its disk outside storage_dirs) is shut down, not saved, and says why"
+else
+	fail "a domain restore would refuse" "exit $RC: $(outputs)"
 fi
 rm -rf "$SAVE/b.save"
 run_unit ExecStart
