@@ -401,7 +401,8 @@ static void restore_one(const struct lodge *lg, struct job *j, long deadline, st
 	(void)deadline;
 	if (lodge_restore(lg, j->file, &o, &r, &e)) {
 		res->has_err = true;
-		lodge_fail(&res->err, -EIO, "%s (%s is kept: domain %s is not autostarted)", e.msg, j->file, j->name);
+		lodge_fail(&res->err, -EIO, "%s (%s is kept; while it is, autostart does not boot domain %s afresh)", e.msg,
+			  j->file, j->name);
 		return;
 	}
 	snprintf(j->name, sizeof(j->name), "%s", r.name);

@@ -185,7 +185,7 @@ lodge destroy c >/dev/null 2>&1
 head -c 4096 /dev/urandom >"$SAVE/c.save"
 run_unit ExecStart
 if [ $RC -ne 0 ] && [ -s "$SAVE/c.save" ] && [ -z "$(field c 1)" ] &&
-   grep -q "$SAVE/c.save is kept: domain c is not autostarted" "$T/err" &&
+   grep -q "$SAVE/c.save is kept; while it is, autostart does not boot domain c afresh" "$T/err" &&
    grep -q "domain c is not started afresh: $SAVE/c.save holds its saved state" "$T/err"; then
 	pass "a file that does not restore is kept and its domain not autostarted afresh, exit $RC"
 else
