@@ -22,6 +22,8 @@ int cmd_config(struct cli *c);
 /* cmd-check.c, cmd-autostart.c, cmd-info.c */
 int cmd_check(struct cli *c);
 int cmd_autostart(struct cli *c);
+int cmd_host_stop(struct cli *c);
+int cmd_host_start(struct cli *c);
 int cmd_info(struct cli *c);
 /* cmd-console.c */
 int cmd_console(struct cli *c);

@@ -305,6 +305,22 @@ pid_t cgroup_cpu_first_task(const struct cgroup_cpu *cg)
 	return pid;
 }
 
+pid_t cgroup_cpu_other_task(const struct cgroup_cpu *cg, pid_t a, pid_t b)
+{
+	char path[2300];
+	FILE *f;
+	int pid, other = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (!other && fscanf(f, "%d", &pid) == 1)
+		if (pid != a && pid != b)
+			other = pid;
+	fclose(f);
+	return other;
+}
+
 int cgroup_cpu_leave(const struct cgroup_cpu *cg, pid_t pid)
 {
 	char buf[32];

@@ -53,6 +53,8 @@ int cgroup_cpu_set_weight(const struct cgroup_cpu *cg, unsigned weight);
 int cgroup_cpu_set_cap(const struct cgroup_cpu *cg, unsigned cap_pct);
 /* A process in the cgroup, 0 if none (or it does not exist). */
 pid_t cgroup_cpu_first_task(const struct cgroup_cpu *cg);
+/* A process in the cgroup other than a and b, 0 if none. */
+pid_t cgroup_cpu_other_task(const struct cgroup_cpu *cg, pid_t a, pid_t b);
 /* Move process pid back to the hierarchy's root (so the cgroup can go). */
 int cgroup_cpu_leave(const struct cgroup_cpu *cg, pid_t pid);
 /* The cgroup at an absolute directory under the CPU controller (as kept

@@ -30,6 +30,11 @@
 #define HOST_CONSOLE_LOG_MIN_KIB     4
 #define HOST_CONSOLE_LOG_MAX_KIB     (1u << 20)
 #define HOST_CONSOLE_LOG_DEFAULT_KIB 1024
+/* lodge host-stop: how long the saves or shutdowns may take, in seconds,
+ * before what still runs is destroyed (xendomains' XENDOMAINS_STOP_MAXWAIT). */
+#define HOST_SHUTDOWN_TIMEOUT_MIN_S     1
+#define HOST_SHUTDOWN_TIMEOUT_MAX_S     86400
+#define HOST_SHUTDOWN_TIMEOUT_DEFAULT_S 300
 #define HOST_CGROUP_MAX        256         /* the cgroup parent's path, with its NUL */
 #define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */

@@ -134,9 +134,11 @@ int sched_cgroup_join(struct domain *dom, const char *rel, char *why, size_t why
 		return rc;
 	}
 	/* Two --root trees with one cgroup parent and one domain name would
-	 * share a cgroup: refuse rather than mix their shares. */
-	other = cgroup_cpu_first_task(&dom->cgroup);
-	if (other > 0 && other != getpid()) {
+	 * share a cgroup: refuse rather than mix their shares.  The
+	 * supervisor, this process's parent, may be in it already: it is
+	 * the domain's own (supervise.c). */
+	other = cgroup_cpu_other_task(&dom->cgroup, getpid(), getppid());
+	if (other > 0) {
 		snprintf(why, whylen, "%s %s is in use by process %d (another domain of this name? "
 			 "give each root its own cgroup in lodge.conf)", kind, dom->cgroup.dir, (int)other);
 		return -EBUSY;

@@ -172,6 +172,23 @@ static int wait_domain(pid_t pid, const sigset_t *sigs)
 	return st;
 }
 
+/* The supervisor leaves the cgroup of whoever started it (a login
+ * session's scope, the unit that ran lodge create, lodge-domains.service)
+ * for the domain's own, where its children, each boot of the domain, are
+ * born: under cgroup v2 the whole domain is then outside every systemd
+ * unit, so neither a unit's stop nor a session's end at power-off signals
+ * it before lodge host-stop has saved it.  One held by another process
+ * (another --root's domain of this name) is left alone: the domain's
+ * process refuses it and says why.  true if joined. */
+static bool supervisor_join(const struct options *o, struct cgroup_cpu *cg)
+{
+	if (!o->cgroup || cgroup_cpu_open(cg, o->cgroup))
+		return false;
+	if (cgroup_cpu_other_task(cg, getpid(), 0) > 0)
+		return false;
+	return cgroup_cpu_create(cg, getpid()) == 0;
+}
+
 /* The supervisor: lodge-hyp's first process stays privileged and outside
  * the sandbox, owning only the control socket.  Each boot of the domain
  * is a child process that sandboxes itself; a restart is a new child.
@@ -188,7 +205,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	sigset_t sigs;
 	pid_t self = getpid(), pid;
 	int st, status;
-	bool first = true;
+	bool first = true, held;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -199,6 +216,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	crash_open(o);
 	if (o->event_log && (st = events_open(o->event_log, o->name)))
 		log_warn("domain %s has no event log: %s", o->name, strerror(-st));
+	held = supervisor_join(o, &cg);
 	for (;;) {
 		crash_arm();
 		pid = fork();
@@ -258,11 +276,14 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 		status = DOMAIN_ERROR;
 	} else {
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
-		/* Out of the cgroup it is already (its tasks are gone): the
+		/* Its tasks are gone; this process leaves it too: the
 		 * cgroup goes before the runtime directory, since once that is
 		 * gone the agent may start a domain of the same name. */
-		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0)
+		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0) {
+			if (held)
+				cgroup_cpu_leave(&cg, self);
 			cgroup_cpu_remove(&cg);
+		}
 		if (dir[0])
 			rundir_remove(o->runtime_dir, o->name);
 	}

@@ -333,6 +333,18 @@ static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 	return 0;
 }
 
+/* on_host_shutdown = "save" or "shutdown". */
+static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (strcmp(s, "save") && strcmp(s, "shutdown")) {
+		snprintf(why, whylen, "'%.64s' is neither save nor shutdown", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- the tables ------------------------------------------------------------- */
 
 /* Rows, by type: NAME, default, (range,) check, help. */
@@ -399,6 +411,13 @@ const struct cfg_key host_keys[] = {
 		 "kernels and ramdisks a restored or migrated domain may boot from (default Lodge's share directories)"),
 	KEY_LIST("bridges", HOST_LIST_MAX, "entries", check_ifname,
 		 "bridges a restored or migrated domain may join besides default_bridge"),
+	KEY_STR("on_host_shutdown", "save", check_host_shutdown,
+		"what lodge host-stop does with each running domain: save or shutdown"),
+	KEY_INT("shutdown_timeout", HOST_SHUTDOWN_TIMEOUT_DEFAULT_S, HOST_SHUTDOWN_TIMEOUT_MIN_S,
+		HOST_SHUTDOWN_TIMEOUT_MAX_S, " s", NULL, NULL,
+		"how long lodge host-stop waits for the saves or shutdowns before it destroys what still runs"),
+	KEY_STR("save_dir", "/var/lib/lodge/save", check_dir,
+		"where lodge host-stop saves the domains and lodge host-start restores them from"),
 	{ .name = NULL }
 };
 _Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every host key");

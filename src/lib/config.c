@@ -435,7 +435,8 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	if ((rc = host_path(&ctx, cfg, "runtime_dir", hc->runtime_dir, sizeof(hc->runtime_dir))) ||
 	    (rc = host_path(&ctx, cfg, "domains_dir", hc->domains_dir, sizeof(hc->domains_dir))) ||
 	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir))) ||
-	    (rc = host_path(&ctx, cfg, "crash_dir", hc->crash_dir, sizeof(hc->crash_dir)))) {
+	    (rc = host_path(&ctx, cfg, "crash_dir", hc->crash_dir, sizeof(hc->crash_dir))) ||
+	    (rc = host_path(&ctx, cfg, "save_dir", hc->save_dir, sizeof(hc->save_dir)))) {
 		cfg_free(cfg);
 		return rc;
 	}
@@ -456,6 +457,8 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	if (!host_list(&ctx, cfg, "kernel_dirs", &hc->kernel_dirs))
 		default_kernel_dirs(&hc->kernel_dirs);
 	host_list(&ctx, cfg, "bridges", &hc->bridges);
+	hc->host_shutdown_saves = strcmp(cfg_getstr(cfg, "on_host_shutdown"), "save") == 0;
+	hc->shutdown_timeout_s = (unsigned)cfg_getint(cfg, "shutdown_timeout");
 	cfg_free(cfg);
 	return 0;
 }

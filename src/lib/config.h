@@ -82,6 +82,10 @@ struct host_config {
 	struct cfg_list storage_devices;   /* block devices matching these patterns; default none */
 	struct cfg_list kernel_dirs;       /* kernels and ramdisks under these */
 	struct cfg_list bridges;           /* bridges besides default_bridge; default none */
+	/* lodge host-stop and host-start (the host's shutdown and boot). */
+	bool host_shutdown_saves;          /* on_host_shutdown = "save" (default), else "shutdown" */
+	unsigned shutdown_timeout_s;       /* then what still runs is destroyed */
+	char save_dir[CFG_PATH_MAX];       /* default /var/lib/lodge/save */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

@@ -44,6 +44,9 @@ void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet);
 /* Wait at most ms until the domain's runtime directory is gone. */
 int lodge_wait_gone(const struct lodge *lg, const char *name, long ms);
 
+/* hostdown.c: save_dir's file for name into file: true if it is there. */
+bool lodge_saved_state(const struct lodge *lg, const char *name, char *file, size_t len);
+
 /* The resolved config of a running name (its runtime directory's copy). */
 int lodge_runtime_config(const struct lodge *lg, const char *name, struct domain_config *dc,
 			 struct lodge_err *err);

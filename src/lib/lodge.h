@@ -219,10 +219,45 @@ int lodge_running_config_text(const struct lodge *lg, const char *domain, char *
  * back in err (from_hyp); its warnings as notices. */
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err);
 /* Start every domain of domains_dir marked autostart that is not
- * running; each outcome goes to fn (err NULL: started).  Returns how many
+ * running; each outcome goes to fn (err NULL: started).  One whose saved
+ * state waits in save_dir (lodge_host_start could not restore it) is not
+ * booted afresh: its disks belong to that state.  Returns how many
  * failed. */
 int lodge_autostart(const struct lodge *lg,
 		    void (*fn)(const char *name, const struct lodge_err *err, void *arg), void *arg);
+
+/* ---- the host's shutdown and boot (lodge-domains.service, as Xen's xendomains) ------------ */
+
+enum lodge_host_outcome {
+	LODGE_HOST_SAVED,              /* to file */
+	LODGE_HOST_SHUT_DOWN,          /* its guest powered off */
+	LODGE_HOST_DESTROYED,          /* still running at the timeout (err: what it waited for) */
+	LODGE_HOST_RESTORED,           /* from file, which is removed */
+	LODGE_HOST_STARTED,            /* autostart */
+	LODGE_HOST_FAILED,             /* err: why */
+};
+/* What became of one domain.  failed: not what was asked (a save that
+ * failed and was followed by a shutdown, a destroy), err saying why. */
+struct lodge_host_report {
+	const char *name;              /* "" for the host's own failure (no list of domains) */
+	enum lodge_host_outcome outcome;
+	bool failed;
+	const char *file;              /* saved to or restored from; NULL if none */
+	uint64_t file_bytes;           /* saved */
+	long ms;
+	const struct lodge_err *err;   /* NULL: nothing to say */
+};
+typedef void lodge_host_fn(const struct lodge_host_report *r, void *arg);
+/* The host shuts down: every running domain at once is saved to
+ * save_dir/NAME.save, or shut down, as lodge.conf's on_host_shutdown says
+ * (a save that fails, or that restore would refuse, is followed by a
+ * shutdown); what still runs after shutdown_timeout is destroyed.  One
+ * report per domain, as each ends; returns how many failed. */
+int lodge_host_stop(const struct lodge *lg, lodge_host_fn *fn, void *arg);
+/* The host boots: every save_dir/NAME.save restored at once (its file
+ * removed once it runs, kept if it does not), then lodge_autostart.
+ * Returns how many failed. */
+int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg);
 
 /* ---- lifecycle ------------------------------------------------------------------------- */
 

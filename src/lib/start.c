@@ -608,6 +608,13 @@ int lodge_autostart(const struct lodge *lg, void (*fn)(const char *name, const s
 		}
 		if (!dc.autostart || lodge_status_of(lg, dc.name, &st) == 0)
 			continue;
+		if (lodge_saved_state(lg, dc.name, path, sizeof(path))) {
+			lodge_fail(&err, -EEXIST, "domain %s is not started afresh: %s holds its saved state "
+				   "(lodge restore it, or remove it to boot the domain anew)", dc.name, path);
+			fn(dc.name, &err, arg);
+			failed++;
+			continue;
+		}
 		if (lodge_create(lg, &dc, 0, &err)) {
 			fn(dc.name, &err, arg);
 			failed++;

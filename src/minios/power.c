@@ -147,6 +147,10 @@ void power_crash(void)
 		;
 }
 
+/* pwrbtn=ignore on the command line: a guest that hears the button and
+ * does nothing (tests of what the host does when a shutdown times out). */
+static int pwrbtn_ignored;
+
 /* The SCI: a power button press powers off, as a distribution's
  * acpid or logind would. */
 static void sci_interrupt(void)
@@ -156,8 +160,9 @@ static void sci_interrupt(void)
 
 	if (sts & PM1_PWRBTN) {
 		outw(port, PM1_PWRBTN);  /* write 1 to clear */
-		printf("minios: power button pressed\n");
-		power_off();
+		printf("minios: power button pressed%s\n", pwrbtn_ignored ? " (ignored)" : "");
+		if (!pwrbtn_ignored)
+			power_off();
 	}
 	if (sts)
 		outw(port, sts);
@@ -169,8 +174,11 @@ void power_button_init(void)
 	uint8_t evt_len;
 	uint32_t smi;
 
+	char how[16];
+
 	if (!acpi.fadt || (fadt32(FADT_FLAGS) & FLAG_HW_REDUCED))
 		return;
+	pwrbtn_ignored = cmdline_get("pwrbtn", how, sizeof(how)) && strcmp(how, "ignore") == 0;
 	evt = pm1a_evt_port();
 	evt_len = acpi.fadt[FADT_PM1_EVT_LEN];
 	cnt = pm1_cnt_port(FADT_X_PM1A_CNT, FADT_PM1A_CNT);

@@ -107,8 +107,8 @@ else
 	fail "lodge.conf is a conffile" "conffiles: $conffiles"
 fi
 wants=$R/etc/systemd/system/multi-user.target.wants
-if [ -L "$wants/lodge-autostart.service" ] && [ ! -e "$wants/lodge-migrate-receive.service" ] &&
-	grep -q '^ExecStart=/usr/sbin/lodge ' "$R/lib/systemd/system/lodge-autostart.service"; then
+if [ -L "$wants/lodge-domains.service" ] && [ ! -e "$wants/lodge-migrate-receive.service" ] &&
+	grep -q '^ExecStart=/usr/sbin/lodge ' "$R/lib/systemd/system/lodge-domains.service"; then
 	pass "the boot unit is enabled (and runs /usr/sbin/lodge), the migration listener is not"
 else
 	fail "the boot unit is enabled" "$(ls "$wants" 2>&1 | tr '\n' ' ') $(grep ExecStart "$R"/lib/systemd/system/*.service | tr '\n' ' ')"
@@ -138,7 +138,7 @@ fi
 left=
 if inside apt-get purge -y -qq lodge >"$T/purge.log" 2>&1; then
 	for f in usr/sbin/lodge usr/sbin/lodge-hyp etc/lodge var/log/lodge var/lib/lodge \
-		lib/systemd/system/lodge-autostart.service "$wants/lodge-autostart.service"; do
+		lib/systemd/system/lodge-domains.service "$wants/lodge-domains.service"; do
 		[ ! -e "$R/${f#"$R"/}" ] || left+=" $f"
 	done
 	if [ -z "$left" ]; then

@@ -63,7 +63,7 @@ if [ "$(vcpu lo 0 8)" = 0 ] && [ "$(vcpu hi 0 8)" = 0 ] && [ "$(sched_of hi)" = 
 else
 	fail "config's cpus and cpu_weight" "$(lodge vcpu-list; lodge sched hi)"
 fi
-# The domain's process (list's pid), not its supervisor, is in the cgroup.
+# The domain's process (list's pid) is in the cgroup (its supervisor too: hostdown.sh).
 if [ -d "$(cgdir hi)" ] && grep -qx "$(lodge list -o tsv | awk -F'\t' '$1 == "hi" { print $9 }')" "$(cgdir hi)/cgroup.procs"; then
 	pass "each domain runs in its own cgroup ($(cgdir hi))"
 else

@@ -38,7 +38,17 @@ exec "$HYP" "\$@"
 EOF
 chmod +x "$T/hyp"
 
-joined() { [ -n "$(cat "$CGDIR/cgroup.procs" 2>/dev/null)" ]; }   # cgroup files have no size
+# The domain process: the one in the cgroup whose parent, the supervisor,
+# is in it too (the supervisor joins first, then starts it).
+domain_proc() {
+	local procs p
+	procs=$(cat "$CGDIR/cgroup.procs" 2>/dev/null)
+	for p in $procs; do
+		grep -qx "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" <<<"$procs" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+joined() { domain_proc >/dev/null; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 dead() { gone "$1" || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }   # or a zombie
 # left: what of the start is still there, or nothing.
@@ -52,7 +62,7 @@ left() {
 starts_again() { lodge create sk >/dev/null 2>&1 && lodge list | grep -q '^sk ' && lodge destroy sk >/dev/null 2>&1; }
 
 # start_stopped: lodge create in the background, stopped at the FIFO with
-# its domain process in the cgroup; sets creator, child, super, waiter
+# its supervisor and domain process in the cgroup; sets creator, child, super, waiter
 # (or err).
 start_stopped() {
 	rm -f "$T/waiter.pid"
@@ -62,7 +72,7 @@ start_stopped() {
 		err="the domain process never joined $CGDIR: $(cat "$T/create.out")"
 		return 1
 	fi
-	child=$(head -1 "$CGDIR/cgroup.procs")
+	child=$(domain_proc)
 	super=$(awk '$1 == "PPid:" { print $2 }' "/proc/$child/status")
 	waiter=$(cat "$T/waiter.pid")
 }

@@ -372,6 +372,9 @@ static void test_root(void)
 	snprintf(want, sizeof(want), "%s/etc/lodge/domains", tmpdir);
 	CHECK("root prefixes domains_dir", strcmp(hc.domains_dir, want) == 0);
 	CHECK("host defaults", !strcmp(hc.default_bridge, "lodgebr0") && hc.console_log_kib == 1024);
+	snprintf(want, sizeof(want), "%s/var/lib/lodge/save", tmpdir);
+	CHECK("host shutdown defaults: save, 300 s, ROOT/var/lib/lodge/save",
+	      hc.host_shutdown_saves && hc.shutdown_timeout_s == 300 && !strcmp(hc.save_dir, want));
 	snprintf(want, sizeof(want), "lodge/%s", tmpdir + 1);
 	*strchr(want + 6, '/') = '-';
 	CHECK("root names the cgroup parent: lodge/tmp-lodge-config.XXXXXX", strcmp(hc.cgroup, want) == 0);
@@ -398,6 +401,18 @@ static void test_root(void)
 	write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
 	snprintf(want, sizeof(want), "%s:2: runtime_dir: contains a control character (\\n)", path);
 	CHECK("lodge.conf: a path with a control character is refused",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
+	write_file(path, "on_host_shutdown = 'shutdown'\nshutdown_timeout = 20\nsave_dir = '/srv/save'\n");
+	CHECK("on_host_shutdown, shutdown_timeout, save_dir as written",
+	      host_config_load(&hc, err, sizeof(err)) == 0 && !hc.host_shutdown_saves && hc.shutdown_timeout_s == 20 &&
+	      !strcmp(hc.save_dir, "/srv/save"));
+	write_file(path, "shutdown_timeout = 20\non_host_shutdown = 'suspend'\n");
+	snprintf(want, sizeof(want), "%s:2: on_host_shutdown: 'suspend' is neither save nor shutdown", path);
+	CHECK("on_host_shutdown other than save or shutdown is refused",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
+	write_file(path, "shutdown_timeout = 0\n");
+	snprintf(want, sizeof(want), "%s:1: shutdown_timeout: 0 s is out of range (1 to 86400 s, default 300 s)", path);
+	CHECK("shutdown_timeout 0 is refused with its range",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
 	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
