@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -144,11 +145,27 @@ const char *client_face(void)
 	return client_face_word;
 }
 
-/* "lodge/1 CMD\n" (lodge/1:FACE with a face set) into line: its length,
- * or -E2BIG. */
+/* The requests that only ask, never change a domain: no event is logged
+ * for them, so they go without the face, and a domain whose lodge-hyp
+ * predates faces (started before an upgrade) still answers the
+ * dashboard's questions. */
+static const char *const asking_commands[] = { "status", "peers", "vcpu-list", "console-log", "console" };
+
+static bool only_asks(const char *cmd)
+{
+	size_t len = strcspn(cmd, " ");
+
+	for (size_t i = 0; i < sizeof(asking_commands) / sizeof(asking_commands[0]); i++)
+		if (strlen(asking_commands[i]) == len && !strncmp(cmd, asking_commands[i], len))
+			return true;
+	return false;
+}
+
+/* "lodge/1 CMD\n" (lodge/1:FACE with a face set, for a request that
+ * changes the domain) into line: its length, or -E2BIG. */
 static int format_request(char *line, size_t len, const char *cmd)
 {
-	const char *face = client_face_word;
+	const char *face = only_asks(cmd) ? "" : client_face_word;
 	int n = snprintf(line, len, "%s%d%s%s %s\n", PROTO_PREFIX, PROTO_VERSION, face[0] ? ":" : "", face, cmd);
 
 	return n < 0 || (size_t)n >= len ? -E2BIG : n;
