@@ -124,9 +124,8 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	return "shut";
 }
 
-/* The first of candidates (printf formats of the same arguments are not
- * possible in C, so they come formatted) that fits in width, else the
- * last. */
+/* The first of the candidate texts (the same figures, ever shorter)
+ * that fits in width, else the last. */
 static const char *first_fitting(const char *const *candidates, unsigned n, size_t width)
 {
 	unsigned i;
@@ -144,7 +143,8 @@ static void draw_header(struct tui *t)
 {
 	unsigned counts[4] = { 0 }, i;
 	char clock[16], host[3][160], doms[5][160], marks[96];
-	const char *const hostv[] = { host[0], host[1], host[2] }, *const domv[] = { doms[0], doms[1], doms[2], doms[3], doms[4] };
+	const char *const hostv[] = { host[0], host[1], host[2] };
+	const char *const domv[] = { doms[0], doms[1], doms[2], doms[3], doms[4] };
 	size_t width = COLS > 1 ? (size_t)COLS - 1 : 1, room;
 	time_t now = time(NULL);
 	const char *c;

@@ -209,3 +209,19 @@ else
 	fail "history after Esc" "$(screen | head -6 | tr '\n' '|')"
 fi
 press q
+
+# --- Smaller than 80x24: the help wraps and scrolls rather than cut -------
+start "$ROOT" 60 20 || fail "dashboard at 60x20" "$(screen | head -3)"
+press '?'
+if shows 5 'Up and Down scroll' && has 'move the selection' && lacks 'return\.'; then
+	press Down Down Down Down Down Down Down Down Down Down Down Down
+	if shows 5 'return\.' && lacks 'move the selection' && has 'quit \(domains run on\)'; then
+		pass "at 60x20 the help is taller than the screen: Down scrolls it to its end, nothing cut"
+	else
+		fail "help scrolls at 60x20" "$(screen | tr '\n' '|')"
+	fi
+else
+	fail "help at 60x20" "$(screen | tr '\n' '|')"
+fi
+press x
+hides 5 'Up and Down scroll' || fail "help closes at 60x20" "still shown"
