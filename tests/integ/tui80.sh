@@ -172,6 +172,24 @@ mkdir -p "$LR/etc/lodge/domains" "$LR/var"
 : >"$LR/var/lib"
 msg="error: cannot make the image directory $LR/var/lib/lodge/images (at $LR/var/lib/lodge): Not a directory"
 start "$LR" 80 24 || fail "dashboard on the second root" "$(screen | head -3)"
+# A field's message, cut to fit beside it, shows whole under the form.
+press n
+shows 5 'Create a domain' || true
+press Down BSpace BSpace BSpace BSpace BSpace
+type_text 0
+if shows 5 '^Memory \(MiB\) +0 +! ' && shows 5 '^! '; then
+	beside=$(screen | sed -n 's/^Memory (MiB) *0 *! //p' | squeezed)
+	whole=$(screen | sed -n '/^! /,/^Fix the fields/p' | sed '$d; s/^! //' | squeezed)
+	if [ ${#whole} -gt ${#beside} ] && [ "${whole#"$beside"}" != "$whole" ]; then
+		pass "the form shows the field's message whole under it (beside it: ${#beside} of ${#whole} characters)"
+	else
+		fail "the field's message whole" "beside '$beside', under '$whole'"
+	fi
+else
+	fail "the field's message" "$(screen | sed -n 3,20p | tr '\n' '|')"
+fi
+press Escape
+hides 5 'Create a domain' || true
 if [ ${#msg} -ge 200 ] && create_form gamma && shows 10 '^error: cannot make the image directory'; then
 	if screen | squeezed | grep -qF -- "$(printf %s "$msg" | squeezed)"; then
 		pass "a ${#msg}-character error shows whole in the create form, wrapped at 80 columns"
@@ -200,8 +218,12 @@ else
 fi
 press m
 shows 5 'ID +NAME' || fail "m returns to the table" "$(screen | head -3)"
-press Escape
-if hides 5 '^error: cannot make'; then pass "Esc clears the status line"; else fail "Esc clears the status line" "$(screen | tail -3)"; fi
+if has '^error: cannot make'; then
+	press Escape
+	if hides 5 '^error: cannot make'; then pass "Esc clears the status line"; else fail "Esc clears the status line" "$(screen | tail -3)"; fi
+else
+	fail "Esc clears the status line" "no error in the status line to clear: $(screen | tail -3 | tr '\n' '|')"
+fi
 press m
 if shows 5 '^Messages, the newest last' && has 'error: cannot make the image directory'; then
 	pass "the history keeps the message after the status line is cleared"
