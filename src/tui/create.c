@@ -166,7 +166,7 @@ static int make_dirs(const char *path, char *failed, size_t len)
 	char *p;
 
 	copy(buf, sizeof(buf), path);
-	for (p = buf + 1;; p++) {
+	for (p = buf + (buf[0] == '/');; p++) {
 		bool end = *p == '\0';
 
 		if (*p != '/' && !end)
@@ -182,23 +182,13 @@ static int make_dirs(const char *path, char *failed, size_t len)
 	}
 }
 
-/* A line of text from y on, wrapped at the screen's width; the next y. */
-static int put_wrapped(int y, const char *prefix, const char *text)
+/* prefix and text from line y on, wrapped: the next free line. */
+static int put_message(int y, const char *prefix, const char *text)
 {
 	char line[TUI_MESSAGE_MAX + 16];
-	const char *p = line;
 
 	snprintf(line, sizeof(line), "%s%s", prefix, text);
-	while (*p && y < LINES) {
-		size_t k;
-
-		while (*p == ' ')
-			p++;
-		k = wrap_next(p, COLS > 9 ? (size_t)COLS - 1 : 8);
-		mvprintw(y++, 0, "%.*s", (int)k, p);
-		p += k;
-	}
-	return y;
+	return put_wrapped(y, 0, 0, LINES, line);
 }
 
 static int run_quiet(const char *const argv[])
@@ -369,14 +359,14 @@ void view_create(struct tui *t)
 		}
 		{
 			/* The field's message whole (beside it, it is cut to fit). */
-			int y = put_wrapped(3 + F_COUNT, "", f[cur].hint);
+			int y = put_message(3 + F_COUNT, "", f[cur].hint);
 
 			if (cur < F_CREATE && f[cur].error[0])
-				y = put_wrapped(y, "! ", f[cur].error);
+				y = put_message(y, "! ", f[cur].error);
 			if (!ok)
-				y = put_wrapped(y, "", "Fix the fields marked ! to create.");
+				y = put_message(y, "", "Fix the fields marked ! to create.");
 			if (t->status[0])
-				put_wrapped(y + 1, t->status_error ? "error: " : "", t->status);
+				put_message(y + 1, t->status_error ? "error: " : "", t->status);
 		}
 		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
 		refresh();

@@ -45,27 +45,10 @@ static const char *fetch_state(const struct fetch *f, bool out, uint64_t now, ch
 	return buf;
 }
 
-/* A line of the view at x, wrapped at the screen's width rather than cut,
- * its further lines indented; above the status line.  Returns the next
- * line's y. */
-static int put_wrapped(const struct tui *t, int y, int x, int indent, const char *line)
+/* A line of the view, wrapped above the status line. */
+static int put_line(const struct tui *t, int y, int x, int indent, const char *line)
 {
-	int bottom = LINES - bars_rows(t), width = COLS - 1 - x;
-	const char *p = line;
-	bool first = true;
-
-	while (*p && y < bottom) {
-		int w = first ? width : width - indent;
-		size_t k;
-
-		while (*p == ' ')
-			p++;
-		k = wrap_next(p, w > 8 ? (size_t)w : 8);
-		mvprintw(y++, first ? x : x + indent, "%.*s", (int)k, p);
-		p += k;
-		first = false;
-	}
-	return y;
+	return put_wrapped(y, x, indent, LINES - bars_rows(t), line);
 }
 
 /* Why a piece of the detail view has not been asked for yet. */
@@ -84,19 +67,19 @@ static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, 
 	snprintf(line, sizeof(line), "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB, %lu MiB resident",
 		 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.target_mib,
 		 d->st.rss_kib / 1024);
-	y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
+	y = put_line(t, y, 0, DETAIL_INDENT, line);
 	if (sample_stale(t, d, now)) {
 		/* Its lodge-hyp does not answer: what follows is what it last said. */
 		snprintf(line, sizeof(line), "stale: %s has not answered for %lu s; these figures are that old",
 			 d->st.name, age_s(d->answered_ns, now));
 		attron(A_BOLD);
-		y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 		attroff(A_BOLD);
 	}
 	if (strcmp(d->st.state, "?") == 0) {
 		snprintf(line, sizeof(line), "state ?  cannot ask its status: %s (figures: the last it gave, if any)",
 			 d->st.end_reason);
-		y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 	}
 	/* The balloon, and the guest's own view once its driver reports: on
 	 * one line where it fits, else the guest's on a line of its own. */
@@ -110,20 +93,20 @@ static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, 
 	if ((int)(strlen(line) + 3 + strlen(guest)) <= COLS - 1) {
 		mvprintw(y++, 0, "%s   %s", line, guest);
 	} else {
-		y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
-		y = put_wrapped(t, y, DETAIL_INDENT, 0, guest);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
+		y = put_line(t, y, DETAIL_INDENT, 0, guest);
 	}
 	/* What the host holds: the resident figure leaves out what KSM
 	 * merged (shared with other pages, here or in other domains); THP,
 	 * how much of it huge pages back. */
 	snprintf(line, sizeof(line), "host     resident %lu MiB + KSM shared %lu MiB, THP %lu MiB",
 		 d->st.rss_kib / 1024, d->st.ksm_shared_kib / 1024, d->st.thp_kib / 1024);
-	y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
+	y = put_line(t, y, 0, DETAIL_INDENT, line);
 	/* A save or migration: its progress while it runs, how it ended once
 	 * it has (a failed migration leaves it running). */
 	if (d->st.save_kind != LODGE_SAVE_NONE) {
 		lodge_save_describe(&d->st, line, sizeof(line));
-		y = put_wrapped(t, y, 0, DETAIL_INDENT, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 	}
 	return y;
 }
@@ -166,7 +149,7 @@ static int draw_vif_view(const struct tui *t, const struct lodge_net *nv, unsign
 
 	if (strcmp(v->watch, "on") != 0) {
 		snprintf(line, sizeof(line), "not watched: %s", v->watch);
-		return put_wrapped(t, y, 2, 2, line);
+		return put_line(t, y, 2, 2, line);
 	}
 	n += snprintf(line, sizeof(line), "addresses");
 	for (k = 0; k < v->naddrs && n < sizeof(line); k++)
@@ -174,7 +157,7 @@ static int draw_vif_view(const struct tui *t, const struct lodge_net *nv, unsign
 			      v->addrs[k].a.how, v->addrs[k].a.age_s);
 	if (!v->naddrs)
 		snprintf(line + n, sizeof(line) - n, " none seen yet");
-	y = put_wrapped(t, y, 2, 2, line);
+	y = put_line(t, y, 2, 2, line);
 	fmt_rate(pps, sizeof(pps), v->pps);
 	fmt_rate(bps, sizeof(bps), v->bps);
 	mvprintw(y++, 2, "traffic %s pkt/s %sB/s, %lu dropped by the watcher%s", pps, bps, (unsigned long)v->drops,
@@ -226,7 +209,7 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 				 "drops %llu", v->ifname, v->bridge, (unsigned long long)ls->rx_packets,
 				 (unsigned long long)ls->rx_bytes, (unsigned long long)ls->tx_packets,
 				 (unsigned long long)ls->tx_bytes, (unsigned long long)(ls->rx_dropped + ls->tx_dropped));
-		y = put_wrapped(t, y, 0, 4, line);
+		y = put_line(t, y, 0, 4, line);
 		if (fetch_state(&x->net, out, now, state, sizeof(state))[0])
 			mvprintw(y++, 2, "watcher: %.*s", COLS > 12 ? COLS - 12 : 0, state);
 		if (x->net.got_ns && i < x->view.nvifs)

@@ -124,6 +124,26 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	return "shut";
 }
 
+int put_wrapped(int y, int x, int indent, int bottom, const char *text)
+{
+	int width = COLS - 1 - x;
+	const char *p = text;
+	bool first = true;
+
+	while (*p && y < bottom) {
+		int w = first ? width : width - indent;
+		size_t k;
+
+		while (*p == ' ')
+			p++;
+		k = wrap_next(p, w > 8 ? (size_t)w : 8);
+		mvprintw(y++, first ? x : x + indent, "%.*s", (int)k, p);
+		p += k;
+		first = false;
+	}
+	return y;
+}
+
 /* The first of the candidate texts (the same figures, ever shorter)
  * that fits in width, else the last. */
 static const char *first_fitting(const char *const *candidates, unsigned n, size_t width)

@@ -173,6 +173,10 @@ int bars_rows(const struct tui *t);
  * wrapped at width takes: up to its last space that fits, or width
  * bytes of a word longer than the line. */
 size_t wrap_next(const char *s, size_t width);
+/* text from line y, column x on, wrapped at the screen's width rather
+ * than cut, its further lines indented by indent, above line bottom:
+ * the next free line. */
+int put_wrapped(int y, int x, int indent, int bottom, const char *text);
 
 /* messages.c: the message history, a view of its own (m). */
 void draw_messages(struct tui *t);
