@@ -158,6 +158,39 @@ static void pick_blockdev(struct tui *t, struct field *disk)
 	erase();
 }
 
+/* mkdir -p: every missing level of path, 0755 as a package would make
+ * them.  On failure -errno, and the level that failed in failed. */
+static int make_dirs(const char *path, char *failed, size_t len)
+{
+	char buf[CFG_PATH_MAX];
+	char *p;
+
+	copy(buf, sizeof(buf), path);
+	for (p = buf + (buf[0] == '/');; p++) {
+		bool end = *p == '\0';
+
+		if (*p != '/' && !end)
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+			copy(failed, len, buf);
+			return -errno;
+		}
+		if (end)
+			return 0;
+		*p = '/';
+	}
+}
+
+/* prefix and text from line y on, wrapped: the next free line. */
+static int put_message(int y, const char *prefix, const char *text)
+{
+	char line[TUI_MESSAGE_MAX + 16];
+
+	snprintf(line, sizeof(line), "%s%s", prefix, text);
+	return put_wrapped(y, 0, 0, LINES, line);
+}
+
 static int run_quiet(const char *const argv[])
 {
 	int st;
@@ -187,9 +220,15 @@ static int create_domain(struct tui *t, struct field *f)
 
 	to_form(f, &form);
 	if (to_make(f[F_DISK].value)) {
-		int fd;
+		char failed[CFG_PATH_MAX];
+		int fd, rc;
 
-		mkdir(t->hc.image_dir, 0755);
+		/* A fresh host has none of /var/lib/lodge/images yet. */
+		if ((rc = make_dirs(t->hc.image_dir, failed, sizeof(failed)))) {
+			tui_status(t, true, "cannot make the image directory %s (at %s): %s", t->hc.image_dir, failed,
+				   strerror(-rc));
+			return -1;
+		}
 		snprintf(img, sizeof(img), "%s/%s-vda.img", t->hc.image_dir, name);
 		if (strlen(img) >= FORM_VALUE_MAX) {
 			tui_status(t, true, "%s: path too long", img);
@@ -226,7 +265,16 @@ static int create_domain(struct tui *t, struct field *f)
 		tui_status(t, true, "%s", err);
 		goto undo;
 	}
-	mkdir(t->hc.domains_dir, 0755);
+	{
+		char failed[CFG_PATH_MAX];
+		int rc = make_dirs(t->hc.domains_dir, failed, sizeof(failed));
+
+		if (rc) {
+			tui_status(t, true, "cannot make the domains directory %s (at %s): %s", t->hc.domains_dir,
+				   failed, strerror(-rc));
+			goto undo;
+		}
+	}
 	snprintf(cfgpath, sizeof(cfgpath), "%s/%s.cfg", t->hc.domains_dir, dc.name);
 	if (domain_config_save(cfgpath, &dc, err, sizeof(err))) {
 		tui_status(t, true, "%s", err);
@@ -309,11 +357,17 @@ void view_create(struct tui *t)
 				}
 			}
 		}
-		mvprintw(3 + F_COUNT, 0, "%.*s", COLS - 1, f[cur].hint);
-		if (!ok)
-			mvprintw(4 + F_COUNT, 0, "Fix the fields marked ! to create.");
-		if (t->status[0])
-			mvprintw(5 + F_COUNT, 0, "%s%.*s", t->status_error ? "error: " : "", COLS - 8, t->status);
+		{
+			/* The field's message whole (beside it, it is cut to fit). */
+			int y = put_message(3 + F_COUNT, "", f[cur].hint);
+
+			if (cur < F_CREATE && f[cur].error[0])
+				y = put_message(y, "! ", f[cur].error);
+			if (!ok)
+				y = put_message(y, "", "Fix the fields marked ! to create.");
+			if (t->status[0])
+				put_message(y + 1, t->status_error ? "error: " : "", t->status);
+		}
 		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
 		refresh();
 		c = getch();

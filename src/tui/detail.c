@@ -45,56 +45,68 @@ static const char *fetch_state(const struct fetch *f, bool out, uint64_t now, ch
 	return buf;
 }
 
+/* A line of the view, wrapped above the status line. */
+static int put_line(const struct tui *t, int y, int x, int indent, const char *line)
+{
+	return put_wrapped(y, x, indent, LINES - bars_rows(t), line);
+}
+
 /* Why a piece of the detail view has not been asked for yet. */
 static const char *not_asked(const struct dom_sample *d)
 {
 	return d->answered_ns ? "awaited" : "not asked until its status is read";
 }
 
+#define DETAIL_INDENT 9            /* "memory   " */
+
 static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, int y)
 {
-	char line[512], up[32];
+	char line[512], guest[256], up[32];
 
 	fmt_uptime(up, sizeof(up), d->st.uptime_s);
 	snprintf(line, sizeof(line), "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB, %lu MiB resident",
 		 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.target_mib,
 		 d->st.rss_kib / 1024);
-	mvprintw(y++, 0, "%.*s", COLS, line);
+	y = put_line(t, y, 0, DETAIL_INDENT, line);
 	if (sample_stale(t, d, now)) {
 		/* Its lodge-hyp does not answer: what follows is what it last said. */
 		snprintf(line, sizeof(line), "stale: %s has not answered for %lu s; these figures are that old",
 			 d->st.name, age_s(d->answered_ns, now));
 		attron(A_BOLD);
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 		attroff(A_BOLD);
 	}
 	if (strcmp(d->st.state, "?") == 0) {
 		snprintf(line, sizeof(line), "state ?  cannot ask its status: %s (figures: the last it gave, if any)",
 			 d->st.end_reason);
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 	}
-	/* The balloon, and the guest's own view once its driver reports. */
+	/* The balloon, and the guest's own view once its driver reports: on
+	 * one line where it fits, else the guest's on a line of its own. */
+	snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB", d->st.target_mib,
+		 d->st.maxmem_mib, d->st.balloon_mib);
 	if (d->st.guest_stats)
-		snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB   "
-			 "guest: FREE(M) %lu  AVAIL(M) %lu  TOTAL(M) %lu", d->st.target_mib,
-			 d->st.maxmem_mib, d->st.balloon_mib, d->st.guest_free_kib / 1024,
-			 d->st.guest_avail_kib / 1024, d->st.guest_total_kib / 1024);
+		snprintf(guest, sizeof(guest), "guest: FREE(M) %lu  AVAIL(M) %lu  TOTAL(M) %lu",
+			 d->st.guest_free_kib / 1024, d->st.guest_avail_kib / 1024, d->st.guest_total_kib / 1024);
 	else
-		snprintf(line, sizeof(line), "memory   target %lu MiB of maxmem %lu, balloon %lu MiB   "
-			 "guest: FREE(M) - (no balloon stats yet)", d->st.target_mib, d->st.maxmem_mib,
-			 d->st.balloon_mib);
-	mvprintw(y++, 0, "%.*s", COLS, line);
+		snprintf(guest, sizeof(guest), "guest: FREE(M) - (no balloon stats yet)");
+	if ((int)(strlen(line) + 3 + strlen(guest)) <= COLS - 1) {
+		mvprintw(y++, 0, "%s   %s", line, guest);
+	} else {
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
+		y = put_line(t, y, DETAIL_INDENT, 0, guest);
+	}
 	/* What the host holds: the resident figure leaves out what KSM
 	 * merged (shared with other pages, here or in other domains); THP,
 	 * how much of it huge pages back. */
 	snprintf(line, sizeof(line), "host     resident %lu MiB + KSM shared %lu MiB, THP %lu MiB",
 		 d->st.rss_kib / 1024, d->st.ksm_shared_kib / 1024, d->st.thp_kib / 1024);
-	mvprintw(y++, 0, "%.*s", COLS, line);
+	y = put_line(t, y, 0, DETAIL_INDENT, line);
 	/* A save or migration: its progress while it runs, how it ended once
 	 * it has (a failed migration leaves it running). */
 	if (d->st.save_kind != LODGE_SAVE_NONE) {
 		lodge_save_describe(&d->st, line, sizeof(line));
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		y = put_line(t, y, 0, DETAIL_INDENT, line);
 	}
 	return y;
 }
@@ -128,7 +140,7 @@ static int draw_cpu(const struct dom_sample *d, int y)
 
 /* A vif's addresses, its watcher's rates and the last interval's top
  * peers, as room allows (the console keeps at least four lines). */
-static int draw_vif_view(const struct lodge_net *nv, unsigned i, int y)
+static int draw_vif_view(const struct tui *t, const struct lodge_net *nv, unsigned i, int y)
 {
 	const struct lodge_vif_net *v = &nv->vifs[i];
 	char line[1024], pps[16], bps[16], rate[16];
@@ -136,8 +148,8 @@ static int draw_vif_view(const struct lodge_net *nv, unsigned i, int y)
 	unsigned k;
 
 	if (strcmp(v->watch, "on") != 0) {
-		mvprintw(y++, 2, "not watched: %.*s", COLS > 16 ? COLS - 16 : 0, v->watch);
-		return y;
+		snprintf(line, sizeof(line), "not watched: %s", v->watch);
+		return put_line(t, y, 2, 2, line);
 	}
 	n += snprintf(line, sizeof(line), "addresses");
 	for (k = 0; k < v->naddrs && n < sizeof(line); k++)
@@ -145,7 +157,7 @@ static int draw_vif_view(const struct lodge_net *nv, unsigned i, int y)
 			      v->addrs[k].a.how, v->addrs[k].a.age_s);
 	if (!v->naddrs)
 		snprintf(line + n, sizeof(line) - n, " none seen yet");
-	mvprintw(y++, 2, "%.*s", COLS > 3 ? COLS - 3 : 0, line);
+	y = put_line(t, y, 2, 2, line);
 	fmt_rate(pps, sizeof(pps), v->pps);
 	fmt_rate(bps, sizeof(bps), v->bps);
 	mvprintw(y++, 2, "traffic %s pkt/s %sB/s, %lu dropped by the watcher%s", pps, bps, (unsigned long)v->drops,
@@ -197,17 +209,18 @@ static int draw_devices(struct tui *t, const struct dom_sample *d, const struct 
 				 "drops %llu", v->ifname, v->bridge, (unsigned long long)ls->rx_packets,
 				 (unsigned long long)ls->rx_bytes, (unsigned long long)ls->tx_packets,
 				 (unsigned long long)ls->tx_bytes, (unsigned long long)(ls->rx_dropped + ls->tx_dropped));
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		y = put_line(t, y, 0, 4, line);
 		if (fetch_state(&x->net, out, now, state, sizeof(state))[0])
 			mvprintw(y++, 2, "watcher: %.*s", COLS > 12 ? COLS - 12 : 0, state);
 		if (x->net.got_ns && i < x->view.nvifs)
-			y = draw_vif_view(&x->view, i, y);
+			y = draw_vif_view(t, &x->view, i, y);
 	}
 	return y;
 }
 
 /* The console's last lines that fit between y and the status line. */
-static void draw_console(const struct dom_sample *d, const struct dom_detail *x, uint64_t now, int y)
+static void draw_console(const struct tui *t, const struct dom_sample *d, const struct dom_detail *x, uint64_t now,
+			 int y)
 {
 	char state[320], tail[sizeof(x->tail)];
 	char *p, *lines[64];
@@ -222,7 +235,7 @@ static void draw_console(const struct dom_sample *d, const struct dom_detail *x,
 		mvprintw(y++, 0, "console (last lines, %.*s):", COLS > 26 ? COLS - 26 : 0, state);
 	else
 		mvprintw(y++, 0, "console (last lines):");
-	lines_left = LINES - 3 - y;
+	lines_left = LINES - 1 - bars_rows(t) - y;
 	memcpy(tail, x->tail, sizeof(tail));
 	p = tail + strlen(tail);
 	/* The last lines_left lines of the tail, oldest first. */
@@ -264,6 +277,6 @@ void draw_detail(struct tui *t)
 	y = draw_status(t, d, now, 0);
 	y = draw_cpu(d, y + 1);
 	y = draw_devices(t, d, d->detail, now, y + 1);
-	draw_console(d, d->detail, now, y + 1);
+	draw_console(t, d, d->detail, now, y + 1);
 	draw_bars(t);
 }

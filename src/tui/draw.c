@@ -12,9 +12,11 @@
 
 static const char spark_levels[] = " .:-=+*#%@";
 
+/* The status line, and the newest message of the history (m). */
 void tui_status(struct tui *t, bool error, const char *fmt, ...)
 {
 	char text[sizeof(t->status)];
+	struct tui_message *m = &t->messages[t->nmessages++ % TUI_MESSAGES];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -23,6 +25,23 @@ void tui_status(struct tui *t, bool error, const char *fmt, ...)
 	/* It may quote a reply: curses would move the cursor on \n, \t, \b. */
 	lodge_text_shown(t->status, sizeof(t->status), text);
 	t->status_error = error;
+	m->when = time(NULL);
+	m->error = error;
+	memcpy(m->text, t->status, sizeof(m->text));
+	t->messages_back = 0;
+}
+
+size_t wrap_next(const char *s, size_t width)
+{
+	size_t n = strlen(s), cut;
+
+	if (!width)
+		width = 1;
+	if (n <= width)
+		return n;
+	for (cut = width; cut > 0 && s[cut] != ' '; cut--)
+		;
+	return cut ? cut : width;      /* a word longer than the line is broken */
 }
 
 void spark(char *out, const float *hist, unsigned len, unsigned width, float max)
@@ -105,11 +124,50 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	return "shut";
 }
 
+int put_wrapped(int y, int x, int indent, int bottom, const char *text)
+{
+	int width = COLS - 1 - x;
+	const char *p = text;
+	bool first = true;
+
+	while (*p && y < bottom) {
+		int w = first ? width : width - indent;
+		size_t k;
+
+		while (*p == ' ')
+			p++;
+		k = wrap_next(p, w > 8 ? (size_t)w : 8);
+		mvprintw(y++, first ? x : x + indent, "%.*s", (int)k, p);
+		p += k;
+		first = false;
+	}
+	return y;
+}
+
+/* The first of the candidate texts (the same figures, ever shorter)
+ * that fits in width, else the last. */
+static const char *first_fitting(const char *const *candidates, unsigned n, size_t width)
+{
+	unsigned i;
+
+	for (i = 0; i + 1 < n && strlen(candidates[i]) > width; i++)
+		;
+	return candidates[i];
+}
+
+/* The header: the host, then the domains by state and the marks of what
+ * the table shows (its sort, its filter, FROZEN).  The marks always
+ * show whole; the counts and the host's figures take a shorter form
+ * where the line is narrow. */
 static void draw_header(struct tui *t)
 {
 	unsigned counts[4] = { 0 }, i;
-	char clock[16];
+	char clock[16], host[3][160], doms[5][160], marks[96];
+	const char *const hostv[] = { host[0], host[1], host[2] };
+	const char *const domv[] = { doms[0], doms[1], doms[2], doms[3], doms[4] };
+	size_t width = COLS > 1 ? (size_t)COLS - 1 : 1, room;
 	time_t now = time(NULL);
+	const char *c;
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	for (i = 0; i < t->ndoms; i++) {
@@ -118,59 +176,269 @@ static void draw_header(struct tui *t)
 		counts[strcmp(s, "running") == 0 ? 0 : strcmp(s, "paused") == 0 ? 1 :
 		       strcmp(s, "crashed") == 0 ? 3 : 2]++;
 	}
-	mvprintw(0, 0, "lodge %s  %u CPUs  load %.2f %.2f %.2f  free for guests %lu of %lu MiB",
-		 clock, t->host.ncpus, t->host.load1, t->host.load5, t->host.load15,
-		 t->host.mem_avail_mib, t->host.mem_total_mib);
+	snprintf(host[0], sizeof(host[0]), "lodge %s  %u CPUs  load %.2f %.2f %.2f  free for guests %lu of %lu MiB",
+		 clock, t->host.ncpus, t->host.load1, t->host.load5, t->host.load15, t->host.mem_avail_mib,
+		 t->host.mem_total_mib);
+	snprintf(host[1], sizeof(host[1]), "lodge %s  %u CPUs  load %.2f %.2f %.2f  free %lu/%lu MiB", clock,
+		 t->host.ncpus, t->host.load1, t->host.load5, t->host.load15, t->host.mem_avail_mib,
+		 t->host.mem_total_mib);
+	snprintf(host[2], sizeof(host[2]), "lodge %s  %u CPUs  load %.2f  free %lu/%lu MiB", clock, t->host.ncpus,
+		 t->host.load1, t->host.mem_avail_mib, t->host.mem_total_mib);
+	mvprintw(0, 0, "%.*s", (int)width, first_fitting(hostv, 3, width));
 	clrtoeol();
-	mvprintw(1, 0, "domains %u: %u running, %u paused, %u shutdown, %u crashed   sort %s%s%s%s%s",
-		 t->ndoms, counts[0], counts[1], counts[3 - 1], counts[3], sort_name(t->sort),
-		 t->sort_reverse ? " (rev)" : "", t->filter[0] ? "  filter /" : "", t->filter,
-		 t->frozen ? "  FROZEN" : "");
+
+	snprintf(doms[0], sizeof(doms[0]), "domains %u: %u running, %u paused, %u shutdown, %u crashed", t->ndoms,
+		 counts[0], counts[1], counts[2], counts[3]);
+	snprintf(doms[1], sizeof(doms[1]), "%u domains: %u run, %u paused, %u shut, %u crashed", t->ndoms, counts[0],
+		 counts[1], counts[2], counts[3]);
+	snprintf(doms[2], sizeof(doms[2]), "%u dom: %u run %u pause %u shut %u crash", t->ndoms, counts[0], counts[1],
+		 counts[2], counts[3]);
+	snprintf(doms[3], sizeof(doms[3]), "%u domains", t->ndoms);
+	snprintf(doms[4], sizeof(doms[4]), "%u dom", t->ndoms);
+	snprintf(marks, sizeof(marks), "sort %s%s", sort_name(t->sort), t->sort_reverse ? " (rev)" : "");
+	room = strlen(marks) + (t->filter[0] ? 10 + strlen(t->filter) : 0) + (t->frozen ? 8 : 0) + 3;
+	c = first_fitting(domv, 5, width > room ? width - room : 0);
+	move(1, 0);
+	if (strlen(c) + room <= width)
+		printw("%s   ", c);
+	printw("%s", marks);
+	if (t->filter[0]) {
+		printw("  filter ");
+		attron(A_BOLD);
+		printw("/%s", t->filter);
+		attroff(A_BOLD);
+	}
+	if (t->frozen) {
+		printw("  ");
+		attron(A_BOLD | A_REVERSE);
+		printw("FROZEN");
+		attroff(A_BOLD | A_REVERSE);
+	}
 	clrtoeol();
+}
+
+#define MORE_MARK " ... m: all of it"
+
+/* The status line's text wrapped at the screen's width: each row's
+ * start and length, at most TUI_STATUS_ROWS (one on a short screen);
+ * true if even they do not hold it all (the last then ends in
+ * MORE_MARK).  text holds "error: " and the message. */
+static unsigned status_wrap(const struct tui *t, char *text, size_t len, const char **row, size_t *rowlen,
+			    bool *cut)
+{
+	size_t width = COLS > 1 ? (size_t)COLS - 1 : 1;
+	unsigned n = 0, max = LINES >= 12 ? TUI_STATUS_ROWS : 1;
+	const char *p = text;
+
+	snprintf(text, len, "%s%s", t->status_error ? "error: " : "", t->status);
+	*cut = false;
+	while (*p) {
+		size_t k;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (n == max) {
+			*cut = true;
+			/* Room for the mark at the end of the last row. */
+			n--;
+			p = row[n];
+			k = width > strlen(MORE_MARK) ? wrap_next(p, width - strlen(MORE_MARK)) : 0;
+			rowlen[n++] = k;
+			break;
+		}
+		k = wrap_next(p, width);
+		row[n] = p;
+		rowlen[n++] = k;
+		p += k;
+	}
+	return n;
+}
+
+int bars_rows(const struct tui *t)
+{
+	char text[TUI_MESSAGE_MAX + 16];
+	const char *row[TUI_STATUS_ROWS];
+	size_t rowlen[TUI_STATUS_ROWS];
+	bool cut;
+	unsigned n = status_wrap(t, text, sizeof(text), row, rowlen, &cut);
+
+	return (n ? (int)n : 1) + 1;
 }
 
 /* The status line and, beneath it, the key bar (keys.c). */
 void draw_bars(struct tui *t)
 {
-	move(LINES - 2, 0);
-	if (t->status[0]) {
+	char text[TUI_MESSAGE_MAX + 16];
+	const char *row[TUI_STATUS_ROWS];
+	size_t rowlen[TUI_STATUS_ROWS];
+	bool cut;
+	unsigned n = status_wrap(t, text, sizeof(text), row, rowlen, &cut), i;
+	int y = LINES - 1 - (n ? (int)n : 1);
+
+	for (i = 0; i < n; i++) {
+		move(y + (int)i, 0);
 		if (t->status_error)
 			attron(A_BOLD);
-		printw("%s%.*s", t->status_error ? "error: " : "", COLS - 8, t->status);
+		printw("%.*s", (int)rowlen[i], row[i]);
 		attroff(A_BOLD);
+		if (cut && i + 1 == n)
+			printw("%s", MORE_MARK);
+		clrtoeol();
 	}
-	clrtoeol();
+	if (!n) {
+		move(y, 0);
+		clrtoeol();
+	}
 	draw_key_bar();
 }
 
-/* The table's columns after UPTIME: I/O rates, then the CPU sparkline in
- * what is left.  80 columns have room for one rate each for network and
- * disk; 100 and more add the guest's own free memory (FREE(M), once its
- * balloon driver reports it) and split the rates into rx/tx and
- * read/write. */
-struct table_layout {
-	bool split;             /* FREE(M); rx, tx, read, write in their own columns */
-	unsigned addr_w;        /* 0: no address column */
-	unsigned spark_w;       /* 0: no sparkline */
+/* The table's columns, as data.  Each has its least width; those with a
+ * share get that share of what the screen has spare, up to what they can
+ * use (NAME: the longest name; the CPU sparkline: 60).  Rates: at 80
+ * columns one each for network and disk; where the wide set fits, the
+ * guest's own free memory (FREE(M), once its balloon driver reports it)
+ * and rx/tx and read/write apart.  Then, where room is left, an address
+ * and the CPU sparkline. */
+enum column_id {
+	COL_ID, COL_NAME, COL_STATE, COL_CPU, COL_MEM, COL_RSS, COL_VCPUS, COL_UPTIME, COL_FREE, COL_NETRX,
+	COL_NETTX, COL_DSKRD, COL_DSKWR, COL_NET, COL_DISK, COL_ADDR, COL_SPARK, NCOLUMNS
+};
+enum column_when { ALWAYS, WIDE, NARROW, ROOM };
+
+struct column {
+	const char *head;
+	unsigned min, max;      /* width; max 0: what the column needs (the names) */
+	unsigned share;         /* of the spare width; 0: none */
+	unsigned gap;           /* spaces before it */
+	bool left;              /* left-aligned */
+	enum column_when when;
 };
 
-#define TABLE_FIXED 62      /* ID .. UPTIME */
-#define TABLE_ADDR_W 15     /* an IPv4 address; the detail view has them all */
+static const struct column columns[NCOLUMNS] = {
+	[COL_ID] = { "ID", 4, 4, 0, 0, false, ALWAYS },
+	[COL_NAME] = { "NAME", 16, 0, 1, 1, true, ALWAYS },
+	[COL_STATE] = { "ST", 5, 5, 0, 1, true, ALWAYS },
+	[COL_CPU] = { "%CPU", 6, 6, 0, 1, false, ALWAYS },
+	[COL_MEM] = { "MEM(M)", 7, 7, 0, 1, false, ALWAYS },
+	[COL_RSS] = { "RSS(M)", 7, 7, 0, 1, false, ALWAYS },
+	[COL_VCPUS] = { "VC", 2, 2, 0, 1, false, ALWAYS },
+	[COL_UPTIME] = { "UPTIME", 8, 8, 0, 1, false, ALWAYS },
+	[COL_FREE] = { "FREE(M)", 7, 7, 0, 1, false, WIDE },
+	[COL_NETRX] = { "NETRX", 6, 6, 0, 1, false, WIDE },
+	[COL_NETTX] = { "NETTX", 6, 6, 0, 1, false, WIDE },
+	[COL_DSKRD] = { "DSKRD", 6, 6, 0, 1, false, WIDE },
+	[COL_DSKWR] = { "DSKWR", 6, 6, 0, 1, false, WIDE },
+	[COL_NET] = { "NET/s", 6, 6, 0, 1, false, NARROW },
+	[COL_DISK] = { "DISK/s", 6, 6, 0, 1, false, NARROW },
+	[COL_ADDR] = { "ADDRESS", 15, 15, 0, 1, true, ROOM },      /* an IPv4 address; the detail view has all */
+	[COL_SPARK] = { "CPU HISTORY", 8, 60, 3, 2, true, ROOM },
+};
 
-/* The address column comes before the sparkline: at 80 columns neither
- * fits, from 108 the address does, from 116 both. */
-static struct table_layout table_layout(void)
+struct table_layout {
+	unsigned width[NCOLUMNS];       /* 0: not shown */
+};
+
+/* A name of up to this many characters is shown whole before the wide
+ * rates, the address or the sparkline take the room: telling the
+ * domains apart comes first. */
+#define NAME_FIRST 32
+
+/* name_need: the longest name to show.  The screen's last column is
+ * left empty: curses moves the cursor to the next line after it. */
+static void table_layout(struct table_layout *l, unsigned name_need)
 {
-	struct table_layout l = { .split = COLS >= 100 };
-	int left = COLS - TABLE_FIXED - (l.split ? 8 + 28 : 14);
+	unsigned min[NCOLUMNS], max[NCOLUMNS], used = 0, wide = 0, shares, c;
+	int room = COLS - 1;
+	bool split;
 
-	if (left >= TABLE_ADDR_W + 1) {
-		l.addr_w = TABLE_ADDR_W;
-		left -= TABLE_ADDR_W + 1;
+	for (c = 0; c < NCOLUMNS; c++) {
+		min[c] = columns[c].min;
+		max[c] = columns[c].max ? columns[c].max : name_need > min[c] ? name_need : min[c];
 	}
-	left -= 2;
-	l.spark_w = left >= 8 ? (left > 60 ? 60 : left) : 0;
-	return l;
+	min[COL_NAME] = name_need < min[COL_NAME] ? min[COL_NAME] : name_need > NAME_FIRST ? NAME_FIRST : name_need;
+	for (c = 0; c < NCOLUMNS; c++) {
+		if (columns[c].when == ALWAYS)
+			used += columns[c].gap + min[c];
+		if (columns[c].when == WIDE)
+			wide += columns[c].gap + columns[c].min;
+	}
+	split = (int)(used + wide) <= room;
+	used = 0;
+	for (c = 0; c < NCOLUMNS; c++) {
+		enum column_when w = columns[c].when;
+		bool on = w == ALWAYS || (w == WIDE && split) || (w == NARROW && !split);
+
+		l->width[c] = on ? min[c] : 0;
+		if (on)
+			used += columns[c].gap + min[c];
+	}
+	/* Too narrow for the names whole: they give way, down to the least. */
+	if ((int)used > room) {
+		unsigned over = used - room, give = l->width[COL_NAME] - columns[COL_NAME].min;
+
+		give = give < over ? give : over;
+		l->width[COL_NAME] -= give;
+		used -= give;
+	}
+	for (c = 0; c < NCOLUMNS; c++)
+		if (columns[c].when == ROOM && (int)(used + columns[c].gap + min[c]) <= room) {
+			l->width[c] = min[c];
+			used += columns[c].gap + min[c];
+		}
+	/* The spare width, by shares, to the columns that can use more. */
+	while ((int)used < room) {
+		unsigned spare = room - used, given = 0;
+
+		for (shares = 0, c = 0; c < NCOLUMNS; c++)
+			if (l->width[c] && l->width[c] < max[c])
+				shares += columns[c].share;
+		if (!shares)
+			break;
+		for (c = 0; c < NCOLUMNS && (int)used < room; c++) {
+			unsigned add;
+
+			if (!l->width[c] || l->width[c] >= max[c] || !columns[c].share)
+				continue;
+			add = spare * columns[c].share / shares;
+			if (!add)
+				add = 1;
+			if (add > max[c] - l->width[c])
+				add = max[c] - l->width[c];
+			if (add > room - used)
+				add = room - used;
+			l->width[c] += add;
+			used += add;
+			given += add;
+		}
+		if (!given)
+			break;
+	}
+}
+
+/* A name in width characters: whole if it fits, else its start and its
+ * end about a '~' (no name has one), so that web-prod-01 and web-prod-02
+ * stay apart however narrow. */
+static void fit_name(char *out, size_t len, const char *name, unsigned width)
+{
+	size_t n = strlen(name), head;
+
+	if (n <= width || width < 3) {
+		snprintf(out, len, "%.*s", (int)width, name);
+		return;
+	}
+	head = (width - 1) / 2;
+	snprintf(out, len, "%.*s~%s", (int)head, name, name + n - (width - 1 - head));
+}
+
+static void put_cell(const struct table_layout *l, enum column_id c, const char *text)
+{
+	printw("%*s", (int)columns[c].gap, "");
+	if (columns[c].left)
+		printw("%-*.*s", (int)l->width[c], (int)l->width[c], text);
+	else
+		printw("%*s", (int)l->width[c], text);       /* a figure is never cut */
 }
 
 /* Rates of a row: Domain-0 has none of its own ("-"). */
@@ -183,75 +451,80 @@ struct row_rates {
 static void draw_row(const struct table_layout *l, int y, const struct lodge_status *st, double cpu,
 		     const struct row_rates *r, const char *spk, bool selected)
 {
-	char up[32], id[16], a[16] = "-", b[16] = "-", c[16] = "-", d[16] = "-", free_mib[24] = "-";
+	char cell[NCOLUMNS][DOMAIN_NAME_MAX + 16];
+	char addrs[LODGE_MAX_ADDRS * 48];
 	attr_t attr;
-	const char *word = state_word(st, r->stale, &attr);
+	unsigned c;
 
-	fmt_uptime(up, sizeof(up), st->uptime_s);
-	snprintf(id, sizeof(id), "%u", st->id);
+	for (c = 0; c < NCOLUMNS; c++)
+		snprintf(cell[c], sizeof(cell[c]), "-");
+	snprintf(cell[COL_ID], sizeof(cell[0]), "%u", st->id);
+	fit_name(cell[COL_NAME], sizeof(cell[0]), st->name, l->width[COL_NAME]);
+	snprintf(cell[COL_STATE], sizeof(cell[0]), "%s", state_word(st, r->stale, &attr));
+	snprintf(cell[COL_CPU], sizeof(cell[0]), "%.1f", cpu);
+	snprintf(cell[COL_MEM], sizeof(cell[0]), "%lu", st->target_mib);
+	snprintf(cell[COL_RSS], sizeof(cell[0]), "%lu", st->rss_kib / 1024);
+	snprintf(cell[COL_VCPUS], sizeof(cell[0]), "%u", st->vcpus);
+	fmt_uptime(cell[COL_UPTIME], sizeof(cell[0]), st->uptime_s);
 	if (st->guest_stats)
-		snprintf(free_mib, sizeof(free_mib), "%lu", st->guest_free_kib / 1024);
-	if (r->known && l->split) {
-		fmt_rate(a, sizeof(a), r->net_rx);
-		fmt_rate(b, sizeof(b), r->net_tx);
-		fmt_rate(c, sizeof(c), r->disk_rd);
-		fmt_rate(d, sizeof(d), r->disk_wr);
-	} else if (r->known) {
-		fmt_rate(a, sizeof(a), r->net_rx + r->net_tx);
-		fmt_rate(b, sizeof(b), r->disk_rd + r->disk_wr);
+		snprintf(cell[COL_FREE], sizeof(cell[0]), "%lu", st->guest_free_kib / 1024);
+	if (r->known) {
+		fmt_rate(cell[COL_NETRX], sizeof(cell[0]), r->net_rx);
+		fmt_rate(cell[COL_NETTX], sizeof(cell[0]), r->net_tx);
+		fmt_rate(cell[COL_DSKRD], sizeof(cell[0]), r->disk_rd);
+		fmt_rate(cell[COL_DSKWR], sizeof(cell[0]), r->disk_wr);
+		fmt_rate(cell[COL_NET], sizeof(cell[0]), r->net_rx + r->net_tx);
+		fmt_rate(cell[COL_DISK], sizeof(cell[0]), r->disk_rd + r->disk_wr);
+	}
+	if (l->width[COL_ADDR]) {
+		lodge_addrs_join(st, addrs, sizeof(addrs));
+		snprintf(cell[COL_ADDR], sizeof(cell[0]), "%s", addrs[0] ? strtok(addrs, ",") : "-");
 	}
 	move(y, 0);
 	if (selected)
 		attron(A_REVERSE);
-	printw("%4s %-16.16s ", id, st->name);
-	attron(attr);
-	printw("%-5s", word);
-	attroff(attr);
-	if (selected)
-		attron(A_REVERSE);
-	printw(" %6.1f %7lu %7lu %2u %8s", cpu, st->target_mib, st->rss_kib / 1024, st->vcpus, up);
-	if (l->split)
-		printw(" %7s %6s %6s %6s %6s", free_mib, a, b, c, d);
-	else
-		printw(" %6s %6s", a, b);
-	if (l->addr_w) {
-		char addrs[LODGE_MAX_ADDRS * 48];
-
-		lodge_addrs_join(st, addrs, sizeof(addrs));
-		printw(" %-*.*s", (int)l->addr_w, (int)l->addr_w, strtok(addrs, ","));
+	for (c = 0; c < NCOLUMNS; c++) {
+		if (!l->width[c])
+			continue;
+		if (c == COL_STATE)
+			attron(attr);
+		put_cell(l, c, c == COL_SPARK ? spk : cell[c]);
+		if (c == COL_STATE) {
+			attroff(attr);
+			if (selected)
+				attron(A_REVERSE);
+		}
 	}
-	if (l->spark_w)
-		printw("  %-*s", (int)l->spark_w, spk);
 	clrtoeol();
 	attroff(A_REVERSE);
 }
 
 void draw_table(struct tui *t)
 {
-	int rows = LINES - 5, y = 3, i;
-	struct table_layout l = table_layout();
+	int rows = LINES - 3 - bars_rows(t), y = 3, i;
+	struct table_layout l;
 	char spk[256];
 	struct lodge_status dom0;
 	static const struct row_rates no_rates;
 	uint64_t now = tui_now_ns();
+	unsigned c, name_need = 8;         /* Domain-0 */
 
+	for (c = 0; c < t->ndoms; c++)
+		if (strlen(t->doms[c].st.name) > name_need)
+			name_need = strlen(t->doms[c].st.name);
+	table_layout(&l, name_need);
 	draw_header(t);
 	move(2, 0);
 	attron(A_REVERSE);
-	printw("%4s %-16s %-5s %6s %7s %7s %2s %8s", "ID", "NAME", "ST", "%CPU", "MEM(M)", "RSS(M)", "VC",
-	       "UPTIME");
-	if (l.split)
-		printw(" %7s %6s %6s %6s %6s", "FREE(M)", "NETRX", "NETTX", "DSKRD", "DSKWR");
-	else
-		printw(" %6s %6s", "NET/s", "DISK/s");
-	if (l.addr_w)
-		printw(" %-*s", (int)l.addr_w, "ADDRESS");
-	if (l.spark_w)
-		printw("  %-*s", (int)l.spark_w, "CPU HISTORY");
+	for (c = 0; c < NCOLUMNS; c++)
+		if (l.width[c])
+			put_cell(&l, c, columns[c].head);
 	hline(' ', COLS);
 	attroff(A_REVERSE);
 
 	/* Keep the selection on screen. */
+	if (rows < 1)
+		rows = 1;
 	if (t->selected < t->top)
 		t->top = t->selected;
 	if ((int)t->selected >= (int)t->top + rows)
@@ -276,8 +549,8 @@ void draw_table(struct tui *t)
 					       d->disk_rd_bps, d->disk_wr_bps };
 
 			spk[0] = '\0';
-			if (l.spark_w)
-				spark(spk, d->cpu_hist, d->hist_len, l.spark_w,
+			if (l.width[COL_SPARK])
+				spark(spk, d->cpu_hist, d->hist_len, l.width[COL_SPARK],
 				      100.0f * (d->st.vcpus ? d->st.vcpus : 1));
 			draw_row(&l, y, &d->st, d->cpu_pct, &r, spk, t->selected == row);
 		} else {
@@ -287,4 +560,3 @@ void draw_table(struct tui *t)
 	}
 	draw_bars(t);
 }
-

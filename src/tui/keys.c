@@ -21,9 +21,15 @@ struct key_binding {
 };
 
 static void k_quit(struct tui *t, int c) { t->quit = true; }
-static void k_help(struct tui *t, int c) { t->help = true; }
+static void k_help(struct tui *t, int c) { t->help = true; t->help_top = 0; }
 static void k_detail(struct tui *t, int c) { t->view = t->view == VIEW_DETAIL ? VIEW_TABLE : VIEW_DETAIL; }
-static void k_back(struct tui *t, int c) { t->view = VIEW_TABLE; }
+/* The message stays in the history (m). */
+static void k_back(struct tui *t, int c) { t->view = VIEW_TABLE; t->status[0] = '\0'; }
+static void k_messages(struct tui *t, int c)
+{
+	t->view = t->view == VIEW_MESSAGES ? VIEW_TABLE : VIEW_MESSAGES;
+	t->messages_back = 0;
+}
 static void k_invert(struct tui *t, int c) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
 static void k_sort_cpu(struct tui *t, int c) { t->sort = SORT_CPU; sample_sort(t); }
 static void k_sort_mem(struct tui *t, int c) { t->sort = SORT_RSS; sample_sort(t); }
@@ -38,6 +44,17 @@ static void k_move(struct tui *t, int c)
 {
 	unsigned page = LINES > 7 ? LINES - 6 : 1, row = t->selected;
 
+	if (t->view == VIEW_MESSAGES) {            /* the keys scroll it, Up back in time */
+		switch (c) {
+		case KEY_UP: case 'K': messages_scroll(t, 1); break;
+		case KEY_DOWN: case 'J': messages_scroll(t, -1); break;
+		case KEY_PPAGE: messages_scroll(t, (int)page); break;
+		case KEY_NPAGE: messages_scroll(t, -(int)page); break;
+		case KEY_HOME: messages_scroll(t, TUI_MESSAGES * TUI_MESSAGE_MAX); break;
+		case KEY_END: t->messages_back = 0; break;
+		}
+		return;
+	}
 	switch (c) {
 	case KEY_UP: case 'K': row = row ? row - 1 : 0; break;
 	case KEY_DOWN: case 'J': row++; break;
@@ -89,8 +106,9 @@ static const struct key_binding bindings[] = {
 	{ { KEY_UP, 'K', KEY_DOWN, 'J', KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, k_move,
 	  "move the selection (Domain-0 is the host)", NULL, 0 },
 	{ { '\n', '\r', KEY_ENTER, KEY_F(5) }, k_detail, "domain details", NULL, 0 },
-	{ { 27 }, k_back, "back to the table", NULL, 0 },
+	{ { 27 }, k_back, "back to the table, clear the status line", NULL, 0 },
 	{ { '?', 'h', KEY_F(1) }, k_help, "this help", "Help", 1 },
+	{ { 'm', KEY_F(2) }, k_messages, "message history, whole", "Msgs", 1 },
 	{ { '/', '\\', KEY_F(3), KEY_F(4) }, k_filter, "filter names (Esc clears)", "Filter", 1 },
 	{ { '<', '>', ',', '.', KEY_F(6) }, k_sort, "sort column", "Sort", 2 },
 	{ { 'I' }, k_invert, "invert the sort", NULL, 0 },
@@ -109,14 +127,14 @@ static const struct key_binding bindings[] = {
 };
 #define NBINDINGS (sizeof(bindings) / sizeof(bindings[0]))
 
+static bool help_key(struct tui *t, int c);
+
 bool keys_dispatch(struct tui *t, int c)
 {
 	unsigned i, k;
 
-	if (t->help) {
-		t->help = false;           /* any key closes the help */
-		return true;
-	}
+	if (t->help)
+		return help_key(t, c);
 	for (i = 0; i < NBINDINGS; i++)
 		for (k = 0; k < KEYS_MAX && bindings[i].keys[k]; k++)
 			if (bindings[i].keys[k] == c) {
@@ -166,23 +184,44 @@ static void keys_named(const struct key_binding *b, unsigned n, const char *sep,
 }
 
 #define HELP_KEYS_W 10             /* "< > , . F6" */
+#define HELP_ROWS   96             /* room for every row of the help at 20 columns */
+#define HELP_ROW    160
 
 static const char *const help_head = "Lodge dashboard keys (F-keys have letter twins for serial consoles)";
-static const char *const help_foot[] = {
-	"States: run, PAUSE (bold), shut, CRASH (bold underlined); migr, save while a",
-	"migration or save runs; ? cannot be asked, late: no answer, figures stale",
-	"(the detail view says why and since when).  Press any key to return.",
-};
-#define HELP_FOOT (sizeof(help_foot) / sizeof(help_foot[0]))
+static const char *const help_foot =
+	"States: run, PAUSE (bold), shut, CRASH (bold underlined); migr, save while a "
+	"migration or save runs; ? cannot be asked, late: no answer, figures stale "
+	"(the detail view says why and since when).  Press any key to return.";
 
-void draw_help(struct tui *t)
+/* Text wrapped into rows of width, each further row indented. */
+static unsigned add_wrapped(char rows[][HELP_ROW], unsigned n, const char *text, int width, int indent)
 {
-	char cell[NBINDINGS][160], lines[NBINDINGS][320];
-	int w = COLS < 80 ? COLS : 80, inner = w - 4, half = (inner - 2) / 2;
-	unsigned i, n = 0, pending = NBINDINGS;
-	int h, y0, x0, y;
+	const char *p = text;
+	bool first = true;
 
-	/* Two to a line where both fit in half the width, else one. */
+	while (*p && n < HELP_ROWS) {
+		int w = first ? width : width - indent;
+		size_t k;
+
+		while (*p == ' ')
+			p++;
+		k = wrap_next(p, w > 8 ? (size_t)w : 8);
+		snprintf(rows[n++], HELP_ROW, "%*s%.*s", first ? 0 : indent, "", (int)k, p);
+		p += k;
+		first = false;
+	}
+	return n;
+}
+
+/* The help's rows at inner width: the keys, two to a row where both fit
+ * in half of it, a blank row, the states.  Nothing is cut: what is too
+ * long wraps. */
+static unsigned help_rows(char rows[][HELP_ROW], int inner)
+{
+	char cell[NBINDINGS][HELP_ROW];
+	int half = (inner - 2) / 2;
+	unsigned i, n = 0, pending = NBINDINGS;
+
 	for (i = 0; i < NBINDINGS; i++) {
 		char keys[64];
 
@@ -190,20 +229,58 @@ void draw_help(struct tui *t)
 		snprintf(cell[i], sizeof(cell[i]), "%-*s %s", HELP_KEYS_W, keys, bindings[i].help);
 		if ((int)strlen(cell[i]) > half) {
 			if (pending < NBINDINGS)
-				snprintf(lines[n++], sizeof(lines[0]), "%s", cell[pending]);
-			snprintf(lines[n++], sizeof(lines[0]), "%s", cell[i]);
+				n = add_wrapped(rows, n, cell[pending], inner, HELP_KEYS_W + 1);
+			n = add_wrapped(rows, n, cell[i], inner, HELP_KEYS_W + 1);
 			pending = NBINDINGS;
 		} else if (pending < NBINDINGS) {
-			snprintf(lines[n++], sizeof(lines[0]), "%-*s  %s", half, cell[pending], cell[i]);
+			snprintf(rows[n++], HELP_ROW, "%-*s  %s", half, cell[pending], cell[i]);
 			pending = NBINDINGS;
 		} else {
 			pending = i;
 		}
 	}
 	if (pending < NBINDINGS)
-		snprintf(lines[n++], sizeof(lines[0]), "%s", cell[pending]);
+		n = add_wrapped(rows, n, cell[pending], inner, HELP_KEYS_W + 1);
+	if (n < HELP_ROWS)
+		rows[n++][0] = '\0';
+	return add_wrapped(rows, n, help_foot, inner, 0);
+}
 
-	h = (int)(n + HELP_FOOT) + 5;      /* borders, the head and two blank lines */
+/* The overlay's geometry: its width, and how many of its rows show. */
+static int help_width(void) { return COLS < 80 ? COLS : 80; }
+static int help_shown(unsigned n) { return LINES - 4 < (int)n ? (LINES > 5 ? LINES - 4 : 1) : (int)n; }
+
+/* Up and Down scroll a help taller than the screen; any other key closes it. */
+static bool help_key(struct tui *t, int c)
+{
+	static char rows[HELP_ROWS][HELP_ROW];
+	unsigned n = help_rows(rows, help_width() - 4), shown = (unsigned)help_shown(n);
+
+	if (n > shown && (c == KEY_DOWN || c == 'J' || c == KEY_NPAGE || c == ' ')) {
+		t->help_top += c == KEY_NPAGE || c == ' ' ? shown : 1;
+		if (t->help_top > n - shown)
+			t->help_top = n - shown;
+		return true;
+	}
+	if (n > shown && (c == KEY_UP || c == 'K' || c == KEY_PPAGE)) {
+		unsigned by = c == KEY_PPAGE ? shown : 1;
+
+		t->help_top = t->help_top > by ? t->help_top - by : 0;
+		return true;
+	}
+	t->help = false;
+	return true;
+}
+
+void draw_help(struct tui *t)
+{
+	static char rows[HELP_ROWS][HELP_ROW];
+	int w = help_width(), inner = w - 4;
+	unsigned n = help_rows(rows, inner), i;
+	int shown = help_shown(n), h = shown + 4, y0, x0, y;     /* borders, the head and a blank row */
+
+	if (t->help_top + shown > n)
+		t->help_top = n - shown;
 	y0 = LINES > h ? (LINES - h) / 2 : 0;
 	x0 = COLS > w ? (COLS - w) / 2 : 0;
 	for (y = 0; y < h; y++) {
@@ -219,15 +296,13 @@ void draw_help(struct tui *t)
 	mvaddch(y0, x0 + w - 1, ACS_URCORNER);
 	mvaddch(y0 + h - 1, x0, ACS_LLCORNER);
 	mvaddch(y0 + h - 1, x0 + w - 1, ACS_LRCORNER);
-	mvprintw(y0 + 1, x0 + 2, "%.*s", inner, help_head);
+	if ((unsigned)shown < n)
+		mvprintw(y0 + 1, x0 + 2, "%.*s", inner, "Keys: Up and Down scroll, any other key returns");
+	else
+		mvprintw(y0 + 1, x0 + 2, "%.*s", inner, help_head);
 	attroff(A_BOLD);
-	y = y0 + 3;
-	for (i = 0; i < n; i++)
-		mvprintw(y++, x0 + 2, "%.*s", inner, lines[i]);
-	y++;
-	for (i = 0; i < HELP_FOOT; i++)
-		mvprintw(y++, x0 + 2, "%.*s", inner, help_foot[i]);
-	(void)t;
+	for (i = 0, y = y0 + 3; (int)i < shown; i++)
+		mvprintw(y++, x0 + 2, "%.*s", inner, rows[t->help_top + i]);
 }
 
 void draw_key_bar(void)

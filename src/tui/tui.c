@@ -86,6 +86,8 @@ static void draw(struct tui *t)
 {
 	if (t->view == VIEW_DETAIL)
 		draw_detail(t);
+	else if (t->view == VIEW_MESSAGES)
+		draw_messages(t);
 	else
 		draw_table(t);
 	if (t->help)

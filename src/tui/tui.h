@@ -7,7 +7,9 @@
 #define LODGE_TUI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct pollfd;
 
@@ -26,6 +28,13 @@ struct pollfd;
 #define TUI_STALE_MS    2000
 #define TUI_TAIL_BYTES  2048       /* of the console, for the detail view */
 #define TUI_POLL_MAX    (1024 + 2 * TUI_MAX_DOMAINS)   /* sockets sampling waits on at once */
+/* A message (the status line's): room for a reply's whole reason with
+ * the paths it names.  The status line wraps one onto at most
+ * TUI_STATUS_ROWS lines; the message history (m) keeps the last
+ * TUI_MESSAGES whole. */
+#define TUI_MESSAGE_MAX 1024
+#define TUI_MESSAGES    32
+#define TUI_STATUS_ROWS 3
 
 /* One piece of the detail view, fetched in sampling: when it was last
  * asked for and last had, and why not if it failed. */
@@ -86,6 +95,12 @@ struct pending_action {
 	uint64_t deadline_ns;
 };
 
+struct tui_message {
+	time_t when;
+	bool error;
+	char text[TUI_MESSAGE_MAX];
+};
+
 struct tui {
 	const struct lodge *lg;
 	struct host_config hc;             /* lg's */
@@ -101,10 +116,14 @@ struct tui {
 	char filter[32];
 	int delay_ms;
 	bool frozen, monochrome, quit;
-	enum { VIEW_TABLE, VIEW_DETAIL } view;
+	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_MESSAGES } view;
 	bool help;                         /* the help overlay is over the view */
-	char status[160];                  /* the status line: last result or error */
+	unsigned help_top;                 /* its first line shown, when it is taller than the screen */
+	char status[TUI_MESSAGE_MAX];      /* the status line: last result or error ("": none) */
 	bool status_error;
+	struct tui_message messages[TUI_MESSAGES];   /* a ring, the newest at (nmessages - 1) % TUI_MESSAGES */
+	unsigned nmessages;                /* ever shown */
+	unsigned messages_back;            /* the history view scrolled back this many lines */
 	struct lodge_poller *poller;       /* control connections kept between samples */
 	unsigned npoller_fds;              /* the poller's, first of sample_pollfds' */
 	bool gathering;                    /* a sample's replies are coming in ... */
@@ -145,8 +164,24 @@ void fmt_uptime(char *buf, size_t len, unsigned long s);
 /* A sparkline of hist (newest first) in width characters, newest on the right. */
 void spark(char *out, const float *hist, unsigned len, unsigned width, float max);
 void draw_table(struct tui *t);
-/* The status line and the key bar, the bottom two lines. */
+/* The status line (wrapped onto at most TUI_STATUS_ROWS lines) and the
+ * key bar, at the bottom. */
 void draw_bars(struct tui *t);
+/* How many lines draw_bars takes at this width. */
+int bars_rows(const struct tui *t);
+/* How many bytes of s (after its leading spaces) the next line of text
+ * wrapped at width takes: up to its last space that fits, or width
+ * bytes of a word longer than the line. */
+size_t wrap_next(const char *s, size_t width);
+/* text from line y, column x on, wrapped at the screen's width rather
+ * than cut, its further lines indented by indent, above line bottom:
+ * the next free line. */
+int put_wrapped(int y, int x, int indent, int bottom, const char *text);
+
+/* messages.c: the message history, a view of its own (m). */
+void draw_messages(struct tui *t);
+/* Scroll it by lines (negative: towards the newest). */
+void messages_scroll(struct tui *t, int lines);
 
 /* detail.c */
 void draw_detail(struct tui *t);
