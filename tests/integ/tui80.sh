@@ -141,7 +141,8 @@ press /
 press Escape
 hides 5 'filter /' || true
 
-# --- The create form on a fresh --root: new:SIZE makes the image ----------
+# --- The create form on a fresh --root (no image directory; a domain that
+# ran may have made var/lib/lodge/crash): new:SIZE makes the image -------
 # create_form NAME: fill the form's name and a new 8 MiB disk, then Create.
 create_form() {
 	press n
@@ -153,7 +154,7 @@ create_form() {
 	shows 5 '^Disk +new:8( |$)' || return 1
 	press Down Down Down Down Enter
 }
-if [ ! -e "$ROOT/var/lib" ] && create_form fresh &&
+if [ ! -e "$ROOT/var/lib/lodge/images" ] && create_form fresh &&
    shows 30 'created fresh|did not start|cannot' && [ -f "$ROOT/var/lib/lodge/images/fresh-vda.img" ] &&
    [ "$(stat -c %s "$ROOT/var/lib/lodge/images/fresh-vda.img")" = $((8 << 20)) ] &&
    [ "$(stat -c %a "$ROOT/var/lib/lodge/images")" = 755 ] && has 'created fresh'; then
