@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,19 +107,20 @@ char *text_escape(char *out, size_t outlen, const char *in)
 	return text_escape_n(out, outlen, in, strlen(in));
 }
 
-static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+static void log_vmsg_line(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = {
 		[LOG_ERR] = "error: ", [LOG_WARN] = "warning: ",
 		[LOG_INFO] = "", [LOG_DEBUG] = "debug: ",
 	};
 	char msg[1024], buf[4 * sizeof(msg) + 128], when[40] = "";
-	const char *eol = log_eol();
+	const char *eol;
 	struct timespec ts;
 	int n;
 
 	if (level > log_level)
 		return;
+	eol = log_eol();
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (log_timestamps) {
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -136,6 +138,17 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (write(STDERR_FILENO, buf, n) < 0) {
 		/* nowhere left to report it */
 	}
+}
+
+/* errno as the caller left it: "log_err(..., strerror(errno)); return
+ * -errno;" is a common shape, and asking the terminal (log_eol) or the
+ * clock sets errno on the way. */
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	int saved = errno;
+
+	log_vmsg_line(level, fmt, ap);
+	errno = saved;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
