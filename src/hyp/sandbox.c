@@ -8,6 +8,7 @@
 #include <linux/capability.h>
 #include <linux/kvm.h>
 #include <linux/if_tun.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -355,6 +356,10 @@ int sandbox_enter(struct sandbox *sb)
 		log_err("cannot install the seccomp filter: %s", strerror(-rc));
 		return rc;
 	}
+	/* Building the filter (libseccomp's rule database) left some 150 KiB
+	 * of the heap freed but resident, for the domain's whole life: give
+	 * it back. */
+	malloc_trim(0);
 	if (sb->as_root)
 		log_debug("sandboxed: user %s, root %s, no capabilities, seccomp", sb->user, root);
 	else

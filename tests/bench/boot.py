@@ -3,12 +3,24 @@
 
 For each VMM, RUNS times: wall time from spawn to Mini-OS's first serial line,
 and from spawn to the process's exit after the guest powers itself off
-(run=poweroff on the guest command line).  Then the VMM's resident memory
-outside guest RAM while the guest idles at its prompt, also RUNS times.  Prints a Markdown
+(run=poweroff on the guest command line).  Then the VMM's memory outside
+guest RAM while the guest idles at its prompt, also RUNS times.  Prints a Markdown
 table with min/median/max and the ratios against QEMU microvm's median.
+
+A VMM is every process it runs: lodge-hyp is two (the supervisor that was
+spawned, and the sandboxed domain process it forks, which holds guest RAM),
+QEMU one.  Two figures, both outside guest RAM:
+  resident: the pages resident in any of its processes, each counted once
+            (from /proc/PID/pagemap; a page the two share is one page);
+  own:      the pages that no process but the VMM's maps (/proc/kpagecount):
+            what a guest's end gives back, the cost of one more guest.
+Resident includes shared libraries' pages that every process on the host
+shares (libc).  Each process's Rss and private pages (smaps) are shown too.
 """
+import collections
 import os
 import select
+import struct
 import statistics
 import subprocess
 import sys
@@ -18,6 +30,7 @@ RUNS = int(os.environ.get("RUNS", "20"))
 MEM_MIB = 256
 BANNER = b"Lodge Mini-OS"
 PROMPT = b"minios> "
+FRAMES_HIDDEN = []     # not empty once pagemap was found to hide page frames
 
 
 def vmms(hyp, minios):
@@ -67,25 +80,111 @@ def boot_once(argv):
     return (t_line - t0) * 1000, (t_end - t0) * 1000
 
 
+def processes(pid):
+    """pid and every descendant of it."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            parent[int(entry)] = int(stat[stat.rfind(")") + 2:].split()[1])
+    found = [pid]
+    for p in found:
+        found += sorted(c for c, pp in parent.items() if pp == p)
+    return found
+
+
+def mappings(pid):
+    """(start, end, path or "", {field: KiB}) of each mapping in /proc/PID/smaps."""
+    out = []
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            word = line.split(None, 1)[0]
+            if not word.endswith(":"):
+                lo, hi = (int(x, 16) for x in word.split("-"))
+                out.append((lo, hi, " ".join(line.split()[5:]), {}))
+            elif line.split()[1].isdigit():
+                out[-1][3][word[:-1]] = int(line.split()[1])
+    return out
+
+
+def frames(pid, lo, hi):
+    """The page frames of the resident pages of [lo, hi), or None where the
+    kernel hides them (they read as 0 without CAP_SYS_ADMIN)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    with open("/proc/%d/pagemap" % pid, "rb") as f:
+        f.seek(lo // page * 8)
+        data = f.read((hi - lo) // page * 8)
+    found = []
+    for (entry,) in struct.iter_unpack("<Q", data):
+        if entry >> 63:
+            if not entry & ((1 << 55) - 1):
+                return None
+            found.append(entry & ((1 << 55) - 1))
+    return found
+
+
+def per_frame(table, pfns):
+    """Each page frame's 64-bit word in /proc/kpagecount or /proc/kpageflags."""
+    words = {}
+    with open(table, "rb") as f:
+        for pfn in pfns:
+            f.seek(pfn * 8)
+            words[pfn] = struct.unpack("<Q", f.read(8))[0]
+    return words
+
+
+def memory_outside_guest(pids):
+    """Per process (Rss, private) and, over all of them, (resident, own)
+    outside the guest-RAM mapping, in KiB.  Own: the pages that no process
+    but these maps and that are no file's cached pages: what goes with the
+    guest, including what a fork left shared between its processes
+    (relocated libraries, the supervisor's heap), neither's private."""
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
+    each, mapped, hidden = [], collections.Counter(), False
+    of_files = set()
+    for pid in pids:
+        rss = private = 0
+        for lo, hi, name, f in mappings(pid):
+            if f.get("Size") == MEM_MIB * 1024 or not f.get("Rss"):
+                continue
+            rss += f["Rss"]
+            private += f.get("Private_Clean", 0) + f.get("Private_Dirty", 0)
+            if not hidden:
+                got = frames(pid, lo, hi)
+                hidden = got is None
+                mapped.update(got or [])
+                if name.startswith("/") and not name.startswith(("/memfd:", "/dev/")):
+                    of_files.update(got or [])
+        each.append((rss, private))
+    if hidden:
+        # Without the frames: the sum of the processes' Rss, counting twice
+        # what they share, and of their private pages, missing what they share.
+        if not FRAMES_HIDDEN:
+            FRAMES_HIDDEN.append(True)
+            print("boot.py: /proc/PID/pagemap hides page frames from this user: resident is the "
+                  "sum of the processes' Rss, own the sum of their private pages", file=sys.stderr)
+        return each, (sum(r for r, _ in each), sum(p for _, p in each))
+    counts = per_frame("/proc/kpagecount", mapped)
+    flags = per_frame("/proc/kpageflags", mapped)
+    KPF_ANON, KPF_ZERO_PAGE = 1 << 12, 1 << 24   # linux/kernel-page-flags.h
+    own = sum(1 for pfn, n in mapped.items()
+              if counts[pfn] <= n and not flags[pfn] & KPF_ZERO_PAGE
+              and (pfn not in of_files or flags[pfn] & KPF_ANON))
+    return each, (len(mapped) * page_kib, own * page_kib)
+
+
 def resident_outside_guest(argv):
-    """Rss of the VMM minus the Rss of its guest-RAM mapping, in KiB."""
+    """memory_outside_guest() of the VMM's processes while the guest idles."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     try:
         read_until(proc, PROMPT, time.monotonic() + 30)
         time.sleep(0.5)
-        total = guest = 0
-        size = None
-        with open("/proc/%d/smaps" % proc.pid) as f:
-            for line in f:
-                if line.startswith("Size:"):
-                    size = int(line.split()[1])
-                elif line.startswith("Rss:"):
-                    rss = int(line.split()[1])
-                    total += rss
-                    if size == MEM_MIB * 1024:
-                        guest += rss
-        return total - guest, total
+        return memory_outside_guest(processes(proc.pid))
     finally:
         proc.kill()
         proc.wait()
@@ -97,26 +196,43 @@ def stats(values):
 
 def main():
     hyp, minios = sys.argv[1], sys.argv[2]
-    results = {}
+    results, each = {}, {}
     for name, argv_for in vmms(hyp, minios):
-        firsts, ends, rss = [], [], []
+        firsts, ends, resident, private, per = [], [], [], [], []
         for _ in range(RUNS):
             first, end = boot_once(argv_for("run=poweroff"))
             firsts.append(first)
             ends.append(end)
         for _ in range(RUNS):
-            rss.append(resident_outside_guest(argv_for(""))[0] / 1024)
-        results[name] = (stats(firsts), stats(ends), stats(rss))
+            procs, (res, priv) = resident_outside_guest(argv_for(""))
+            resident.append(res / 1024)
+            private.append(priv / 1024)
+            per.append(procs)
+        results[name] = (stats(firsts), stats(ends), stats(resident), stats(private))
+        each[name] = per
 
     base = results["qemu microvm"]
     print("Boot of Lodge Mini-OS (%d MiB, 1 vCPU), %d runs each; min / median / max; "
           "ratio = median / QEMU microvm's median\n" % (MEM_MIB, RUNS))
     print("| VMM | start to first serial line (ms) | ratio | start to poweroff (ms) | ratio "
-          "| resident outside guest RAM (MiB) |")
-    print("|---|---|---|---|---|---|")
-    for name, (first, end, rss) in results.items():
-        print("| %s | %.1f / %.1f / %.1f | %.2f | %.1f / %.1f / %.1f | %.2f | %.2f / %.2f / %.2f |" % (
-            name, *first, first[1] / base[0][1], *end, end[1] / base[1][1], *rss))
+          "| resident outside guest RAM, all its processes (MiB) | its own outside guest RAM (MiB) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (first, end, res, priv) in results.items():
+        print("| %s | %.1f / %.1f / %.1f | %.2f | %.1f / %.1f / %.1f | %.2f | %.2f / %.2f / %.2f "
+              "| %.2f / %.2f / %.2f |" % (
+                  name, *first, first[1] / base[0][1], *end, end[1] / base[1][1], *res, *priv))
+    print("\nEach process outside guest RAM, medians (MiB): Rss / private")
+    for name, per in each.items():
+        counts = {len(p) for p in per}
+        if len(counts) != 1:
+            print("- %s: %s processes in different runs" % (name, sorted(counts)))
+            continue
+        named = ["supervisor", "domain process"] if name == "lodge-hyp" else ["process"]
+        print("- %s: %s" % (name, "; ".join(
+            "%s %.2f / %.2f" % (named[i] if i < len(named) else "process %d" % (i + 1),
+                                statistics.median(p[i][0] for p in per) / 1024,
+                                statistics.median(p[i][1] for p in per) / 1024)
+            for i in range(counts.pop()))))
     lodge = results["lodge-hyp"]
     print("\nTargets: first line at most 0.5 x QEMU microvm: %.2f x (%s); "
           "resident outside guest RAM under 3 MiB: %.2f MiB (%s)" % (

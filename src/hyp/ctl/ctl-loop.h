@@ -35,19 +35,26 @@ enum ctl_client_mode {
 	CL_DUMP,                   /* console-log: console history up to dump_end, then closed */
 };
 
+/* A connected client's buffers, allocated when it connects and freed when
+ * it goes: 5 KiB for each of CTL_MAX_CLIENTS slots held for the domain's
+ * life would be a third of a MiB of every domain's memory, idle or not. */
+struct ctl_client_io {
+	char in[PROTO_LINE_MAX];
+	uint8_t out[4096];         /* console bytes the socket would not take yet */
+};
+
 struct ctl_client {
 	struct ctl *ctl;
 	int fd;                    /* -1: a free slot */
 	enum ctl_level level;
 	uid_t uid;
 	enum ctl_client_mode mode;
-	char in[PROTO_LINE_MAX];
+	struct ctl_client_io *io;  /* NULL in a free slot */
 	size_t in_len;
 	uint64_t active_ms;        /* its last byte in, or the last reply out */
-	uint64_t line_ms;          /* when the unfinished line in in[] began */
+	uint64_t line_ms;          /* when the unfinished line in io->in began */
 	uint64_t con_pos;          /* next console byte to send */
 	uint64_t dump_end;         /* CL_DUMP: the console's head when it asked */
-	uint8_t out[4096];         /* console bytes the socket would not take yet */
 	size_t out_len, out_off;
 	int passed_fd;             /* a descriptor sent with the request (save, migrate), or -1 */
 	char face[17];             /* the face its request says it is ("lodge/1:dashboard"), or "" */

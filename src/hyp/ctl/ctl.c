@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -38,6 +39,8 @@ void ctl_client_close(struct ctl_client *cl)
 	if (cl->fd >= 0)
 		close(cl->fd);
 	cl->fd = -1;
+	free(cl->io);
+	cl->io = NULL;
 	cl->in_len = 0;
 	cl->mode = CL_REQUESTS;
 	cl->out_len = cl->out_off = 0;
@@ -155,7 +158,15 @@ int ctl_add_client(struct ctl *c, int fd, enum ctl_level level, uid_t uid)
 		return -EUSERS;
 	}
 	*slot = (struct ctl_client){ .ctl = c, .fd = fd, .level = level, .uid = uid, .mode = CL_REQUESTS,
-				     .active_ms = c->now_ms, .passed_fd = -1 };
+				     .active_ms = c->now_ms, .passed_fd = -1, .io = malloc(sizeof(*slot->io)) };
+	if (!slot->io) {
+		n = snprintf(refusal, sizeof(refusal), "error out of memory for another connection\n");
+		if (send(fd, refusal, n, MSG_DONTWAIT | MSG_NOSIGNAL) != n) {
+			/* it goes anyway */
+		}
+		ctl_client_close(slot);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -217,25 +228,28 @@ static void ctl_client_input(struct ctl *c, struct ctl_client *cl)
 	cl->active_ms = c->now_ms;
 	if (!cl->in_len)
 		cl->line_ms = c->now_ms;
-	memcpy(cl->in + cl->in_len, buf, n);
+	memcpy(cl->io->in + cl->in_len, buf, n);
 	cl->in_len += n;
 	while (cl->fd >= 0 && cl->mode == CL_REQUESTS) {
-		char *nl = memchr(cl->in, '\n', cl->in_len);
+		char *nl = memchr(cl->io->in, '\n', cl->in_len);
 		size_t len;
 
 		if (!nl) {
-			if (cl->in_len == sizeof(cl->in)) {
+			if (cl->in_len == sizeof(cl->io->in)) {
 				client_send(cl, "error request longer than %d bytes\n", PROTO_LINE_MAX);
 				ctl_client_close(cl);
 			}
 			return;
 		}
 		*nl = '\0';
-		len = nl - cl->in + 1;
-		ctl_request(c, cl, cl->in);
+		len = nl - cl->io->in + 1;
+		/* The request's words are read from a copy: a reply that
+		 * cannot be sent closes the client, and its buffers go. */
+		memcpy(buf, cl->io->in, len);
+		ctl_request(c, cl, buf);
 		if (cl->fd < 0)
 			return;
-		memmove(cl->in, cl->in + len, cl->in_len - len);
+		memmove(cl->io->in, cl->io->in + len, cl->in_len - len);
 		cl->in_len -= len;
 		cl->line_ms = c->now_ms;         /* what is left came with this read */
 	}
@@ -250,14 +264,14 @@ void ctl_client_output(struct ctl_client *cl)
 		ssize_t w;
 
 		if (cl->out_off == cl->out_len) {
-			size_t max = sizeof(cl->out);
+			size_t max = sizeof(cl->io->out);
 
 			/* A dump ends where the console was when asked (a
 			 * reader that fell behind the history may be past it). */
 			if (cl->mode == CL_DUMP)
 				max = cl->con_pos >= cl->dump_end ? 0 :
 				      cl->dump_end - cl->con_pos < max ? cl->dump_end - cl->con_pos : max;
-			cl->out_len = max ? console_read(&cl->con_pos, cl->out, max) : 0;
+			cl->out_len = max ? console_read(&cl->con_pos, cl->io->out, max) : 0;
 			cl->out_off = 0;
 			if (!cl->out_len) {
 				if (cl->mode == CL_DUMP)
@@ -265,7 +279,7 @@ void ctl_client_output(struct ctl_client *cl)
 				return;
 			}
 		}
-		w = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		w = send(cl->fd, cl->io->out + cl->out_off, cl->out_len - cl->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno != EAGAIN)
 				ctl_client_close(cl);
@@ -496,7 +510,7 @@ bool ctl_finish(struct ctl *c)
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
 	     const struct ctl_access *access)
 {
-	static struct ctl c;      /* 64 clients' buffers: not for the stack */
+	static struct ctl c;      /* 64 clients' slots: not for the stack */
 
 	ctl_init(&c, dom, com1, in_fd, listen_fd, sig_fd, access);
 	while (ctl_step(&c, -1))

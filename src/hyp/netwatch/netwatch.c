@@ -26,11 +26,11 @@
  * passes; an idle vif costs nothing; a lone frame is seen at once. */
 #include "netwatch/netwatch.h"
 #include "netwatch/frame.h"
+#include "netwatch/pcap-lib.h"
 #include "backend/tap.h"
 #include "log.h"
 
 #include <errno.h>
-#include <pcap/pcap.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -216,7 +216,7 @@ static void close_interval(struct netwatch *w, uint64_t now)
 		for (k = 0; k < 2; k++) {
 			struct pcap_stat st;
 
-			if (v->cap[k] && pcap_stats(v->cap[k], &st) == 0)
+			if (v->cap[k] && pcap_lib.pcap_stats(v->cap[k], &st) == 0)
 				drops += (uint64_t)st.ps_drop + st.ps_ifdrop;
 		}
 		v->drops = drops;
@@ -242,9 +242,9 @@ static int drain(struct netwatch *w, struct pollfd *pfd, struct nw_batch *batch,
 		if (pfd[i].fd < 0)
 			continue;
 		/* -1: all the ring holds; the capture is non-blocking. */
-		r = pcap_dispatch(v->cap[batch[i].dir], -1, on_frame, (u_char *)&batch[i]);
+		r = pcap_lib.pcap_dispatch(v->cap[batch[i].dir], -1, on_frame, (u_char *)&batch[i]);
 		if (r == PCAP_ERROR) {
-			snprintf(v->error, sizeof(v->error), "%s", pcap_geterr(v->cap[batch[i].dir]));
+			snprintf(v->error, sizeof(v->error), "%s", pcap_lib.pcap_geterr(v->cap[batch[i].dir]));
 			pfd[i].fd = -1;           /* the interface went away */
 		} else if (r > 0) {
 			got += r;
@@ -267,7 +267,7 @@ static void *netwatch_thread(void *arg)
 			if (!w->vifs[i].cap[k])
 				continue;
 			batch[n] = (struct nw_batch){ w, &w->vifs[i], (enum nw_dir)k };
-			pfd[1 + n++] = (struct pollfd){ .fd = pcap_get_selectable_fd(w->vifs[i].cap[k]),
+			pfd[1 + n++] = (struct pollfd){ .fd = pcap_lib.pcap_get_selectable_fd(w->vifs[i].cap[k]),
 							.events = POLLIN };
 		}
 	for (;;) {
@@ -295,41 +295,41 @@ static pcap_t *open_capture(struct nw_vif *v, enum nw_dir dir)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	struct bpf_program prog;
-	pcap_t *p = pcap_create(v->name, errbuf);
+	pcap_t *p = pcap_lib.pcap_create(v->name, errbuf);
 	int rc;
 
 	if (!p) {
 		snprintf(v->error, sizeof(v->error), "%s", errbuf);
 		return NULL;
 	}
-	pcap_set_snaplen(p, NW_SNAPLEN);
-	pcap_set_promisc(p, 0);              /* a tap hands over every frame anyway */
-	pcap_set_immediate_mode(p, 1);
-	pcap_set_buffer_size(p, NW_RING_BYTES);
-	rc = pcap_activate(p);
+	pcap_lib.pcap_set_snaplen(p, NW_SNAPLEN);
+	pcap_lib.pcap_set_promisc(p, 0);              /* a tap hands over every frame anyway */
+	pcap_lib.pcap_set_immediate_mode(p, 1);
+	pcap_lib.pcap_set_buffer_size(p, NW_RING_BYTES);
+	rc = pcap_lib.pcap_activate(p);
 	if (rc < 0) {
 		snprintf(v->error, sizeof(v->error), "%s", rc == PCAP_ERROR_PERM_DENIED ?
-			 "no permission to capture (needs CAP_NET_RAW)" : pcap_geterr(p));
+			 "no permission to capture (needs CAP_NET_RAW)" : pcap_lib.pcap_geterr(p));
 		goto fail;
 	}
-	if (pcap_datalink(p) != DLT_EN10MB) {
+	if (pcap_lib.pcap_datalink(p) != DLT_EN10MB) {
 		snprintf(v->error, sizeof(v->error), "not an Ethernet interface");
 		goto fail;
 	}
-	if (pcap_setdirection(p, dir_pcap[dir]) < 0 ||
-	    pcap_compile(p, &prog, NW_FILTER, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-		snprintf(v->error, sizeof(v->error), "%s", pcap_geterr(p));
+	if (pcap_lib.pcap_setdirection(p, dir_pcap[dir]) < 0 ||
+	    pcap_lib.pcap_compile(p, &prog, NW_FILTER, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		snprintf(v->error, sizeof(v->error), "%s", pcap_lib.pcap_geterr(p));
 		goto fail;
 	}
-	rc = pcap_setfilter(p, &prog);
-	pcap_freecode(&prog);
-	if (rc < 0 || pcap_setnonblock(p, 1, errbuf) < 0) {
-		snprintf(v->error, sizeof(v->error), "%s", rc < 0 ? pcap_geterr(p) : errbuf);
+	rc = pcap_lib.pcap_setfilter(p, &prog);
+	pcap_lib.pcap_freecode(&prog);
+	if (rc < 0 || pcap_lib.pcap_setnonblock(p, 1, errbuf) < 0) {
+		snprintf(v->error, sizeof(v->error), "%s", rc < 0 ? pcap_lib.pcap_geterr(p) : errbuf);
 		goto fail;
 	}
 	return p;
 fail:
-	pcap_close(p);
+	pcap_lib.pcap_close(p);
 	return NULL;
 }
 
@@ -340,7 +340,7 @@ static void close_captures(struct netwatch *w)
 	for (i = 0; i < w->nvifs; i++)
 		for (k = 0; k < 2; k++)
 			if (w->vifs[i].cap[k]) {
-				pcap_close(w->vifs[i].cap[k]);
+				pcap_lib.pcap_close(w->vifs[i].cap[k]);
 				w->vifs[i].cap[k] = NULL;
 			}
 }
@@ -355,7 +355,12 @@ struct netwatch *netwatch_start(const struct tap *taps, unsigned n)
 		log_warn("netwatch: out of memory; guests' addresses will not be shown");
 		return NULL;
 	}
-	pcap_init(PCAP_CHAR_ENC_UTF_8, errbuf);
+	if (pcap_lib_load(errbuf, sizeof(errbuf))) {
+		log_warn("netwatch: %s; guests' addresses will not be shown", errbuf);
+		free(w);
+		return NULL;
+	}
+	pcap_lib.pcap_init(PCAP_CHAR_ENC_UTF_8, errbuf);
 	w->nvifs = n < NW_MAX_VIFS ? n : NW_MAX_VIFS;
 	for (i = 0; i < w->nvifs; i++) {
 		struct nw_vif *v = &w->vifs[i];
@@ -368,7 +373,7 @@ struct netwatch *netwatch_start(const struct tap *taps, unsigned n)
 			log_warn("netwatch: vif %s is not watched: %s", v->name, v->error);
 			for (k = 0; k < 2; k++)
 				if (v->cap[k]) {
-					pcap_close(v->cap[k]);
+					pcap_lib.pcap_close(v->cap[k]);
 					v->cap[k] = NULL;
 				}
 		}
