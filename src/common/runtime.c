@@ -18,6 +18,8 @@ static const char *const file_names[RT_NFILES] = {
 	[RT_CONSOLE_LOG_OLD] = "console.log.1",
 	[RT_HYP_LOG] = "lodge-hyp.log",
 	[RT_CGROUP] = "cgroup",
+	[RT_BOOT_KERNEL] = "boot-kernel",
+	[RT_BOOT_INITRD] = "boot-initrd",
 };
 
 const char *runtime_file_name(enum runtime_file f)

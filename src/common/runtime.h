@@ -15,6 +15,8 @@ enum runtime_file {
 	RT_CONSOLE_LOG_OLD,  /* ... and the part that rotated out of it */
 	RT_HYP_LOG,          /* lodge-hyp's own messages once the domain runs */
 	RT_CGROUP,           /* the path of the domain's CPU cgroup, for cleaning */
+	RT_BOOT_KERNEL,      /* bootloader = "lodge": this boot's kernel, read from its disk */
+	RT_BOOT_INITRD,      /* ... and its initrd */
 	RT_NFILES
 };
 

@@ -26,6 +26,18 @@
 #define DOMAIN_CAP_PER_VCPU    100
 #define DOMAIN_CAP_MAX(vcpus)  (DOMAIN_CAP_PER_VCPU * (vcpus))
 
+/* bootloader = "lodge": the kernel and initrd are read from the ext2/3/4
+ * filesystem on the guest's first disk at each boot (src/common/bootdisk.h).
+ * The disk is the guest's, so untrusted: what is copied out is capped,
+ * and the reading may take only so long. */
+#define BOOTLOADER_LODGE       "lodge"     /* the one value of the bootloader key */
+#define BOOTDISK_KERNEL_MAX    (128ull << 20)   /* bytes of a kernel */
+#define BOOTDISK_INITRD_MAX    (1ull << 30)     /* bytes of an initrd */
+#define BOOTDISK_READ_TIMEOUT_S 60         /* seconds the reading of the disk may take */
+/* The command line of a guest booted from its disk when the config gives
+ * none: root=UUID=<the filesystem's UUID> and these. */
+#define BOOTDISK_DEFAULT_ARGS  "ro console=ttyS0"
+
 /* The host's own settings (lodge.conf). */
 #define HOST_CONSOLE_LOG_MIN_KIB     4
 #define HOST_CONSOLE_LOG_MAX_KIB     (1u << 20)
