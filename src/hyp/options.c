@@ -18,7 +18,7 @@
 void options_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: lodge-hyp --kernel FILE [--initrd FILE] [--cmdline TEXT]\n"
+		"usage: lodge-hyp {--kernel FILE [--initrd FILE] | --bootloader-disk DISK} [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
 		"                 [--disk PATH[,ro][,id=NAME][,direct]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
@@ -86,6 +86,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "initrd", required_argument, NULL, 'i' },
 		{ "cmdline", required_argument, NULL, 'c' },
+		{ "bootloader-disk", required_argument, NULL, 'b' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "maxmem", required_argument, NULL, 'M' },
 		{ "ksm", no_argument, NULL, 'K' },
@@ -151,6 +152,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		case 'k': o->kernel = optarg; break;
 		case 'i': o->initrd = optarg; break;
 		case 'c': o->cmdline = optarg; break;
+		case 'b': o->bootloader_disk = optarg; break;
 		case 'm': if (parse_number(optarg, "--memory", &o->memory_mib)) return -EINVAL; break;
 		case 'M': if (parse_number(optarg, "--maxmem", &o->maxmem_mib)) return -EINVAL; break;
 		case 'K': o->ksm = 1; break;
@@ -255,8 +257,12 @@ int options_parse(int argc, char **argv, struct options *o)
 		log_err("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->probe && !o->kernel) {
-		log_err("no kernel given (--kernel FILE)");
+	if (!o->probe && !o->kernel && !o->bootloader_disk) {
+		log_err("no kernel given (--kernel FILE, or --bootloader-disk DISK)");
+		return -EINVAL;
+	}
+	if (o->bootloader_disk && (o->kernel || o->initrd)) {
+		log_err("--bootloader-disk reads the kernel and initrd from the disk: not with --kernel or --initrd");
 		return -EINVAL;
 	}
 	if (domain_action_dumps_core(o->on_poweroff) || domain_action_dumps_core(o->on_reboot)) {

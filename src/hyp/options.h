@@ -12,6 +12,10 @@
 
 struct options {
 	const char *kernel, *initrd, *cmdline;
+	/* --bootloader-disk DISK: kernel and initrd read from the filesystem
+	 * on DISK at each boot instead (bootload.h); --cmdline is then the
+	 * config's, which bootdisk_cmdline completes. */
+	const char *bootloader_disk;
 	unsigned long memory_mib;
 	unsigned long maxmem_mib;      /* 0: = memory_mib */
 	int ksm, hugepages;            /* madvise guest RAM MERGEABLE, HUGEPAGE */

@@ -2,6 +2,7 @@
  * parked, the process confined, then the guest let run while the control
  * loop serves the host until the domain is over. */
 #include "run.h"
+#include "bootload.h"
 #include "build.h"
 #include "console.h"
 #include "cpulist.h"
@@ -34,13 +35,23 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 	struct detached_io io = { -1, -1 };
 	struct uart *com1;
 	struct timespec ts;
-	char log_path[4200];
+	char log_path[4200], boot_why[1400];
 	sigset_t sigs;
 	int sig_fd, status;
 	bool destroyed, incoming_live = false;
 	unsigned i;
 
 	sandbox_early(sb);
+	/* Each boot from the disk reads it anew (a restart too); one restored
+	 * from a stream boots nothing. */
+	if (o->bootloader_disk && o->incoming_fd < 0 && bootload(o, sb, dir, boot_why, sizeof(boot_why))) {
+		log_err("%s", boot_why);
+		/* A restart: nobody waits to hear it, and lodge-hyp.log goes
+		 * with the runtime directory; the event log keeps why. */
+		if (ready_fd < 0)
+			event_send(EV_FAILED, "lodge-hyp", "%s", boot_why);
+		return DOMAIN_ERROR;
+	}
 	if (domain_build(dom, o, dir, &com1))
 		return DOMAIN_ERROR;
 
