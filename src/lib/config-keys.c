@@ -345,6 +345,23 @@ static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsig
 	return 0;
 }
 
+/* bootloader = "lodge": Lodge reads the kernel from the guest's disk
+ * itself (bootdisk.h); xl's pygrub does that job in Xen. */
+static int check_bootloader(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (!s[0] || strcmp(s, BOOTLOADER_LODGE) == 0)
+		return 0;
+	if (strstr(s, "pygrub"))
+		snprintf(why, whylen, "'%.64s' is Xen's: Lodge reads the kernel, initrd and command line from the "
+			 "guest's disk itself with bootloader = \"%s\"", s, BOOTLOADER_LODGE);
+	else
+		snprintf(why, whylen, "'%.64s' is no bootloader Lodge has: the one is \"%s\" (the kernel from the "
+			 "guest's own disk)", s, BOOTLOADER_LODGE);
+	return -EINVAL;
+}
+
 /* ---- the tables ------------------------------------------------------------- */
 
 /* Rows, by type: NAME, default, (range,) check, help. */
@@ -363,8 +380,11 @@ const struct cfg_key domain_keys[] = {
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
 		"the ceiling the balloon may grow to, not below memory"),
 	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs"),
-	KEY_REQUIRED("kernel", "nothing to boot", check_readable, "ELF (PVH) or bzImage to boot"),
+	{ .name = "kernel", .type = KT_STR, .required = "nothing to boot (a kernel, or bootloader = \"lodge\")",
+	  .unless = "bootloader", .check = check_readable, .help = "ELF (PVH) or bzImage to boot" },
 	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel"),
+	KEY_STR("bootloader", "", check_bootloader,
+		"\"lodge\": kernel, initrd and command line from the ext4 filesystem on the first disk, at each boot"),
 	KEY_TEXT("cmdline", DOMAIN_CMDLINE_MAX - 1, "kernel command line; overrides root and extra"),
 	KEY_TEXT("root", DOMAIN_CMDLINE_MAX - 1, "becomes root=ROOT on the command line"),
 	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root="),
@@ -428,7 +448,7 @@ _Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KE
  * key from this table. */
 static const char *const xl_keys[] = {
 	"acpi", "acpi_firmware", "acpi_laptop_slate", "acpi_s3", "acpi_s4", "altp2m", "altp2m_count",
-	"altp2mhvm", "apic", "arm_sci", "bios", "bios_path_override", "boot", "bootloader", "bootloader_args",
+	"altp2mhvm", "apic", "arm_sci", "bios", "bios_path_override", "boot", "bootloader_args",
 	"bootloader_restrict", "bootloader_user", "builder", "channel", "cpuid", "cpus_soft", "device_model",
 	"device_model_args", "device_model_override", "device_model_stubdomain_override",
 	"device_model_stubdomain_seclabel", "device_model_user", "device_model_version", "device_tree",

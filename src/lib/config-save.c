@@ -38,7 +38,10 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 	if (dc->maxmem_mib)
 		fprintf(f, "maxmem = %u\n", dc->maxmem_mib);
 	fprintf(f, "vcpus = %u\n", dc->vcpus);
-	put_key(f, "kernel", dc->kernel);
+	if (dc->bootloader)
+		put_key(f, "bootloader", BOOTLOADER_LODGE);
+	else
+		put_key(f, "kernel", dc->kernel);
 	if (dc->ramdisk[0])
 		put_key(f, "ramdisk", dc->ramdisk);
 	if (dc->cmdline[0])

@@ -485,7 +485,7 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 	for (k = ctx->keys; k->name; k++) {
 		if ((only && strcmp(k->name, only)) || cfg_key_site(ctx, k->name, 0) >= 0)
 			continue;
-		if (k->required) {
+		if (k->required && !(k->unless && cfg_key_site(ctx, k->unless, 0) >= 0)) {
 			cfg_fail(ctx, 1, k->name, "missing: %s", k->required);
 			return -EINVAL;
 		}
@@ -521,9 +521,19 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	}
 	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
 	/* Paths fit: the validate callbacks resolved them already. */
-	cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
+	if (cfg_getstr(cfg, "kernel"))
+		cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
 	if (cfg_getstr(cfg, "ramdisk"))
 		cfg_resolve(ctx, cfg_getstr(cfg, "ramdisk"), dc->ramdisk, sizeof(dc->ramdisk));
+	dc->bootloader = strcmp(cfg_getstr(cfg, "bootloader"), BOOTLOADER_LODGE) == 0;
+	/* The kernel comes from the disk, or from the host: not both. */
+	if (dc->bootloader && (dc->kernel[0] || dc->ramdisk[0])) {
+		const char *key = dc->kernel[0] ? "kernel" : "ramdisk";
+
+		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "not with bootloader = \"%s\", which reads the kernel "
+			 "and initrd from the guest's disk", BOOTLOADER_LODGE);
+		return -EINVAL;
+	}
 	/* As xl: cmdline wins; else "root=ROOT EXTRA". */
 	if (cmdline)
 		len = snprintf(dc->cmdline, sizeof(dc->cmdline), "%s", cmdline);
@@ -541,6 +551,11 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	for (i = 0; i < dc->ndisks; i++)
 		if (cfg_parse_disk(ctx, cfg_getnstr(cfg, "disk", i), &dc->disks[i], why, sizeof(why)))
 			return -EINVAL;        /* cannot happen: validated */
+	if (dc->bootloader && !dc->ndisks) {
+		cfg_fail(ctx, cfg_key_line(ctx, "bootloader", 0), "bootloader",
+			 "\"%s\" boots from the first disk, and there is none (disk =)", BOOTLOADER_LODGE);
+		return -EINVAL;
+	}
 	dc->nvifs = cfg_size(cfg, "vif");
 	for (i = 0; i < dc->nvifs; i++)
 		if (cfg_parse_vif(cfg_getnstr(cfg, "vif", i), &dc->vifs[i], why, sizeof(why)))

@@ -43,6 +43,10 @@ struct domain_config {
 	unsigned vcpus;
 	char kernel[CFG_PATH_MAX], ramdisk[CFG_PATH_MAX];
 	char cmdline[DOMAIN_CMDLINE_MAX];        /* cmdline, or root= and extra joined */
+	/* bootloader = "lodge": kernel and ramdisk are "", read at each boot
+	 * from the first disk by lodge-hyp, which completes the command line
+	 * (root=UUID=...; src/common/bootdisk.h). */
+	bool bootloader;
 	unsigned ndisks;
 	struct cfg_disk disks[CFG_MAX_DISKS];
 	unsigned nvifs;

@@ -303,7 +303,11 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	snprintf(h->id, sizeof(h->id), "%u", id);
 	snprintf(h->logsize, sizeof(h->logsize), "%u", hc->console_log_kib);
 	argv[a++] = hyp_path();
-	argv[a++] = "--kernel"; argv[a++] = dc->kernel;
+	if (dc->bootloader) {
+		argv[a++] = "--bootloader-disk"; argv[a++] = dc->disks[0].path;
+	} else {
+		argv[a++] = "--kernel"; argv[a++] = dc->kernel;
+	}
 	if (dc->ramdisk[0]) { argv[a++] = "--initrd"; argv[a++] = dc->ramdisk; }
 	argv[a++] = "--cmdline"; argv[a++] = dc->cmdline;
 	argv[a++] = "--memory"; argv[a++] = h->mem;

@@ -155,7 +155,10 @@ static void fetch_config(struct tui *t, struct dom_sample *d, struct dom_detail 
 	}
 	x->id = d->st.id;
 	x->pid = d->st.pid;
-	snprintf(x->kernel, sizeof(x->kernel), "%s", dc.kernel);
+	if (dc.bootloader)      /* read from the disk at each boot */
+		snprintf(x->kernel, sizeof(x->kernel), "from its first disk (bootloader = \"lodge\")");
+	else
+		snprintf(x->kernel, sizeof(x->kernel), "%s", dc.kernel);
 	for (i = 0; i < x->dev.ndisks; i++)
 		if (lodge_disk_size(x->dev.disk[i].path, &x->disk_bytes[i]))
 			x->disk_bytes[i] = 0;

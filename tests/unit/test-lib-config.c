@@ -192,6 +192,23 @@ static void test_round_trip(void)
 	CHECK("no temporary left behind", access(strcat(saved, ".tmp"), F_OK) != 0);
 }
 
+/* bootloader = "lodge": no kernel, and kept through a save (the runtime
+ * directory's copy of a running domain's config is one). */
+static void test_bootloader_round_trip(void)
+{
+	char path[CFG_PATH_MAX + 64], saved[300], err[2048];
+
+	snprintf(path, sizeof(path), "%s/pass-bootloader.cfg", fixtures);
+	snprintf(saved, sizeof(saved), "%s/saved-bootloader.cfg", tmpdir);
+	CHECK("bootloader = \"lodge\": loads without a kernel, extra as the command line",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0 && dc.bootloader && !dc.kernel[0] &&
+	      !strcmp(dc.cmdline, "quiet"));
+	CHECK("bootloader = \"lodge\": saved and loaded back, the same",
+	      domain_config_save(saved, &dc, err, sizeof(err)) == 0 &&
+	      domain_config_load(saved, &hc, false, &dc2, err, sizeof(err)) == 0 &&
+	      (memcpy(dc2.file, dc.file, sizeof(dc.file)), memcmp(&dc, &dc2, sizeof(dc)) == 0));
+}
+
 /* Brackets, single quotes, comments holding both, on lines that keep
  * their numbers: the error on line 9 is reported on line 9. */
 static void test_xen_syntax(void)
@@ -663,6 +680,7 @@ int main(void)
 	test_fixtures();
 	test_values();
 	test_round_trip();
+	test_bootloader_round_trip();
 	test_xen_syntax();
 	test_trailing_backslash();
 	test_words();
