@@ -182,8 +182,8 @@ int bootload(struct options *o, const struct sandbox *sb, const char *dir, char 
 	o->kernel = kernel_path;
 	o->initrd = res.found.initrd[0] ? initrd_path : NULL;
 	o->cmdline = cmdline;
-	log_info("domain %s boots %s%s%s from its disk %s (%s)", o->name, res.found.kernel,
-		 res.found.initrd[0] ? " with " : "", res.found.initrd, o->bootloader_disk, res.found.where);
+	log_info("domain %s boots %s%s%s from its disk %s (%s): %s", o->name, res.found.kernel,
+		 res.found.initrd[0] ? " with " : "", res.found.initrd, o->bootloader_disk, res.found.where, cmdline);
 out:
 	/* The copies of a failed read, and an initrd that is not, go now;
 	 * standalone, the ones in use stay open (their paths are in
