@@ -138,6 +138,22 @@ if command -v cloud-init >/dev/null; then
 else
 	skip "cloud-init schema" "cloud-init not installed: lodge seed says '$(grep -o 'not checked.*' "$T/first" || true)'"
 fi
+# Where cloud-init is not installed the seed is made all the same, and
+# the result says it was not checked: /usr/bin without cloud-init, in a
+# mount namespace of this test's own (mcopy is mtools by its name).
+if command -v cloud-init >/dev/null && need_root "a host without cloud-init"; then
+	mkdir -p "$T/bin" && cp /usr/bin/mtools "$T/bin/" && ln -s mtools "$T/bin/mcopy"
+	res=$(unshare -m --propagation private bash -c '
+		mount --bind "$1" /usr/bin || exit 3
+		"$2" --root "$3" seed web -P vim -o "$4" 2>&1; echo "exit $?"' _ "$T/bin" "$LODGE" "$ROOT" "$T/seeds/nock.img")
+	if grep -q '^exit 0$' <<<"$res" && grep -q 'not checked: cloud-init (for cloud-init schema) is not installed' <<<"$res" &&
+	   [ -s "$T/seeds/nock.img" ]; then
+		pass "without cloud-init the seed is made, unchecked, and lodge seed says so"
+	else
+		fail "a host without cloud-init" "$res"
+	fi
+	rm -f "$T/seeds/nock.img"
+fi
 
 # ---- cloud-init's own NoCloud code reads the seed -------------------------------------------------
 # Without booting: the seed as a read-only loop device, found by
