@@ -290,18 +290,19 @@ static int make_image(const char *out_path, const struct seed_text *t, int ud, i
 	return rc;
 }
 
-int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err)
+/* lodge_seed_build, or with out_path NULL lodge_seed_check. */
+static int seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err)
 {
 	char whose[CFG_PATH_MAX + 16];
 	struct seed_text t;
 	struct stat st;
 	int ud = -1, md = -1, part = -1, rc, checked = 0;
 
-	if (!out_path || !out_path[0] || strlen(out_path) >= CFG_PATH_MAX - 32)
+	if (out_path && (!out_path[0] || strlen(out_path) >= CFG_PATH_MAX - 32))
 		return lodge_fail(err, -EINVAL, "the seed's path is empty or too long");
 	/* Replacing a file is what a rename does; a device node, a link or
 	 * a directory there is not the seed's to replace. */
-	if (lstat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (out_path && lstat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
 		return lodge_fail(err, -EEXIST, "%s exists and is not a regular file", out_path);
 	if ((rc = seed_text_make(s, &t, err)))
 		return rc;
@@ -337,7 +338,7 @@ int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lo
 			}
 		}
 	}
-	rc = make_image(out_path, &t, ud, md, err);
+	rc = out_path ? make_image(out_path, &t, ud, md, err) : 0;
 out:
 	if (part >= 0 && part != ud)
 		close(part);
@@ -355,6 +356,18 @@ out:
 	}
 	seed_text_free(&t);
 	return rc;
+}
+
+int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err)
+{
+	if (!out_path)
+		return lodge_fail(err, -EINVAL, "the seed's path is empty or too long");
+	return seed_build(s, out_path, err);
+}
+
+int lodge_seed_check(const struct lodge_seed *s, struct lodge_err *err)
+{
+	return seed_build(s, NULL, err);
 }
 
 int lodge_seed_path(const struct lodge *lg, const char *name, char *out, size_t len, struct lodge_err *err)

@@ -72,6 +72,11 @@ struct lodge_seed {
  * (its own words). */
 int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err);
 
+/* Every check lodge_seed_build makes, cloud-init schema included, and
+ * nothing written (install --dry-run, a form): 0 with s->result filled
+ * (its instance-id one a build would not reuse), or -errno with err. */
+int lodge_seed_check(const struct lodge_seed *s, struct lodge_err *err);
+
 /* Where a domain's seed goes: IMAGE_DIR/NAME-seed.img.  0, -EINVAL for a
  * name that is not a domain name, -ENAMETOOLONG. */
 int lodge_seed_path(const struct lodge *lg, const char *name, char *out, size_t len, struct lodge_err *err);

@@ -267,6 +267,18 @@ int main(void)
 	CHECK("lodge_seed_build refuses a bad hostname with -EINVAL and leaves no file",
 	      rc == -EINVAL && dir_empty() && strstr(err.msg, "is not a hostname"));
 
+	{
+		struct lodge_seed_result res;
+
+		s = (struct lodge_seed){ .name = "web", .packages = "vim", .no_schema_check = true, .result = &res };
+		rc = lodge_seed_check(&s, &err);
+		CHECK("lodge_seed_check passes good settings, writing nothing",
+		      rc == 0 && res.npackages == 1 && !res.schema_checked && dir_empty());
+		s.packages = "vim,a b";
+		CHECK("... and refuses a bad one as lodge_seed_build does",
+		      lodge_seed_check(&s, &err) == -EINVAL && strstr(err.msg, "package 'a b'"));
+	}
+
 	/* ---- what is written reads back as given ---------------------------------------- */
 	snprintf(keys, sizeof(keys), "# my keys\n\n  %s%s\r\n%s\n", key, comment, key);
 	s = (struct lodge_seed){ .name = "web", .hostname = "web-1.example.org", .packages = "vim,g++,tree=2.1.0-1",
