@@ -252,8 +252,10 @@ static int name_file(int fd, const char *path, struct lodge_err *err)
 	return 0;
 }
 
-/* The image: vfat labelled cidata, user-data and meta-data at its root. */
-static int make_image(const char *out_path, const struct seed_text *t, int ud, int md, struct lodge_err *err)
+/* The image: vfat labelled cidata, user-data and meta-data at its root,
+ * named out_path, or with keep left unnamed in *keep (fsynced). */
+static int make_image(const char *out_path, const struct seed_text *t, int ud, int md, int *keep,
+		      struct lodge_err *err)
 {
 	char dir[CFG_PATH_MAX], img[32], udp[32], mdp[32];
 	uint64_t size = t->user_data_len + t->meta_data_len + SEED_IMAGE_MIN;
@@ -284,14 +286,21 @@ static int make_image(const char *out_path, const struct seed_text *t, int ud, i
 		rc = seed_tool(cp_ud, (int[]){ fd, ud }, 2, "copies user-data into the seed", err);
 	if (!rc)
 		rc = seed_tool(cp_md, (int[]){ fd, md }, 2, "copies meta-data into the seed", err);
+	if (!rc && keep && fsync(fd) < 0)
+		rc = lodge_fail(err, -errno, "%s: %s", out_path, strerror(errno));
+	if (!rc && keep) {
+		*keep = fd;
+		return 0;
+	}
 	if (!rc)
 		rc = name_file(fd, out_path, err);
 	close(fd);
 	return rc;
 }
 
-/* lodge_seed_build, or with out_path NULL lodge_seed_check. */
-static int seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err)
+/* lodge_seed_build (keep NULL), lodge_seed_build_fd, or with out_path
+ * NULL lodge_seed_check. */
+static int seed_build(const struct lodge_seed *s, const char *out_path, int *keep, struct lodge_err *err)
 {
 	char whose[CFG_PATH_MAX + 16];
 	struct seed_text t;
@@ -338,7 +347,7 @@ static int seed_build(const struct lodge_seed *s, const char *out_path, struct l
 			}
 		}
 	}
-	rc = out_path ? make_image(out_path, &t, ud, md, err) : 0;
+	rc = out_path ? make_image(out_path, &t, ud, md, keep, err) : 0;
 out:
 	if (part >= 0 && part != ud)
 		close(part);
@@ -362,12 +371,29 @@ int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lo
 {
 	if (!out_path)
 		return lodge_fail(err, -EINVAL, "the seed's path is empty or too long");
-	return seed_build(s, out_path, err);
+	return seed_build(s, out_path, NULL, err);
+}
+
+int lodge_seed_build_fd(const struct lodge_seed *s, const char *out_path, int *fd, struct lodge_err *err)
+{
+	*fd = -1;
+	if (!out_path)
+		return lodge_fail(err, -EINVAL, "the seed's path is empty or too long");
+	return seed_build(s, out_path, fd, err);
+}
+
+int lodge_seed_name(int fd, const char *out_path, struct lodge_err *err)
+{
+	struct stat st;
+
+	if (lstat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
+		return lodge_fail(err, -EEXIST, "%s exists and is not a regular file", out_path);
+	return name_file(fd, out_path, err);
 }
 
 int lodge_seed_check(const struct lodge_seed *s, struct lodge_err *err)
 {
-	return seed_build(s, NULL, err);
+	return seed_build(s, NULL, NULL, err);
 }
 
 int lodge_seed_path(const struct lodge *lg, const char *name, char *out, size_t len, struct lodge_err *err)

@@ -72,6 +72,14 @@ struct lodge_seed {
  * (its own words). */
 int lodge_seed_build(const struct lodge_seed *s, const char *out_path, struct lodge_err *err);
 
+/* The same, left unnamed for a caller that names it only once all else
+ * it makes is whole (lodge install: disk, seed and config appear
+ * together): 0 with *fd the finished seed, an O_TMPFILE file in
+ * out_path's directory, fsynced, which lodge_seed_name names out_path
+ * (replacing a regular file there); closing fd unnamed drops it. */
+int lodge_seed_build_fd(const struct lodge_seed *s, const char *out_path, int *fd, struct lodge_err *err);
+int lodge_seed_name(int fd, const char *out_path, struct lodge_err *err);
+
 /* Every check lodge_seed_build makes, cloud-init schema included, and
  * nothing written (install --dry-run, a form): 0 with s->result filled
  * (its instance-id one a build would not reuse), or -errno with err. */

@@ -279,6 +279,29 @@ int main(void)
 		      lodge_seed_check(&s, &err) == -EINVAL && strstr(err.msg, "package 'a b'"));
 	}
 
+	/* ---- a seed left unnamed until its caller names it -------------------------------- */
+	if (access("/usr/sbin/mkfs.vfat", X_OK) != 0 || access("/usr/bin/mcopy", X_OK) != 0) {
+		printf("SKIP: lodge_seed_build_fd: mkfs.vfat (dosfstools) or mcopy (mtools) not installed\n");
+	} else {
+		struct stat st;
+		int fd = -1;
+
+		snprintf(path, sizeof(path), "%s/out-unnamed.img", dir);
+		s = (struct lodge_seed){ .name = "web", .packages = "vim", .no_schema_check = true };
+		rc = lodge_seed_build_fd(&s, path, &fd, &err);
+		CHECK("lodge_seed_build_fd makes the seed with no name in its directory",
+		      rc == 0 && fd >= 0 && dir_empty() && fstat(fd, &st) == 0 && st.st_size >= (1 << 20));
+		CHECK("... lodge_seed_name names it", rc == 0 && lodge_seed_name(fd, path, &err) == 0 &&
+		      stat(path, &st) == 0 && st.st_size >= (1 << 20));
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		rc = lodge_seed_build_fd(&s, path, &fd, &err);
+		if (fd >= 0)
+			close(fd);
+		CHECK("... and a seed closed unnamed leaves nothing", rc == 0 && dir_empty());
+	}
+
 	/* ---- what is written reads back as given ---------------------------------------- */
 	snprintf(keys, sizeof(keys), "# my keys\n\n  %s%s\r\n%s\n", key, comment, key);
 	s = (struct lodge_seed){ .name = "web", .hostname = "web-1.example.org", .packages = "vim,g++,tree=2.1.0-1",
