@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +61,7 @@ static int run_tool(const char *const *argv, const int *keep, unsigned nkeep, ch
 	char paths[NTOOL_DIRS][256];
 	int outp[2], execp[2], null, wst, exec_errno = 0;
 	size_t n = 0, i;
-	pid_t pid;
+	pid_t pid, parent;
 
 	out[0] = '\0';
 	for (i = 0; i < NTOOL_DIRS; i++)
@@ -78,11 +80,17 @@ static int run_tool(const char *const *argv, const int *keep, unsigned nkeep, ch
 		close(null); close(outp[0]); close(outp[1]);
 		return -e;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
 		/* Only async-signal-safe calls from here: the caller may have threads. */
 		int e = ENOENT;
 
+		/* A Ctrl-C or a kill of the caller ends the tool too: nothing of
+		 * the seed's goes on being made for no one. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(null, STDIN_FILENO);
 		dup2(outp[1], STDOUT_FILENO);
 		dup2(outp[1], STDERR_FILENO);

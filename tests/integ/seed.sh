@@ -276,11 +276,38 @@ else
 	fail "a second seed" "'$id1' '$id2'; $(ls -A "$T/seeds")"
 fi
 
+# 600 KiB of user-data (a YAML comment): long for cloud-init schema to
+# read, and more than a small disk holds.
+{ echo '#cloud-config'; printf '# '; head -c 614400 /dev/zero | tr '\0' x; echo; echo 'packages: [htop]'; } >"$T/big.yaml"
+
+# ---- killed while the seed is made --------------------------------------------------------------
+# Caught while one of its tools runs (cloud-init schema on the big
+# user-data, mkfs.vfat or mcopy), lodge seed is killed: its tool ends with
+# it and no file is left.
+mkdir -p "$T/killed"
+"$LODGE" --root "$ROOT" seed web -u "$T/big.yaml" -o "$T/killed/seed.img" >/dev/null 2>&1 &
+pid=$!
+has_child() { kid=$(pgrep -P "$pid" | head -1); [ -n "$kid" ] || ! kill -0 "$pid" 2>/dev/null; }
+wait_until 30 has_child
+if [ -z "$kid" ]; then
+	wait "$pid"
+	skip "killed mid-build" "lodge seed ended before one of its tools could be seen running"
+else
+	what=$(cat "/proc/$kid/comm" 2>/dev/null)
+	kill -TERM "$pid"
+	wait "$pid"
+	kid_gone() { ! kill -0 "$kid" 2>/dev/null; }
+	if wait_until 10 kid_gone && [ -z "$(ls -A "$T/killed")" ]; then
+		pass "lodge seed killed while $what ran: $what ended with it, nothing left"
+	else
+		fail "killed mid-build" "$what ($kid) $(kill -0 "$kid" 2>/dev/null && echo still runs); left: $(ls -A "$T/killed")"
+	fi
+fi
+
 # ---- a full disk while the seed is made -----------------------------------------------------------
 if need_root "a full disk mid-build"; then
-	# 600 KiB of user-data (a YAML comment) cannot go into a 256 KiB tmpfs:
-	# mkfs.vfat's few tables fit, mcopy's copy does not.
-	{ echo '#cloud-config'; printf '# '; head -c 614400 /dev/zero | tr '\0' x; echo; echo 'packages: [htop]'; } >"$T/big.yaml"
+	# The big user-data cannot go into a 256 KiB tmpfs: mkfs.vfat's few
+	# tables fit, mcopy's copy does not.
 	res=$(unshare -m --propagation private bash -c '
 		mount -t tmpfs -o size=256k lodge-seed-full "$1" || exit 3
 		"$2" --root "$3" seed web -u "$4" -o "$1/seed.img" 2>&1; echo "exit $?"
