@@ -119,7 +119,9 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 				return false;
 			cp = cp << 6 | (s[i + k] & 0x3f);
 		}
-		if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+		if (need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+			return false;
+		if (need == 3 && (cp < 0x10000 || cp > 0x10ffff))
 			return false;
 		i += need + 1;
 	}
@@ -288,7 +290,8 @@ static int read_keys(const char *file, struct keys *k, struct lodge_err *err)
 	shown(sf, file, strlen(file));
 	/* A private key anywhere is the one thing said: it must not go into
 	 * a guest's seed, nor a line of it into a message. */
-	if (strstr(text, "PRIVATE KEY-----") || starts(text, "PuTTY-User-Key-File-") || strstr(text, "\nPuTTY-User-Key-File-"))
+	if (strstr(text, "PRIVATE KEY-----") || starts(text, "PuTTY-User-Key-File-") ||
+	    strstr(text, "\nPuTTY-User-Key-File-"))
 		rc = lodge_fail(err, -EINVAL, "ssh key %s is a private key: give its public key (%s.pub), "
 				"which is all a guest needs", sf, sf);
 	else if (strstr(text, "---- BEGIN SSH2 PUBLIC KEY ----"))
@@ -319,6 +322,7 @@ static int read_keys(const char *file, struct keys *k, struct lodge_err *err)
 	}
 	if (!rc && !k->n)
 		rc = lodge_fail(err, -EINVAL, "ssh key %s holds no public key", sf);
+	explicit_bzero(text, len);     /* it may have been a private key */
 	free(text);
 	if (rc)
 		keys_free(k);

@@ -232,7 +232,8 @@ int main(void)
 		CHECK("... which holds none of the key", rc < 0 && !strstr(e.msg, "b3BlbnNzaC1rZXkt"));
 	}
 	ed25519_line(key, sizeof(key), "ssh-ed25519");
-	snprintf(keys, sizeof(keys), "%s me@host\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n", key);
+	snprintf(keys, sizeof(keys), "%s me@host\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n"
+		 "-----END RSA PRIVATE KEY-----\n", key);
 	s.ssh_key_file = file("mixed", keys);
 	CHECK("a PEM private key after a public one is refused too", refused(&s, "is a private key"));
 	s.ssh_key_file = file("rfc4716", "---- BEGIN SSH2 PUBLIC KEY ----\nAAAA\n---- END SSH2 PUBLIC KEY ----\n");
