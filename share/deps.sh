@@ -27,4 +27,12 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# cloud-init is here for `cloud-init schema` (Lodge checks the seeds it
+# makes for guests), not to configure this host: installed by us, it is
+# switched off for the host's own boots (cloud-init(1)'s documented
+# switch), so a host that runs in a cloud keeps its keys and network.
+if [[ " ${missing[*]} " == *" cloud-init "* ]] && [ ! -e /etc/cloud/cloud-init.disabled ]; then
+	echo "deps: cloud-init is for checking guests' seeds: disabled for this host (/etc/cloud/cloud-init.disabled)"
+	echo "made by Lodge's make deps: cloud-init here only checks guests' seeds" >/etc/cloud/cloud-init.disabled
+fi
 lodge_user

@@ -48,6 +48,8 @@ int cmd_migrate_receive(struct cli *c);
 /* cmd-log.c */
 int cmd_log(struct cli *c);
 int cmd_dmesg(struct cli *c);
+/* cmd-seed.c */
+int cmd_seed(struct cli *c);
 /* cmd-bridge.c */
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);

@@ -97,6 +97,15 @@ static const struct cli_option log_opts[] = {
 	NUMBER('n', "lines", "N", 0, 1000000, "the last N events (default 20)"),
 	{ 0 },
 };
+static const struct cli_option seed_opts[] = {
+	TEXT('H', "hostname", "HOSTNAME", "the guest's hostname (default: NAME)"),
+	TEXT('k', "ssh-key", "FILE", "OpenSSH public keys, one a line, for the guest's default user"),
+	TEXT('p', "password-file", "FILE", "the default user's password, the file's one line (only its hash is kept)"),
+	TEXT('P', "packages", "a,b", "Debian packages cloud-init installs at first boot"),
+	TEXT('u', "user-data", "FILE", "your own #cloud-config, merged with these"),
+	TEXT('o', "output", "FILE", "where the seed goes (default: IMAGE_DIR/NAME-seed.img)"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -142,6 +151,8 @@ static const struct command commands[] = {
 	{ "uptime", no_opts, "", 0, 0, "how long each domain has run", 0, cmd_uptime },
 	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
+	{ "seed", seed_opts, "NAME", 1, 1, "make a guest's cloud-init seed disk (hostname, keys, password, packages)",
+	  0, cmd_seed },
 	{ "autostart", no_opts, "", 0, 0, "start the domains marked autostart", 0, cmd_autostart },
 	{ "host-stop", no_opts, "", 0, 0, "the host shuts down: save (or shut down) every domain at once",
 	  0, cmd_host_stop },
