@@ -345,6 +345,22 @@ static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsig
 	return 0;
 }
 
+/* bootloader = "lodge": the kernel and initrd are the guest's own, read
+ * from its disk at each start (the bootloader helper's; until it is
+ * merged, accepted so that lodge install's configs load, and refused by
+ * lodge create). */
+static int check_bootloader(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (*s && strcmp(s, "lodge")) {
+		snprintf(why, whylen, "'%.64s' is not a bootloader Lodge has (\"lodge\": the guest's own kernel, "
+			 "from its disk)", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- the tables ------------------------------------------------------------- */
 
 /* Rows, by type: NAME, default, (range,) check, help. */
@@ -363,7 +379,9 @@ const struct cfg_key domain_keys[] = {
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
 		"the ceiling the balloon may grow to, not below memory"),
 	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs"),
-	KEY_REQUIRED("kernel", "nothing to boot", check_readable, "ELF (PVH) or bzImage to boot"),
+	{ .name = "kernel", .type = KT_STR, .required = "nothing to boot", .unless = "bootloader",
+	  .check = check_readable, .help = "ELF (PVH) or bzImage to boot" },
+	KEY_STR("bootloader", "", check_bootloader, "\"lodge\": boot the kernel and initrd on the guest's own disk"),
 	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel"),
 	KEY_TEXT("cmdline", DOMAIN_CMDLINE_MAX - 1, "kernel command line; overrides root and extra"),
 	KEY_TEXT("root", DOMAIN_CMDLINE_MAX - 1, "becomes root=ROOT on the command line"),

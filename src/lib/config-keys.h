@@ -35,6 +35,7 @@ struct cfg_key {
 				 * KT_LIST: what a value is, plural ("disks") */
 	const char *zero;       /* KT_INT: what 0 means when it is special ("no cap") */
 	const char *required;   /* a file must set it, and why: "nothing to boot" */
+	const char *unless;     /* ... unless it sets this key (not empty) */
 	/* Check value index of the option beyond the generic checks: 0, or
 	 * -errno with why set. */
 	int (*check)(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned index, char *why, size_t whylen);

@@ -485,10 +485,12 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 	for (k = ctx->keys; k->name; k++) {
 		if ((only && strcmp(k->name, only)) || cfg_key_site(ctx, k->name, 0) >= 0)
 			continue;
-		if (k->required) {
+		if (k->required && !(k->unless && cfg_getstr(cfg, k->unless) && cfg_getstr(cfg, k->unless)[0])) {
 			cfg_fail(ctx, 1, k->name, "missing: %s", k->required);
 			return -EINVAL;
 		}
+		if (k->required)
+			continue;
 		if (k->type == KT_LIST || (k->type != KT_INT && !k->def))
 			continue;
 		if ((rc = cfg_check_value(ctx, k, cfg_getopt(cfg, k->name), 0, why, sizeof(why)))) {
@@ -521,7 +523,8 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	}
 	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
 	/* Paths fit: the validate callbacks resolved them already. */
-	cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
+	if (cfg_getstr(cfg, "kernel"))      /* none with a bootloader */
+		cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
 	if (cfg_getstr(cfg, "ramdisk"))
 		cfg_resolve(ctx, cfg_getstr(cfg, "ramdisk"), dc->ramdisk, sizeof(dc->ramdisk));
 	/* As xl: cmdline wins; else "root=ROOT EXTRA". */

@@ -579,6 +579,9 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err)
 {
+	if (!dc->kernel[0])    /* bootloader = "lodge": the bootloader helper's, not in this build yet */
+		return lodge_fail(err, -ENOTSUP, "domain %s: bootloader = \"lodge\" is not in this build of Lodge yet "
+				  "(give it a kernel =)", dc->name);
 	return lodge_start(lg, dc, flags & LODGE_CREATE_PAUSED, -1, err);
 }
 
