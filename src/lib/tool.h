@@ -12,7 +12,7 @@
 
 #define TOOL_LAST_MAX 512
 #define TOOL_TICK_MS  200          /* tick at least this often while it runs */
-#define TOOL_GRACE_MS 10000        /* after SIGTERM, before SIGKILL */
+#define TOOL_GRACE_MS 3000         /* after SIGTERM, before SIGKILL (mmdebstrap ignores SIGTERM while it waits for apt) */
 
 struct tool_run {
 	const char *const *argv;       /* argv[0] found on the fixed PATH */
