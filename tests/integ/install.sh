@@ -41,6 +41,30 @@ else
 	fail "template-list -o json" "$(cat "$T/list.json")"
 fi
 
+# ---- the package cache: a rebuild fetches nothing ------------------------------------------------
+# Every package the template has installed is in the cache as apt names
+# its download (PACKAGE_VERSION_ARCH.deb, ':' as %3a): apt, finding it
+# there, fetches it no more.
+cache=$BUILD/cache/template-root/var/cache/lodge/$(basename "$TPL" .img)
+debugfs -R "cat /var/lib/dpkg/status" "$TPL" 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" }
+	/\nStatus: install ok installed/ {
+		p = v = a = ""
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^Package: /) p = substr($i, 10)
+			if ($i ~ /^Version: /) v = substr($i, 10)
+			if ($i ~ /^Architecture: /) a = substr($i, 15)
+		}
+		gsub(/:/, "%3a", v)
+		print p "_" v "_" a ".deb"
+	}' >"$T/debs"
+missing=
+while read -r deb; do [ -f "$cache/$deb" ] || missing+=" $deb"; done <"$T/debs"
+if [ "$(wc -l <"$T/debs")" -gt 100 ] && [ -z "$missing" ]; then
+	pass "each of the template's $(wc -l <"$T/debs") packages is in the cache: a rebuild fetches none of them"
+else
+	fail "the package cache" "$(wc -l <"$T/debs") installed; not cached:${missing:- (none listed)}"
+fi
+
 # ---- checks of an installed disk (a file or a partition) -----------------------------------
 in_image() { debugfs -R "$2" "$1" 2>/dev/null; }
 installed() {   # installed IMG PACKAGE: dpkg's status in the image says installed
