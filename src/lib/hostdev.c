@@ -108,8 +108,8 @@ bool lodge_disk_taken(const struct lodge *lg, const char *path, char *why, size_
 	if (d)
 		closedir(d);
 	if (!taken && S_ISBLK(a.st_mode) && held(path)) {
-		snprintf(why, len, "in use on the host (held by a mounted filesystem, swap, LVM or RAID, "
-			 "or a partition of it is)");
+		snprintf(why, len, "in use on the host (a mounted filesystem, swap, LVM or RAID holds it or one of "
+			 "its partitions)");
 		taken = true;
 	}
 	return taken;

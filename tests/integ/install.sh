@@ -198,6 +198,13 @@ else
 		else
 			fail "a mounted partition" "$(cat "$T/p3.out")"
 		fi
+		# The whole disk, one of whose partitions is mounted: held.
+		if ! lodge install whole --disk "$LOOP" >"$T/whole.out" 2>&1 && grep -q "in use on the host" "$T/whole.out" &&
+		   nothing_left whole && mountpoint -q "$T/mnt"; then
+			pass "a disk with a mounted partition is refused: $(head -1 "$T/whole.out")"
+		else
+			fail "a disk with a mounted partition" "$(cat "$T/whole.out")"
+		fi
 		umount "$T/mnt"
 	else
 		skip "a mounted partition" "cannot mount $P3"
