@@ -228,6 +228,43 @@ loop_detach_all() {
 	INTEG_LOOPS=()
 }
 
+# template_cached DIST: DIST's Debian template (lodge template-update),
+# built once and kept under $BUILD/cache/template-root for every later test
+# and run, then copied into $ROOT.  Its key is the mmdebstrap command line
+# a build runs (packages, apt sources): a change of them builds anew, the
+# downloaded packages reused.  Fails with the reason in TEMPLATE_WHY (the
+# Debian mirror unreachable, the build's error); TEMPLATE_BUILT_S is how
+# long the build took if this call built it, else empty.
+template_cached() {
+	local dist=$1 croot=$BUILD/cache/template-root key lockfd t0 rc=0
+	TEMPLATE_BUILT_S= TEMPLATE_WHY=
+	mkdir -p "$croot" "$ROOT/var/lib/lodge/templates" || { TEMPLATE_WHY="cannot make $croot"; return 1; }
+	key=$("$LODGE" --root "$croot" template-update --dry-run "$dist" 2>&1 | grep -vF -- "$croot" | sha256sum | cut -c1-16)
+	exec {lockfd}>"$BUILD/cache/template.lock"
+	flock "$lockfd"
+	if [ "$(cat "$croot/key-$dist" 2>/dev/null)" != "$key" ] ||
+	   ! compgen -G "$croot/var/lib/lodge/templates/$dist-*.img" >/dev/null; then
+		if ! timeout 20 curl -fsS -o /dev/null "http://deb.debian.org/debian/dists/$dist/InRelease" 2>/dev/null; then
+			TEMPLATE_WHY="the Debian mirror (deb.debian.org) is unreachable"
+			exec {lockfd}>&-
+			return 1
+		fi
+		t0=$SECONDS
+		if ! timeout 3600 "$LODGE" --root "$croot" template-update "$dist" >"$T/template-$dist.log" 2>&1; then
+			TEMPLATE_WHY="lodge template-update $dist: $(tail -1 "$T/template-$dist.log")"
+			exec {lockfd}>&-
+			return 1
+		fi
+		TEMPLATE_BUILT_S=$((SECONDS - t0))
+		echo "$key" >"$croot/key-$dist"
+	fi
+	cp --sparse=always "$croot/var/lib/lodge/templates/$dist"-*.img \
+		"$croot/var/lib/lodge/templates/$dist"-*.info "$ROOT/var/lib/lodge/templates/" ||
+		{ TEMPLATE_WHY="cannot copy the cached template"; rc=1; }
+	exec {lockfd}>&-
+	return $rc
+}
+
 integ_exit() {
 	local i p d step
 	own_processes

@@ -50,6 +50,11 @@ int cmd_log(struct cli *c);
 int cmd_dmesg(struct cli *c);
 /* cmd-seed.c */
 int cmd_seed(struct cli *c);
+/* cmd-install.c */
+int cmd_install(struct cli *c);
+int cmd_template_list(struct cli *c);
+int cmd_template_update(struct cli *c);
+int cmd_template_delete(struct cli *c);
 /* cmd-bridge.c */
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);

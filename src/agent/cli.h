@@ -71,6 +71,11 @@ int cli_fail(const struct lodge_err *err);
 void cli_synopsis(const struct command *cmd, char *buf, size_t len);
 /* The command's usage and options, as --help prints them. */
 void cli_help(FILE *f, const struct command *cmd);
+/* SIZE as xl writes it: digits and an optional unit, b k m g t (either
+ * case; xl's too), as a whole number of MiB.  A bare number is MiB, as
+ * lodge mem-set has always taken it (xl's bare number is KiB: a script
+ * written for xl says its unit, 2048m).  0 or -EINVAL. */
+int cli_parse_mib(const char *arg, unsigned long *mib);
 /* The notice hook every command uses: warnings on stderr. */
 void cli_notice(enum lodge_notice kind, const char *text, void *arg);
 

@@ -106,6 +106,25 @@ static const struct cli_option seed_opts[] = {
 	TEXT('o', "output", "FILE", "where the seed goes (default: IMAGE_DIR/NAME-seed.img)"),
 	{ 0 },
 };
+static const struct cli_option install_opts[] = {
+	TEXT('d', "dist", "DIST", "the Debian release (default " LODGE_DIST_DEFAULT ")"),
+	TEXT('s', "size", "SIZE", "a new disk file's size (default 2G; a number with b, k, m, g or t; no unit: MiB)"),
+	TEXT('D', "disk", "FILE|/dev/PART", "a new disk file, or a partition written whole (default: the image "
+	     "directory's NAME.img)"),
+	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "guest RAM (default 512)"),
+	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default 1)"),
+	TEXT('b', "bridge", "BRIDGE", "the bridge of its vif (default: lodge.conf's default_bridge)"),
+	TEXT('P', "packages", "A,B", "packages cloud-init installs at its first boot"),
+	TEXT('k', "ssh-key", "FILE", "an ssh public key for its default user"),
+	TEXT('p', "password-file", "FILE", "the default user's password, hashed into the seed"),
+	TEXT('u', "user-data", "FILE", "cloud-config of your own, merged into the seed's"),
+	FLAG('n', "dry-run", "check everything and say what would be done; write nothing"),
+	{ 0 },
+};
+static const struct cli_option template_update_opts[] = {
+	FLAG('n', "dry-run", "print the mmdebstrap command line a build runs; build nothing"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -158,6 +177,13 @@ static const struct command commands[] = {
 	  0, cmd_host_stop },
 	{ "host-start", no_opts, "", 0, 0, "the host is up: restore the saved domains, then autostart", 0,
 	  cmd_host_start },
+	{ "install", install_opts, "NAME", 1, 1,
+	  "install Debian into a new disk or a partition (a clone of a template) and write its config", 0,
+	  cmd_install },
+	{ "template-list", output_opts, "", 0, 0, "the Debian templates installs clone", 0, cmd_template_list },
+	{ "template-update", template_update_opts, "DIST", 1, 1,
+	  "build a Debian release's template (anew) with mmdebstrap", 0, cmd_template_update },
+	{ "template-delete", no_opts, "DIST", 1, 1, "delete a Debian release's template", 0, cmd_template_delete },
 	{ "bridge-create", bridge_opts, "BRIDGE", 1, 1,
 	  "create a bridge (with --nic: move the host's NIC and its addresses onto it)", CMD_NO_HOST,
 	  cmd_bridge_create },

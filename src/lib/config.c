@@ -489,6 +489,8 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 			cfg_fail(ctx, 1, k->name, "missing: %s", k->required);
 			return -EINVAL;
 		}
+		if (k->required)
+			continue;
 		if (k->type == KT_LIST || (k->type != KT_INT && !k->def))
 			continue;
 		if ((rc = cfg_check_value(ctx, k, cfg_getopt(cfg, k->name), 0, why, sizeof(why)))) {

@@ -64,6 +64,18 @@ static bool mounted(const struct stat *a)
 	return found;
 }
 
+/* A block device the kernel has given someone exclusively (a mounted
+ * filesystem, swap, a device-mapper or md member, or any of its
+ * partitions for a whole disk): an exclusive open is refused. */
+static bool held(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 && errno == EBUSY;
+}
+
 bool lodge_disk_taken(const struct lodge *lg, const char *path, char *why, size_t len)
 {
 	static struct domain_config dc;
@@ -81,9 +93,8 @@ bool lodge_disk_taken(const struct lodge *lg, const char *path, char *why, size_
 		return true;
 	}
 	/* The running domains' resolved configs, as they were started. */
-	if (!(d = opendir(lg->hc.runtime_dir)))
-		return false;
-	while (!taken && (de = readdir(d))) {
+	d = opendir(lg->hc.runtime_dir);
+	while (d && !taken && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || !domain_name_valid(de->d_name) ||
 		    lodge_runtime_config(lg, de->d_name, &dc, NULL))
 			continue;
@@ -94,7 +105,13 @@ bool lodge_disk_taken(const struct lodge *lg, const char *path, char *why, size_
 				taken = true;
 			}
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	if (!taken && S_ISBLK(a.st_mode) && held(path)) {
+		snprintf(why, len, "in use on the host (a mounted filesystem, swap, LVM or RAID holds it or one of "
+			 "its partitions)");
+		taken = true;
+	}
 	return taken;
 }
 
