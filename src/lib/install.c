@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config-keys.h"
+#include "seed.h"
 
 /* ---- a job's progress -------------------------------------------------------------------- */
 
@@ -137,7 +138,11 @@ static int config_text(const struct lodge *lg, const struct lodge_install_opts *
 	fprintf(f, "disk = [ ");
 	cfg_put_string(f, disk);
 	if (res->seed[0]) {
-		snprintf(disk, sizeof(disk), "file:%s,vdb,r", res->seed);
+		if (lodge_seed_disk_line(res->seed, NULL, disk, sizeof(disk), NULL)) {
+			fclose(f);
+			free(text);
+			return -EINVAL;     /* checked before (check_options) */
+		}
 		fprintf(f, ", ");
 		cfg_put_string(f, disk);
 	}
@@ -217,13 +222,15 @@ static int check_readable(const char *file, const char *option, struct lodge_err
 	return 0;
 }
 
-/* The guest's own settings go on its cloud-init seed disk (the seed
- * helper's src/lib/seed.c, not in this build yet). */
-#ifdef LODGE_SEED
-#define SEED_BUILT_IN 1
-#else
-#define SEED_BUILT_IN 0
-#endif
+/* The guest's own settings, for its cloud-init seed disk (seed.h): the
+ * hostname is its name, and a fresh instance-id makes cloud-init treat
+ * the clone as a new machine. */
+static struct lodge_seed seed_of(const struct lodge_install_opts *o)
+{
+	return (struct lodge_seed){ .name = o->name, .ssh_key_file = o->ssh_key_file,
+				    .password_file = o->password_file, .packages = o->packages,
+				    .user_data_file = o->user_data_file };
+}
 
 static int check_options(const struct lodge *lg, const struct lodge_install_opts *o, struct lodge_err *err)
 {
@@ -247,10 +254,17 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 	    (rc = check_readable(o->password_file, "--password-file", err)) ||
 	    (rc = check_readable(o->user_data_file, "--user-data", err)))
 		return rc;
-	if (!SEED_BUILT_IN && (o->ssh_key_file || o->password_file || o->user_data_file || o->packages))
-		return lodge_fail(err, -ENOTSUP, "--ssh-key, --password-file, --user-data and --packages go on the "
-				  "guest's cloud-init seed disk, which this build of Lodge cannot make yet");
-	return 0;
+	/* The seed's every check (keys, password, packages, user-data and
+	 * cloud-init schema), nothing written. */
+	{
+		struct lodge_seed s = seed_of(o);
+		char path[CFG_PATH_MAX], line[CFG_PATH_MAX + 16];
+
+		if ((rc = lodge_seed_path(lg, o->name, path, sizeof(path), err)) ||
+		    (rc = lodge_seed_disk_line(path, NULL, line, sizeof(line), err)))
+			return rc;
+		return lodge_seed_check(&s, err);
+	}
 }
 
 /* ---- the install ----------------------------------------------------------------------------- */
@@ -265,11 +279,11 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 	long t0 = lodge_now_ms(), t1;
 	struct stat sb;
 	struct job j;
-	int rc;
+	int rc, seed_fd = -1;
 
 	memset(res, 0, sizeof(*res));
 	job_init(&j, JOB_TEMPLATE_PHASES | PHASE_BIT(LODGE_PHASE_CLONE) | PHASE_BIT(LODGE_PHASE_FILESYSTEM) |
-			     (SEED_BUILT_IN ? PHASE_BIT(LODGE_PHASE_SEED) : 0) | PHASE_BIT(LODGE_PHASE_CONFIG),
+			     PHASE_BIT(LODGE_PHASE_SEED) | PHASE_BIT(LODGE_PHASE_CONFIG),
 		 o->progress, o->arg);
 
 	/* Every check, before anything is written. */
@@ -332,30 +346,44 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 	}
 	res->clone_ms = lodge_now_ms() - t1;
 	snprintf(res->uuid, sizeof(res->uuid), "%s", c.uuid);
-#if SEED_BUILT_IN
-	/* TODO(seed): the seed helper's lodge_seed_build (src/lib/seed.h),
-	 * once merged: define LODGE_SEED and write its disk beside ours,
-	 * unnamed until here, into res->seed. */
+	/* The seed, unnamed too, and the config now with its disk. */
 	if (!job_report(&j, LODGE_PHASE_SEED, 0, NULL)) {
 		clone_abandon(&c, false);
 		return job_cancelled(err);
 	}
-	if ((rc = lodge_seed_build(lg, o, res->seed, sizeof(res->seed), err)) ||
-	    (rc = config_text(lg, o, dist, &c, res))) {     /* now with the seed's disk */
-		clone_abandon(&c, false);
-		return rc;
+	{
+		struct lodge_seed s = seed_of(o);
+
+		if ((rc = lodge_seed_path(lg, o->name, res->seed, sizeof(res->seed), err)) ||
+		    (rc = lodge_seed_build_fd(&s, res->seed, &seed_fd, err))) {
+			clone_abandon(&c, false);
+			return rc;
+		}
 	}
-#endif
+	if ((rc = config_text(lg, o, dist, &c, res))) {
+		close(seed_fd);
+		clone_abandon(&c, false);
+		return lodge_fail(err, rc, "cannot write the config: %s", strerror(-rc));
+	}
 	if (!job_report(&j, LODGE_PHASE_CONFIG, 0, NULL)) {
 		clone_abandon(&c, false);
 		return job_cancelled(err);
 	}
-	/* Named last: the disk, then the config that makes it a guest. */
+	/* Named last: the disk, its seed, then the config that makes it a
+	 * guest. */
 	if ((rc = clone_commit(&c, err))) {
+		close(seed_fd);
 		clone_abandon(&c, false);
 		return rc;
 	}
+	rc = lodge_seed_name(seed_fd, res->seed, err);
+	close(seed_fd);
+	if (rc) {
+		clone_abandon(&c, true);
+		return rc;
+	}
 	if ((rc = config_write(lg, res, err))) {
+		unlink(res->seed);
 		clone_abandon(&c, true);
 		return rc;
 	}

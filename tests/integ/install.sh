@@ -13,7 +13,7 @@
 # install's time is printed, for information (the benchmark judges it).
 . "$(dirname "$0")/../lib.sh"
 
-integ_begin "lodge install" root cmd:mmdebstrap cmd:debugfs cmd:dumpe2fs cmd:sfdisk cmd:curl
+integ_begin "lodge install" root cmd:mmdebstrap cmd:debugfs cmd:dumpe2fs cmd:sfdisk cmd:curl cmd:mtype:mtools cmd:ssh-keygen:openssh-client
 if ! template_cached bookworm; then
 	skip "lodge install" "no bookworm template: $TEMPLATE_WHY"
 	exit 0
@@ -128,8 +128,10 @@ check_disk() {
 nothing_left() { [ ! -e "$DOMS/$1.cfg" ] && [ ! -e "$IMAGES/$1.img" ]; }
 
 # ---- into a 2 GiB sparse file ------------------------------------------------------------------
+ssh-keygen -q -t ed25519 -N '' -C "web-key-$$" -f "$T/key" >/dev/null 2>&1
+printf 'sesame-%s\n' "$$" >"$T/password"
 t0=$EPOCHREALTIME
-if lodge install web --size 2G >"$T/web.out" 2>"$T/web.err"; then
+if lodge install web --size 2G -k "$T/key.pub" -p "$T/password" -P htop >"$T/web.out" 2>"$T/web.err"; then
 	t1=$EPOCHREALTIME
 	pass "install web into a 2 GiB file ($(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s)"
 else
@@ -145,6 +147,26 @@ else
 	fail "web: disk and config" "$(ls -ls "$img" 2>&1); $(cat "$DOMS/web.cfg"); $(lodge check web 2>&1)"
 fi
 check_disk "web" "$img" 2147483648
+# Its cloud-init seed: the second disk, read-only, labelled cidata, with
+# the hostname, the key, the package and the password's hash only.
+seed=$IMAGES/web-seed.img
+mtype -i "$seed" ::meta-data >"$T/meta-data" 2>/dev/null
+mtype -i "$seed" ::user-data >"$T/user-data" 2>/dev/null
+if grep -qF "\"file:$seed,vdb,r\"" "$DOMS/web.cfg" && [ "$(blkid -o value -s LABEL "$seed")" = cidata ] &&
+   grep -q 'local-hostname: "web"' "$T/meta-data" && grep -q 'instance-id: "web-' "$T/meta-data" &&
+   grep -qF "web-key-$$" "$T/user-data" && grep -q '"htop"' "$T/user-data" && grep -q 'hashed_passwd: "\$y\$' "$T/user-data" &&
+   ! grep -qa "sesame-$$" "$seed"; then
+	pass "web: its seed (vdb, read-only, cidata) holds its hostname, the key, htop and the password's hash only"
+else
+	fail "web: the seed disk" "$(grep disk "$DOMS/web.cfg"); $(cat "$T/meta-data"); $(head -c 400 "$T/user-data" | tr '\n' '|')"
+fi
+# A private key as --ssh-key: refused before anything is written.
+if ! lodge install priv -k "$T/key" >"$T/priv.out" 2>&1 && [ "$(wc -l <"$T/priv.out")" = 1 ] &&
+   grep -qi 'private' "$T/priv.out" && nothing_left priv && [ ! -e "$IMAGES/priv-seed.img" ]; then
+	pass "a private key as --ssh-key is refused in one line, nothing made: $(cat "$T/priv.out")"
+else
+	fail "a private key as --ssh-key" "$(cat "$T/priv.out"); $(ls "$DOMS" "$IMAGES")"
+fi
 
 t0=$EPOCHREALTIME
 if lodge install web2 >"$T/web2.out" 2>&1; then
