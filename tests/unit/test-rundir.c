@@ -108,28 +108,33 @@ static bool file_says(const char *name, const char *file, const char *text)
 static atomic_bool stop;
 static atomic_uint seen, half_made;
 
-/* What lodge list does first: every name that is not hidden, and its socket. */
+/* What lodge list does first: every name that is not hidden, and its
+ * socket.  The directory is held open while its socket is looked for, so
+ * "half made" means that very directory, still under its name, lacked the
+ * socket: not one removed meanwhile and replaced by the next start. */
 static void *reader(void *arg)
 {
 	char p[sizeof(run) + 300];
-	struct stat st;
+	struct stat held, named;
 
 	while (!atomic_load(&stop)) {
 		DIR *d = opendir(run);
 		struct dirent *de;
 
 		while (d && (de = readdir(d))) {
+			int dfd;
+
 			if (de->d_name[0] == '.')
 				continue;
-			snprintf(p, sizeof(p), "%s/%s/control", run, de->d_name);
-			if (lstat(p, &st) == 0) {
-				atomic_fetch_add(&seen, 1);
-				continue;
-			}
-			/* No socket: half made, unless the directory has just gone. */
 			snprintf(p, sizeof(p), "%s/%s", run, de->d_name);
-			if (errno == ENOENT && lstat(p, &st) == 0)
+			if ((dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+				continue;          /* gone already */
+			if (fstatat(dfd, "control", &named, AT_SYMLINK_NOFOLLOW) == 0)
+				atomic_fetch_add(&seen, 1);
+			else if (fstat(dfd, &held) == 0 && lstat(p, &named) == 0 &&
+				 held.st_dev == named.st_dev && held.st_ino == named.st_ino)
 				atomic_fetch_add(&half_made, 1);
+			close(dfd);
 		}
 		if (d)
 			closedir(d);
