@@ -32,7 +32,7 @@ enum guest { G_MINIOS, G_DEBIAN_FILE, G_DEBIAN_PART, G_COUNT };
 #define ON_ALL    (ON_MINIOS | ON_DEBIAN)
 
 static const char *const guest_words[G_COUNT] = {
-	[G_MINIOS] = "start a kernel", [G_DEBIAN_FILE] = "install Debian, new disk file",
+	[G_MINIOS] = "boot a kernel", [G_DEBIAN_FILE] = "install Debian, new disk file",
 	[G_DEBIAN_PART] = "install Debian, a partition",
 };
 
@@ -58,8 +58,8 @@ struct field_spec {
 static field_check check_name, check_disk, check_format, check_dist, check_size, check_part, check_file;
 
 static const struct field_spec specs[F_COUNT] = {
-	[F_GUEST] = { "Guest", ON_ALL, -1, "Space or Left/Right: start a kernel (Mini-OS by default), or install "
-	  "Debian (lodge install) into a new disk file or a partition", NULL },
+	[F_GUEST] = { "Guest", ON_ALL, -1, "Space or Left/Right: boot a kernel (the line above says which), or "
+	  "install Debian (lodge install) into a new disk file or a partition", NULL },
 	[F_NAME] = { "Name", ON_ALL, FORM_NAME, NULL, check_name },
 	[F_MEMORY] = { "Memory (MiB)", ON_ALL, FORM_MEMORY, NULL, NULL },
 	[F_VCPUS] = { "vCPUs", ON_ALL, FORM_VCPUS, NULL, NULL },
@@ -386,7 +386,7 @@ static int make_dirs(const char *path, char *failed, size_t len)
 /* prefix and text from line y on, wrapped: the next free line. */
 static int put_message(int y, const char *prefix, const char *text)
 {
-	char line[LODGE_ERR_MAX + 16];
+	char line[TUI_MESSAGE_MAX + 16];
 
 	snprintf(line, sizeof(line), "%s%s", prefix, text);
 	return put_wrapped(y, 0, 0, LINES, line);
@@ -585,7 +585,15 @@ void view_create(struct tui *t)
 		for (i = 0; i < nvis; i++) {
 			unsigned k = vis[i];
 			int y = 2 + (int)i;
-			const char *v = k == F_GUEST ? guest_words[s.guest] : f[k].value;
+			char guest[64];
+			const char *v = f[k].value;
+
+			if (k == F_GUEST) {
+				/* Which kernel: the default guest's (its why is above). */
+				snprintf(guest, sizeof(guest), "%s%s", guest_words[s.guest],
+					 s.guest != G_MINIOS ? "" : s.g.debian ? " (the Debian guest)" : " (Mini-OS)");
+				v = guest;
+			}
 
 			if (k < F_CREATE && f[k].error[0])
 				ok = false;

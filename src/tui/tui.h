@@ -33,7 +33,7 @@ struct pollfd;
  * the paths it names.  The status line wraps one onto at most
  * TUI_STATUS_ROWS lines; the message history (m) keeps the last
  * TUI_MESSAGES whole. */
-#define TUI_MESSAGE_MAX 1024
+#define TUI_MESSAGE_MAX (LODGE_ERR_MAX + 256)   /* a library error whole, with what it was about */
 #define TUI_MESSAGES    32
 #define TUI_STATUS_ROWS 3
 

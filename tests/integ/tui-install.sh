@@ -142,12 +142,28 @@ hides 5 'Create a domain'
 # ---- an install into a new 2 GiB file ---------------------------------------------------------
 debian_form file && field Name web && field Packages htop && field "SSH key file" "$T/key.pub" &&
 	field "Password file" "$T/password" && goto_field '\[ Install \]' && press Enter
+# seen_done NAME: note the percentage its row shows; true once it shows
+# the domain stopped (the install done) or the row is gone.
+seen_done() {
+	local row
+	row=$(screen | grep -E "^ +- $1 ")
+	[[ $row =~ installing\ ([0-9]+)% ]] && echo "${BASH_REMATCH[1]} ${row#*%}" >>"$T/seen-$1"
+	[ -z "$row" ] || [[ $row =~ ^\ +-\ $1\ +shut\  ]]
+}
+# moved NAME: its row showed a percentage between 0 and 100 (exclusive) with a phase.
+moved() { awk '$1 > 0 && $1 < 100 && NF > 1 { ok = 1 } END { exit !ok }' "$T/seen-$1" 2>/dev/null; }
 if shows 15 '^ +- web +installing [0-9]+%'; then
-	pass "the table shows the install: $(screen | grep -E '^ +- web ' | sed 's/  */ /g')"
+	pass "the table shows the install at once: $(screen | grep -E '^ +- web ' | sed 's/  */ /g')"
 else
 	fail "the install's row" "$(screen | tr '\n' '|')"
 fi
-if shows 120 '^ +- web +shut ' && screen | squeezed | grep -q 'installedweb:Debianbookwormon.*/web\.img(2\.0GiB)' &&
+wait_until 120 seen_done web
+if moved web; then
+	pass "its row moves on: $(awk '$1 > 0 && $1 < 100' "$T/seen-web" | sort -un | head -3 | sed 's/  */ /g' | paste -sd ';')"
+else
+	fail "the install's progress" "percentages seen: $(cut -d' ' -f1 "$T/seen-web" 2>/dev/null | sort -un | tr '\n' ' ')"
+fi
+if shows 5 '^ +- web +shut ' && screen | squeezed | grep -q 'installedweb:Debianbookwormon.*/web\.img(2\.0GiB)' &&
    grep -q '^bootloader = "lodge"' "$DOMS/web.cfg" && [ "$(stat -c %s "$IMAGES/web.img")" = 2147483648 ] &&
    lodge check web >/dev/null 2>&1; then
 	pass "then a stopped domain: its config (bootloader = \"lodge\") loads, its 2 GiB disk is there"
@@ -232,7 +248,7 @@ else
 		if shows 5 "^! (mounted on the host|in use on the host \(a mounted filesystem)" && goto_field '\[ Install \]' && press Enter &&
 		   shows 5 'nothing installed: fix the fields marked !' && nothing_left mounted &&
 		   mountpoint -q "$T/mnt" && [ "$(head -c 1M "$P3" | sha256sum)" = "$before" ]; then
-			pass "a mounted partition is refused in the form ($(screen | grep -m1 "^Partition" | sed 's/  */ /g')), nothing written"
+			pass "a mounted partition is refused in the form ($(screen | grep -m1 '^! ')), nothing written"
 		else
 			fail "a mounted partition" "$(screen | sed -n 2,24p | tr '\n' '|')"
 		fi
