@@ -269,6 +269,16 @@ if [ -z "$pid" ] || has '^ +- cc +shut'; then
 	skip "cancel mid-install" "the install finished before it could be held"
 else
 	select_dom cc
+	# Its detail view: the install's phase, disk and key.
+	press Enter
+	if shows 5 '^cc: Debian bookworm, 512 MiB, 1 vCPUs: installing [0-9]+%' && has '^phase +[a-z]' &&
+	   has "^disk +$IMAGES/cc.img" && has '^keys +k cancels it'; then
+		pass "Enter on an installing row: its phase, disk and how to cancel ($(screen | grep '^phase' | sed 's/  */ /g'))"
+	else
+		fail "an install's detail view" "$(screen | head -6 | tr '\n' '|')"
+	fi
+	press Escape
+	shows 5 'ID +NAME'
 	press k
 	if shows 5 'Cancel the install of cc \(nothing of it is left\)\? \(y/n\)'; then
 		press y
@@ -287,6 +297,28 @@ else
 fi
 press /
 press Escape
+
+# ---- an error mid-install: whole in the status line, nothing left --------------------------------
+# A config of its name appears while it clones (held there as above):
+# lodge install refuses to write over it, and undoes the rest.
+debian_form file && field Name late && goto_field '\[ Install \]' && press Enter
+shows 15 '^ +- late +installing [0-9]+% +(cloning|growing|writing the seed)' && pid=$(install_pid) && kill -STOP "$pid"
+if [ -z "$pid" ] || has '^ +- late +shut'; then
+	skip "an error mid-install" "the install finished before it could be held"
+else
+	printf 'name = "late"\nmemory = 32\nkernel = "/nonexistent"\n' >"$DOMS/late.cfg"
+	cp "$DOMS/late.cfg" "$T/late.cfg"
+	kill -CONT "$pid"
+	doms=$(printf %s "$DOMS" | squeezed)
+	if shows 30 '^error: install late: ' && hides 5 '^ +- late ' &&
+	   screen | squeezed | grep -Eq "installlate:(cannotwrite$doms/late\.cfg:aconfigofthatnameappearedmeanwhile|domainlatehasaconfigalready\($doms/late\.cfg\))" &&
+	   [ ! -e "$IMAGES/late.img" ] && [ ! -e "$IMAGES/late-seed.img" ] && cmp -s "$DOMS/late.cfg" "$T/late.cfg"; then
+		pass "an error mid-install shows whole in the status line ($(screen | grep -A2 '^error: install late' | tr -s ' \n' ' ')), its row goes, its disk and seed are removed, the other config kept"
+	else
+		fail "an error mid-install" "$(screen | tail -6 | tr '\n' '|'); $(ls "$IMAGES")"
+	fi
+	rm -f "$DOMS/late.cfg"
+fi
 
 # ---- quitting while an install runs ------------------------------------------------------------
 debian_form file && field Name qq && goto_field '\[ Install \]' && press Enter
