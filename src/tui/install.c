@@ -214,7 +214,6 @@ void install_forget(struct tui *t, struct dom_sample *d)
 	d->install = NULL;
 	memset(in, 0, sizeof(*in));
 	in->fd = -1;
-	(void)t;
 }
 
 int install_start(struct tui *t, const struct lodge_install_opts *o, struct lodge_err *err)
