@@ -203,7 +203,7 @@ static void check_dist(struct tui *t, struct form_state *s, struct field *x)
 	if (rc == -ENOENT) {
 		memset(&s->tmpl, 0, sizeof(s->tmpl));
 		snprintf(s->dist_note, sizeof(s->dist_note), "No %s template yet: the install builds it first "
-			 "(minutes; the Debian mirror must answer).", x->value);
+			 "(minutes).", x->value);
 	} else if (rc) {
 		memset(&s->tmpl, 0, sizeof(s->tmpl));
 		snprintf(x->error, sizeof(x->error), "%s", err.msg);
