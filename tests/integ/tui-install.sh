@@ -245,10 +245,11 @@ else
 		at_exit 'umount "$T/mnt" 2>/dev/null'
 		before=$(head -c 1M "$P3" | sha256sum)
 		debian_form partition && field Name mounted && field Partition "$P3"
-		if shows 5 "^! (mounted on the host|in use on the host \(a mounted filesystem)" && goto_field '\[ Install \]' && press Enter &&
+		if shows 5 "^! (mounted on the host|in use on the host \(a mounted filesystem)" &&
+		   why=$(screen | sed -n '/^! /,/^Fix the fields/p' | sed '$d' | tr -s ' \n' ' ') && goto_field '\[ Install \]' && press Enter &&
 		   shows 5 'nothing installed: fix the fields marked !' && nothing_left mounted &&
 		   mountpoint -q "$T/mnt" && [ "$(head -c 1M "$P3" | sha256sum)" = "$before" ]; then
-			pass "a mounted partition is refused in the form ($(screen | grep -m1 '^! ')), nothing written"
+			pass "a mounted partition is refused in the form (${why% }), nothing written"
 		else
 			fail "a mounted partition" "$(screen | sed -n 2,24p | tr '\n' '|')"
 		fi
