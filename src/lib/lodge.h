@@ -640,6 +640,9 @@ int lodge_template_command(const struct lodge *lg, const char *dist, char *buf, 
 int lodge_template_delete(const struct lodge *lg, const char *dist, struct lodge_err *err);
 
 #define LODGE_INSTALL_SIZE_DEFAULT (2ull << 30)
+/* A size as a person types it: a number with an optional unit (b, k, m,
+ * g, t; none: MiB), a whole number of MiB: 0 with *mib, or -EINVAL. */
+int lodge_parse_mib(const char *text, unsigned long *mib);
 #define LODGE_INSTALL_MEMORY_DEFAULT 512      /* MiB: cloud-init and apt want more than Mini-OS */
 
 struct lodge_install_opts {
