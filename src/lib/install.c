@@ -397,6 +397,7 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 		return lodge_fail(err, rc, "cannot write the config: %s", strerror(-rc));
 	}
 	if (!job_report(&j, LODGE_PHASE_CONFIG, 0, NULL)) {
+		close(seed_fd);
 		clone_abandon(&c, false);
 		return job_cancelled(err);
 	}
