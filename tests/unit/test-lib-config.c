@@ -19,16 +19,6 @@ static char fixtures[CFG_PATH_MAX], tmpdir[] = "/tmp/lodge-config.XXXXXX";
 static struct host_config hc;
 static struct domain_config dc, dc2;
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 /* "LINE: KEY: TEXT" from fail-X.ok, else from the "# expect:" comment. */
 static int expectation(const char *cfg, char *out, size_t len)
 {
@@ -226,12 +216,12 @@ static void test_xen_syntax(void)
 		 "extra = 'a \"quoted\" \\\\word'\n"
 		 "\n"
 		 "vcpus = 0\n", fixtures, fixtures, fixtures);
-	write_file(path, text);
+	unit_write_file(path, text);
 	snprintf(want, sizeof(want), "%s:9: vcpus: ", path);
 	CHECK("lines survive the rewrite", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
 	      strncmp(err, want, strlen(want)) == 0);
 	*strrchr(text, 'v') = '\0';
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("brackets and single quotes parse", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("list values", dc.ndisks == 2 && !strcmp(dc.disks[1].vdev, "xvdb") && dc.disks[1].readonly);
 	CHECK("single quotes are literal", strcmp(dc.cmdline, "a \"quoted\" \\\\word") == 0);
@@ -248,15 +238,15 @@ static void test_words(void)
 	snprintf(path, sizeof(path), "%s/words.cfg", tmpdir);
 	snprintf(text, sizeof(text), "// libconfuse's comments\nname = web /* on\ntwo lines */\n"
 		 "kernel = %s//dummy-kernel\nextra = \"${HOME} a\\1234 $x\"\n", fixtures);
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("unquoted words load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("// inside a word is not a comment", strstr(dc.kernel, "//dummy-kernel") != NULL);
 	CHECK("${HOME} is not expanded, \\1234 is \\123 then 4", strcmp(dc.cmdline, "${HOME} aS4 $x") == 0);
 	strcat(text, "vcpus = 0\n");
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("lines counted through // and /* */ comments",
 	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 && strstr(err, "words.cfg:6: vcpus: "));
-	write_file(path, "name = web\n/* never closed\n\n");
+	unit_write_file(path, "name = web\n/* never closed\n\n");
 	CHECK("an unclosed /* comment is an error on its line",
 	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
 	      strstr(err, "words.cfg:2: syntax: a /* comment without its */"));
@@ -337,7 +327,7 @@ static void test_trailing_backslash(void)
 
 	snprintf(path, sizeof(path), "%s/backslash.cfg", tmpdir);
 	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
-	write_file(path, "name = \"a\\");
+	unit_write_file(path, "name = \"a\\");
 	fd = open(out, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	fflush(stdout);
 	dup2(fd, STDOUT_FILENO);
@@ -401,7 +391,7 @@ static void test_root(void)
 	strcat(path, "/lodge");
 	mkdir(path, 0755);
 	strcat(path, "/lodge.conf");
-	write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
+	unit_write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
 			 "console_log_size = \"64\"\ncgroup = 'lodge.slice/doms'\n");
 	CHECK("lodge.conf loads", host_config_load(&hc, err, sizeof(err)) == 0);
 	CHECK("values in lodge.conf are used as written", strcmp(hc.runtime_dir, "/srv/run") == 0);
@@ -411,27 +401,27 @@ static void test_root(void)
 	CHECK("unset keys keep prefixed defaults", strcmp(hc.domains_dir, want) == 0);
 	CHECK("bridge and log size", !strcmp(hc.default_bridge, "br7") && hc.console_log_kib == 64);
 	CHECK("cgroup", !strcmp(hc.cgroup, "lodge.slice/doms"));
-	write_file(path, "cgroup = '../escape'\n");
+	unit_write_file(path, "cgroup = '../escape'\n");
 	snprintf(want, sizeof(want), "%s:1: cgroup: '../escape' is not a relative cgroup path", path);
 	CHECK("a cgroup outside the controller is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
-	write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
+	unit_write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
 	snprintf(want, sizeof(want), "%s:2: runtime_dir: contains a control character (\\n)", path);
 	CHECK("lodge.conf: a path with a control character is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "on_host_shutdown = 'shutdown'\nshutdown_timeout = 20\nsave_dir = '/srv/save'\n");
+	unit_write_file(path, "on_host_shutdown = 'shutdown'\nshutdown_timeout = 20\nsave_dir = '/srv/save'\n");
 	CHECK("on_host_shutdown, shutdown_timeout, save_dir as written",
 	      host_config_load(&hc, err, sizeof(err)) == 0 && !hc.host_shutdown_saves && hc.shutdown_timeout_s == 20 &&
 	      !strcmp(hc.save_dir, "/srv/save"));
-	write_file(path, "shutdown_timeout = 20\non_host_shutdown = 'suspend'\n");
+	unit_write_file(path, "shutdown_timeout = 20\non_host_shutdown = 'suspend'\n");
 	snprintf(want, sizeof(want), "%s:2: on_host_shutdown: 'suspend' is neither save nor shutdown", path);
 	CHECK("on_host_shutdown other than save or shutdown is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "shutdown_timeout = 0\n");
+	unit_write_file(path, "shutdown_timeout = 0\n");
 	snprintf(want, sizeof(want), "%s:1: shutdown_timeout: 0 s is out of range (1 to 86400 s, default 300 s)", path);
 	CHECK("shutdown_timeout 0 is refused with its range",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
+	unit_write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
 	CHECK("lodge.conf errors have file, line, key",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
@@ -470,7 +460,7 @@ static void test_check_command(void)
 	snprintf(path, sizeof(path), "%s/etc/lodge/domains", tmpdir);
 	mkdir(path, 0755);
 	strcat(path, "/bad.cfg");
-	write_file(path, "name = 'bad'\nkernel = '/nonexistent'\n");
+	unit_write_file(path, "name = 'bad'\nkernel = '/nonexistent'\n");
 	snprintf(cmd, sizeof(cmd), "%s --root %s check bad 2>&1", lodge, tmpdir);
 	p = popen(cmd, "r");
 	n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;

@@ -80,13 +80,9 @@ static void dead_socket(const char *name)
 static void put_file(const char *name, const char *file, const char *text)
 {
 	char p[512];
-	FILE *f;
 
 	path(p, name, file);
-	if ((f = fopen(p, "w"))) {
-		fputs(text, f);
-		fclose(f);
-	}
+	unit_write_file(p, text);
 }
 
 static bool file_says(const char *name, const char *file, const char *text)
