@@ -17,7 +17,7 @@ int netfilter_add_text(const struct netfilter_net *n, char **text, struct lodge_
  * names of every chain table inet lodge holds now (chains[nchains]): the
  * whole table when no other's is left.  *text is NULL when name has no
  * chain there (nothing to do).  0, or -EINVAL for a bad name. */
-int netfilter_del_text(const char *name, char *const *chains, size_t nchains, char **text,
+int netfilter_del_text(const char *name, const char *const *chains, size_t nchains, char **text,
 		       struct lodge_err *err);
 
 #endif

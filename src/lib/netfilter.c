@@ -43,11 +43,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -205,7 +207,7 @@ static bool chain_of(const char *chain, const char *name)
 	return false;
 }
 
-int netfilter_del_text(const char *name, char *const *chains, size_t nchains, char **text,
+int netfilter_del_text(const char *name, const char *const *chains, size_t nchains, char **text,
 		       struct lodge_err *err)
 {
 	size_t i, ours = 0, len;
@@ -256,7 +258,7 @@ static int nft_failed(struct nft_ctx *ctx, const char *name, struct lodge_err *e
 	for (i = 1; i < 134; i++) {
 		e = strerror(i);
 		elen = strlen(e);
-		if (len > elen && !strncmp(line + len - elen, e, elen) && line[len - elen - 1] == ' ') {
+		if (len >= elen && !strncmp(line + len - elen, e, elen) && (len == elen || line[len - elen - 1] == ' ')) {
 			rc = -i;
 			break;
 		}
@@ -264,20 +266,34 @@ static int nft_failed(struct nft_ctx *ctx, const char *name, struct lodge_err *e
 	return lodge_fail(err, rc, "network %s's nftables rules: %.*s", name, (int)len, line);
 }
 
-static struct nft_ctx *nft_open(const char *name, struct lodge_err *err)
+/* Whether this process may change the ruleset (CAP_NET_ADMIN). */
+static bool net_admin(void)
 {
-	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
 
-	if (!ctx) {
-		lodge_fail(err, -ENOMEM, "network %s: cannot start libnftables", name);
-		return NULL;
+	if (syscall(SYS_capget, &hdr, caps))
+		return true;       /* let nftables say */
+	return caps[CAP_TO_INDEX(CAP_NET_ADMIN)].effective & CAP_TO_MASK(CAP_NET_ADMIN);
+}
+
+/* A libnftables context whose output and errors are kept for us: 0, or
+ * -errno with why. */
+static int nft_open(struct nft_ctx **ctx, const char *name, struct lodge_err *err)
+{
+	/* libnftables itself prints "Operation not permitted (you must be
+	 * root)" on stdout when it is refused (it would land in the middle
+	 * of lodge -o json): refused here first, in our words. */
+	if (!net_admin())
+		return lodge_fail(err, -EPERM, "network %s's nftables rules: not permitted (root, CAP_NET_ADMIN)",
+				  name);
+	if (!(*ctx = nft_ctx_new(NFT_CTX_DEFAULT)))
+		return lodge_fail(err, -ENOMEM, "network %s: cannot start libnftables", name);
+	if (nft_ctx_buffer_output(*ctx) || nft_ctx_buffer_error(*ctx)) {
+		nft_ctx_free(*ctx);
+		return lodge_fail(err, -ENOMEM, "network %s: cannot start libnftables", name);
 	}
-	if (nft_ctx_buffer_output(ctx) || nft_ctx_buffer_error(ctx)) {
-		nft_ctx_free(ctx);
-		lodge_fail(err, -ENOMEM, "network %s: cannot start libnftables", name);
-		return NULL;
-	}
-	return ctx;
+	return 0;
 }
 
 static int nft_run(struct nft_ctx *ctx, const char *cmds, const char *name, struct lodge_err *err)
@@ -298,7 +314,9 @@ static int list_chains(struct nft_ctx *ctx, const char *name, char ***chains, st
 		return rc == -ENOENT ? 0 : rc;
 	out = nft_ctx_get_output_buffer(ctx);
 	for (p = out; p && *p; p += strcspn(p, "\n"), p += *p == '\n') {
-		if (sscanf(p, "\tchain %63s {", chain) != 1)
+		/* "\tchain NAME {" (not sscanf's "\t", which would skip a
+		 * blank line and read the next line's chain twice). */
+		if (strncmp(p, "\tchain ", 7) || sscanf(p + 7, "%63s", chain) != 1)
 			continue;
 		if (!(nv = realloc(v, (n + 1) * sizeof(*v))) || !(nv[n] = strdup(chain))) {
 			v = nv ? nv : v;
@@ -321,13 +339,15 @@ static void free_chains(char **chains, int n)
 	free(chains);
 }
 
-/* The lock of NETFILTER_LOCK: its fd, or -errno. */
+/* The lock of NETFILTER_LOCK: its fd; -1 where it cannot be opened (not
+ * root: then nftables refuses the caller too, in its own words, which say
+ * more than the lock's), or -errno. */
 static int nf_lock(const char *name, struct lodge_err *err)
 {
 	int fd = open(NETFILTER_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (fd < 0)
-		return lodge_fail(err, -errno, "network %s: %s: %s", name, NETFILTER_LOCK, strerror(errno));
+		return -1;
 	while (flock(fd, LOCK_EX)) {
 		if (errno != EINTR) {
 			int rc = -errno;
@@ -339,6 +359,12 @@ static int nf_lock(const char *name, struct lodge_err *err)
 	return fd;
 }
 
+static void nf_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 int netfilter_net_add(const struct netfilter_net *n, struct lodge_err *err)
 {
 	struct nft_ctx *ctx;
@@ -347,17 +373,15 @@ int netfilter_net_add(const struct netfilter_net *n, struct lodge_err *err)
 
 	if ((rc = netfilter_add_text(n, &text, err)))
 		return rc;
-	if ((lock = nf_lock(n->name, err)) < 0) {
+	if ((lock = nf_lock(n->name, err)) < -1) {
 		free(text);
 		return lock;
 	}
-	if ((ctx = nft_open(n->name, err))) {
+	if (!(rc = nft_open(&ctx, n->name, err))) {
 		rc = nft_run(ctx, text, n->name, err);
 		nft_ctx_free(ctx);
-	} else {
-		rc = -ENOMEM;
 	}
-	close(lock);
+	nf_unlock(lock);
 	free(text);
 	return rc;
 }
@@ -370,21 +394,21 @@ int netfilter_net_del(const char *name, struct lodge_err *err)
 
 	if ((rc = check_name(name, err)))
 		return rc;
-	if ((lock = nf_lock(name, err)) < 0)
+	if ((lock = nf_lock(name, err)) < -1)
 		return lock;
-	if (!(ctx = nft_open(name, err))) {
-		close(lock);
-		return -ENOMEM;
+	if ((rc = nft_open(&ctx, name, err))) {
+		nf_unlock(lock);
+		return rc;
 	}
 	if ((n = rc = list_chains(ctx, name, &chains, err)) >= 0) {
-		rc = netfilter_del_text(name, chains, (size_t)n, &text, err);
+		rc = netfilter_del_text(name, (const char *const *)chains, (size_t)n, &text, err);
 		if (!rc && text)
 			rc = nft_run(ctx, text, name, err);
 		free_chains(chains, n);
 	}
 	free(text);
 	nft_ctx_free(ctx);
-	close(lock);
+	nf_unlock(lock);
 	return rc;
 }
 
@@ -396,8 +420,8 @@ int netfilter_net_present(const char *name, struct lodge_err *err)
 
 	if ((rc = check_name(name, err)))
 		return rc;
-	if (!(ctx = nft_open(name, err)))
-		return -ENOMEM;
+	if ((rc = nft_open(&ctx, name, err)))
+		return rc;
 	n = rc = list_chains(ctx, name, &chains, err);
 	if (n >= 0) {
 		/* Every mode has its forward chain. */
