@@ -10,6 +10,10 @@ endpoint joined by veth pairs:
   bridged  guest 192.0.2.3 -- host: one bridge holding the guest's veth
            and the uplink -- internet 192.0.2.2 (the guest straight on
            the link, as a vif with bridge= is)
+  forward  as NAT, but no nftables at all (no conntrack either) and the
+           internet routes 10.77.0.0/24 back: what IP forwarding alone
+           costs, to tell it from what the rules, conntrack and
+           masquerade add
 
 iperf3 sends UDP from the guest to the internet as fast as it can, 64 and
 1472-byte payloads; the rate is of datagrams the internet received, and
@@ -32,6 +36,10 @@ SECS = int(os.environ.get("NAT_SECS", "4"))
 ROUNDS = int(os.environ.get("NAT_ROUNDS", "3"))
 SIZES = (64, 1472)
 PID = os.getpid()
+# The sender (and with it the whole path: a veth hands frames on in the
+# sender's context) on one CPU, the receiver on another, the same in every
+# run: where the scheduler put them changed a run's rate 3x.
+AFFINITY = (["-A", "0"], ["-A", "1"]) if (os.cpu_count() or 1) >= 2 else ([], [])
 
 
 def sh(*argv):
@@ -54,7 +62,7 @@ class World:
         self.run(h, "ip", "link", "set", "gh", "master", "br0", "up")
         self.run(i, "ip", "addr", "add", "192.0.2.2/24", "dev", "in0")
         self.run(i, "ip", "link", "set", "in0", "up")
-        if kind == "nat":
+        if kind in ("nat", "forward"):
             self.run(h, "ip", "addr", "add", "10.77.0.1/24", "dev", "br0")
             self.run(h, "ip", "addr", "add", "192.0.2.1/24", "dev", "up0")
             self.run(h, "ip", "link", "set", "up0", "up")
@@ -62,7 +70,10 @@ class World:
             self.run(g, "ip", "link", "set", "g0", "up")
             self.run(g, "ip", "route", "add", "default", "via", "10.77.0.1")
             self.run(h, driver, "forward-on")
-            self.run(h, driver, "add", "bench", "br0", "10.77.0.0/24", "nat")
+            if kind == "nat":
+                self.run(h, driver, "add", "bench", "br0", "10.77.0.0/24", "nat")
+            else:
+                self.run(i, "ip", "route", "add", "10.77.0.0/24", "via", "192.0.2.1")
         else:
             self.run(h, "ip", "link", "set", "up0", "master", "br0", "up")
             self.run(g, "ip", "addr", "add", "192.0.2.3/24", "dev", "g0")
@@ -76,13 +87,13 @@ class World:
     def rate(self, size):
         """Datagrams/s the guest sent and the internet received of a
         SECS-long UDP flood: (sent, received)."""
-        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["inet"], "iperf3", "-s", "-1", "-p", "5201", "--forceflush"],
+        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["inet"], "iperf3", "-s", "-1", "-p", "5201", "--forceflush"] + AFFINITY[1],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             for line in srv.stdout:          # ready once it listens: no fixed wait
                 if "listening" in line:
                     break
-            out = self.run(self.ns["guest"], "iperf3", "-c", "192.0.2.2", "-p", "5201", "-u", "-b", "0",
+            out = self.run(self.ns["guest"], "iperf3", *AFFINITY[0], "-c", "192.0.2.2", "-p", "5201", "-u", "-b", "0",
                            "-l", str(size), "-t", str(SECS), "-J")
         finally:
             srv.kill()
@@ -98,35 +109,51 @@ class World:
 def main():
     driver = os.path.abspath(sys.argv[1])
     worlds = []
-    runs = {"nat": {s: [] for s in SIZES}, "bridged": {s: [] for s in SIZES}}
+    kinds = ("nat", "bridged", "forward")
+    runs = {k: {s: [] for s in SIZES} for k in kinds}
     try:
-        worlds = [World("nat", driver), World("bridged", driver)]
-        for _ in range(ROUNDS):
-            for w in worlds:
-                for size in SIZES:
+        worlds = [World(k, driver) for k in kinds]
+        for r in range(ROUNDS):
+            for size in SIZES:
+                # back to back, in a turning order: a round's three runs
+                # see the same load from the rest of the machine.
+                for w in worlds[r % 3:] + worlds[:r % 3]:
                     runs[w.kind][size].append(w.rate(size))
     finally:
         for w in worlds:
             w.close()
+
+    def med(kind, size, j=1):
+        return statistics.median(x[j] for x in runs[kind][size])
+
+    def ratios(a, b, size, j=1):
+        """a / b per round (the pair ran back to back)."""
+        return [x[j] / y[j] for x, y in zip(runs[a][size], runs[b][size]) if y[j]]
+
     print("A NAT network (Lodge's nftables rules: forward, conntrack, masquerade) against the same "
-          "guest bridged straight onto the link; veth endpoints for guest and internet, iperf3 UDP "
-          "for %d s, datagrams received per second; median of %d rounds, the two taking turns\n"
-          % (SECS, ROUNDS))
-    print("| UDP payload | NAT received | bridged received | NAT / bridged | NAT sent | bridged sent | NAT / bridged |")
+          "guest bridged straight onto the link, and against plain IP forwarding with no nftables; "
+          "veth endpoints for guest and internet, iperf3 UDP for %d s, datagrams received per second; "
+          "%d rounds, the three back to back in each: medians, and the median of each round's ratio "
+          "(sent: of the guest's send rates)\n" % (SECS, ROUNDS))
+    print("| UDP payload | NAT | bridged | forward, no rules | NAT / bridged | sent: NAT / bridged "
+          "| NAT / forward |")
     print("|---|---|---|---|---|---|---|")
     met = True
     for size in SIZES:
-        med = {k: [statistics.median(r[j] for r in runs[k][size]) for j in (0, 1)] for k in runs}
-        (ns, nr), (bs, br) = med["nat"], med["bridged"]
-        met = met and nr >= 0.9 * br
-        print("| %d B | %d frames/s | %d frames/s | %.2f | %d frames/s | %d frames/s | %.2f |"
-              % (size, nr, br, nr / br if br else 0, ns, bs, ns / bs if bs else 0))
+        nb = statistics.median(ratios("nat", "bridged", size))
+        met = met and nb >= 0.9
+        print("| %d B | %d frames/s | %d frames/s | %d frames/s | %.2f | %.2f | %.2f |"
+              % (size, med("nat", size), med("bridged", size), med("forward", size), nb,
+                 statistics.median(ratios("nat", "bridged", size, 0)),
+                 statistics.median(ratios("nat", "forward", size))))
     print("\nTarget: NAT at least 0.9x bridged (received): %s" % ("met" if met else "NOT met"))
-    print("\nRanges over the rounds (min-max), frames/s received:")
+    print("\nRanges over the rounds (min-max): frames/s received, and the rounds' NAT / bridged:")
     for size in SIZES:
-        print("- %d B: %s" % (size, "; ".join("%s %d-%d" % (k, min(r[1] for r in runs[k][size]),
-                                                         max(r[1] for r in runs[k][size]))
-                                           for k in ("nat", "bridged"))))
+        rs = ratios("nat", "bridged", size)
+        print("- %d B: %s; NAT / bridged %.2f-%.2f" % (
+            size, "; ".join("%s %d-%d" % (k, min(x[1] for x in runs[k][size]), max(x[1] for x in runs[k][size]))
+                            for k in kinds), min(rs), max(rs)))
+
 
 if __name__ == "__main__":
     main()
