@@ -215,6 +215,15 @@ int main(int argc, char **argv)
 	check_refused("a name with a space is refused", net("a b", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
 	check_refused("a name starting with a digit is refused (nft reads it as a number)",
 		      net("1net", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
+	{
+		struct netfilter_net e = net("a\033]0;owned\007", "br0", "10.0.0.0", 8, LODGE_NET_NAT);
+		struct lodge_err err;
+		char *t;
+
+		CHECK("a refused name's control bytes are not in the message",
+		      netfilter_add_text(&e, &t, &err) == -EINVAL && !t && !strchr(err.msg, '\033') &&
+			      strstr(err.msg, "'a?]0;owned?'"));
+	}
 	check_refused("an empty name is refused", net("", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
 	check_refused("a name of 32 characters is refused",
 		      net("abcdefghijabcdefghijabcdefghijab", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
