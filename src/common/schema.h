@@ -80,4 +80,19 @@ bool domain_name_valid(const char *name);
 /* The rule in words, for messages. */
 const char *domain_name_rule(void);
 
+/* A network's name (lodge network-create NAME, a vif's network=): 1 to
+ * NETWORK_NAME_MAX - 1 of A-Z a-z 0-9 _ -, starting with a letter.  It
+ * becomes part of nftables chain names (NAME_forward, netfilter.c), which
+ * nft's grammar takes only as bare identifiers: this alphabet is what
+ * keeps a config from writing nft syntax. */
+#define NETWORK_NAME_MAX       32          /* bytes, with the NUL */
+bool network_name_valid(const char *name);
+const char *network_name_rule(void);
+/* A network's bridge as its rules name it (iifname "BR"): 1 to
+ * NETWORK_BRIDGE_MAX - 1 (IFNAMSIZ - 1) of A-Z a-z 0-9 _ . -, not . or
+ * ..: no quote, backslash or the '*' nft reads as a wildcard. */
+#define NETWORK_BRIDGE_MAX     16          /* bytes, with the NUL (IFNAMSIZ) */
+bool network_bridge_valid(const char *name);
+const char *network_bridge_rule(void);
+
 #endif

@@ -562,6 +562,16 @@ struct lodge_host_info {
 };
 void lodge_host_info(struct lodge_host_info *hi);
 
+/* ---- networks (network.c, netfilter.c) ------------------------------------------------------ */
+
+/* A private network behind the host: a bridge holding the gateway
+ * address, dnsmasq for DHCP and DNS on it, and Lodge's nftables rules. */
+enum lodge_net_mode {
+	LODGE_NET_NAT,                 /* masqueraded out of any other interface (libvirt's default) */
+	LODGE_NET_ROUTED,              /* forwarded with the guests' own addresses */
+	LODGE_NET_ISOLATED,            /* the host's DHCP and DNS only; no way out */
+};
+
 /* ---- bridges ------------------------------------------------------------------------------- */
 
 /* A bridge; with nic, the host's NIC joins it and its addresses and
