@@ -7,6 +7,7 @@
 #include "cpulist.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
+#include "dev/hotplug.h"
 #include "log.h"
 #include "runtime.h"
 #include "save/announce.h"
@@ -218,7 +219,8 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 	if (!*com1)
 		return -ENOMEM;
 	if ((rc = acpi_pm_init(dom)) || (rc = i8042_init(dom)) ||
-	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()))
+	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()) ||
+	    (rc = pcihp_init()))
 		return rc;
 	/* In order: the guest sees them as vda, vdb, ... */
 	for (i = 0; i < dom->ndisks; i++)
@@ -227,6 +229,10 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 	for (i = 0; i < dom->nnics; i++)
 		if ((rc = virtio_net_create(dom, &dom->nics[i])))
 			return rc;
+	/* Disks and NICs may be hot-unplugged; the balloon may not. */
+	for (i = 1; i < 32; i++)
+		if (pci_present_mask() & (1u << i))
+			pcihp_plugged(pci_slot_dev(i), false);
 	/* Last, so disks and NICs keep their slots. The guest boots with
 	 * maxmem of RAM and the balloon asks at once for all above memory. */
 	if ((rc = virtio_balloon_create(dom, ballooned, &dom->balloon)))
