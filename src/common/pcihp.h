@@ -29,8 +29,8 @@
 /* Read: slots whose device the host asks the guest to give up; a bit
  * stays set until the guest ejects the slot or the host withdraws. */
 #define PCIHP_DOWN           0x4
-/* Write: slots the guest has finished with: their devices are removed.
- * Reads as 0. */
+/* Write: slots the guest has finished with: the devices of those the host
+ * asked for (PCIHP_DOWN) are removed, other bits are ignored.  Reads as 0. */
 #define PCIHP_EJECT          0x8
 /* Read: slots that hold a device that may be hot-unplugged. */
 #define PCIHP_PRESENT        0xc

@@ -8,6 +8,7 @@
 #include "dev/devices.h"
 #include "dev/pci.h"
 #include "dev/hotplug.h"
+#include "hotplug.h"
 #include "log.h"
 #include "runtime.h"
 #include "save/announce.h"
@@ -223,9 +224,13 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 	    (rc = pcihp_init()))
 		return rc;
 	/* In order: the guest sees them as vda, vdb, ... */
-	for (i = 0; i < dom->ndisks; i++)
-		if ((rc = virtio_blk_create(dom, &dom->disks[i])))
+	for (i = 0; i < dom->ndisks; i++) {
+		struct virtio_dev *vdev;
+
+		if ((rc = virtio_blk_create_at(dom, &dom->disks[i], 0, &vdev)))
 			return rc;
+		hotplug_note_disk(&dom->disks[i], vdev);
+	}
 	for (i = 0; i < dom->nnics; i++)
 		if ((rc = virtio_net_create(dom, &dom->nics[i])))
 			return rc;

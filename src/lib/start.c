@@ -271,7 +271,7 @@ static int share_with_groups(const struct lodge *lg, const char *path, char *why
  * its directory lets everyone reach the control socket when groups are
  * named.  Written whole with umask 077 (root-only from its first byte),
  * then opened to the groups. */
-static int keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
+int lodge_keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
 		       size_t whylen)
 {
 	mode_t old = umask(077);
@@ -573,7 +573,7 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	} else if (rc == 0) {
 		hyp_output_deliver(lg, out, false, err);
 		runtime_path(path, sizeof(path), hc->runtime_dir, dc->name, RT_CONFIG);
-		if (keep_config(lg, path, dc, why, sizeof(why)))
+		if (lodge_keep_config(lg, path, dc, why, sizeof(why)))
 			lodge_warn(lg, "cannot keep the resolved config: %s", why);
 	}
 	free(args);

@@ -122,6 +122,9 @@ int main(void)
 	CHECK("eject request: PCIHP_DOWN slot 3 and GPE 1",
 	      pio_in(PCIHP_PORT + PCIHP_DOWN, 4) == 1u << 3 && (pio_in(PCIHP_GPE0_PORT, 1) & gpe_bit));
 	CHECK("no eject yet: the control loop sleeps", !event_ready());
+	pio_out(PCIHP_PORT + PCIHP_EJECT, 4, 1u << 2);
+	CHECK("an eject the host did not ask for is ignored",
+	      pci_slot_dev(2) == &b && !event_ready() && pio_in(PCIHP_PORT + PCIHP_PRESENT, 4) == (1u << 1 | 1u << 2 | 1u << 3));
 	pio_out(PCIHP_PORT + PCIHP_EJECT, 4, 1u << 3 | 1u << 9 | 1u << 0);
 	CHECK("the guest's eject takes the device off the bus at once",
 	      pci_slot_dev(3) == NULL && cfg_read(3, 0) == 0xffffffffu && moved_to_zero == 2);

@@ -6,6 +6,7 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "events.h"
+#include "hotplug.h"
 #include "log.h"
 #include "save/core.h"
 
@@ -81,6 +82,11 @@ static void ctl_save_start(struct ctl *c, struct ctl_client *cl, enum save_mode 
 	if (cl->passed_fd < 0) {
 		client_send(cl, "error %s needs a descriptor sent with the request\n",
 			    mode == SAVE_LIVE ? "migrate" : "save");
+		return;
+	}
+	if (hotplug_changed()) {
+		client_send(cl, "error domain %s had devices attached or detached: a %s would not carry them "
+			    "(not supported yet)\n", c->dom->name, mode == SAVE_LIVE ? "migration" : "save");
 		return;
 	}
 	if ((rc = save_job_start(c->dom, cl->passed_fd, mode, &c->job))) {
@@ -322,6 +328,8 @@ static const struct ctl_command commands[] = {
 	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
 	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
 	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
+	{ "disk-attach", CTL_CONTROL, RUNNING,                         ctl_disk_attach },
+	{ "detach",      CTL_CONTROL, RUNNING,                         ctl_detach },
 };
 #undef RUNNING
 #undef ANY

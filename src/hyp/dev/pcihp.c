@@ -69,7 +69,10 @@ static void pcihp_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 	if (size != 4 || off != PCIHP_EJECT)
 		return;
 	pthread_mutex_lock(&hp.lock);
-	bits = (uint32_t)val & hp.present;
+	/* Only what the host asked for: a guest that gives up a device on
+	 * its own (Linux's "echo 0 > /sys/bus/pci/slots/N/power") has let
+	 * its driver go, but the device stays until the host detaches it. */
+	bits = (uint32_t)val & hp.present & hp.down;
 	for (s = PCIHP_FIRST_SLOT; s < PCIHP_SLOTS; s++)
 		if (bits & (1u << s) && hp.devs[s])
 			pci_unregister(hp.devs[s]);

@@ -332,6 +332,6 @@ int virtio_net_create(struct domain *dom, struct tap *tap)
 		free(n);
 		return rc;
 	}
-	domain_add_io(dom, IO_VIF, &n->io);
+	domain_add_io(dom, IO_VIF, &n->io, n->vdev.slot);
 	return 0;
 }
