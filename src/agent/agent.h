@@ -33,6 +33,8 @@ int console_tty(const struct lodge *lg, const char *domain, bool force);
 int cmd_block_list(struct cli *c);
 int cmd_block_attach(struct cli *c);
 int cmd_block_detach(struct cli *c);
+int cmd_network_attach(struct cli *c);
+int cmd_network_detach(struct cli *c);
 int cmd_network_list(struct cli *c);
 int cmd_addr(struct cli *c);
 int cmd_capture(struct cli *c);

@@ -126,3 +126,29 @@ int cmd_block_detach(struct cli *c)
 	printf("disk %s detached from %s\n", c->argv[1], c->argv[0]);
 	return 0;
 }
+
+int cmd_network_attach(struct cli *c)
+{
+	struct lodge_err err;
+	char ifname[16];
+
+	if (lodge_network_attach(&c->lg, c->argv[0], c->argc > 1 ? c->argv[1] : "", ifname, &err))
+		return cli_fail(&err);
+	printf("vif %s attached to %s\n", ifname, c->argv[0]);
+	return 0;
+}
+
+int cmd_network_detach(struct cli *c)
+{
+	unsigned timeout_ms = c->set['t'] ? (unsigned)c->num['t'] * 1000u : LODGE_DETACH_TIMEOUT_MS;
+	bool force = c->set['f'];
+	struct lodge_err err;
+
+	if (force)
+		fprintf(stderr, "lodge: warning: --force: vif %s is taken from %s without the guest giving it up\n",
+			c->argv[1], c->argv[0]);
+	if (lodge_network_detach(&c->lg, c->argv[0], c->argv[1], force, timeout_ms, &err))
+		return cli_fail(&err);
+	printf("vif %s detached from %s\n", c->argv[1], c->argv[0]);
+	return 0;
+}

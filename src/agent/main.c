@@ -162,6 +162,10 @@ static const struct command commands[] = {
 	{ "block-detach", detach_opts, "DOMAIN VDEV", 2, 2, "take a disk from a running domain once the guest gives "
 	  "it up", 0, cmd_block_detach },
 	{ "network-list", output_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
+	{ "network-attach", no_opts, "DOMAIN [VIFSPEC]", 1, 2, "give a running domain a vif (VIFSPEC as a config's "
+	  "vif entry, e.g. bridge=br0,mac=02:..)", 0, cmd_network_attach },
+	{ "network-detach", detach_opts, "DOMAIN MAC|DEVID", 2, 2, "take a vif from a running domain once the guest "
+	  "gives it up", 0, cmd_network_detach },
 	{ "vcpu-list", output_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,

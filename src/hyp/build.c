@@ -227,18 +227,22 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 	for (i = 0; i < dom->ndisks; i++) {
 		struct virtio_dev *vdev;
 
-		if ((rc = virtio_blk_create_at(dom, &dom->disks[i], 0, &vdev)))
+		if ((rc = virtio_blk_create_at(dom, &dom->disks[i], dom->disks[i].slot, &vdev)))
 			return rc;
 		hotplug_note_disk(&dom->disks[i], vdev);
 	}
-	for (i = 0; i < dom->nnics; i++)
-		if ((rc = virtio_net_create(dom, &dom->nics[i])))
+	for (i = 0; i < dom->nnics; i++) {
+		struct virtio_dev *vdev;
+
+		if ((rc = virtio_net_create_at(dom, &dom->nics[i], &vdev)))
 			return rc;
+		hotplug_note_vif(&dom->nics[i], vdev);
+	}
 	/* Disks and NICs may be hot-unplugged; the balloon may not. */
-	for (i = 1; i < 32; i++)
+	for (i = DOMAIN_PCI_SLOT_MIN; i <= DOMAIN_PCI_SLOT_MAX; i++)
 		if (pci_present_mask() & (1u << i))
 			pcihp_plugged(pci_slot_dev(i), false);
-	/* Last, so disks and NICs keep their slots. The guest boots with
+	/* In the last slot (DOMAIN_BALLOON_SLOT). The guest boots with
 	 * maxmem of RAM and the balloon asks at once for all above memory. */
 	if ((rc = virtio_balloon_create(dom, ballooned, &dom->balloon)))
 		return rc;

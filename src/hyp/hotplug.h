@@ -18,6 +18,12 @@ struct virtio_dev;
 /* A device lodge-hyp was started with (build.c): detachable like one
  * attached later. */
 void hotplug_note_disk(struct disk *disk, struct virtio_dev *vdev);
+struct tap;
+void hotplug_note_vif(struct tap *tap, struct virtio_dev *vdev);
+/* Attach a vif (spec: lodge-hyp's --net form) on the tap the caller
+ * created and sent (fd, taken over) in the first free slot and tell the
+ * guest.  0 and the slot, or -errno with one line in why. */
+int hotplug_attach_vif(struct domain *dom, const char *spec, int fd, unsigned *slot, char *why, size_t whylen);
 
 /* Attach the disk of spec (lodge-hyp's --disk form) on the descriptors
  * the caller opened (disk_adopt takes them over) in the first free slot
@@ -33,9 +39,5 @@ bool hotplug_present(unsigned slot, char *what, size_t len);
  * (the disk's locks go).  For a device the guest ejected (already off the
  * bus) or a forced detach. */
 void hotplug_remove(struct domain *dom, unsigned slot);
-
-/* Whether a device came or went since the domain started: a save or
- * migration would not find the same machine at the other end. */
-bool hotplug_changed(void);
 
 #endif

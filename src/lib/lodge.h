@@ -396,6 +396,17 @@ int lodge_block_attach(const struct lodge *lg, const char *domain, const char *s
 		       struct lodge_err *err);
 int lodge_block_detach(const struct lodge *lg, const char *domain, const char *vdev, bool force,
 		       unsigned timeout_ms, struct lodge_err *err);
+/* A vif (spec as a config's vif entry: bridge=, mac=, vifname=): its tap
+ * is made here (root: CAP_NET_ADMIN), put on its bridge and handed to
+ * lodge-hyp; refused if the MAC is the domain's already, or another
+ * running domain's, or no slot is free.  Detach by MAC or index (devid,
+ * as network-list numbers them); the tap Lodge made goes with it.  The
+ * runtime config follows; every vif keeps its tap name and MAC from then
+ * on (vifname=, mac=), whatever index it has. */
+int lodge_network_attach(const struct lodge *lg, const char *domain, const char *spec, char ifname[16],
+			 struct lodge_err *err);
+int lodge_network_detach(const struct lodge *lg, const char *domain, const char *which, bool force,
+			 unsigned timeout_ms, struct lodge_err *err);
 
 /* A disk's size in bytes, a file's or a block device's: 0 or -errno. */
 int lodge_disk_size(const char *path, uint64_t *bytes);

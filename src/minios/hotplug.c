@@ -2,7 +2,7 @@
  * the SCI's GPE (the FADT's GPE0 block) says something changed; then the
  * controller's registers (src/common/pcihp.h, the same ones the DSDT's
  * PCNT method reads) say which slots came up -- rescan them and start a
- * new virtio disk -- and which the host wants back: stop using the
+ * new virtio disk or NIC -- and which the host wants back: stop using the
  * device and write the eject register, as a slot's _EJ0 does.
  * "hotplug-ignore on" makes it ignore eject requests (the host's detach
  * then times out). */
@@ -42,10 +42,11 @@ void hotplug_poll(void)
 	up = inl(PCIHP_PORT + PCIHP_UP);          /* reading clears it */
 	down = inl(PCIHP_PORT + PCIHP_DOWN);
 	blk_hotplug_check(up);
+	net_hotplug_check(up);
 	for (s = PCIHP_FIRST_SLOT; s < PCIHP_SLOTS; s++) {
 		uint32_t bit = 1u << s;
 
-		if ((up & bit) && blk_hotplug_add(s))
+		if ((up & bit) && blk_hotplug_add(s) && net_hotplug_add(s))
 			printf("hotplug: slot %u: a device this guest does not drive\n", s);
 		if (!(down & bit))
 			continue;
@@ -53,7 +54,8 @@ void hotplug_poll(void)
 			printf("hotplug: slot %u: eject request ignored\n", s);
 			continue;
 		}
-		blk_hotplug_remove(s);
+		if (blk_hotplug_remove(s))
+			net_hotplug_remove(s, 1);
 		outl(PCIHP_PORT + PCIHP_EJECT, bit);
 		printf("hotplug: slot %u ejected\n", s);
 	}

@@ -1,5 +1,6 @@
 #include "disk.h"
 #include "log.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <linux/loop.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -17,6 +19,18 @@
 /* The disks this process has open: two of them may be one (a domain given
  * a file and a loop device over it), which the message should say. */
 static struct disk *open_disks[32];
+
+/* A PCI slot a device may be given (schema.h). */
+int parse_slot(const char *s, unsigned *slot)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < DOMAIN_PCI_SLOT_MIN || v > DOMAIN_PCI_SLOT_MAX)
+		return -EINVAL;
+	*slot = (unsigned)v;
+	return 0;
+}
 
 int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen)
 {
@@ -45,9 +59,11 @@ int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen)
 			d->direct = true;
 		else if (strncmp(opt, "id=", 3) == 0 && strlen(opt + 3) <= DISK_ID_MAX)
 			snprintf(d->id, sizeof(d->id), "%s", opt + 3);
+		else if (strncmp(opt, "slot=", 5) == 0 && parse_slot(opt + 5, &d->slot) == 0)
+			;
 		else {
-			snprintf(err, errlen, "disk '%s': unknown option '%s' (ro, id=NAME up to %d bytes, direct)",
-				 spec, opt, DISK_ID_MAX);
+			snprintf(err, errlen, "disk '%s': unknown option '%s' (ro, id=NAME up to %d bytes, direct, "
+				 "slot=%d-%d)", spec, opt, DISK_ID_MAX, DOMAIN_PCI_SLOT_MIN, DOMAIN_PCI_SLOT_MAX);
 			return -EINVAL;
 		}
 	}

@@ -22,6 +22,7 @@ struct disk {
 	bool direct;         /* O_DIRECT requested (cache=none) */
 	bool is_blockdev;
 	bool lock_later;     /* an incoming migration: the sender holds the lock until it lets go */
+	unsigned slot;       /* its PCI slot (slot=N), 0: the first free */
 	int fd;              /* O_DIRECT when direct; else buffered */
 	int fd_buffered;     /* for requests O_DIRECT refuses (misaligned) */
 	uint64_t size;       /* bytes, a multiple of 512 */
@@ -30,11 +31,13 @@ struct disk {
 	bool locked;
 };
 
-/* Parse "PATH[,ro][,id=NAME][,direct]". Returns 0 or -EINVAL with err set. */
+/* Parse "PATH[,ro][,id=NAME][,direct][,slot=N]". Returns 0 or -EINVAL with err set. */
 int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen);
 /* Open and lock the disk. Returns 0 or -errno with err set (one line). */
 int disk_open(struct disk *d, char *err, size_t errlen);
 void disk_close(struct disk *d);
+/* "N" within DOMAIN_PCI_SLOT_MIN..MAX: 0, or -EINVAL. */
+int parse_slot(const char *s, unsigned *slot);
 /* A disk attached to a running domain: d parsed (disk_parse), the
  * descriptors opened by the caller with its own rights (liblodge, by
  * src/common/disknames.h): fds[0] the disk itself, open read-only or

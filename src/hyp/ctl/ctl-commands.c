@@ -6,7 +6,6 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "events.h"
-#include "hotplug.h"
 #include "log.h"
 #include "save/core.h"
 
@@ -82,11 +81,6 @@ static void ctl_save_start(struct ctl *c, struct ctl_client *cl, enum save_mode 
 	if (cl->passed_fd < 0) {
 		client_send(cl, "error %s needs a descriptor sent with the request\n",
 			    mode == SAVE_LIVE ? "migrate" : "save");
-		return;
-	}
-	if (hotplug_changed()) {
-		client_send(cl, "error domain %s had devices attached or detached: a %s would not carry them "
-			    "(not supported yet)\n", c->dom->name, mode == SAVE_LIVE ? "migration" : "save");
 		return;
 	}
 	if ((rc = save_job_start(c->dom, cl->passed_fd, mode, &c->job))) {
@@ -329,6 +323,7 @@ static const struct ctl_command commands[] = {
 	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
 	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
 	{ "disk-attach", CTL_CONTROL, RUNNING,                         ctl_disk_attach },
+	{ "vif-attach",  CTL_CONTROL, RUNNING,                         ctl_vif_attach },
 	{ "detach",      CTL_CONTROL, RUNNING,                         ctl_detach },
 };
 #undef RUNNING

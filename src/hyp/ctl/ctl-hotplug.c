@@ -73,6 +73,27 @@ void ctl_disk_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv
 	client_send(cl, "ok\nslot %u\n\n", slot);
 }
 
+/* vif-attach SPEC: the tap sent with it (the caller made it and put it
+ * on its bridge), SPEC lodge-hyp's --net form, escaped. */
+void ctl_vif_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	unsigned slot;
+	char why[600];
+	int fd, rc;
+
+	if (argc != 1 || cl->passed_fd < 0 || cl->nextra || unescape(argv[0]) || !argv[0][0]) {
+		client_send(cl, "error vif-attach takes SPEC and the tap's descriptor\n");
+		return;
+	}
+	fd = cl->passed_fd;
+	cl->passed_fd = -1;
+	if ((rc = hotplug_attach_vif(c->dom, argv[0], fd, &slot, why, sizeof(why)))) {
+		client_send(cl, "error %s\n", why);
+		return;
+	}
+	client_send(cl, "ok\nslot %u\n\n", slot);
+}
+
 static void detach_reply_ok(struct ctl *c, const char *how)
 {
 	struct ctl_client *cl = c->detach_client;

@@ -123,6 +123,7 @@ void ctl_save_event(struct ctl *c);
  * (pcihp_event_fd readable); a detach's deadline (UINT64_MAX: none) and
  * its expiry. */
 void ctl_disk_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+void ctl_vif_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
 void ctl_detach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
 void ctl_hotplug_event(struct ctl *c);
 uint64_t ctl_hotplug_deadline(const struct ctl *c);

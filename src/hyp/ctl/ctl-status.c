@@ -47,6 +47,12 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
 			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
 	if (n < len)
 		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
+	n += snprintf(buf + n, len > n ? len - n : 0, "vif_slots");
+	for (i = k = 0; i < dom->nio && n < len; i++)
+		if (dom->io[i].kind == IO_VIF && ++k)
+			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
+	if (n < len)
+		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
 	for (i = 0; i < dom->nio && n < len; i++) {
 		const struct io_counters *c = dom->io[i].counters;
 		enum io_kind kind = dom->io[i].kind;
