@@ -178,6 +178,10 @@ static const char *const allowed[] = {
 	"gettimeofday", "time", "sched_yield", "sched_getaffinity", "sched_setaffinity",
 	"getrandom", "sysinfo",
 	"accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "getsockopt", "shutdown",
+	/* libpcap asks its own capture socket's address when a watched vif's
+	 * interface goes away (a vif detached while the domain runs), then
+	 * SIOCGIFINDEX (the ioctls below). */
+	"getsockname",
 	"io_uring_enter", "fdatasync", "fsync", "fallocate", "ftruncate",
 	"flock",               /* a migration hands its disks over; a disk attached later is locked */
 	"io_uring_setup",      /* the ring of a disk attached to the running domain */
@@ -206,6 +210,9 @@ static const unsigned long ioctls[] = {
 	KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
 	TUNSETOFFLOAD, TUNSETVNETHDRSZ,
 	BLKGETSIZE64,          /* the size of a block device attached to the running domain */
+	/* libpcap's check, when a watched vif's capture fails, whether its
+	 * interface went away (a vif detached while the domain runs). */
+	SIOCGIFINDEX, SIOCGIFFLAGS,
 	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
 	FIONREAD, FIONBIO,
 };

@@ -91,3 +91,22 @@ fds1=$(ls "/proc/$dp/fd" | wc -l); tasks1=$(ls "/proc/$dp/task" | wc -l)
 taps=$(in_ns ip -o link show master hbr0 2>/dev/null | wc -l)
 [ "$taps" -eq 0 ] && pass "no tap left on the bridge" || fail "taps left" "$(in_ns ip -o link show master hbr0)"
 lodge destroy n >/dev/null 2>&1
+
+# ---- 5. a vif it started with, watched by libpcap, detached ---------------------
+printf 'name = "b"\nmemory = 64\nvcpus = 1\nkernel = "%s"\nextra = "ip=10.82.0.3/24"\nvif = [ "bridge=hbr0" ]\n' \
+	"$MINIOS" >"$DOMS/b.cfg"
+if lodge create b >/dev/null 2>&1 && wait_until 30 shows b 'hotplug: PCI hot-plug' &&
+	in_ns ping -c 1 -W 5 10.82.0.3 >/dev/null 2>&1; then
+	track_pid "$(field b 9)" $(pgrep -P "$(field b 9)")
+	out=$(lodge network-detach b 0 2>&1); rc=$?
+	cp "$RUN/b/lodge-hyp.log" "$T/b-hyp.log" 2>/dev/null
+	if [ $rc -eq 0 ] && shows b 'net: eth0 removed' && [ "$(field b 5)" = "r-----" -o "$(field b 5)" = running ] &&
+		! grep -q seccomp "$RUN/b/lodge-hyp.log" 2>/dev/null; then
+		pass "a boot vif under the address watch detaches; the domain runs on ($out)"
+	else
+		fail "detach of a watched boot vif" "rc $rc: $out; state $(field b 5); $(tail -5 "$T/b-hyp.log" 2>&1)"
+	fi
+	lodge destroy b >/dev/null 2>&1
+else
+	fail "a domain with a boot vif" "$(conlog b | tail -2)"
+fi
