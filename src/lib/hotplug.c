@@ -68,6 +68,21 @@ static int note_slots(const struct lodge *lg, const char *name, struct domain_co
 	return 0;
 }
 
+/* The runtime config must follow the device: a caller who may drive the
+ * domain but not rewrite that file (a control-group member; it is
+ * root's) is refused before anything changes. */
+static int may_keep_config(const struct lodge *lg, const char *name, struct lodge_err *err)
+{
+	char path[CFG_PATH_MAX + DOMAIN_NAME_MAX + 16];
+
+	if (runtime_path(path, sizeof(path), lg->hc.runtime_dir, name, RT_CONFIG))
+		return lodge_fail(err, -ENAMETOOLONG, "%s/%s: path too long", lg->hc.runtime_dir, name);
+	if (access(path, W_OK) < 0)
+		return lodge_fail(err, -EACCES, "cannot change domain %s's devices: its runtime config %s is not "
+				  "yours to rewrite (%s)", name, path, strerror(errno));
+	return 0;
+}
+
 /* Read the reply to a request whose keys follow "ok": r, or -errno. */
 static int read_reply(int fd, struct reply *r, int timeout_ms)
 {
@@ -128,6 +143,10 @@ int lodge_block_attach(const struct lodge *lg, const char *domain, const char *s
 	if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))) {
 		close(fd);
 		return lodge_fail(err, -EINVAL, "disk %s is neither a regular file nor a block device", d.path);
+	}
+	if ((rc = may_keep_config(lg, name, err))) {
+		close(fd);
+		return rc;
 	}
 	disk_names_collect(&dn, d.path, fd, d.readonly);
 	if (dn.warn[0])
@@ -206,7 +225,8 @@ int lodge_block_detach(const struct lodge *lg, const char *domain, const char *v
 	unsigned i, slot;
 	int rc;
 
-	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)))
+	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)) ||
+	    (rc = may_keep_config(lg, name, err)))
 		return rc;
 	for (i = 0; i < dc.ndisks && strcmp(dc.disks[i].vdev, vdev); i++)
 		;
@@ -302,7 +322,8 @@ int lodge_network_attach(const struct lodge *lg, const char *domain, const char 
 	unsigned i, k;
 	int rc, fd, ctl;
 
-	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)))
+	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)) ||
+	    (rc = may_keep_config(lg, name, err)))
 		return rc;
 	if ((rc = cfg_parse_vif(spec, &v, why, sizeof(why))))
 		return lodge_fail(err, rc, "vif '%s': %s", spec, why);
@@ -397,7 +418,8 @@ int lodge_network_detach(const struct lodge *lg, const char *domain, const char 
 	unsigned long devid;
 	int rc, ctl;
 
-	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)))
+	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)) ||
+	    (rc = may_keep_config(lg, name, err)))
 		return rc;
 	if ((rc = lodge_status_of(lg, name, &st)))
 		return rc == -ENOENT ? lodge_not_running(err, name) : lodge_fail(err, rc, "%s: %s", name, strerror(-rc));

@@ -141,6 +141,15 @@ if command -v setpriv >/dev/null; then
 	[ $r -ne 0 ] && grep -q 'cannot open disk .*Permission denied' <<<"$o" && [ "$(listed)" = "$before" ] &&
 		pass "refused: a caller who may not write the disk ($o)" ||
 		fail "refused: a caller who may not write the disk" "rc $r: $o"
+	# One who may write it, but not the domain's runtime config (root's):
+	# refused before anything changes, so the config never lags the guest.
+	truncate -s 1M "$T/open.img"
+	chmod 0666 "$T/open.img"
+	o=$(timeout 30 setpriv --reuid=65534 --regid=65534 --groups=$CONTROL "$LODGE" --root "$ROOT" \
+		block-attach h "$T/open.img,raw,vdc,rw" 2>&1); r=$?
+	[ $r -ne 0 ] && grep -q 'not yours to rewrite' <<<"$o" && [ "$(listed)" = "$before" ] &&
+		pass "refused: a caller who may not rewrite the runtime config ($o)" ||
+		fail "refused: a caller who may not rewrite the runtime config" "rc $r: $o"
 else
 	skip "refused: a caller who may not write the disk" "setpriv (util-linux) not installed"
 fi
