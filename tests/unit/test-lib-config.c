@@ -235,6 +235,14 @@ static void test_slots(void)
 	      domain_config_save(saved, &dc, err, sizeof(err)) == 0 &&
 	      domain_config_load(saved, &hc, false, &dc2, err, sizeof(err)) == 0 &&
 	      (memcpy(dc2.file, dc.file, sizeof(dc.file)), memcmp(&dc, &dc2, sizeof(dc)) == 0));
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "name = \"s\"\nkernel = \"%s\"\n"
+			"disk = [ 'vdev=vdb,slot=4,target=%s', 'vdev=vdc,slot=4,target=%s' ]\n", img, img, img);
+		fclose(f);
+		CHECK("two disks in one slot refused",
+		      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) != 0 &&
+		      strstr(err, "disks 1 and 2 are both in slot 4"));
+	}
 	for (int i = 0; i < 3; i++) {
 		static const char *const bad[] = { "slot=0", "slot=31", "slot=x" };
 
