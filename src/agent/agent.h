@@ -31,6 +31,10 @@ int cmd_console(struct cli *c);
 int console_tty(const struct lodge *lg, const char *domain, bool force);
 /* cmd-devices.c, cmd-addr.c, cmd-capture.c */
 int cmd_block_list(struct cli *c);
+int cmd_block_attach(struct cli *c);
+int cmd_block_detach(struct cli *c);
+int cmd_network_attach(struct cli *c);
+int cmd_network_detach(struct cli *c);
 int cmd_network_list(struct cli *c);
 int cmd_addr(struct cli *c);
 int cmd_capture(struct cli *c);

@@ -125,6 +125,11 @@ static const struct cli_option template_update_opts[] = {
 	FLAG('n', "dry-run", "print the mmdebstrap command line a build runs; build nothing"),
 	{ 0 },
 };
+static const struct cli_option detach_opts[] = {
+	FLAG('f', "force", "remove the disk even if the guest does not give it up (it was not asked)"),
+	NUMBER('t', "timeout", "SECS", 1, 3600, "how long the guest has to give it up (default 10)"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -152,7 +157,15 @@ static const struct command commands[] = {
 	{ "migrate-receive", receive_opts, "", 0, 0, "take domains migrated to this host", CMD_OPTIONS_FIRST,
 	  cmd_migrate_receive },
 	{ "block-list", output_opts, "DOMAIN", 1, 1, "a domain's disks with their I/O counters", 0, cmd_block_list },
+	{ "block-attach", no_opts, "DOMAIN DISKSPEC", 2, 2, "give a running domain a disk (DISKSPEC as a config's "
+	  "disk entry, e.g. /img/x.img,raw,vdb,rw)", 0, cmd_block_attach },
+	{ "block-detach", detach_opts, "DOMAIN VDEV", 2, 2, "take a disk from a running domain once the guest gives "
+	  "it up", 0, cmd_block_detach },
 	{ "network-list", output_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
+	{ "network-attach", no_opts, "DOMAIN [VIFSPEC]", 1, 2, "give a running domain a vif (VIFSPEC as a config's "
+	  "vif entry, e.g. bridge=br0,mac=02:..)", 0, cmd_network_attach },
+	{ "network-detach", detach_opts, "DOMAIN MAC|DEVID", 2, 2, "take a vif from a running domain once the guest "
+	  "gives it up", 0, cmd_network_detach },
 	{ "vcpu-list", output_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,

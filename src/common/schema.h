@@ -15,6 +15,13 @@
 #define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16
 #define DOMAIN_VIFS_MAX        8
+/* PCI slots a disk or vif may be given (disk and vif slot=N, which the
+ * runtime config carries once devices were hot-plugged, so that a restore
+ * or migration rebuilds the same bus): slot 0 is the host bridge, 31 the
+ * balloon's. */
+#define DOMAIN_PCI_SLOT_MIN    1
+#define DOMAIN_PCI_SLOT_MAX    30
+#define DOMAIN_BALLOON_SLOT    31
 #define DOMAIN_CMDLINE_MAX     4096        /* bytes, with the NUL */
 #define DOMAIN_CPULIST_MAX     128         /* one host CPU list (cpus =), with its NUL */
 /* The share of CPU time, as Xen's credit scheduler weighs it (lodge-hyp

@@ -168,6 +168,9 @@ static int check_disk(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 		    strcmp(other.vdev, disk.vdev) == 0) {
 			snprintf(why, whylen, "two disks are %s (disks %u and %u)", disk.vdev, j + 1, i + 1);
 			return -EEXIST;
+		} else if (disk.slot && other.slot == disk.slot) {
+			snprintf(why, whylen, "disks %u and %u are both in slot %u", j + 1, i + 1, disk.slot);
+			return -EEXIST;
 		}
 	return 0;
 }
@@ -185,6 +188,10 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 			continue;
 		if (vif.mac_set && other.mac_set && !memcmp(vif.mac, other.mac, 6)) {
 			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
+			return -EEXIST;
+		}
+		if (vif.slot && vif.slot == other.slot) {
+			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif.slot);
 			return -EEXIST;
 		}
 		if (vif.vifname[0] && !strcmp(vif.vifname, other.vifname)) {

@@ -27,6 +27,7 @@ struct cfg_disk {
 	char vdev[CFG_VDEV_MAX];   /* vda, vdb, ... (target in the guest) */
 	bool readonly;             /* access r / ro */
 	bool is_phy;               /* phy: prefix or a block device */
+	unsigned slot;             /* slot=N: its PCI slot (kept once hot-plug moved things); 0 any */
 };
 
 struct cfg_vif {
@@ -34,6 +35,7 @@ struct cfg_vif {
 	uint8_t mac[6];
 	bool mac_set;              /* false: generated stably from name and index */
 	char vifname[IFNAMSIZ];    /* "" = vif-<domain>.<n> (shortened to fit IFNAMSIZ) */
+	unsigned slot;             /* slot=N: its PCI slot; 0 any */
 };
 
 struct domain_config {

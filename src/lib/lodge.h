@@ -380,6 +380,34 @@ struct lodge_link {
 };
 int lodge_link_stats(const char *ifname, struct lodge_link *out, struct lodge_err *err);
 
+/* Hot-plug (lodge block-attach, block-detach).  Attach: spec is xl's disk
+ * spec as in a config (relative paths from the working directory); the
+ * disk is opened here with the caller's own rights (never a file the
+ * caller may not open) with every name its blocks go by, and those
+ * descriptors go to lodge-hyp, which locks them as at start: refused with
+ * one line if the vdev is taken, the disk is another domain's (or this
+ * one's), or no slot is free.  The guest is told; the runtime config
+ * gains the disk.  Detach: the guest is asked to eject the disk's slot;
+ * -ETIMEDOUT if it has not within timeout_ms (the disk stays), unless
+ * force (the disk goes at once: the guest was not asked).  The runtime
+ * config loses it, the disk's locks are free. */
+#define LODGE_DETACH_TIMEOUT_MS 10000
+int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, char vdev[16],
+		       struct lodge_err *err);
+int lodge_block_detach(const struct lodge *lg, const char *domain, const char *vdev, bool force,
+		       unsigned timeout_ms, struct lodge_err *err);
+/* A vif (spec as a config's vif entry: bridge=, mac=, vifname=): its tap
+ * is made here (root: CAP_NET_ADMIN), put on its bridge and handed to
+ * lodge-hyp; refused if the MAC is the domain's already, or another
+ * running domain's, or no slot is free.  Detach by MAC or index (devid,
+ * as network-list numbers them); the tap Lodge made goes with it.  The
+ * runtime config follows; every vif keeps its tap name and MAC from then
+ * on (vifname=, mac=), whatever index it has. */
+int lodge_network_attach(const struct lodge *lg, const char *domain, const char *spec, char ifname[16],
+			 struct lodge_err *err);
+int lodge_network_detach(const struct lodge *lg, const char *domain, const char *which, bool force,
+			 unsigned timeout_ms, struct lodge_err *err);
+
 /* A disk's size in bytes, a file's or a block device's: 0 or -errno. */
 int lodge_disk_size(const char *path, uint64_t *bytes);
 /* Why PATH may not be a new domain's disk: a block device mounted on the

@@ -271,7 +271,7 @@ static int share_with_groups(const struct lodge *lg, const char *path, char *why
  * its directory lets everyone reach the control socket when groups are
  * named.  Written whole with umask 077 (root-only from its first byte),
  * then opened to the groups. */
-static int keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
+int lodge_keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
 		       size_t whylen)
 {
 	mode_t old = umask(077);
@@ -319,8 +319,11 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
 	for (i = 0; i < dc->ndisks; i++) {
-		snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
-			 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+		int n = snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
+				 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+
+		if (dc->disks[i].slot && n > 0 && (size_t)n < sizeof(h->disks[i]))
+			snprintf(h->disks[i] + n, sizeof(h->disks[i]) - (size_t)n, ",slot=%u", dc->disks[i].slot);
 		argv[a++] = "--disk"; argv[a++] = h->disks[i];
 	}
 	for (i = 0; i < dc->nvifs; i++) {
@@ -330,8 +333,9 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 
 		lodge_vif_ifname(dc, dc->name, id, i, name);
 		lodge_vif_mac(dc, i, mac);
-		snprintf(h->vifs[i], sizeof(h->vifs[i]), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
-			 v->bridge[0] ? v->bridge : hc->default_bridge, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		snprintf(h->vifs[i], sizeof(h->vifs[i]), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x%s%.0u", name,
+			 v->bridge[0] ? v->bridge : hc->default_bridge, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+			 v->slot ? ",slot=" : "", v->slot);
 		argv[a++] = "--net"; argv[a++] = h->vifs[i];
 	}
 	argv[a++] = "--name"; argv[a++] = dc->name;
@@ -573,7 +577,7 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	} else if (rc == 0) {
 		hyp_output_deliver(lg, out, false, err);
 		runtime_path(path, sizeof(path), hc->runtime_dir, dc->name, RT_CONFIG);
-		if (keep_config(lg, path, dc, why, sizeof(why)))
+		if (lodge_keep_config(lg, path, dc, why, sizeof(why)))
 			lodge_warn(lg, "cannot keep the resolved config: %s", why);
 	}
 	free(args);

@@ -6,6 +6,7 @@
 #include "io.h"
 #include "minios.h"
 #include "net.h"
+#include "pci.h"
 #include "virtio.h"
 
 #define VIRTIO_ID_NET   1
@@ -514,15 +515,16 @@ static const struct command net_commands[] = {
 	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
 };
 
-/* ip=A.B.C.D/N (or dhcp) for eth0, ip1= to ip3= for eth1 to eth3. */
-static int net_init_one(unsigned idx)
+/* ip=A.B.C.D/N (or dhcp) for eth0, ip1= to ip3= for eth1 to eth3 (a
+ * hot-plugged one too: the address of the name it gets). */
+static int net_start(unsigned idx)
 {
 	struct netdev *n = &nets[idx];
 	char buf[32], key[4] = { 'i', 'p', (char)('0' + idx), 0 };
 	const char *s;
 	unsigned i;
 
-	if (virtio_find(VIRTIO_ID_NET, idx, &n->v) || virtio_init(&n->v, 1ULL << NET_F_MAC) ||
+	if (virtio_init(&n->v, 1ULL << NET_F_MAC) ||
 	    virtio_vq_setup(&n->v, 0, &n->rx, RXQ_MAX) || virtio_vq_setup(&n->v, 1, &n->tx, TXQ_MAX))
 		return -1;
 	nd = n;
@@ -542,6 +544,69 @@ static int net_init_one(unsigned idx)
 		n->mask = *s == '/' ? ~0u << (32 - strtou64(s + 1, NULL)) : 0xffffff00u;
 	}
 	return 0;
+}
+
+static int net_init_one(unsigned idx)
+{
+	if (virtio_find(VIRTIO_ID_NET, idx, &nets[idx].v))
+		return -1;
+	return net_start(idx);
+}
+
+int net_hotplug_add(unsigned slot)
+{
+	struct netdev *keep = nd;
+	unsigned i;
+
+	for (i = 0; i < nnets && nets[i].up; i++)
+		;
+	if (i == MAX_NETS || virtio_probe(slot, VIRTIO_ID_NET, &nets[i].v)) {
+		nd = keep;
+		return -1;
+	}
+	if (net_start(i)) {
+		nd = keep;
+		return -1;
+	}
+	if (i == nnets)
+		nnets++;
+	nd = &nets[i];
+	printf("net: eth%u added (slot %u):", i, slot);
+	print_ip(" ip ", nets[i].ip);
+	printf("\n");
+	nd = keep;
+	return 0;
+}
+
+int net_hotplug_remove(unsigned slot, int ejected)
+{
+	unsigned i;
+
+	for (i = 0; i < nnets; i++) {
+		struct netdev *n = &nets[i];
+
+		if (!n->up || n->v.pci != slot)
+			continue;
+		if (ejected)
+			mmio_write8(n->v.common + 0x14, 0);     /* reset: it lets go of our rings */
+		n->up = 0;
+		n->ip = 0;
+		printf("net: eth%u %s (slot %u)\n", i, ejected ? "removed" : "gone, removed without an eject", slot);
+		if (nd == n)
+			nd = &nets[0];
+		return 0;
+	}
+	return -1;
+}
+
+void net_hotplug_check(uint32_t plugged)
+{
+	unsigned i;
+
+	for (i = 0; i < nnets; i++)
+		if (nets[i].up && ((plugged >> nets[i].v.pci) & 1 ||
+				   (pci_read32(nets[i].v.pci, 0) & 0xffff) == 0xffff))
+			net_hotplug_remove(nets[i].v.pci, 0);
 }
 
 void net_init(void)
