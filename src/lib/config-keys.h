@@ -113,6 +113,10 @@ void cfg_put_string(FILE *f, const char *s);
 /* config.c */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Read file with another kind's key table (a network's, network.c): the
+ * cfg_t to free, or NULL with "FILE:LINE: KEY: why" in err.  ctx stays the
+ * caller's, for the checks of two keys after (cfg_fail, cfg_key_line). */
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen);
 /* path relative to the config file's directory, absolute paths as written;
  * -ENAMETOOLONG if it does not fit. */
 int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len);

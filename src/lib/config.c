@@ -336,6 +336,13 @@ static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 	return cfg;
 }
 
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen)
+{
+	if (ctx_init(ctx, file, err, errlen))
+		return NULL;
+	return parse_file(ctx, keys);
+}
+
 /* ---- the host: lodge.conf ------------------------------------------------- */
 
 static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *out, size_t len)
