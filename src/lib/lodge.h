@@ -647,6 +647,10 @@ struct lodge_lease {
 };
 /* Every lease of every running network into out[max]: how many. */
 unsigned lodge_network_leases(const struct lodge *lg, struct lodge_lease *out, unsigned max);
+/* Add to each vif of n on a Lodge network the address dnsmasq leased its
+ * MAC, learned by "lease", its age the time since the lease was given or
+ * renewed (lodge addr shows them beside what the watcher learned). */
+void lodge_net_leases(const struct lodge *lg, struct lodge_net *n);
 
 /* ---- bridges ------------------------------------------------------------------------------- */
 

@@ -25,6 +25,7 @@
 
 #define DNSMASQ_STOP_MS 3000       /* after SIGTERM, before SIGKILL */
 #define HOSTS_MAX       1024       /* fixed addresses per network */
+#define LEASE_S         3600       /* dnsmasq's lease time (its default, written out: ages come from it) */
 
 /* ---- dnsmasq's process ---------------------------------------------------------- */
 
@@ -122,7 +123,7 @@ static int write_conf(const struct lodge_network *n, const struct net_paths *p, 
 		       "interface=%s\n"
 		       "no-hosts\n"
 		       "%s"
-		       "dhcp-range=%s,%s,%s\n"
+		       "dhcp-range=%s,%s,%s,%u\n"
 		       "dhcp-no-override\n"
 		       "dhcp-authoritative\n"
 		       "dhcp-lease-max=%u\n"
@@ -130,7 +131,7 @@ static int write_conf(const struct lodge_network *n, const struct net_paths *p, 
 		       "dhcp-hostsfile=%s\n"
 		       "addn-hosts=%s\n",
 		       n->name, n->file, p->pid, n->bridge, n->dns_forward ? "" : "no-resolv\n", n->range_start,
-		       n->range_end, mask, n->range_hi - n->range_lo + 1, p->leases, p->hosts, p->addn);
+		       n->range_end, mask, LEASE_S, n->range_hi - n->range_lo + 1, p->leases, p->hosts, p->addn);
 	if (n->domain[0])
 		len += snprintf(text + len, sizeof(text) - (size_t)len, "domain=%s\nlocal=/%s/\n", n->domain, n->domain);
 	/* An isolated network has no way out to offer: no router. */
@@ -225,6 +226,42 @@ unsigned lodge_network_leases(const struct lodge *lg, struct lodge_lease *out, u
 		n += read_leases(nets[i].name, p.leases, n < max ? out + n : NULL, n < max ? max - n : 0);
 	}
 	return n < max ? n : max;
+}
+
+void lodge_net_leases(const struct lodge *lg, struct lodge_net *n)
+{
+	static struct lodge_network nets[64];
+	static struct lodge_lease leases[256];
+	int count = lodge_network_list(lg, nets, 64, NULL), j;
+	long long now = (long long)time(NULL);
+	unsigned i, k, nl;
+	struct net_paths p;
+
+	for (j = 0; j < count && j < 64; j++) {
+		if (nets[j].dnsmasq_pid <= 0 || net_paths(lg, nets[j].name, &p))
+			continue;
+		nl = read_leases(nets[j].name, p.leases, leases, 256);
+		for (i = 0; i < n->nvifs; i++) {
+			struct lodge_vif_net *v = &n->vifs[i];
+
+			if (strcmp(v->vif.bridge, nets[j].bridge))
+				continue;
+			for (k = 0; k < nl && k < 256; k++) {
+				struct lodge_addr *a;
+				long long age;
+
+				if (memcmp(leases[k].mac, v->vif.mac, 6) || v->naddrs >= LODGE_MAX_ADDRS)
+					continue;
+				a = &v->addrs[v->naddrs++].a;
+				memset(a, 0, sizeof(*a));
+				snprintf(a->addr, sizeof(a->addr), "%s", leases[k].addr);
+				snprintf(a->how, sizeof(a->how), "lease");
+				a->vif = i;
+				age = leases[k].expires ? LEASE_S - (leases[k].expires - now) : 0;
+				a->age_s = age > 0 ? (unsigned long)age : 0;
+			}
+		}
+	}
 }
 
 /* ---- state ---------------------------------------------------------------------- */

@@ -22,7 +22,7 @@ static struct {
 	uint32_t xid;
 	int waiting_for;               /* DHCPOFFER, or DHCPACK (a NAK answers it too) */
 	volatile int type;             /* what came; 0: nothing yet */
-	uint32_t yiaddr, server, mask;
+	uint32_t yiaddr, server, mask, router;
 } reply;
 
 void dhcp_input(const uint8_t *m, unsigned len)
@@ -30,7 +30,7 @@ void dhcp_input(const uint8_t *m, unsigned len)
 	const uint8_t *mac = net_mac();
 	unsigned i = 240;
 	int type = 0;
-	uint32_t server = 0, mask = 0;
+	uint32_t server = 0, mask = 0, router = 0;
 
 	if (len < 240 || m[0] != 2 || be32(m + 4) != reply.xid || memcmp(m + 28, mac, 6) ||
 	    be32(m + 236) != DHCP_COOKIE)
@@ -48,6 +48,8 @@ void dhcp_input(const uint8_t *m, unsigned len)
 			server = be32(m + i + 2);
 		else if (m[i] == OPT_MASK && m[i + 1] == 4)
 			mask = be32(m + i + 2);
+		else if (m[i] == OPT_ROUTER && m[i + 1] >= 4)
+			router = be32(m + i + 2);      /* the first of the list */
 		i += 2 + m[i + 1];
 	}
 	/* The first OFFER while we wait for one; an ACK or NAK only from the
@@ -58,6 +60,7 @@ void dhcp_input(const uint8_t *m, unsigned len)
 	reply.yiaddr = be32(m + 16);
 	reply.server = server;
 	reply.mask = mask ? mask : 0xffffff00u;
+	reply.router = router;
 	reply.type = type;
 }
 
@@ -122,10 +125,15 @@ int dhcp_run(void)
 			continue;
 		}
 		net_set_addr(reply.yiaddr, reply.mask);
+		net_set_gateway(reply.router);
 		print_ip("dhcp: lease ", reply.yiaddr);
 		printf("/%u", prefix_len(reply.mask));
 		print_ip(" from ", reply.server);
 		printf("\n");
+		if (reply.router) {
+			print_ip("dhcp: router ", reply.router);
+			printf("\n");
+		}
 		return 0;
 	}
 	printf("dhcp: no lease after %u tries\n", DHCP_TRIES);

@@ -26,6 +26,7 @@ struct netdev {
 	struct vq rx, tx;
 	uint8_t mac[6];
 	uint32_t ip, mask;             /* host byte order */
+	uint32_t gw;                   /* the router DHCP named; 0: none (off-subnet is unreachable) */
 	uint8_t *rxbuf, *txbuf;        /* one BUF_SIZE slot per descriptor */
 	uint64_t rx_frames, tx_frames, rx_dropped;
 	int up;
@@ -374,7 +375,7 @@ static int replies_at_least(void *arg) { return echo_replies >= *(unsigned *)arg
 
 static void cmd_ping(int argc, char **argv)
 {
-	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0, hop;
 	unsigned count = argc > 2 ? strtou64(argv[2], NULL) : 3, i, start = echo_replies, want;
 	uint8_t payload[56];
 	const uint8_t *mac;
@@ -384,11 +385,13 @@ static void cmd_ping(int argc, char **argv)
 		return;
 	}
 	net_route(dst);
-	for (i = 0; i < 3 && !arp_lookup(dst); i++) {
-		arp_send(1, NULL, dst);
-		net_wait_ms(1000, arp_known, &dst);
+	/* Off the subnet, the frame goes to the router's MAC. */
+	hop = nd->ip && ((nd->ip ^ dst) & nd->mask) && nd->gw ? nd->gw : dst;
+	for (i = 0; i < 3 && !arp_lookup(hop); i++) {
+		arp_send(1, NULL, hop);
+		net_wait_ms(1000, arp_known, &hop);
 	}
-	mac = arp_lookup(dst);
+	mac = arp_lookup(hop);
 	if (!mac) {
 		printf("ping: no ARP reply\n");
 		printf("ping: 0/%u replies\n", count);
@@ -505,9 +508,30 @@ void net_set_addr(uint32_t ip, uint32_t mask)
 	nets[0].mask = mask;
 }
 
+void net_set_gateway(uint32_t gw)
+{
+	nets[0].gw = gw;
+}
+
+/* route A.B.C.D: eth0's router by hand (DHCP sets it; a network that
+ * gives none, an isolated one, leaves it unset). */
+static void cmd_route(int argc, char **argv)
+{
+	uint32_t gw = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+
+	if (!gw) {
+		printf("usage: route A.B.C.D\n");
+		return;
+	}
+	nets[0].gw = gw;
+	print_ip("route: via ", gw);
+	printf("\n");
+}
+
 static const struct command net_commands[] = {
 	{ "net", "", "the interface, its address and counters", cmd_net },
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
+	{ "route", "A.B.C.D", "send what is off eth0's subnet to this router", cmd_route },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
 	{ "net-rx", "stop|start", "stop or start taking frames and reposting receive buffers", cmd_net_rx },

@@ -14,6 +14,8 @@ int net_is_up(void);
 const uint8_t *net_mac(void);
 /* The interface's address and mask (host byte order). */
 void net_set_addr(uint32_t ip, uint32_t mask);
+/* eth0's router, for destinations off its subnet (0: none). */
+void net_set_gateway(uint32_t gw);
 /* One IPv4/UDP datagram from src_ip (0.0.0.0 before a lease) to the
  * broadcast address, in a broadcast frame. 0, or -1 if the queue is full. */
 int net_udp_broadcast(uint32_t src_ip, uint16_t sport, uint16_t dport, const uint8_t *payload, unsigned len);
