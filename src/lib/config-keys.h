@@ -43,6 +43,8 @@ struct cfg_key {
 };
 
 extern const struct cfg_key domain_keys[], host_keys[];
+/* A network's file (network.c). */
+extern const struct cfg_key network_keys[];
 /* xl.cfg(5)'s keys that Lodge does not implement: the spelling in this
  * table of name, or NULL. */
 const char *cfg_xl_key(const char *name);

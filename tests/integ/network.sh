@@ -85,6 +85,14 @@ else
 	fail "forwarding notice" "$(cat "$T/create.out"; in_ns cat /proc/sys/net/ipv4/ip_forward)"
 fi
 
+# lodge --complete INDEX WORDS...: what bash completion offers
+got=$(in_ns "$LODGE" --complete 4 lodge --root "$ROOT" network-start "" | sort | tr '\n' ' ')
+if [ "$got" = "nat0 " ] && [ -z "$(in_ns "$LODGE" --complete 4 lodge --root "$ROOT" network-create "")" ]; then
+	pass "network-start <TAB> offers the networks (network-create's new name: nothing)"
+else
+	fail "completion" "$got"
+fi
+
 domain g1 nat0
 domain g2 nat0
 for d in g1 g2; do
