@@ -218,8 +218,9 @@ int lodge_running_config_text(const struct lodge *lg, const char *domain, char *
  * their bridges.  Returns 0 once it runs.  lodge-hyp's refusal comes
  * back in err (from_hyp); its warnings as notices. */
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err);
-/* Start every domain of domains_dir marked autostart that is not
- * running; each outcome goes to fn (err NULL: started).  One whose saved
+/* Start every network marked autostart that is not running (fn hears
+ * "network NAME"), then every domain of domains_dir marked autostart that
+ * is not running; each outcome goes to fn (err NULL: started).  One whose saved
  * state waits in save_dir (lodge_host_start could not restore it) is not
  * booted afresh: its disks belong to that state.  Returns how many
  * failed. */

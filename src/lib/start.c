@@ -628,19 +628,36 @@ int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigne
 	return lodge_start(lg, dc, flags & LODGE_CREATE_PAUSED, -1, err);
 }
 
+struct network_report {
+	void (*fn)(const char *name, const struct lodge_err *err, void *arg);
+	void *arg;
+};
+
+/* A network's outcome as a line of the domains': "network NAME". */
+static void network_started(const char *name, const struct lodge_err *err, void *arg)
+{
+	const struct network_report *r = arg;
+	char label[NETWORK_NAME_MAX + 16];
+
+	snprintf(label, sizeof(label), "network %s", name);
+	r->fn(label, err, r->arg);
+}
+
 int lodge_autostart(const struct lodge *lg, void (*fn)(const char *name, const struct lodge_err *err, void *arg),
 		    void *arg)
 {
 	static struct domain_config dc;
+	struct network_report nr = { fn, arg };
 	struct lodge_status st;
 	struct lodge_err err;
 	struct dirent *de;
 	char path[CFG_PATH_MAX + 300];
-	int failed = 0;
+	/* The networks first: their domains' vifs join their bridges. */
+	int failed = lodge_network_autostart(lg, network_started, &nr);
 	DIR *d = opendir(lg->hc.domains_dir);
 
 	if (!d)
-		return 0;      /* no domains configured */
+		return failed;      /* no domains configured */
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 

@@ -29,7 +29,7 @@ in_inet sh -c "ip link set lo up && ip addr add $UP_INET/24 dev up1 && ip link s
 in_inet ip route add 10.78.0.0/24 via "$UP_HOST"
 RULES_BEFORE=$(in_ns nft list ruleset)
 # After the domains (integ_exit destroys them first): no dnsmasq outlives the test.
-at_exit 'for n in nat0 iso0 rt0 fwd0; do lodge network-delete $n >/dev/null 2>&1; done'
+at_exit 'for n in nat0 iso0 rt0 fwd0 auto0; do lodge network-delete $n >/dev/null 2>&1; done'
 # The host's resolver, as the host namespace sees it (ip netns exec binds
 # /etc/netns/NS/resolv.conf): a dnsmasq in the internet namespace that
 # knows one name.
@@ -280,7 +280,22 @@ else
 	fail "delete with vifs" "$out"
 fi
 for d in g1 g2 g3 g4; do lodge destroy $d >/dev/null 2>&1; done
-for n in nat0 iso0 rt0; do lodge network-delete $n >"$T/delete-$n.out" 2>&1 || fail "delete $n" "$(cat "$T/delete-$n.out")"; done
+
+# Autostart: the network comes up before the domain that needs it.
+lodge network-create auto0 --subnet 10.74.0.0/24 --isolated --autostart >/dev/null 2>&1
+lodge network-stop auto0 >/dev/null 2>&1
+domain g6 auto0
+echo 'autostart = true' >>"$DOMS/g6.cfg"
+lodge autostart >"$T/autostart.out" 2>&1
+if [ "$(sed -n 1p "$T/autostart.out")" = "started network auto0" ] && grep -qx "started g6" "$T/autostart.out" &&
+   [ "$(net_row auto0 dnsmasq)" = running ] && wait_for "$(con g6)" 'dhcp: lease 10\.74\.0\.' 20; then
+	pass "lodge autostart starts an autostart network before the domains on it"
+else
+	fail "autostart" "$(cat "$T/autostart.out"; lodge network-list)"
+fi
+lodge destroy g6 >/dev/null 2>&1
+rm -f "$DOMS/g6.cfg"
+for n in nat0 iso0 rt0 auto0; do lodge network-delete $n >"$T/delete-$n.out" 2>&1 || fail "delete $n" "$(cat "$T/delete-$n.out")"; done
 if [ -z "$(lodge network-list -o tsv)" ] && ! in_ns ip link show | grep -q lnet- &&
    ! pgrep -f "$RUN/.networks/" >/dev/null; then
 	pass "network-delete removes the bridges and the dnsmasqs"
