@@ -336,13 +336,6 @@ static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 	return cfg;
 }
 
-cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen)
-{
-	if (ctx_init(ctx, file, err, errlen))
-		return NULL;
-	return parse_file(ctx, keys);
-}
-
 /* ---- the host: lodge.conf ------------------------------------------------- */
 
 static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *out, size_t len)
@@ -506,6 +499,19 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 		}
 	}
 	return 0;
+}
+
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen)
+{
+	cfg_t *cfg;
+
+	if (ctx_init(ctx, file, err, errlen) || !(cfg = parse_file(ctx, keys)))
+		return NULL;
+	if (check_unset(ctx, cfg, NULL)) {
+		cfg_free(cfg);
+		return NULL;
+	}
+	return cfg;
 }
 
 /* What the validate callbacks cannot see alone: keys left out, maxmem
