@@ -313,6 +313,17 @@ static int net_read(const struct lodge *lg, const char *name, struct lodge_netwo
 	return rc;
 }
 
+int net_bridge_of(const char *name, char bridge[IFNAMSIZ])
+{
+	static const struct lodge nolg;   /* the file's path needs only the root */
+	struct lodge_network n;
+	int rc = net_read(&nolg, name, &n, NULL);
+
+	if (!rc)
+		memcpy(bridge, n.bridge, IFNAMSIZ);
+	return rc;
+}
+
 int lodge_network_get(const struct lodge *lg, const char *name, struct lodge_network *out, struct lodge_err *err)
 {
 	int rc = net_read(lg, name, out, err);

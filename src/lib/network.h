@@ -36,6 +36,9 @@ bool net_dns_label_ok(const char *name);
 int net_check_overlap(const struct lodge *lg, const struct lodge_network *n, bool with_routes,
 		      struct lodge_err *err);
 
+/* The bridge of network name, from its file alone (0), or -errno. */
+int net_bridge_of(const char *name, char bridge[IFNAMSIZ]);
+
 /* network-run.c */
 /* What runs of n, into its state fields. */
 void net_state(const struct lodge *lg, struct lodge_network *n);

@@ -151,6 +151,16 @@ else
 	fail "guest to guest" "$(grep -a 'ping' "$(con g1)" | tail -2)"
 fi
 
+# Saved and restored (host-stop and host-start do this): back on its
+# network's bridge, which this host's config of it names by network=.
+if lodge save g2 "$T/g2.save" >"$T/save.out" 2>&1 && lodge restore "$T/g2.save" >>"$T/save.out" 2>&1 &&
+   before=$(count g1 'ping: 3/3 replies') && say g1 "ping $A2 3" 'ping: [0-9]+/3 replies' 20 &&
+   [ "$(count g1 'ping: 3/3 replies')" -gt "$before" ]; then
+	pass "a domain on a network is saved and restored onto the network's bridge"
+else
+	fail "save and restore" "$(cat "$T/save.out"; grep -a ping "$(con g1)" | tail -1)"
+fi
+
 # The same address after a reboot: dnsmasq's hosts file, not luck.
 leases=$(count g1 'dhcp: lease')
 lodge reboot g1 >/dev/null 2>&1
@@ -274,7 +284,7 @@ fi
 # ---- delete ------------------------------------------------------------------------------
 if out=$(lodge network-delete nat0 2>&1); then
 	fail "delete with vifs" "deleted"
-elif printf '%s' "$out" | grep -q "vifs are on its bridge lnet-nat0" && [ "$(net_row nat0 dnsmasq)" = running ]; then
+elif printf '%s' "$out" | grep -qE "vifs? (is|are) on its bridge lnet-nat0" && [ "$(net_row nat0 dnsmasq)" = running ]; then
 	pass "network-delete is refused while domains' vifs are on it, and the network runs on"
 else
 	fail "delete with vifs" "$out"
