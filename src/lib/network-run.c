@@ -384,6 +384,19 @@ int net_down(const struct lodge *lg, struct lodge_network *n, struct lodge_err *
 	return 0;
 }
 
+void net_remains_remove(const struct lodge *lg, const char *name)
+{
+	struct net_paths p;
+
+	if (net_paths(lg, name, &p))
+		return;
+	dnsmasq_stop(&p);
+	netfilter_net_del(name, NULL);
+	unlink(p.conf);
+	unlink(p.leases);
+	rmdir(p.run_dir);
+}
+
 /* ---- fixed addresses ------------------------------------------------------------- */
 
 struct host_entry {

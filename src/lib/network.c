@@ -573,7 +573,8 @@ int lodge_network_create(const struct lodge *lg, const struct lodge_network_opts
 		return rc;
 	if ((rc = lodge_network_start(lg, o->name, err))) {
 		/* Nothing half-made: what the start brought up went with its
-		 * failure; the config goes too. */
+		 * failure; the config and the runtime files go too. */
+		net_remains_remove(lg, o->name);
 		unlink(p.cfg);
 		unlink(p.hosts);
 		unlink(p.addn);
@@ -589,12 +590,21 @@ int lodge_network_delete(const struct lodge *lg, const char *name, struct lodge_
 	struct net_paths p;
 	int rc;
 
-	if ((rc = net_read(lg, name, &n, err)) && rc != -EINVAL && rc != -ENAMETOOLONG)
-		return rc;
 	if (!lodge_network_name_ok(name) || net_paths(lg, name, &p))
+		return net_read(lg, name, &n, err);
+	rc = net_read(lg, name, &n, err);
+	if (rc == -ENOENT)
 		return rc;
 	if (!rc && (rc = net_down(lg, &n, err)))
 		return rc;
+	if (rc) {
+		/* A file that does not read (edited by hand) names no bridge
+		 * for sure: what its name finds goes, and the user hears of the
+		 * bridge. */
+		net_remains_remove(lg, name);
+		lodge_warn(lg, "network %s: %s; its dnsmasq and rules are gone, its bridge (if any) is left", name,
+			   err ? err->msg : "its file does not read");
+	}
 	if (unlink(p.cfg) < 0 && errno != ENOENT)
 		return lodge_fail(err, -errno, "cannot remove %s: %s", p.cfg, strerror(errno));
 	unlink(p.hosts);

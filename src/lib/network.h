@@ -47,6 +47,9 @@ void net_state(const struct lodge *lg, struct lodge_network *n);
 int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *err);
 /* Take all of it down; -EBUSY while the bridge has ports. */
 int net_down(const struct lodge *lg, struct lodge_network *n, struct lodge_err *err);
+/* What a network whose file does not read (or did not start) may have
+ * left by its name alone: its dnsmasq, its rules, its runtime files. */
+void net_remains_remove(const struct lodge *lg, const char *name);
 /* A domain's vif on network `network`: its bridge into bridge, and the
  * MAC's fixed address (kept, or the lowest free of the DHCP range) in
  * dnsmasq's hosts file, dnsmasq told to reread it. */

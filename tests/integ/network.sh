@@ -265,7 +265,12 @@ elif printf '%s' "$out" | grep -q "badf.cfg:2: dhcp_range: DHCP range"; then
 else
 	fail "a bad file's message" "$out"
 fi
-rm -f "$ROOT/etc/lodge/networks/badf.cfg"
+if lodge network-delete badf >"$T/badf.out" 2>&1 && [ ! -e "$ROOT/etc/lodge/networks/badf.cfg" ] &&
+   grep -q "badf.cfg:2: dhcp_range" "$T/badf.out"; then
+	pass "network-delete removes a network whose file does not read, saying why"
+else
+	fail "delete a bad file" "$(cat "$T/badf.out")"
+fi
 printf 'name = "g5"\nmemory = 32\nkernel = "%s"\nvif = [ "network=nat0,bridge=lnet-nat0" ]\n' "$MINIOS" >"$DOMS/g5.cfg"
 out=$(lodge create g5 2>&1)
 if [ $? -ne 0 ] && printf '%s' "$out" | grep -q "both a bridge and a network"; then
