@@ -308,7 +308,7 @@ void view_create(struct tui *t)
 		[F_CMDLINE] = { "Command line" },
 		[F_DISK] = { "Disk", "an image file or block device, new:SIZE_MiB, Ctrl-B: pick a device" },
 		[F_FORMAT] = { "New disk format", "blank or ext4" },
-		[F_BRIDGE] = { "Bridge", "a bridge, new:NAME, empty: no network" },
+		[F_BRIDGE] = { "Bridge", "a bridge, new:NAME, net:NETWORK (N lists them), empty: no network" },
 		[F_MAC] = { "MAC" },
 		[F_CREATE] = { "[ Create ]", "Enter creates, Esc cancels" },
 	};

@@ -2,6 +2,7 @@
  * the name rule, and NAME.cfg read through its key table with FILE:LINE:
  * KEY messages.  Nothing here needs root: the files go under a --root of
  * the test's own and nothing is started. */
+#include "config-form.h"
 #include "network.h"
 #include "unit.h"
 
@@ -142,6 +143,23 @@ static void test_files(void)
 	CHECK("a bad name is refused before any path", lodge_network_get(&lg, "../x", &n, &err) == -EINVAL);
 }
 
+/* The create form's bridge field takes net:NETWORK for a vif on it. */
+static void test_form(void)
+{
+	struct domain_form form = { .make_bridge = false };
+	char why[512], *text;
+
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, FORM_NETWORK_PREFIX "nat0");
+	CHECK("the form takes net:NETWORK for a network that exists",
+	      domain_form_check(&form, FORM_BRIDGE, &lg.hc, why, sizeof(why)) == 0);
+	text = domain_form_text(&form);
+	CHECK("... written as a vif on it", text && strstr(text, "vif = [ \"network=nat0\" ]"));
+	free(text);
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, FORM_NETWORK_PREFIX "nonet");
+	CHECK("net: of no network is refused with its name",
+	      domain_form_check(&form, FORM_BRIDGE, &lg.hc, why, sizeof(why)) != 0 && strstr(why, "no network named nonet"));
+}
+
 int main(void)
 {
 	struct lodge_err err;
@@ -159,6 +177,7 @@ int main(void)
 	test_range();
 	test_names();
 	test_files();
+	test_form();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	if (system(cmd) != 0)
 		printf("FAIL: cannot remove %s\n", root);
