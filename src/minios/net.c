@@ -201,6 +201,44 @@ int net_udp_broadcast(uint32_t src_ip, uint16_t sport, uint16_t dport, const uin
 	return 0;
 }
 
+static int arp_known(void *arg);
+static void net_route(uint32_t dst);
+
+/* The MAC for dst: its own on the subnet, the router's off it (asked by
+ * ARP, three tries a second apart); NULL if none answers. */
+static const uint8_t *next_hop_mac(uint32_t dst)
+{
+	uint32_t hop;
+	unsigned i;
+
+	net_route(dst);
+	hop = nd->ip && ((nd->ip ^ dst) & nd->mask) && nd->gw ? nd->gw : dst;
+	for (i = 0; i < 3 && !arp_lookup(hop); i++) {
+		arp_send(1, NULL, hop);
+		net_wait_ms(1000, arp_known, &hop);
+	}
+	return arp_lookup(hop);
+}
+
+int net_udp_send(uint32_t dst, uint16_t sport, uint16_t dport, const uint8_t *payload, unsigned len)
+{
+	const uint8_t *mac = next_hop_mac(dst);
+	int head;
+	uint8_t *f, *udp;
+
+	if (!mac || len > 1400 || !(f = tx_frame(&head)))
+		return -1;
+	eth_header(f, mac, ETH_IP);
+	ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + len);
+	udp = f + 34;
+	put_be16(udp, sport);
+	put_be16(udp + 2, dport);
+	put_be16(udp + 4, 8 + len);        /* checksum 0: none, as IPv4 allows */
+	memcpy(udp + 8, payload, len);
+	tx_send(head, 34 + 8 + len, 1);
+	return 0;
+}
+
 static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uint16_t id,
 		      uint16_t seq, const uint8_t *payload, unsigned plen)
 {
@@ -243,6 +281,11 @@ static void handle_frame(const uint8_t *f, unsigned len)
 		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 &&
 		    be16(ip + ihl + 2) == DHCP_CLIENT) {
 			dhcp_input(ip + ihl + 8, tot - ihl - 8);
+			return;
+		}
+		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 && be32(ip + 16) == nd->ip &&
+		    be16(ip + ihl + 2) == DNS_CLIENT_PORT) {
+			dns_input(be32(ip + 12), ip + ihl + 8, tot - ihl - 8);
 			return;
 		}
 		if (be32(ip + 16) != nd->ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
@@ -375,7 +418,7 @@ static int replies_at_least(void *arg) { return echo_replies >= *(unsigned *)arg
 
 static void cmd_ping(int argc, char **argv)
 {
-	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0, hop;
+	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0;
 	unsigned count = argc > 2 ? strtou64(argv[2], NULL) : 3, i, start = echo_replies, want;
 	uint8_t payload[56];
 	const uint8_t *mac;
@@ -384,14 +427,7 @@ static void cmd_ping(int argc, char **argv)
 		printf("usage: ping A.B.C.D [COUNT]\n");
 		return;
 	}
-	net_route(dst);
-	/* Off the subnet, the frame goes to the router's MAC. */
-	hop = nd->ip && ((nd->ip ^ dst) & nd->mask) && nd->gw ? nd->gw : dst;
-	for (i = 0; i < 3 && !arp_lookup(hop); i++) {
-		arp_send(1, NULL, hop);
-		net_wait_ms(1000, arp_known, &hop);
-	}
-	mac = arp_lookup(hop);
+	mac = next_hop_mac(dst);      /* off the subnet: the router's */
 	if (!mac) {
 		printf("ping: no ARP reply\n");
 		printf("ping: 0/%u replies\n", count);
@@ -574,6 +610,7 @@ void net_init(void)
 
 	shell_register(net_commands, sizeof(net_commands) / sizeof(net_commands[0]));
 	dhcp_init();
+	dns_init();
 	while (nnets < MAX_NETS && net_init_one(nnets) == 0)
 		nnets++;
 	nd = &nets[0];

@@ -115,6 +115,13 @@ if [ "$(in_ns dig +short +time=2 @10.77.0.1 g1.lodge)" = "$A1" ] && [ "$(in_ns d
 else
 	fail "DNS" "$(in_ns dig +short +time=2 @10.77.0.1 g1.lodge 2>&1)"
 fi
+# ... and from a guest, through the server its lease names.
+if say g1 "resolve g2.lodge" 'resolve: g2\.lodge' 10 && grep -aq "resolve: g2.lodge is $A2" "$(con g1)" &&
+   say g1 "resolve nosuch.lodge" 'resolve: nosuch\.lodge' 10 && grep -aq 'resolve: nosuch.lodge: not found (rcode 3)' "$(con g1)"; then
+	pass "a guest resolves another's NAME.DOMAIN, and an unknown name is NXDOMAIN"
+else
+	fail "DNS from a guest" "$(grep -a resolve "$(con g1)" | tr '\n' '|')"
+fi
 # Only a network made with --dns-forward asks the host's resolver.
 lodge network-create fwd0 --subnet 10.75.0.0/24 --dns-forward >/dev/null 2>&1
 upstream() { [ "$(in_ns dig +short +time=1 +tries=1 @"$1" probe.example)" = 192.0.2.7 ]; }
