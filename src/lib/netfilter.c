@@ -30,9 +30,16 @@
  * where another table (the host's firewall, iptables-nft's filter FORWARD
  * with policy DROP, Docker's) drops forwarded traffic, a NAT or routed
  * network's guests do not get out, and where it drops input they get no
- * DHCP or DNS, until the host's rules accept the bridge's traffic.  We
- * never edit another table to make room: nothing else on the host is
- * touched (lodge.conf(5) says so, with the rule to add).
+ * DHCP or DNS, until the host's rules accept the bridge's traffic, e.g.
+ * in its own nftables forward chain
+ *     iifname "BR" accept
+ *     oifname "BR" ct state established,related accept
+ * (with iptables: -I FORWARD -i BR -j ACCEPT and -I FORWARD -o BR -m
+ * conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT), and in its input
+ * chain udp dport 67 and udp/tcp dport 53 from BR.  We never edit another
+ * table to make room: nothing else on the host is touched (lodge.conf(5),
+ * NETWORK SETTINGS, says so).  tests/integ/netfilter.sh shows a host
+ * forward chain with policy drop winning over our accept.
  *
  * What a config holds reaches the rule text only through the name rules
  * of schema.h (network_name_valid, network_bridge_valid) and numbers we
@@ -254,7 +261,8 @@ static int nft_failed(struct nft_ctx *ctx, const char *name, struct lodge_err *e
 	if ((e = strstr(line, "Error: ")) && (size_t)(e - line) < strcspn(line, "\n"))
 		line = e + strlen("Error: ");
 	len = strcspn(line, "\n");
-	/* The errno: the strerror() text that ends the line. */
+	/* The errno: the strerror() text that ends the line (libnftables
+	 * writes strerror(errno) there; Linux's errnos end at 133). */
 	for (i = 1; i < 134; i++) {
 		e = strerror(i);
 		elen = strlen(e);

@@ -20,6 +20,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/net.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
 	echo
+	echo "## NAT network against bridged (tests/bench/nat.py)"
+	echo
+	python3 "$TOP/tests/bench/nat.py" "$BUILD/tests/test-lib-netfilter"
+	echo
 	echo "## Network watcher (tests/bench/netwatch.py)"
 	echo
 	python3 "$TOP/tests/bench/netwatch.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
