@@ -482,6 +482,58 @@ static void cmd_net_send(int argc, char **argv)
 	       count * 1000000 / us);
 }
 
+/* udp-send A.B.C.D PORT COUNT SIZE: COUNT numbered UDP datagrams of SIZE
+ * payload bytes to A.B.C.D (through the router off the subnet), as fast
+ * as the queue takes them: the NAT benchmark's sender. */
+static void cmd_udp_send(int argc, char **argv)
+{
+	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+	uint64_t port = argc > 2 ? strtou64(argv[2], NULL) : 0, count = argc > 3 ? strtou64(argv[3], NULL) : 1000;
+	uint64_t size = argc > 4 ? strtou64(argv[4], NULL) : 64, i, t0, us;
+	const uint8_t *mac;
+	uint8_t to[6];
+
+	if (!nnets || !dst || !port || port > 65535) {
+		printf("usage: udp-send A.B.C.D PORT [COUNT] [SIZE]\n");
+		return;
+	}
+	if (size < 4) size = 4;
+	if (size > 1472) size = 1472;
+	if (!(mac = next_hop_mac(dst))) {
+		printf("udp-send: no ARP reply\n");
+		return;
+	}
+	memcpy(to, mac, 6);
+	t0 = time_ns();
+	for (i = 0; i < count; i++) {
+		int head;
+		uint8_t *f, *udp;
+
+		while (!(f = tx_frame(&head))) {
+			vq_kick(&nd->tx);
+			cpu_relax();
+		}
+		eth_header(f, to, ETH_IP);
+		ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + (unsigned)size);
+		udp = f + 34;
+		put_be16(udp, 40000);
+		put_be16(udp + 2, (uint16_t)port);
+		put_be16(udp + 4, 8 + (uint16_t)size);
+		put_be32(udp + 8, (uint32_t)i);
+		tx_send(head, 42 + (unsigned)size, (i % 32) == 31 || i + 1 == count);
+	}
+	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
+		while (vq_get(&nd->tx, NULL) >= 0)
+			;
+		cpu_relax();
+	}
+	us = (time_ns() - t0) / 1000;
+	if (!us)
+		us = 1;
+	printf("udp-send: %lu datagrams of %lu bytes in %lu us: %lu datagrams/s\n", count, size, us,
+	       count * 1000000 / us);
+}
+
 /* net-recv SECONDS: count test frames arriving (for the receive benchmark). */
 static void cmd_net_recv(int argc, char **argv)
 {
@@ -569,6 +621,8 @@ static const struct command net_commands[] = {
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
 	{ "route", "A.B.C.D", "send what is off eth0's subnet to this router", cmd_route },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
+	{ "udp-send", "A.B.C.D PORT COUNT SIZE", "send numbered UDP datagrams as fast as the queue takes them",
+	  cmd_udp_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
 	{ "net-rx", "stop|start", "stop or start taking frames and reposting receive buffers", cmd_net_rx },
 	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
