@@ -113,6 +113,11 @@ static int write_conf(const struct lodge_network *n, const struct net_paths *p, 
 	char text[4 * CFG_PATH_MAX + 1024], mask[16];
 	int len, rc;
 
+	/* Each value is one line of dnsmasq's file: the names and numbers
+	 * are checked already, the paths (under --root) are checked here. */
+	if (strpbrk(p->pid, "\n\r") || strpbrk(p->leases, "\n\r") || strpbrk(p->hosts, "\n\r") ||
+	    strpbrk(p->addn, "\n\r") || strpbrk(n->file, "\n\r"))
+		return lodge_fail(err, -EINVAL, "network %s: a path of its files holds a line break", n->name);
 	net_ip4_text(~0u << (32 - n->prefix), mask);
 	len = snprintf(text, sizeof(text),
 		       "# Written by lodge for network %s at each start: edit %s instead.\n"
