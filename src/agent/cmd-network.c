@@ -74,7 +74,7 @@ OUT_GETTER(get_dnsmasq, struct lodge_network, out_str(v, dnsmasq_word(r)))
 OUT_GETTER(get_pid, struct lodge_network, r->dnsmasq_pid > 0 ? out_int(v, r->dnsmasq_pid) : out_null(v))
 OUT_GETTER(get_leases, struct lodge_network, out_uint(v, r->leases))
 OUT_GETTER(get_ports, struct lodge_network, out_int(v, r->ports))
-OUT_GETTER(get_rules, struct lodge_network, out_str(v, r->rules ? "yes" : "no"))
+OUT_GETTER(get_rules, struct lodge_network, r->rules < 0 ? out_null(v) : out_str(v, r->rules ? "yes" : "no"))
 OUT_GETTER(get_bridge_up, struct lodge_network, out_str(v, r->bridge_up ? "up" : "down"))
 OUT_GETTER(get_autostart, struct lodge_network, out_str(v, r->autostart ? "yes" : "no"))
 

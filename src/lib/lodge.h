@@ -602,7 +602,7 @@ struct lodge_network {
 	int ports;                     /* interfaces on it (the domains' vifs) */
 	int dnsmasq_pid;               /* > 0: it runs */
 	bool dnsmasq_died;             /* started and not stopped, but gone */
-	bool rules;                    /* its nftables rules are in place */
+	int rules;                     /* its nftables rules: 1 in place, 0 not, -1 unknown (not root) */
 	unsigned leases;
 };
 

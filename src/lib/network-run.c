@@ -288,7 +288,7 @@ void net_state(const struct lodge *lg, struct lodge_network *n)
 	struct port_find f = { n->bridge, 0, false };
 	struct lodge_lease none[1];
 	struct net_paths p;
-	int pid;
+	int pid, present;
 
 	if (net_paths(lg, n->name, &p))
 		return;
@@ -298,7 +298,8 @@ void net_state(const struct lodge *lg, struct lodge_network *n)
 	pid = dnsmasq_pid(&p);
 	n->dnsmasq_pid = pid > 0 ? pid : 0;
 	n->dnsmasq_died = pid < 0;
-	n->rules = netfilter_net_present(n->name, NULL) > 0;
+	present = netfilter_net_present(n->name, NULL);
+	n->rules = present < 0 ? -1 : present > 0;
 	n->leases = pid > 0 ? read_leases(n->name, p.leases, none, 0) : 0;
 }
 
@@ -341,7 +342,7 @@ int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *er
 		lodge_fail(err, rc, "network %s: %s", n->name, why);
 		goto undo;
 	}
-	made_rules = !n->rules;
+	made_rules = n->rules == 0;
 	if ((rc = netfilter_net_add(&nf, err)))
 		goto undo;
 	if (n->mode != LODGE_NET_ISOLATED) {

@@ -652,7 +652,7 @@ static int autostart_one(const char *name, void *arg)
 		return 0;
 	}
 	net_state(c->lg, &n);
-	if (!n.autostart || (n.bridge_up && n.dnsmasq_pid > 0 && n.rules))
+	if (!n.autostart || (n.bridge_up && n.dnsmasq_pid > 0 && n.rules > 0))
 		return 0;
 	if (net_up(c->lg, &n, &err)) {
 		c->failed++;
