@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 
 #define DNSMASQ_STOP_MS 3000       /* after SIGTERM, before SIGKILL */
 #define HOSTS_MAX       1024       /* fixed addresses per network */
+#define DNSMASQ_USER    "dnsmasq"  /* made by dnsmasq-base's install */
 #define LEASE_S         3600       /* dnsmasq's lease time (its default, written out: ages come from it) */
 
 /* ---- dnsmasq's process ---------------------------------------------------------- */
@@ -137,6 +139,10 @@ static int write_conf(const struct lodge_network *n, const struct net_paths *p, 
 		       "addn-hosts=%s\n",
 		       n->name, n->file, p->pid, n->bridge, n->dns_forward ? "" : "no-resolv\n", n->range_start,
 		       n->range_end, mask, LEASE_S, n->range_hi - n->range_lo + 1, p->leases, p->hosts, p->addn);
+	/* Its own user, as Debian's dnsmasq package runs it (dnsmasq-base's
+	 * default is nobody, whom any other nobody process could signal). */
+	if (getpwnam(DNSMASQ_USER))
+		len += snprintf(text + len, sizeof(text) - (size_t)len, "user=" DNSMASQ_USER "\n");
 	if (n->domain[0])
 		len += snprintf(text + len, sizeof(text) - (size_t)len, "domain=%s\nlocal=/%s/\n", n->domain, n->domain);
 	/* An isolated network has no way out to offer: no router. */
@@ -378,9 +384,11 @@ int net_down(const struct lodge *lg, struct lodge_network *n, struct lodge_err *
 		return lodge_fail(err, -EBUSY, "network %s: %d vif%s on its bridge %s: destroy %s domains first",
 				  n->name, n->ports, n->ports == 1 ? " is" : "s are", n->bridge,
 				  n->ports == 1 ? "its" : "their");
-	dnsmasq_stop(&p);
+	/* The rules first: a caller who may not change them (not root) is
+	 * refused before anything is stopped. */
 	if ((rc = netfilter_net_del(n->name, err)) < 0)
 		return rc;
+	dnsmasq_stop(&p);
 	if (n->bridge_up && (rc = nl_bridge_delete(n->bridge, why, sizeof(why))) && rc != -ENODEV)
 		return lodge_fail(err, rc, "network %s: %s", n->name, why);
 	unlink(p.conf);

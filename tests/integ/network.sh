@@ -214,6 +214,16 @@ else
 	fail "network-start repair" "$(cat "$T/restart.out"; lodge network-list 2>&1)"
 fi
 
+# dnsmasq is its own user's; a caller who is not root changes nothing.
+pid=$(net_row nat0 dnsmasq_pid)
+out=$(in_ns su nobody -s /bin/sh -c "$LODGE --root $ROOT network-stop nat0" 2>&1)
+if [ "$(ps -o user= -p "$pid")" = dnsmasq ] && printf '%s' "$out" | grep -q 'not permitted' &&
+   [ "$(net_row nat0 dnsmasq_pid)" = "$pid" ] && [ "$(net_row nat0 rules)" = yes ]; then
+	pass "dnsmasq runs as its own user; network-stop by another user is refused and stops nothing"
+else
+	fail "not root" "$(ps -o user= -p "$pid"): $out; $(lodge network-list 2>&1)"
+fi
+
 # ---- isolated and routed --------------------------------------------------------------
 lodge network-create iso0 --subnet 10.76.0.0/24 --isolated >/dev/null 2>&1
 lodge network-create rt0 --subnet 10.78.0.0/24 --routed >/dev/null 2>&1
