@@ -29,7 +29,7 @@ in_inet sh -c "ip link set lo up && ip addr add $UP_INET/24 dev up1 && ip link s
 in_inet ip route add 10.78.0.0/24 via "$UP_HOST"
 RULES_BEFORE=$(in_ns nft list ruleset)
 # After the domains (integ_exit destroys them first): no dnsmasq outlives the test.
-at_exit 'for n in nat0 iso0 rt0 fwd0 auto0; do lodge network-delete $n >/dev/null 2>&1; done'
+at_exit 'for n in nat0 iso0 rt0 fwd0 auto0 nr0; do lodge network-delete $n >/dev/null 2>&1; done'
 # The host's resolver, as the host namespace sees it (ip netns exec binds
 # /etc/netns/NS/resolv.conf): a dnsmasq in the internet namespace that
 # knows one name.
@@ -215,14 +215,16 @@ else
 fi
 
 # dnsmasq is its own user's; a caller who is not root changes nothing.
-pid=$(net_row nat0 dnsmasq_pid)
-out=$(in_ns su nobody -s /bin/sh -c "$LODGE --root $ROOT network-stop nat0" 2>&1)
-if [ "$(ps -o user= -p "$pid")" = dnsmasq ] && printf '%s' "$out" | grep -q 'not permitted' &&
-   [ "$(net_row nat0 dnsmasq_pid)" = "$pid" ] && [ "$(net_row nat0 rules)" = yes ]; then
+lodge network-create nr0 --subnet 10.73.0.0/24 --isolated >/dev/null 2>&1
+pid=$(net_row nr0 dnsmasq_pid)
+out=$(in_ns su nobody -s /bin/sh -c "$LODGE --root $ROOT network-stop nr0" 2>&1)
+if [ -n "$pid" ] && [ "$(ps -o user= -p "$pid")" = dnsmasq ] && printf '%s' "$out" | grep -q 'not permitted' &&
+   [ "$(net_row nr0 dnsmasq_pid)" = "$pid" ] && [ "$(net_row nr0 rules)" = yes ]; then
 	pass "dnsmasq runs as its own user; network-stop by another user is refused and stops nothing"
 else
 	fail "not root" "$(ps -o user= -p "$pid"): $out; $(lodge network-list 2>&1)"
 fi
+lodge network-delete nr0 >/dev/null 2>&1
 
 # ---- isolated and routed --------------------------------------------------------------
 lodge network-create iso0 --subnet 10.76.0.0/24 --isolated >/dev/null 2>&1
