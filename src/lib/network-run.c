@@ -324,7 +324,7 @@ static int empty_file(const char *path)
 int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *err)
 {
 	struct netfilter_net nf = { n->name, n->bridge, { htonl(n->net) }, n->prefix, n->mode };
-	bool made_bridge = false, made_rules = false;
+	bool made_bridge = false, made_rules = false, made_dnsmasq = false;
 	char why[LODGE_ERR_MAX];
 	struct net_paths p;
 	int rc;
@@ -351,6 +351,13 @@ int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *er
 	made_rules = n->rules == 0;
 	if ((rc = netfilter_net_add(&nf, err)))
 		goto undo;
+	if (n->dnsmasq_pid <= 0) {
+		if ((rc = write_conf(n, &p, err)) || (rc = dnsmasq_start(n, &p, err)))
+			goto undo;
+		made_dnsmasq = true;
+	}
+	/* Last: the one change of the host's own that a failure would not
+	 * take back. */
 	if (n->mode != LODGE_NET_ISOLATED) {
 		rc = netfilter_ip_forward_on(err);
 		if (rc < 0)
@@ -358,12 +365,11 @@ int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *er
 		if (rc > 0)
 			lodge_warn(lg, "IPv4 forwarding turned on (net.ipv4.ip_forward = 1) for network %s", n->name);
 	}
-	if (n->dnsmasq_pid <= 0 &&
-	    ((rc = write_conf(n, &p, err)) || (rc = dnsmasq_start(n, &p, err))))
-		goto undo;
 	net_state(lg, n);
 	return 0;
 undo:
+	if (made_dnsmasq)
+		dnsmasq_stop(&p);
 	if (made_rules)
 		netfilter_net_del(n->name, NULL);
 	if (made_bridge)

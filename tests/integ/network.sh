@@ -70,6 +70,26 @@ in_range() {   # in_range ADDR LO HI (last octets)
 }
 net_row() { lodge network-list -o tsv -H 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == n { print $k[c] }'; }
 
+# ---- a dnsmasq that cannot start ---------------------------------------------------
+# Port 53 held on every address: the network is refused with dnsmasq's own
+# words, and nothing is left of it, IPv4 forwarding included.
+ip netns exec "$NS" python3 -c "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0', 53))
+print('ready', flush=True); time.sleep(60)" >"$T/port53" 2>&1 &
+holder=$!                  # ip netns exec execs python3: this is its pid
+wait_for "$T/port53" ready 10
+out=$(lodge network-create busy0 --subnet 10.72.0.0/24 2>&1)
+rc=$?
+kill "$holder"
+wait "$holder" 2>/dev/null
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q 'dnsmasq failed.*Address already in use' &&
+   [ ! -e "$ROOT/etc/lodge/networks/busy0.cfg" ] && ! in_ns ip link show lnet-busy0 >/dev/null 2>&1 &&
+   [ "$(in_ns nft list ruleset)" = "$RULES_BEFORE" ] && [ "$(in_ns cat /proc/sys/net/ipv4/ip_forward)" = 0 ]; then
+	pass "a network whose dnsmasq cannot listen is refused in its words, and leaves nothing, forwarding off"
+else
+	fail "dnsmasq refused" "$out"
+fi
+
 # ---- a NAT network -----------------------------------------------------------------
 if lodge network-create nat0 --subnet 10.77.0.0/24 --dhcp-range 10.77.0.50-10.77.0.99 --domain lodge \
 	>"$T/create.out" 2>&1 && in_ns ip -4 addr show lnet-nat0 | grep -q 'inet 10.77.0.1/24' &&
