@@ -11,8 +11,8 @@
  *
  *   input        DHCP (udp 67) and DNS (udp and tcp 53) from the bridge
  *                to the host: accepted, every mode.
- *   forward      the bridge to itself (routed back out): accepted;
- *                NAT and routed: the subnet's traffic out of the bridge;
+ *   forward      NAT and routed: the subnet's traffic out of the bridge;
+ *                the bridge to itself (routed back out): accepted;
  *                NAT: only replies (ct established,related) in;
  *                routed: any traffic to the subnet in (it is reachable);
  *                anything else into or out of the bridge: dropped and
@@ -97,8 +97,10 @@ static const struct rule_tmpl {
 	{ NF_INPUT, M_ALL, "iifname \"@B\" udp dport 53 accept" },
 	{ NF_INPUT, M_ALL, "iifname \"@B\" tcp dport 53 accept" },
 
-	{ NF_FORWARD, M_ALL, "iifname \"@B\" oifname \"@B\" accept" },
+	/* The guests' traffic out first: every frame of it passes here, and
+	 * each expression is an indirect call (tests/bench/nat.py). */
 	{ NF_FORWARD, M_NAT | M_ROUTED, "iifname \"@B\" ip saddr @S accept" },
+	{ NF_FORWARD, M_ALL, "iifname \"@B\" oifname \"@B\" accept" },
 	{ NF_FORWARD, M_NAT, "oifname \"@B\" ip daddr @S ct state established,related accept" },
 	{ NF_FORWARD, M_ROUTED, "oifname \"@B\" ip daddr @S accept" },
 	{ NF_FORWARD, M_ALL, "iifname \"@B\" counter drop" },
@@ -116,11 +118,25 @@ static const struct rule_tmpl {
 
 /* ---- the text ------------------------------------------------------------------------------ */
 
+/* A refused name as a message may show it: its first bytes, each one
+ * that is not printable ASCII as '?' (it may hold a terminal's escapes). */
+static const char *shown(const char *s, char out[NETWORK_NAME_MAX + 4])
+{
+	size_t i;
+
+	for (i = 0; s && s[i] && i < NETWORK_NAME_MAX; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	strcpy(out + i, s && s[i] ? "..." : "");
+	return out;
+}
+
 static int check_name(const char *name, struct lodge_err *err)
 {
+	char buf[NETWORK_NAME_MAX + 4];
+
 	if (!name || !network_name_valid(name))
-		return lodge_fail(err, -EINVAL, "network name '%.*s' is not %s", NETWORK_NAME_MAX,
-				  name ? name : "", network_name_rule());
+		return lodge_fail(err, -EINVAL, "network name '%s' is not %s", shown(name, buf),
+				  network_name_rule());
 	return 0;
 }
 
@@ -145,7 +161,7 @@ static void put_rule(FILE *f, const char *tmpl, const char *bridge, const char *
 
 int netfilter_add_text(const struct netfilter_net *n, char **text, struct lodge_err *err)
 {
-	char subnet[INET_ADDRSTRLEN + 4], addr[INET_ADDRSTRLEN];
+	char subnet[INET_ADDRSTRLEN + 4], addr[INET_ADDRSTRLEN], buf[NETWORK_NAME_MAX + 4];
 	unsigned mode_bit, c;
 	uint32_t host_bits;
 	size_t i, len;
@@ -157,8 +173,8 @@ int netfilter_add_text(const struct netfilter_net *n, char **text, struct lodge_
 	if ((rc = check_name(n->name, err)))
 		return rc;
 	if (!n->bridge || !network_bridge_valid(n->bridge))
-		return lodge_fail(err, -EINVAL, "network %s: bridge name '%.*s' is not %s", n->name,
-				  NETWORK_BRIDGE_MAX, n->bridge ? n->bridge : "", network_bridge_rule());
+		return lodge_fail(err, -EINVAL, "network %s: bridge name '%s' is not %s", n->name,
+				  shown(n->bridge, buf), network_bridge_rule());
 	if ((unsigned)n->mode >= NF_MODES)
 		return lodge_fail(err, -EINVAL, "network %s: no such mode (%d)", n->name, (int)n->mode);
 	if (n->prefix < 1 || n->prefix > 30)

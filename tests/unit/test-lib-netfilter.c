@@ -90,8 +90,8 @@ static const char nat_text[] =
 	"add rule inet lodge web_input iifname \"lnbr-web\" tcp dport 53 accept\n"
 	"add chain inet lodge web_forward { type filter hook forward priority filter; policy accept; }\n"
 	"flush chain inet lodge web_forward\n"
-	"add rule inet lodge web_forward iifname \"lnbr-web\" oifname \"lnbr-web\" accept\n"
 	"add rule inet lodge web_forward iifname \"lnbr-web\" ip saddr 10.77.0.0/24 accept\n"
+	"add rule inet lodge web_forward iifname \"lnbr-web\" oifname \"lnbr-web\" accept\n"
 	"add rule inet lodge web_forward oifname \"lnbr-web\" ip daddr 10.77.0.0/24 ct state established,related accept\n"
 	"add rule inet lodge web_forward iifname \"lnbr-web\" counter drop\n"
 	"add rule inet lodge web_forward oifname \"lnbr-web\" counter drop\n"
@@ -115,8 +115,8 @@ static const char routed_text[] =
 	"add rule inet lodge lab-2_input iifname \"br.lab\" tcp dport 53 accept\n"
 	"add chain inet lodge lab-2_forward { type filter hook forward priority filter; policy accept; }\n"
 	"flush chain inet lodge lab-2_forward\n"
-	"add rule inet lodge lab-2_forward iifname \"br.lab\" oifname \"br.lab\" accept\n"
 	"add rule inet lodge lab-2_forward iifname \"br.lab\" ip saddr 192.168.128.0/17 accept\n"
+	"add rule inet lodge lab-2_forward iifname \"br.lab\" oifname \"br.lab\" accept\n"
 	"add rule inet lodge lab-2_forward oifname \"br.lab\" ip daddr 192.168.128.0/17 accept\n"
 	"add rule inet lodge lab-2_forward iifname \"br.lab\" counter drop\n"
 	"add rule inet lodge lab-2_forward oifname \"br.lab\" counter drop\n"
@@ -215,6 +215,15 @@ int main(int argc, char **argv)
 	check_refused("a name with a space is refused", net("a b", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
 	check_refused("a name starting with a digit is refused (nft reads it as a number)",
 		      net("1net", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
+	{
+		struct netfilter_net e = net("a\033]0;owned\007", "br0", "10.0.0.0", 8, LODGE_NET_NAT);
+		struct lodge_err err;
+		char *t;
+
+		CHECK("a refused name's control bytes are not in the message",
+		      netfilter_add_text(&e, &t, &err) == -EINVAL && !t && !strchr(err.msg, '\033') &&
+			      strstr(err.msg, "'a?]0;owned?'"));
+	}
 	check_refused("an empty name is refused", net("", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
 	check_refused("a name of 32 characters is refused",
 		      net("abcdefghijabcdefghijabcdefghijab", "br0", "10.0.0.0", 8, LODGE_NET_NAT), "network name");
