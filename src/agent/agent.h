@@ -63,5 +63,11 @@ int cmd_template_delete(struct cli *c);
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);
 int cmd_bridge_list(struct cli *c);
+/* cmd-network.c */
+int cmd_network_create(struct cli *c);
+int cmd_network_delete(struct cli *c);
+int cmd_network_start(struct cli *c);
+int cmd_network_stop(struct cli *c);
+int cmd_network_list_networks(struct cli *c);
 
 #endif

@@ -85,6 +85,8 @@ int cmd_network_list(struct cli *c)
 	unsigned i;
 	int rc;
 
+	if (c->argc == 0)
+		return cmd_network_list_networks(c);
 	if (lodge_devices(&c->lg, c->argv[0], &d, &err))
 		return cli_fail(&err);
 	if ((rc = out_begin(&o, c, vif_cols, OUT_NCOLS(vif_cols))))

@@ -130,6 +130,18 @@ static const struct cli_option detach_opts[] = {
 	NUMBER('t', "timeout", "SECS", 1, 3600, "how long the guest has to give it up (default 10)"),
 	{ 0 },
 };
+static const struct cli_option network_create_opts[] = {
+	TEXT('s', "subnet", "A.B.C.D/N", "its IPv4 subnet (/8 to /30); the first host is the gateway, on its bridge"),
+	FLAG('n', "nat", "masqueraded out of the host's other interfaces (the default)"),
+	FLAG('r', "routed", "forwarded with the guests' own addresses, no masquerade"),
+	FLAG('i', "isolated", "the host's DHCP and DNS only, no way out"),
+	TEXT('R', "dhcp-range", "A-B", "the addresses DHCP gives (default: the subnet's hosts after the gateway)"),
+	TEXT('d', "domain", "DOMAIN", "DNS domain: a domain NAME on it resolves as NAME.DOMAIN"),
+	TEXT('b', "bridge", "BRIDGE", "its bridge (default: " NETWORK_BRIDGE_PREFIX "NAME)"),
+	FLAG('a', "autostart", "lodge autostart starts it at boot"),
+	FLAG('f', "dns-forward", "names dnsmasq does not know go to the host's resolv.conf servers"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -161,11 +173,13 @@ static const struct command commands[] = {
 	  "disk entry, e.g. /img/x.img,raw,vdb,rw)", 0, cmd_block_attach },
 	{ "block-detach", detach_opts, "DOMAIN VDEV", 2, 2, "take a disk from a running domain once the guest gives "
 	  "it up", 0, cmd_block_detach },
-	{ "network-list", output_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
 	{ "network-attach", no_opts, "DOMAIN [VIFSPEC]", 1, 2, "give a running domain a vif (VIFSPEC as a config's "
 	  "vif entry, e.g. bridge=br0,mac=02:..)", 0, cmd_network_attach },
 	{ "network-detach", detach_opts, "DOMAIN MAC|DEVID", 2, 2, "take a vif from a running domain once the guest "
 	  "gives it up", 0, cmd_network_detach },
+	{ "network-list", output_opts, "[DOMAIN]", 0, 1,
+	  "the networks (mode, bridge, subnet, dnsmasq, leases); with DOMAIN, its vifs with their traffic counters", 0,
+	  cmd_network_list },
 	{ "vcpu-list", output_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
@@ -203,6 +217,16 @@ static const struct command commands[] = {
 	{ "bridge-delete", no_opts, "BRIDGE", 1, 1,
 	  "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", CMD_NO_HOST,
 	  cmd_bridge_delete },
+	{ "network-create", network_create_opts, "NETWORK", 1, 1,
+	  "create a network behind the host and start it: a bridge, dnsmasq for DHCP and DNS, nftables rules", 0,
+	  cmd_network_create },
+	{ "network-delete", no_opts, "NETWORK", 1, 1,
+	  "stop a network and remove it (refused while domains' vifs are on it)", 0, cmd_network_delete },
+	{ "network-start", no_opts, "NETWORK", 1, 1,
+	  "bring up what of a network is down (its bridge, rules, dnsmasq)", 0, cmd_network_start },
+	{ "network-stop", no_opts, "NETWORK", 1, 1,
+	  "stop a network's dnsmasq, remove its rules and bridge (refused while vifs are on it)", 0,
+	  cmd_network_stop },
 	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
 	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };

@@ -101,5 +101,11 @@ const char *network_name_rule(void);
 #define NETWORK_BRIDGE_MAX     16          /* bytes, with the NUL (IFNAMSIZ) */
 bool network_bridge_valid(const char *name);
 const char *network_bridge_rule(void);
+/* A network's bridge when none is given: this and its name (so a name
+ * longer than NETWORK_BRIDGE_MAX - 1 - 5 needs a bridge given). */
+#define NETWORK_BRIDGE_PREFIX  "lnet-"
+#define NETWORK_DOMAIN_MAX     64          /* its DNS domain, with the NUL */
+#define NETWORK_PREFIX_MIN     8           /* a subnet's prefix length: /8 to /30 */
+#define NETWORK_PREFIX_MAX     30
 
 #endif

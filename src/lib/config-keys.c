@@ -199,6 +199,18 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 			return -EEXIST;
 		}
 	}
+	if (vif.network[0]) {
+		/* Its bridge is the network's, brought up by network-start: lodge
+		 * create says if it is not running. */
+		char cfg[CFG_PATH_MAX + 64];
+
+		snprintf(cfg, sizeof(cfg), "%s/etc/lodge/networks/%s.cfg", cfg_root(), vif.network);
+		if (ctx->check_host && access(cfg, F_OK)) {
+			snprintf(why, whylen, "no network named %s (lodge network-create %s)", vif.network, vif.network);
+			return -ENODEV;
+		}
+		return 0;
+	}
 	bridge = vif.bridge[0] ? vif.bridge : ctx->hc ? ctx->hc->default_bridge : "";
 	if (ctx->check_host && bridge[0] && !nl_link_exists(bridge)) {
 		snprintf(why, whylen, "bridge '%s' does not exist (lodge bridge-create %s)", bridge, bridge);
@@ -397,7 +409,7 @@ const struct cfg_key domain_keys[] = {
 	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root="),
 	KEY_LIST("disk", DOMAIN_DISKS_MAX, "disks", check_disk,
 		 "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'"),
-	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME'"),
+	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME', or network=NET (lodge network-create) for bridge="),
 	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off"),
 	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots"),
 	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)"),

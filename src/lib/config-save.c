@@ -65,8 +65,12 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		int n = 0;
 
 		spec[0] = '\0';
+		/* A network's vif as written (a resolved one, started, has its
+		 * bridge too: the bridge stands, as the config of what runs). */
 		if (v->bridge[0])
 			n += snprintf(spec + n, sizeof(spec) - n, "bridge=%s", v->bridge);
+		else if (v->network[0])
+			n += snprintf(spec + n, sizeof(spec) - n, "network=%s", v->network);
 		if (v->mac_set)
 			n += snprintf(spec + n, sizeof(spec) - n, "%smac=%02x:%02x:%02x:%02x:%02x:%02x",
 				      n ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5]);

@@ -211,7 +211,8 @@ int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk
 	return 0;
 }
 
-/* "bridge=br0,mac=02:4c:..,vifname=web0"; every key optional. */
+/* "bridge=br0,mac=02:4c:..,vifname=web0" or "network=NAT,..."; every key
+ * optional, bridge and network not both. */
 int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 {
 	char buf[256], *f[8], err[128];
@@ -244,8 +245,17 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 				return -EINVAL;
 			continue;
 		}
+		if (!strcmp(f[i], "network")) {
+			if (!network_name_valid(val)) {
+				snprintf(why, whylen, "network: '%.40s' is not a network name (%s)", val,
+					 network_name_rule());
+				return -EINVAL;
+			}
+			snprintf(v->network, sizeof(v->network), "%s", val);
+			continue;
+		}
 		if (strcmp(f[i], "bridge") && strcmp(f[i], "vifname")) {
-			snprintf(why, whylen, "unknown vif key '%s' (bridge, mac, vifname, slot)", f[i]);
+			snprintf(why, whylen, "unknown vif key '%s' (bridge, network, mac, vifname, slot)", f[i]);
 			return -EINVAL;
 		}
 		if (netif_name_check(val, err, sizeof(err))) {
@@ -253,6 +263,10 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		snprintf(!strcmp(f[i], "bridge") ? v->bridge : v->vifname, IFNAMSIZ, "%s", val);
+	}
+	if (v->network[0] && v->bridge[0]) {
+		snprintf(why, whylen, "vif '%.64s' names both a bridge and a network (one or the other)", spec);
+		return -EINVAL;
 	}
 	return 0;
 }

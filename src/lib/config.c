@@ -501,6 +501,19 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 	return 0;
 }
 
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen)
+{
+	cfg_t *cfg;
+
+	if (ctx_init(ctx, file, err, errlen) || !(cfg = parse_file(ctx, keys)))
+		return NULL;
+	if (check_unset(ctx, cfg, NULL)) {
+		cfg_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
 /* What the validate callbacks cannot see alone: keys left out, maxmem
  * against memory, cmdline from root and extra.  Fills dc. */
 static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *dc)

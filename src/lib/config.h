@@ -32,6 +32,9 @@ struct cfg_disk {
 
 struct cfg_vif {
 	char bridge[IFNAMSIZ];     /* "" = the host's default bridge */
+	/* A Lodge network's (network=NAME, instead of bridge=): at start its
+	 * bridge is put in bridge and the MAC gets its fixed address. */
+	char network[NETWORK_NAME_MAX];
 	uint8_t mac[6];
 	bool mac_set;              /* false: generated stably from name and index */
 	char vifname[IFNAMSIZ];    /* "" = vif-<domain>.<n> (shortened to fit IFNAMSIZ) */

@@ -27,6 +27,7 @@ struct netdev {
 	struct vq rx, tx;
 	uint8_t mac[6];
 	uint32_t ip, mask;             /* host byte order */
+	uint32_t gw;                   /* the router DHCP named; 0: none (off-subnet is unreachable) */
 	uint8_t *rxbuf, *txbuf;        /* one BUF_SIZE slot per descriptor */
 	uint64_t rx_frames, tx_frames, rx_dropped;
 	int up;
@@ -201,6 +202,44 @@ int net_udp_broadcast(uint32_t src_ip, uint16_t sport, uint16_t dport, const uin
 	return 0;
 }
 
+static int arp_known(void *arg);
+static void net_route(uint32_t dst);
+
+/* The MAC for dst: its own on the subnet, the router's off it (asked by
+ * ARP, three tries a second apart); NULL if none answers. */
+static const uint8_t *next_hop_mac(uint32_t dst)
+{
+	uint32_t hop;
+	unsigned i;
+
+	net_route(dst);
+	hop = nd->ip && ((nd->ip ^ dst) & nd->mask) && nd->gw ? nd->gw : dst;
+	for (i = 0; i < 3 && !arp_lookup(hop); i++) {
+		arp_send(1, NULL, hop);
+		net_wait_ms(1000, arp_known, &hop);
+	}
+	return arp_lookup(hop);
+}
+
+int net_udp_send(uint32_t dst, uint16_t sport, uint16_t dport, const uint8_t *payload, unsigned len)
+{
+	const uint8_t *mac = next_hop_mac(dst);
+	int head;
+	uint8_t *f, *udp;
+
+	if (!mac || len > 1400 || !(f = tx_frame(&head)))
+		return -1;
+	eth_header(f, mac, ETH_IP);
+	ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + len);
+	udp = f + 34;
+	put_be16(udp, sport);
+	put_be16(udp + 2, dport);
+	put_be16(udp + 4, 8 + len);        /* checksum 0: none, as IPv4 allows */
+	memcpy(udp + 8, payload, len);
+	tx_send(head, 34 + 8 + len, 1);
+	return 0;
+}
+
 static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uint16_t id,
 		      uint16_t seq, const uint8_t *payload, unsigned plen)
 {
@@ -243,6 +282,11 @@ static void handle_frame(const uint8_t *f, unsigned len)
 		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 &&
 		    be16(ip + ihl + 2) == DHCP_CLIENT) {
 			dhcp_input(ip + ihl + 8, tot - ihl - 8);
+			return;
+		}
+		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 && be32(ip + 16) == nd->ip &&
+		    be16(ip + ihl + 2) == DNS_CLIENT_PORT) {
+			dns_input(be32(ip + 12), ip + ihl + 8, tot - ihl - 8);
 			return;
 		}
 		if (be32(ip + 16) != nd->ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
@@ -384,12 +428,7 @@ static void cmd_ping(int argc, char **argv)
 		printf("usage: ping A.B.C.D [COUNT]\n");
 		return;
 	}
-	net_route(dst);
-	for (i = 0; i < 3 && !arp_lookup(dst); i++) {
-		arp_send(1, NULL, dst);
-		net_wait_ms(1000, arp_known, &dst);
-	}
-	mac = arp_lookup(dst);
+	mac = next_hop_mac(dst);      /* off the subnet: the router's */
 	if (!mac) {
 		printf("ping: no ARP reply\n");
 		printf("ping: 0/%u replies\n", count);
@@ -441,6 +480,58 @@ static void cmd_net_send(int argc, char **argv)
 	if (!us)
 		us = 1;
 	printf("net-send: %lu frames of %lu bytes in %lu us: %lu frames/s\n", count, size, us,
+	       count * 1000000 / us);
+}
+
+/* udp-send A.B.C.D PORT COUNT SIZE: COUNT numbered UDP datagrams of SIZE
+ * payload bytes to A.B.C.D (through the router off the subnet), as fast
+ * as the queue takes them: the NAT benchmark's sender. */
+static void cmd_udp_send(int argc, char **argv)
+{
+	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+	uint64_t port = argc > 2 ? strtou64(argv[2], NULL) : 0, count = argc > 3 ? strtou64(argv[3], NULL) : 1000;
+	uint64_t size = argc > 4 ? strtou64(argv[4], NULL) : 64, i, t0, us;
+	const uint8_t *mac;
+	uint8_t to[6];
+
+	if (!nnets || !dst || !port || port > 65535) {
+		printf("usage: udp-send A.B.C.D PORT [COUNT] [SIZE]\n");
+		return;
+	}
+	if (size < 4) size = 4;
+	if (size > 1472) size = 1472;
+	if (!(mac = next_hop_mac(dst))) {
+		printf("udp-send: no ARP reply\n");
+		return;
+	}
+	memcpy(to, mac, 6);
+	t0 = time_ns();
+	for (i = 0; i < count; i++) {
+		int head;
+		uint8_t *f, *udp;
+
+		while (!(f = tx_frame(&head))) {
+			vq_kick(&nd->tx);
+			cpu_relax();
+		}
+		eth_header(f, to, ETH_IP);
+		ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + (unsigned)size);
+		udp = f + 34;
+		put_be16(udp, 40000);
+		put_be16(udp + 2, (uint16_t)port);
+		put_be16(udp + 4, 8 + (uint16_t)size);
+		put_be32(udp + 8, (uint32_t)i);
+		tx_send(head, 42 + (unsigned)size, (i % 32) == 31 || i + 1 == count);
+	}
+	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
+		while (vq_get(&nd->tx, NULL) >= 0)
+			;
+		cpu_relax();
+	}
+	us = (time_ns() - t0) / 1000;
+	if (!us)
+		us = 1;
+	printf("udp-send: %lu datagrams of %lu bytes in %lu us: %lu datagrams/s\n", count, size, us,
 	       count * 1000000 / us);
 }
 
@@ -506,10 +597,33 @@ void net_set_addr(uint32_t ip, uint32_t mask)
 	nets[0].mask = mask;
 }
 
+void net_set_gateway(uint32_t gw)
+{
+	nets[0].gw = gw;
+}
+
+/* route A.B.C.D: eth0's router by hand (DHCP sets it; a network that
+ * gives none, an isolated one, leaves it unset). */
+static void cmd_route(int argc, char **argv)
+{
+	uint32_t gw = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+
+	if (!gw) {
+		printf("usage: route A.B.C.D\n");
+		return;
+	}
+	nets[0].gw = gw;
+	print_ip("route: via ", gw);
+	printf("\n");
+}
+
 static const struct command net_commands[] = {
 	{ "net", "", "the interface, its address and counters", cmd_net },
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
+	{ "route", "A.B.C.D", "send what is off eth0's subnet to this router", cmd_route },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
+	{ "udp-send", "A.B.C.D PORT COUNT SIZE", "send numbered UDP datagrams as fast as the queue takes them",
+	  cmd_udp_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
 	{ "net-rx", "stop|start", "stop or start taking frames and reposting receive buffers", cmd_net_rx },
 	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
@@ -615,6 +729,7 @@ void net_init(void)
 
 	shell_register(net_commands, sizeof(net_commands) / sizeof(net_commands[0]));
 	dhcp_init();
+	dns_init();
 	while (nnets < MAX_NETS && net_init_one(nnets) == 0)
 		nnets++;
 	nd = &nets[0];

@@ -75,7 +75,8 @@ static const struct field_spec specs[F_COUNT] = {
 		     "sparse, in the image directory", check_size },
 	[F_PART] = { "Partition", 1u << G_DEBIAN_PART, -1, "a block device, written whole: Ctrl-B picks one (mounted, "
 		     "used or too small ones are refused)", check_part },
-	[F_BRIDGE] = { "Bridge", ON_ALL, FORM_BRIDGE, NULL, NULL },
+	[F_BRIDGE] = { "Bridge", ON_ALL, FORM_BRIDGE, "a bridge, new:NAME, net:NETWORK (N lists them), empty: no network",
+		       NULL },
 	[F_MAC] = { "MAC", ON_MINIOS, FORM_MAC, NULL, NULL },
 	[F_PACKAGES] = { "Packages", ON_DEBIAN, -1, "more packages cloud-init installs at the first boot: a,b "
 			 "(empty: none)", NULL },

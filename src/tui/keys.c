@@ -48,6 +48,12 @@ static void k_messages(struct tui *t, int c)
 	t->view = t->view == VIEW_MESSAGES ? VIEW_TABLE : VIEW_MESSAGES;
 	t->messages_back = 0;
 }
+static void k_networks(struct tui *t, int c)
+{
+	t->view = t->view == VIEW_NETWORKS ? VIEW_TABLE : VIEW_NETWORKS;
+	if (t->view == VIEW_NETWORKS)
+		networks_sample(t);        /* at once, not at the next refresh */
+}
 static void k_invert(struct tui *t, int c) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
 static void k_sort_cpu(struct tui *t, int c) { t->sort = SORT_CPU; sample_sort(t); }
 static void k_sort_mem(struct tui *t, int c) { t->sort = SORT_RSS; sample_sort(t); }
@@ -136,6 +142,7 @@ static const struct key_binding bindings[] = {
 	{ { 27 }, k_back, "back to the table, clear the status line", NULL, 0 },
 	{ { '?', 'h', KEY_F(1) }, k_help, "this help", "Help", 1 },
 	{ { 'm', KEY_F(2) }, k_messages, "message history, whole", "Msgs", 1 },
+	{ { 'N', KEY_F(8) }, k_networks, "networks: bridge, subnet, dnsmasq, leases, rates", NULL, 0 },
 	{ { '/', '\\', KEY_F(3), KEY_F(4) }, k_filter, "filter names (Esc clears)", "Filter", 1 },
 	{ { '<', '>', ',', '.', KEY_F(6) }, k_sort, "sort column", "Sort", 2 },
 	{ { 'I' }, k_invert, "invert the sort", NULL, 0 },

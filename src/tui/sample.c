@@ -266,6 +266,8 @@ void sample_start(struct tui *t)
 	unsigned i, j;
 
 	lodge_host_sample(&t->host);
+	if (t->view == VIEW_NETWORKS)
+		networks_sample(t);
 	if (!t->poller && (t->poller = lodge_poller_new()))
 		lodge_poller_on_unasked(t->poller, on_unasked);
 	if (!t->poller)

@@ -88,6 +88,8 @@ static void draw(struct tui *t)
 		draw_detail(t);
 	else if (t->view == VIEW_MESSAGES)
 		draw_messages(t);
+	else if (t->view == VIEW_NETWORKS)
+		draw_networks(t);
 	else
 		draw_table(t);
 	if (t->help)

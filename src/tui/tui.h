@@ -143,7 +143,7 @@ struct tui {
 	char filter[32];
 	int delay_ms;
 	bool frozen, monochrome, quit;
-	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_MESSAGES } view;
+	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_MESSAGES, VIEW_NETWORKS } view;
 	bool help;                         /* the help overlay is over the view */
 	unsigned help_top;                 /* its first line shown, when it is taller than the screen */
 	char status[TUI_MESSAGE_MAX];      /* the status line: last result or error ("": none) */
@@ -210,6 +210,10 @@ int put_wrapped(int y, int x, int indent, int bottom, const char *text);
 void draw_messages(struct tui *t);
 /* Scroll it by lines (negative: towards the newest). */
 void messages_scroll(struct tui *t, int lines);
+
+/* networks.c: Lodge's networks and their leases, a view of its own (N). */
+void networks_sample(struct tui *t);
+void draw_networks(struct tui *t);
 
 /* detail.c */
 void draw_detail(struct tui *t);

@@ -24,6 +24,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/nat.py" "$BUILD/tests/test-lib-netfilter"
 	echo
+	echo "## Networks with Mini-OS guests: create to address, NAT against bridged (tests/bench/network.py)"
+	echo
+	python3 "$TOP/tests/bench/network.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
 	echo "## Network watcher (tests/bench/netwatch.py)"
 	echo
 	python3 "$TOP/tests/bench/netwatch.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"

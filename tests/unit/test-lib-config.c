@@ -698,6 +698,8 @@ static void test_man_page(void)
 	check_man_keys(&m, "DOMAIN SETTINGS", domain_keys);
 	check_man_known(&m, "HOST SETTINGS", host_keys);
 	check_man_known(&m, "DOMAIN SETTINGS", domain_keys);
+	check_man_keys(&m, "NETWORK SETTINGS", network_keys);
+	check_man_known(&m, "NETWORK SETTINGS", network_keys);
 }
 
 int main(void)
