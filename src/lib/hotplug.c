@@ -5,6 +5,7 @@
 #include "config-keys.h"
 #include "disknames.h"
 #include "internal.h"
+#include "network.h"
 #include "proto.h"
 #include "runtime.h"
 #include "netlink.h"
@@ -332,7 +333,7 @@ int lodge_network_attach(const struct lodge *lg, const char *domain, const char 
 	if ((rc = lodge_status_of(lg, name, &st)))
 		return rc == -ENOENT ? lodge_not_running(err, name) : lodge_fail(err, rc, "%s: %s", name, strerror(-rc));
 	pin_vif_names(&dc, name, st.id);
-	if (!v.bridge[0])
+	if (!v.bridge[0] && !v.network[0])
 		snprintf(v.bridge, sizeof(v.bridge), "%s", lg->hc.default_bridge);
 	if (!v.vifname[0])              /* vif-NAME.N: the first N no vif of it has */
 		for (k = dc.nvifs; ; k++) {
@@ -357,6 +358,14 @@ int lodge_network_attach(const struct lodge *lg, const char *domain, const char 
 	if (hunt.who[0])
 		return lodge_fail(err, -EEXIST, "MAC %02x:%02x:%02x:%02x:%02x:%02x is domain %s's already", v.mac[0],
 				  v.mac[1], v.mac[2], v.mac[3], v.mac[4], v.mac[5], hunt.who);
+	/* A vif on a Lodge network joins its bridge, its MAC given the
+	 * network's fixed address, as at start (start.c). */
+	if (v.network[0]) {
+		char addr[16];
+
+		if ((rc = net_vif_attach(lg, v.network, name, v.mac, v.bridge, addr, err)))
+			return rc;
+	}
 	if ((fd = tapdev_open(v.vifname, v.bridge, why, sizeof(why))) < 0)
 		return lodge_fail(err, fd, "vif %s: %s", v.vifname, why);
 	snprintf(cmd, sizeof(cmd), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", v.vifname, v.bridge,
