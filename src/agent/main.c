@@ -114,6 +114,7 @@ static const struct cli_option install_opts[] = {
 	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "guest RAM (default 512)"),
 	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default 1)"),
 	TEXT('b', "bridge", "BRIDGE", "the bridge of its vif (default: lodge.conf's default_bridge)"),
+	TEXT('N', "network", "NETWORK", "a Lodge network for its vif instead of a bridge (network-create)"),
 	TEXT('P', "packages", "A,B", "packages cloud-init installs at its first boot"),
 	TEXT('k', "ssh-key", "FILE", "an ssh public key for its default user"),
 	TEXT('p', "password-file", "FILE", "the default user's password, hashed into the seed"),

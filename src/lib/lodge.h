@@ -772,6 +772,7 @@ struct lodge_install_opts {
 					* (a partition), which is written whole */
 	unsigned memory_mib, vcpus;    /* 0: the defaults */
 	const char *bridge;            /* NULL: the host's default bridge */
+	const char *network;           /* a Lodge network instead of a bridge; NULL: none */
 	/* The guest's own settings, for its cloud-init seed disk. */
 	const char *packages;          /* "a,b" */
 	const char *ssh_key_file, *password_file, *user_data_file;
