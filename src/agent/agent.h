@@ -59,5 +59,8 @@ int cmd_template_delete(struct cli *c);
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);
 int cmd_bridge_list(struct cli *c);
+/* cmd-web.c */
+int cmd_web(struct cli *c);
+int cmd_web_passwd(struct cli *c);
 
 #endif

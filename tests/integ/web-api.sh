@@ -1,0 +1,188 @@
+#!/bin/bash
+# The web interface's defences and JSON API, with curl against a lodge web
+# the test starts on a free loopback port with its own --root: no session
+# is 401, a wrong Host or Origin 403, a state change without the CSRF
+# token 403, a viewer's destroy 403; 20 bad logins in a row are refused;
+# a 10 MiB body is refused unread; a non-loopback --listen without TLS
+# does not start; with a self-signed certificate it serves HTTPS; an
+# admin's pause through the API is the domain's and the event log names
+# the web user.
+. "$(dirname "$0")/../lib.sh"
+
+integ_begin "web API" kvm root minios "cmd:curl" "cmd:openssl" "cmd:python3"
+LOG=$ROOT/var/log/lodge/lodge.log
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+J='Content-Type: application/json'
+
+# users: an admin and a viewer; the password from stdin, never argv
+printf 'alice-secret-1\n' | lodge web-passwd alice >"$T/pw.out" 2>&1 &&
+printf 'bob-secret-22\n' | lodge web-passwd bob --role viewer >>"$T/pw.out" 2>&1
+users=$ROOT/etc/lodge/web-users
+if [ "$(stat -c %a "$users")" = 600 ] && grep -Eq '^alice:admin:\$y\$' "$users" && grep -Eq '^bob:viewer:\$y\$' "$users" &&
+   ! grep -q secret "$users"; then
+	pass "lodge web-passwd keeps yescrypt hashes and roles in etc/lodge/web-users, mode 600"
+else
+	fail "web-passwd" "$(cat "$T/pw.out"; ls -l "$users"; cat "$users")"
+fi
+msg=$(printf 'short\n' | lodge web-passwd carol 2>&1); rc=$?
+msg2=$(printf 'long-enough-1\n' | lodge web-passwd 'Carol1' 2>&1); rc2=$?
+if [ $rc -ne 0 ] && [ $rc2 -ne 0 ] && ! grep -q '^carol' "$users" && [ "$(wc -l <<<"$msg")" = 1 ]; then
+	pass "a short password and a bad user name are refused, one line each: $msg / $msg2"
+else
+	fail "web-passwd refusals" "rc $rc: $msg; rc $rc2: $msg2"
+fi
+
+# a non-loopback --listen without TLS refuses to start, in one line
+msg=$(timeout 10 "$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT" 2>&1); rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <<<"$msg")" = 1 ] && grep -q 'TLS' <<<"$msg"; then
+	pass "--listen 0.0.0.0 without TLS refuses to start: $msg"
+else
+	fail "non-loopback without TLS" "rc $rc: $msg"
+fi
+
+"$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
+WEB_PID=$!
+up() { curl -s -o /dev/null "$URL/"; }
+if ! wait_until 20 up; then
+	fail "web API" "lodge web did not answer: $(cat "$T/web.log")"
+	exit 0
+fi
+
+# code ARGS...: the HTTP status curl got
+code() { curl -s -o "$T/body" -w '%{http_code}' "$@"; }
+login() {  # USER PASSWORD JAR: the status; the CSRF token in $T/csrf-USER
+	local c
+	c=$(code -c "$3" -H "$J" -d "{\"user\":\"$1\",\"password\":\"$2\"}" "$URL/api/login")
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" >"$T/csrf-$1" 2>/dev/null
+	echo "$c"
+}
+
+c=$(code "$URL/api/domains")
+if [ "$c" = 401 ]; then pass "no session: 401 ($(cat "$T/body"))"; else fail "no session" "$c $(cat "$T/body")"; fi
+
+curl -s -D "$T/hdr" -o "$T/body" -c "$T/alice.jar" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "$URL/api/login"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" >"$T/csrf-alice"
+A=(-b "$T/alice.jar")
+ACSRF=(-H "X-CSRF-Token: $(cat "$T/csrf-alice")")
+if grep -qi '^set-cookie: lodge_session=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=Strict' "$T/hdr" &&
+   ! grep -qi '^set-cookie:.*Secure' "$T/hdr" && [ "$(code "${A[@]}" "$URL/api/domains")" = 200 ]; then
+	pass "a login sets an HttpOnly, SameSite=Strict session cookie that opens the API"
+else
+	fail "login cookie" "$(cat "$T/hdr" "$T/body")"
+fi
+
+c1=$(code "${A[@]}" -H 'Host: evil.example:'"$PORT" "$URL/api/domains")
+c2=$(code "${A[@]}" -H 'Host: evil.example' "$URL/")
+c3=$(code "${A[@]}" -H "Origin: http://evil.example" "$URL/api/domains")
+c4=$(code "${A[@]}" "${ACSRF[@]}" -H "Origin: http://evil.example" -X POST "$URL/api/logout")
+c5=$(code "${A[@]}" -H "Origin: http://127.0.0.1:$PORT" "$URL/api/domains")
+sid=$(awk '$6 == "lodge_session" { print $7 }' "$T/alice.jar")
+c6=$(code -H "Cookie: lodge_session=$sid" -H "Host: localhost:$PORT" "$URL/api/domains")
+if [ "$c1$c2$c3$c4" = 403403403403 ] && [ "$c5$c6" = 200200 ]; then
+	pass "a wrong Host (DNS rebinding) or Origin is 403, the page included; its own are served"
+else
+	fail "Host and Origin" "host $c1 $c2, origin $c3 $c4, own $c5 $c6"
+fi
+
+# a Mini-OS domain made with the CLI
+printf 'name = "wapi"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/wapi.cfg"
+lodge create wapi >/dev/null || { fail "web API" "lodge create failed"; exit 0; }
+state() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $5 }'; }
+
+c=$(code "${A[@]}" -X POST "$URL/api/domains/wapi/pause")
+c2=$(code "${A[@]}" -H 'X-CSRF-Token: 0000000000000000000000000000000000000000000000000000000000000000' \
+	-X POST "$URL/api/domains/wapi/pause")
+if [ "$c$c2" = 403403 ] && [ "$(state wapi)" = running ]; then
+	pass "a state change without the CSRF token, or with a wrong one, is 403 and changes nothing"
+else
+	fail "CSRF" "$c $c2, state $(state wapi)"
+fi
+
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/pause")
+if [ "$c" = 200 ] && wait_until 10 test "$(state wapi)" = paused &&
+   wait_until 10 grep -Eq " wapi paused uid=0,pid=[0-9]+,via=web-alice -$" "$LOG"; then
+	pass "an admin's pause through the API pauses it; the event log says via=web-alice"
+else
+	fail "admin pause" "$c $(cat "$T/body"); state $(state wapi); $(tail -2 "$LOG")"
+fi
+
+j=$(curl -s "${A[@]}" "$URL/api/domains")
+cli=$(lodge list -l -o json)
+same=$(python3 -c '
+import json, sys
+web, cli = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+w = {d["name"]: d for d in web}; c = {d["name"]: d for d in cli}
+keys = ("id", "state", "memory_mib", "vcpus", "maxmem_mib", "pid")
+print(set(w) == set(c) and all(w[n].keys() == c[n].keys() and all(w[n][k] == c[n][k] for k in keys) for n in w))
+' "$j" "$cli")
+one=$(code "${A[@]}" "$URL/api/domains/wapi"; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$T/body")
+if [ "$same" = True ] && [ "$one" = "200paused" ]; then
+	pass "GET /api/domains has lodge list -l -o json's keys and values; GET /api/domains/wapi its row"
+else
+	fail "domains JSON" "$same $one; web $j; cli $cli"
+fi
+
+[ "$(login bob bob-secret-22 "$T/bob.jar")" = 200 ] || fail "viewer login" "$(cat "$T/body")"
+c=$(code -b "$T/bob.jar" -H "X-CSRF-Token: $(cat "$T/csrf-bob")" -X POST "$URL/api/domains/wapi/destroy")
+g=$(code -b "$T/bob.jar" "$URL/api/domains")
+if [ "$c" = 403 ] && [ "$g" = 200 ] && [ "$(state wapi)" = paused ]; then
+	pass "a viewer may look (200) but its destroy is 403 and the domain stays: $(cat "$T/body")"
+else
+	fail "viewer destroy" "destroy $c, list $g, state $(state wapi)"
+fi
+
+# 20 bad logins in a row from one address: refused before the 20th, and
+# then the right password is refused too
+codes=
+for i in $(seq 20); do codes+=" $(code -H "$J" -d '{"user":"alice","password":"wrong-guess"}' "$URL/api/login")"; done
+right=$(code -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "$URL/api/login")
+if grep -q ' 401' <<<"$codes" && [ "$(grep -o ' 429' <<<"$codes" | wc -l)" -ge 10 ] && [ "$right" = 429 ]; then
+	pass "20 bad logins in a row: refused (429) after $(grep -o ' 401' <<<"$codes" | wc -l); then even the right password"
+else
+	fail "login rate limit" "codes$codes; right $right"
+fi
+
+head -c $((10 << 20)) /dev/zero | tr '\0' 'x' >"$T/big"
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" --data-binary @"$T/big" "$URL/api/domains/wapi/mem-set")
+if [ "$c" = 413 ] && kill -0 $WEB_PID && [ "$(code "${A[@]}" "$URL/api/domains")" = 200 ]; then
+	pass "a 10 MiB body is refused (413) and the server serves on"
+else
+	fail "10 MiB body" "$c $(head -c 200 "$T/body")"
+fi
+
+c=$(code --path-as-is "$URL/../../etc/passwd")
+c2=$(code "$URL/lodge.cfg")
+if [ "$c" != 200 ] && [ "$c2" = 404 ]; then
+	pass "only the page's own files are served ($c, $c2)"
+else
+	fail "static files" "$c $c2"
+fi
+
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/logout")
+c2=$(code "${A[@]}" "$URL/api/domains")
+if [ "$c$c2" = 200401 ]; then pass "after logout the session is gone (401)"; else fail "logout" "$c $c2"; fi
+kill $WEB_PID; wait $WEB_PID 2>/dev/null
+
+# HTTPS with a self-signed certificate, on every address
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$T/key.pem" -out "$T/cert.pem" \
+	>/dev/null 2>&1
+PORT2=$(free_port)
+"$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT2" --cert "$T/cert.pem" --key "$T/key.pem" >"$T/web2.log" 2>&1 &
+WEB_PID=$!
+S=https://127.0.0.1:$PORT2
+ups() { curl -sk -o /dev/null "$S/"; }
+if wait_until 20 ups; then
+	curl -sk --cacert "$T/cert.pem" -D "$T/hdr" -o "$T/body" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' \
+		"$S/api/login"
+	plain=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT2/")
+	if grep -qi '^set-cookie: lodge_session=.*; Secure' "$T/hdr" && grep -q '"csrf"' "$T/body" && [ "$plain" != 200 ]; then
+		pass "--listen 0.0.0.0 with a self-signed certificate serves HTTPS (the cookie Secure), not plain HTTP"
+	else
+		fail "HTTPS" "$(cat "$T/hdr" "$T/body"); plain $plain"
+	fi
+else
+	fail "HTTPS" "no answer: $(cat "$T/web2.log")"
+fi
+kill $WEB_PID; wait $WEB_PID 2>/dev/null
