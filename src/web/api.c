@@ -24,7 +24,7 @@ struct route {
 	void (*fn)(const struct web_request *req, const char *word, struct web_response *resp);
 };
 
-static void reply_json(struct web_response *resp, unsigned status, json_t *j)
+void web_reply_json(struct web_response *resp, unsigned status, json_t *j)
 {
 	resp->status = status;
 	resp->body = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
@@ -39,18 +39,18 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	reply_json(resp, status, json_pack("{s:s}", "error", msg));
+	web_reply_json(resp, status, json_pack("{s:s}", "error", msg));
 }
 
 /* The library's refusal: lodge-hyp's lines as they are, else its sentence. */
-static void reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
+void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
 {
 	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY ? 409 : 500;
 
 	web_error(resp, status, "%s", err->msg[0] ? err->msg : strerror(-rc));
 }
 
-static json_t *body_json(const struct web_request *req, struct web_response *resp)
+json_t *web_body_json(const struct web_request *req, struct web_response *resp)
 {
 	json_error_t e;
 	json_t *j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &e);
@@ -67,7 +67,7 @@ static json_t *body_json(const struct web_request *req, struct web_response *res
 
 static void session_json(struct web_response *resp, unsigned status, const struct web_session *s)
 {
-	reply_json(resp, status, json_pack("{s:s,s:s,s:s}", "user", s->user, "role", web_role_name(s->role), "csrf",
+	web_reply_json(resp, status, json_pack("{s:s,s:s,s:s}", "user", s->user, "role", web_role_name(s->role), "csrf",
 					   s->csrf));
 }
 
@@ -85,7 +85,7 @@ static void do_login(const struct web_request *req, const char *word, struct web
 		web_error(resp, 429, "too many failed logins from %s: try again in %ld s", req->peer, wait);
 		return;
 	}
-	if (!(j = body_json(req, resp)))
+	if (!(j = web_body_json(req, resp)))
 		return;
 	if (json_unpack(j, "{s:s,s:s}", "user", &user, "password", &password) || strlen(password) > WEB_PASSWORD_MAX) {
 		json_decref(j);
@@ -119,7 +119,7 @@ static void do_logout(const struct web_request *req, const char *word, struct we
 	web_session_end(req->session);
 	snprintf(resp->cookie, sizeof(resp->cookie), "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s",
 		 WEB_COOKIE, req->tls ? "; Secure" : "");
-	reply_json(resp, 200, json_object());
+	web_reply_json(resp, 200, json_object());
 }
 
 static void get_session(const struct web_request *req, const char *word, struct web_response *resp)
@@ -150,7 +150,7 @@ static void get_domains(const struct web_request *req, const char *word, struct 
 	json_array_append_new(a, status_json(&dom0));
 	if ((rc = lodge_list(web_lodge(), &l, &err))) {
 		json_decref(a);
-		reply_lodge_err(resp, rc, &err);
+		web_reply_lodge_err(resp, rc, &err);
 		return;
 	}
 	for (i = 0; i < l.n; i++)
@@ -165,7 +165,7 @@ static void get_domains(const struct web_request *req, const char *word, struct 
 		json_array_append_new(a, o);
 	}
 	lodge_list_free(&l);
-	reply_json(resp, 200, a);
+	web_reply_json(resp, 200, a);
 }
 
 static void get_domain(const struct web_request *req, const char *name, struct web_response *resp)
@@ -175,14 +175,14 @@ static void get_domain(const struct web_request *req, const char *name, struct w
 	int rc;
 
 	if ((rc = lodge_status(web_lodge(), name, &st, &err))) {
-		reply_lodge_err(resp, rc, &err);
+		web_reply_lodge_err(resp, rc, &err);
 		return;
 	}
-	reply_json(resp, 200, status_json(&st));
+	web_reply_json(resp, 200, status_json(&st));
 }
 
 /* The face the domain's lodge-hyp is told: web-USER (the event log's via=). */
-static void as_user(const struct web_request *req)
+void web_as_user(const struct web_request *req)
 {
 	char face[WEB_USER_MAX + 8];
 
@@ -196,11 +196,11 @@ static void lifecycle(const struct web_request *req, const char *name, struct we
 	struct lodge_err err;
 	int rc;
 
-	as_user(req);
+	web_as_user(req);
 	if ((rc = fn(web_lodge(), name, &err)))
-		reply_lodge_err(resp, rc, &err);
+		web_reply_lodge_err(resp, rc, &err);
 	else
-		reply_json(resp, 200, json_pack("{s:s}", "name", name));
+		web_reply_json(resp, 200, json_pack("{s:s}", "name", name));
 }
 
 static int shutdown_now(const struct lodge *lg, const char *name, struct lodge_err *err)
@@ -224,7 +224,7 @@ static void do_mem_set(const struct web_request *req, const char *name, struct w
 	json_t *j;
 	int rc;
 
-	if (!(j = body_json(req, resp)))
+	if (!(j = web_body_json(req, resp)))
 		return;
 	rc = json_unpack(j, "{s:I}", "memory_mib", &mib);
 	json_decref(j);
@@ -232,11 +232,11 @@ static void do_mem_set(const struct web_request *req, const char *name, struct w
 		web_error(resp, 400, "the body is {\"memory_mib\": N}, N a whole number of MiB");
 		return;
 	}
-	as_user(req);
+	web_as_user(req);
 	if ((rc = lodge_mem_set(web_lodge(), name, (unsigned long)mib, &err)))
-		reply_lodge_err(resp, rc, &err);
+		web_reply_lodge_err(resp, rc, &err);
 	else
-		reply_json(resp, 200, json_pack("{s:s,s:I}", "name", name, "memory_mib", mib));
+		web_reply_json(resp, 200, json_pack("{s:s,s:I}", "name", name, "memory_mib", mib));
 }
 
 /* ---- the host ------------------------------------------------------------------------------ */
@@ -248,7 +248,7 @@ static void get_host(const struct web_request *req, const char *word, struct web
 
 	lodge_host_info(&hi);
 	lodge_host_sample(&h);
-	reply_json(resp, 200,
+	web_reply_json(resp, 200,
 		   json_pack("{s:s,s:i,s:I,s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:I}", "host", hi.model, "nr_cpus", (int)hi.ncpus,
 			     "total_memory_mib", (json_int_t)hi.mem_total_mib, "free_memory_mib",
 			     (json_int_t)hi.mem_avail_mib, "kvm_backend", hi.kvm_backend, "max_vcpus_per_domain",
@@ -269,10 +269,10 @@ static void get_bridges(const struct web_request *req, const char *word, struct 
 
 	if ((rc = lodge_bridge_list(add_bridge, a, &err))) {
 		json_decref(a);
-		reply_lodge_err(resp, rc, &err);
+		web_reply_lodge_err(resp, rc, &err);
 		return;
 	}
-	reply_json(resp, 200, a);
+	web_reply_json(resp, 200, a);
 }
 
 /* ---- the table ------------------------------------------------------------------------------ */
@@ -289,6 +289,8 @@ static const struct route routes[] = {
 	{ true, "/api/domains/*", "reboot", NEED_ADMIN, do_reboot },
 	{ true, "/api/domains/*", "destroy", NEED_ADMIN, do_destroy },
 	{ true, "/api/domains/*", "mem-set", NEED_ADMIN, do_mem_set },
+	{ false, "/api/create-form", NULL, NEED_VIEWER, web_get_create_form },
+	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
 	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
 };

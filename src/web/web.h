@@ -107,6 +107,17 @@ const struct lodge *web_lodge(void);
  * CSRF token and Host and Origin are checked before (server.c); the role
  * here, route by route. */
 void web_api(const struct web_request *req, struct web_response *resp);
+/* Helpers of the routes (api.c): a JSON reply (j's reference taken);
+ * the library's refusal with its status; the body as a JSON object (NULL:
+ * a 400 already in resp); the face "web-USER" for what follows. */
+struct json_t;
+void web_reply_json(struct web_response *resp, unsigned status, struct json_t *j);
+void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err);
+struct json_t *web_body_json(const struct web_request *req, struct web_response *resp);
+void web_as_user(const struct web_request *req);
+/* api-create.c: the create form's fields, and a domain made from them. */
+void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp);
+void web_create(const struct web_request *req, const char *word, struct web_response *resp);
 /* {"error": msg} with status. */
 void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

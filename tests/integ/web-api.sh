@@ -133,6 +133,19 @@ else
 	fail "viewer destroy" "destroy $c, list $g, state $(state wapi)"
 fi
 
+# create from the form's fields, checked as the dashboard's form checks them
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":1,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+bad=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["field"], d["error"])' "$T/body")
+c2=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":32,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+c3=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":32,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+if [ "$c" = 400 ] && grep -q '^memory_mib ' <<<"$bad" && [ "$c2" = 201 ] && [ "$c3" = 409 ] &&
+   [ "$(state wnew)" = running ] && [ -f "$DOMS/wnew.cfg" ] &&
+   wait_until 10 grep -Eq " wnew created uid=0,pid=[0-9]+,via=web-alice" "$LOG"; then
+	pass "POST /api/domains: a bad field is 400 naming it ($bad), a good form runs (config kept, via=web-alice), its name again 409"
+else
+	fail "create" "bad $c ($bad), create $c2, again $c3, state $(state wnew); $(cat "$T/body")"
+fi
+
 # 20 bad logins in a row from one address: refused before the 20th, and
 # then the right password is refused too
 codes=
