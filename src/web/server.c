@@ -287,9 +287,37 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 	return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
-static const struct lws_protocols protocols[] = {
-	{ "http", http_cb, sizeof(struct http_conn), 0, 0, NULL, 0 },
-	{ NULL, NULL, 0, 0, 0, NULL, 0 },
+/* ---- WebSockets ------------------------------------------------------------------------- */
+
+struct web_session *web_ws_admit(struct lws *wsi, const char *prefix, char *word, size_t wordlen)
+{
+	char host[256], origin[300], want[300], uri[WEB_URI_MAX], cookie[1024];
+	size_t n = strlen(prefix);
+	const char *rest;
+
+	if (header(wsi, WSI_TOKEN_HOST, host, sizeof(host)) || !host_allowed(host) ||
+	    header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof(origin)) ||
+	    header(wsi, WSI_TOKEN_GET_URI, uri, sizeof(uri)) || header(wsi, WSI_TOKEN_HTTP_COOKIE, cookie, sizeof(cookie)))
+		return NULL;
+	/* A WebSocket is not held to the same origin by the browser: the
+	 * server must see that the page is its own. */
+	snprintf(want, sizeof(want), "%s://%s", server_tls ? "https" : "http", host);
+	if (strcmp(origin, want) != 0 || strncmp(uri, prefix, n) != 0)
+		return NULL;
+	rest = uri + n;
+	if (word) {
+		if (!*rest || strlen(rest) >= wordlen || strchr(rest, '/'))
+			return NULL;
+		snprintf(word, wordlen, "%s", rest);
+	} else if (*rest) {
+		return NULL;
+	}
+	return web_session_find(cookie);
+}
+
+static const struct lws_protocols http_protocol = { "http", http_cb, sizeof(struct http_conn), 0, 0, NULL, 0 };
+static const struct lws_protocols *protocols[] = {
+	&http_protocol, &web_updates_protocol, &web_console_protocol, &web_console_fd_protocol, NULL,
 };
 
 /* ---- the listener ------------------------------------------------------------------------ */
@@ -373,7 +401,7 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 	memset(&info, 0, sizeof(info));
 	info.port = port;
 	info.iface = addr;
-	info.protocols = protocols;
+	info.pprotocols = protocols;
 	info.vhost_name = "lodge";
 	info.alpn = "http/1.1";
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;

@@ -129,6 +129,17 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 int web_static_find(const char *uri, char *path, size_t len, const char **mime);
 void web_static_dir(const char *dir);
 
+/* ---- WebSockets (ws-updates.c, ws-console.c) ------------------------------------------ */
+
+struct lws;
+struct lws_protocols;
+/* A WebSocket's handshake passes the HTTP checks (Host, session) and its
+ * Origin must be there and be the server's own; its path must be prefix
+ * (word NULL) or prefix then one word, copied to word: the session, or
+ * NULL to refuse it. */
+struct web_session *web_ws_admit(struct lws *wsi, const char *prefix, char *word, size_t wordlen);
+extern const struct lws_protocols web_updates_protocol, web_console_protocol, web_console_fd_protocol;
+
 /* ---- serving (server.c) ------------------------------------------------------------ */
 
 struct web_options {

@@ -42,7 +42,7 @@ else
 	fail "non-loopback without TLS" "rc $rc: $msg"
 fi
 
-"$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
+${WEB_WRAP:-} "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
 WEB_PID=$!
 up() { curl -s -o /dev/null "$URL/"; }
 if ! wait_until 20 up; then
@@ -144,6 +144,50 @@ if [ "$c" = 400 ] && grep -q '^memory_mib ' <<<"$bad" && [ "$c2" = 201 ] && [ "$
 	pass "POST /api/domains: a bad field is 400 naming it ($bad), a good form runs (config kept, via=web-alice), its name again 409"
 else
 	fail "create" "bad $c ($bad), create $c2, again $c3, state $(state wnew); $(cat "$T/body")"
+fi
+
+# the WebSockets (python3-websocket, for Debian's /usr/bin/python3)
+ws() {  # MODE PATH [ORIGIN]: the python below, as alice
+	/usr/bin/python3 - "$1" "ws://127.0.0.1:$PORT$2" "lodge_session=$sid" "${3-http://127.0.0.1:$PORT}" <<'PY'
+import json, sys, time, websocket
+mode, url, cookie, origin = sys.argv[1:5]
+proto = "lodge-console" if "/console/" in url else "lodge-updates"
+try:
+    w = websocket.create_connection(url, timeout=10, cookie=cookie, origin=origin or None, subprotocols=[proto],
+                                    suppress_origin=not origin)
+except Exception as e:
+    print("refused", type(e).__name__); sys.exit(0)
+if mode == "updates":
+    a = json.loads(w.recv()); t0 = time.monotonic(); b = json.loads(w.recv()); dt = time.monotonic() - t0
+    names = [d["name"] for d in b["domains"]]
+    print("ok", "wapi" in names, "io" in b["domains"][-1], 0.5 < dt < 2.5, b["t"] > a["t"])
+elif mode == "console":
+    w.send_binary(b"help\r")
+    got, end = b"", time.monotonic() + 15
+    while b"triple fault" not in got and time.monotonic() < end:
+        op, data = w.recv_data()
+        if op == websocket.ABNF.OPCODE_TEXT: print("text", data.decode()); break
+        got += data
+    print("ok", b"triple fault" in got)
+elif mode == "busy":
+    op, data = w.recv_data()
+    print("text" if op == websocket.ABNF.OPCODE_TEXT else "binary", data.decode(errors="replace")[:200])
+PY
+}
+out=$(ws updates /api/ws/updates)
+bad=$(ws updates /api/ws/updates http://evil.example)
+none=$(ws updates /api/ws/updates "")
+if [ "$out" = "ok True True True True" ] && [[ $bad == refused* ]] && [[ $none == refused* ]]; then
+	pass "the updates WebSocket sends the domains (with I/O counters) once a second; another Origin or none is refused"
+else
+	fail "updates WebSocket" "$out; evil: $bad; none: $none"
+fi
+out=$(ws console /api/ws/console/wnew)
+again=$(ws console /api/ws/console/wnew)
+if [ "$out" = "ok True" ] && [ "$again" = "ok True" ]; then
+	pass "the console WebSocket: help typed into Mini-OS's console brings its help back; closed, the console is free again"
+else
+	fail "console WebSocket" "$out; again: $again"
 fi
 
 # 20 bad logins in a row from one address: refused before the 20th, and
