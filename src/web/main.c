@@ -31,18 +31,26 @@ static int usage(void)
 
 /* The page's files: share/lodge/web beside the program's directory, as
  * both make install (PREFIX/sbin, PREFIX/share) and the build tree
- * (build/, share/) lay them out. */
-static void find_web_dir(char *out, size_t len)
+ * (build/, share/) lay them out; xterm.js's bundle in its xterm/, or in
+ * the build tree build/web/xterm/ (made by make, never in the sources). */
+static void find_web_dirs(char *page, char *xterm, size_t len)
 {
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (n <= 0) {
-		snprintf(out, len, "/usr/share/lodge/web");
+		snprintf(page, len, "/usr/share/lodge/web");
+		snprintf(xterm, len, "/usr/share/lodge/web/xterm");
 		return;
 	}
 	exe[n] = '\0';
-	snprintf(out, len, "%s/../share/lodge/web", dirname(exe));
+	dir = dirname(exe);
+	snprintf(page, len, "%s/../share/lodge/web", dir);
+	if ((size_t)snprintf(xterm, len, "%s/xterm/xterm.js", page) < len && access(xterm, R_OK) == 0 &&
+	    (size_t)snprintf(xterm, len, "%s/xterm", page) < len)
+		return;
+	if ((size_t)snprintf(xterm, len, "%s/web/xterm", dir) >= len)
+		xterm[0] = '\0';
 }
 
 static int serve(const struct lodge *lg, int argc, char **argv)
@@ -54,7 +62,7 @@ static int serve(const struct lodge *lg, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct web_options o = { .listen = DEFAULT_LISTEN };
-	char dir[PATH_MAX + 32];
+	char dir[PATH_MAX + 32], xterm[PATH_MAX + 32];
 	int ch;
 
 	optind = 1;
@@ -74,8 +82,8 @@ static int serve(const struct lodge *lg, int argc, char **argv)
 		log_err("--cert and --key go together (the certificate and its private key)");
 		return EXIT_USAGE;
 	}
-	find_web_dir(dir, sizeof(dir));
-	web_static_dir(dir);
+	find_web_dirs(dir, xterm, sizeof(dir));
+	web_static_dir(dir, xterm);
 	return web_serve(lg, &o);
 }
 

@@ -11,20 +11,22 @@
 
 static const struct {
 	const char *uri, *file, *mime;
+	bool xterm;                       /* from the xterm directory */
 } files[] = {
-	{ "/", "index.html", "text/html; charset=utf-8" },
-	{ "/index.html", "index.html", "text/html; charset=utf-8" },
-	{ "/lodge.css", "lodge.css", "text/css; charset=utf-8" },
-	{ "/lodge.js", "lodge.js", "text/javascript; charset=utf-8" },
-	{ "/xterm/xterm.js", "xterm/xterm.js", "text/javascript; charset=utf-8" },
-	{ "/xterm/xterm.css", "xterm/xterm.css", "text/css; charset=utf-8" },
+	{ "/", "index.html", "text/html; charset=utf-8", false },
+	{ "/index.html", "index.html", "text/html; charset=utf-8", false },
+	{ "/lodge.css", "lodge.css", "text/css; charset=utf-8", false },
+	{ "/lodge.js", "lodge.js", "text/javascript; charset=utf-8", false },
+	{ "/xterm/xterm.js", "xterm.js", "text/javascript; charset=utf-8", true },
+	{ "/xterm/xterm.css", "xterm.css", "text/css; charset=utf-8", true },
 };
 
-static char web_dir[512] = "/usr/local/share/lodge/web";
+static char web_dir[512] = "/usr/local/share/lodge/web", xterm_dir[512] = "/usr/local/share/lodge/web/xterm";
 
-void web_static_dir(const char *dir)
+void web_static_dir(const char *dir, const char *xterm)
 {
 	snprintf(web_dir, sizeof(web_dir), "%s", dir);
+	snprintf(xterm_dir, sizeof(xterm_dir), "%s", xterm);
 }
 
 int web_static_find(const char *uri, char *path, size_t len, const char **mime)
@@ -33,7 +35,7 @@ int web_static_find(const char *uri, char *path, size_t len, const char **mime)
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (strcmp(uri, files[i].uri) == 0) {
-			snprintf(path, len, "%s/%s", web_dir, files[i].file);
+			snprintf(path, len, "%s/%s", files[i].xterm ? xterm_dir : web_dir, files[i].file);
 			*mime = files[i].mime;
 			return 0;
 		}

@@ -127,7 +127,8 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 /* The file the page's path names, from the web directory: 0 with its
  * path and type; -ENOENT for any path not in the page's list. */
 int web_static_find(const char *uri, char *path, size_t len, const char **mime);
-void web_static_dir(const char *dir);
+/* The page's directory, and the one of xterm.js's bundle (built by make). */
+void web_static_dir(const char *dir, const char *xterm);
 
 /* ---- WebSockets (ws-updates.c, ws-console.c) ------------------------------------------ */
 
