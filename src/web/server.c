@@ -317,7 +317,7 @@ struct web_session *web_ws_admit(struct lws *wsi, const char *prefix, char *word
 
 static const struct lws_protocols http_protocol = { "http", http_cb, sizeof(struct http_conn), 0, 0, NULL, 0 };
 static const struct lws_protocols *protocols[] = {
-	&http_protocol, &web_updates_protocol, &web_console_protocol, &web_console_fd_protocol, NULL,
+	&http_protocol, &web_updates_protocol, &web_console_protocol, &web_console_fd_protocol, &web_jobs_protocol, NULL,
 };
 
 /* ---- the listener ------------------------------------------------------------------------ */
@@ -416,6 +416,7 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 				   : " (is the address this host's and the port free?)");
 		return EXIT_FAILED;
 	}
+	web_jobs_vhost(lws_get_vhost_by_name(server_ctx, "lodge"));
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

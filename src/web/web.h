@@ -99,6 +99,7 @@ struct web_response {
 	char cookie[256];                 /* a Set-Cookie value, "" none */
 };
 
+struct lws;
 struct web_server;
 struct web_server *web_server(void);
 const struct lodge *web_lodge(void);
@@ -118,6 +119,14 @@ void web_as_user(const struct web_request *req);
 /* api-create.c: the create form's fields, and a domain made from them. */
 void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp);
 void web_create(const struct web_request *req, const char *word, struct web_response *resp);
+/* jobs.c: save, restore and migrate, each in a child process. */
+void web_save(const struct web_request *req, const char *name, struct web_response *resp);
+void web_migrate(const struct web_request *req, const char *name, struct web_response *resp);
+void web_restore(const struct web_request *req, const char *word, struct web_response *resp);
+void web_get_jobs(const struct web_request *req, const char *word, struct web_response *resp);
+struct json_t *web_jobs_json(void);
+struct lws_vhost;
+void web_jobs_vhost(struct lws_vhost *vh);
 /* {"error": msg} with status. */
 void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -132,14 +141,14 @@ void web_static_dir(const char *dir, const char *xterm);
 
 /* ---- WebSockets (ws-updates.c, ws-console.c) ------------------------------------------ */
 
-struct lws;
 struct lws_protocols;
 /* A WebSocket's handshake passes the HTTP checks (Host, session) and its
  * Origin must be there and be the server's own; its path must be prefix
  * (word NULL) or prefix then one word, copied to word: the session, or
  * NULL to refuse it. */
 struct web_session *web_ws_admit(struct lws *wsi, const char *prefix, char *word, size_t wordlen);
-extern const struct lws_protocols web_updates_protocol, web_console_protocol, web_console_fd_protocol;
+extern const struct lws_protocols web_updates_protocol, web_console_protocol, web_console_fd_protocol,
+	web_jobs_protocol;
 
 /* ---- serving (server.c) ------------------------------------------------------------ */
 

@@ -79,6 +79,7 @@ static void build(void)
 			"host", "nr_cpus", (int)h.ncpus, "total_memory_mib", (json_int_t)h.mem_total_mib, "free_memory_mib",
 			(json_int_t)h.mem_avail_mib, "load1", h.load1, "cpu_pct", h.cpu_pct, "uptime_s",
 			(json_int_t)h.uptime_s, "domains", a);
+	json_object_set_new(msg, "jobs", web_jobs_json());
 	text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	json_decref(msg);
 	if (!text)

@@ -190,6 +190,37 @@ else
 	fail "console WebSocket" "$out; again: $again"
 fi
 
+# save and restore, jobs in a child process each: the file always save_dir/NAME.save
+mkdir -p -m 700 "$ROOT/var/lib/lodge/save"
+job_state() {  # ID: the job's state
+	curl -s "${A[@]}" "$URL/api/jobs" | python3 -c '
+import json, sys
+print(next((j["state"] + ":" + (j.get("error") or "") for j in json.load(sys.stdin) if j["id"] == int(sys.argv[1])), "none"))' "$1"
+}
+job_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/body"; }
+ended() { [[ $(job_state "$1") != running* ]]; }
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/save"); id=$(job_id)
+if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] &&
+   [ -s "$ROOT/var/lib/lodge/save/wapi.save" ] && ! lodge list wapi >/dev/null 2>&1 &&
+   grep -Eq " wapi saved uid=0,pid=[0-9]+,via=web-alice" "$LOG"; then
+	pass "POST .../save runs as a job (202, then done): save_dir/wapi.save written, the domain gone, via=web-alice"
+else
+	fail "save" "$c, job $id $(job_state "$id"); $(ls -l "$ROOT/var/lib/lodge/save"); $(tail -2 "$LOG")"
+fi
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"name":"wapi"}' "$URL/api/restore"); id=$(job_id)
+if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] && lodge list wapi >/dev/null; then
+	pass "POST /api/restore {name} brings wapi back from save_dir/wapi.save"
+else
+	fail "restore" "$c, job $id $(job_state "$id")"
+fi
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"dest":"/run/some.sock"}' "$URL/api/domains/wapi/migrate")
+c2=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"name":"../../etc/x"}' "$URL/api/restore")
+if [ "$c$c2" = 400400 ]; then
+	pass "a migration to a socket path and a restore of a path are refused (400)"
+else
+	fail "job refusals" "$c $c2"
+fi
+
 # 20 bad logins in a row from one address: refused before the 20th, and
 # then the right password is refused too
 codes=
