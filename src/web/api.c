@@ -168,19 +168,6 @@ static void get_domains(const struct web_request *req, const char *word, struct 
 	web_reply_json(resp, 200, a);
 }
 
-static void get_domain(const struct web_request *req, const char *name, struct web_response *resp)
-{
-	struct lodge_status st;
-	struct lodge_err err;
-	int rc;
-
-	if ((rc = lodge_status(web_lodge(), name, &st, &err))) {
-		web_reply_lodge_err(resp, rc, &err);
-		return;
-	}
-	web_reply_json(resp, 200, status_json(&st));
-}
-
 /* The face the domain's lodge-hyp is told: web-USER (the event log's via=). */
 void web_as_user(const struct web_request *req)
 {
@@ -282,7 +269,7 @@ static const struct route routes[] = {
 	{ true, "/api/logout", NULL, NEED_VIEWER, do_logout },
 	{ false, "/api/session", NULL, NEED_VIEWER, get_session },
 	{ false, "/api/domains", NULL, NEED_VIEWER, get_domains },
-	{ false, "/api/domains/*", NULL, NEED_VIEWER, get_domain },
+	{ false, "/api/domains/*", NULL, NEED_VIEWER, web_get_domain },
 	{ true, "/api/domains/*", "pause", NEED_ADMIN, do_pause },
 	{ true, "/api/domains/*", "unpause", NEED_ADMIN, do_unpause },
 	{ true, "/api/domains/*", "shutdown", NEED_ADMIN, do_shutdown },
@@ -297,6 +284,7 @@ static const struct route routes[] = {
 	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
 	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
+	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
 };
 
 /* uri against a route's path: true with the word where its '*' is. */

@@ -124,6 +124,17 @@ else
 	fail "domains JSON" "$same $one; web $j; cli $cli"
 fi
 
+detail=$(curl -s "${A[@]}" "$URL/api/domains/wapi" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["vcpu_list"]), isinstance(d["disks"], list) and isinstance(d["vifs"], list),
+      any(" wapi created " in l for l in d["history"]), "Mini-OS" in (d.get("console_tail") or ""))')
+if [ "$detail" = "1 True True True" ]; then
+	pass "GET /api/domains/wapi adds its vCPUs, disks, vifs, console tail and event log history"
+else
+	fail "domain detail" "$detail"
+fi
+
 [ "$(login bob bob-secret-22 "$T/bob.jar")" = 200 ] || fail "viewer login" "$(cat "$T/body")"
 c=$(code -b "$T/bob.jar" -H "X-CSRF-Token: $(cat "$T/csrf-bob")" -X POST "$URL/api/domains/wapi/destroy")
 g=$(code -b "$T/bob.jar" "$URL/api/domains")
