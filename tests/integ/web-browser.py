@@ -63,6 +63,16 @@ try:
         ok("paused within 2 s", False, f"lodge pause rc {rc}, state '{state_text('wb1')}'")
     shot("3-paused")
 
+    drv.find_element(By.CSS_SELECTOR, 'tr[data-name="wb1"] a[data-action="detail"]').click()
+    try:
+        wait.until(lambda d: " wb1 paused " in d.find_element(By.ID, "detail-history").text)
+        ok("the detail view shows wb1's history from the event log (its pause) and its vCPU",
+           "vCPU 0" in drv.find_element(By.ID, "devices").text)
+    except Exception:
+        ok("detail view", False, drv.find_element(By.ID, "detail-history").text[-300:])
+    shot("3b-detail")
+    drv.find_element(By.ID, "detail-close").click()
+
     drv.find_element(By.ID, "create-open").click()
     name = wait.until(EC.visibility_of_element_located((By.ID, "create-name")))
     name.send_keys("wbnew")

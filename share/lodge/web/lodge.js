@@ -47,8 +47,8 @@ function confirmDialog(text, yes) {
 // ---- log in and out --------------------------------------------------------------------
 
 function show(view) {
-  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view"])
-    $(v).hidden = !view.includes(v);
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", "jobs-view"])
+    $(v).hidden = !view.includes(v) && !(v === "jobs-view" && view.includes("domains-view"));
 }
 
 function showLogin() {
@@ -138,6 +138,7 @@ function update(msg) {
     row(tbody, d, r, hist);
   }
   app.prev = { t: msg.t, byName };
+  if (msg.jobs) jobs(msg.jobs);
   if (app.detail && byName[app.detail]) detail(byName[app.detail]);
 }
 
@@ -196,8 +197,9 @@ document.querySelector("#domains tbody").addEventListener("click", async (ev) =>
   $("action-error").textContent = r.ok ? "" : verb + " " + name + ": " + (r.json.error || r.status);
 });
 
-// ---- the detail view -------------------------------------------------------------------------
+// ---- the detail view ---------------------------------------------------------------------------
 
+// The row's figures from the update; the rest asked of GET /api/domains/NAME.
 function detail(d) {
   $("detail-name").textContent = d.name;
   const tb = document.querySelector("#detail tbody");
@@ -207,9 +209,62 @@ function detail(d) {
     tb.append(el("tr", {}, el("th", {}, k), el("td", {}, v === null ? "-" : Array.isArray(v) ? v.join(", ") || "-" : String(v))));
   }
   if (!$("memset-mib").value) $("memset-mib").value = d.memory_mib || "";
+  if (!app.detailBusy) detailMore(d.name);
+}
+
+async function detailMore(name) {
+  app.detailBusy = true;
+  const r = await api("GET", "/api/domains/" + encodeURIComponent(name));
+  app.detailBusy = false;
+  if (!r.ok || app.detail !== name) return;
+  const d = r.json, tb = document.querySelector("#devices tbody");
+  tb.replaceChildren();
+  for (const v of d.vcpu_list || [])
+    tb.append(el("tr", {}, el("th", {}, "vCPU " + v.vcpu), el("td", {}, "host CPU " + v.cpu + ", " + v.cpu_s.toFixed(1) +
+              " s, affinity " + v.affinity)));
+  for (const k of d.disks)
+    tb.append(el("tr", {}, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") + ", read " +
+              bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes))));
+  for (const v of d.vifs)
+    tb.append(el("tr", {}, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") + ", in " +
+              bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes))));
+  $("detail-tail").textContent = (d.console_tail || "").split("\n").slice(-15).join("\n");
+  $("detail-history").textContent = d.history.join("\n");
 }
 
 $("detail-close").addEventListener("click", () => { app.detail = null; show(["domains-view"]); });
+$("save-button").addEventListener("click", async () => {
+  const name = app.detail;
+  if (!(await confirmDialog("Save " + name + " to the save directory? It ends once its state is on disk.", "Save"))) return;
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/save");
+  $("action-error").textContent = r.ok ? "" : "save: " + (r.json.error || r.status);
+});
+$("migrate-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const name = app.detail, dest = $("migrate-dest").value;
+  if (!(await confirmDialog("Migrate " + name + " to " + dest + "? It leaves this host.", "Migrate"))) return;
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/migrate", { dest });
+  $("action-error").textContent = r.ok ? "" : "migrate: " + (r.json.error || r.status);
+});
+$("restore-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/restore", { name: $("restore-name").value });
+  $("action-error").textContent = r.ok ? "" : "restore: " + (r.json.error || r.status);
+});
+
+// The jobs: a save's bytes, a migration's rounds, as they go.
+function jobs(list) {
+  const ul = $("jobs");
+  ul.replaceChildren();
+  for (const j of list.slice().reverse()) {
+    const p = j.progress, how = !p ? "" : j.kind === "migrate" && p.round ?
+      ", round " + p.round + ", " + p.dirty + " pages dirty, " + bytes(p.rate_kib * 1024) + "/s" :
+      ", " + bytes(p.bytes) + (p.total ? " of " + bytes(p.total) : "");
+    ul.append(el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
+                 (j.error ? " (" + j.error + ")" : "")));
+  }
+}
+
 $("memset-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const r = await api("POST", "/api/domains/" + encodeURIComponent(app.detail) + "/mem-set",
@@ -225,8 +280,12 @@ $("create-open").addEventListener("click", async () => {
   const f = r.json, box = $("create-fields");
   box.replaceChildren();
   $("create-guest").textContent = f.defaults.why;
+  const devs = await api("GET", "/api/blockdevs");
+  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
   for (const { key, hint } of f.fields) {
     const input = el("input", { id: "create-" + key, name: key });
+    if (key === "disk") input.setAttribute("list", "blockdevs");
     if (key in f.defaults) input.value = f.defaults[key];
     box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
                   el("span", { class: "error", id: "create-error-" + key })));
