@@ -126,6 +126,7 @@ static int console_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 {
 	struct console_conn *c = user;
 	char arg[16];
+	const char *force;
 
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -134,7 +135,8 @@ static int console_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 			return -1;
 		memcpy(c->sid, c->session->id, sizeof(c->sid));
 		c->readonly = c->session->role != WEB_ADMIN;
-		c->force = lws_get_urlarg_by_name(wsi, "force", arg, sizeof(arg)) && strcmp(arg, "1") == 0 && !c->readonly;
+		force = lws_get_urlarg_by_name(wsi, "force=", arg, sizeof(arg));
+		c->force = force && strcmp(force, "1") == 0 && !c->readonly;
 		return 0;
 	case LWS_CALLBACK_ESTABLISHED:
 		c->established = true;

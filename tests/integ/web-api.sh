@@ -201,6 +201,45 @@ else
 	fail "console WebSocket" "$out; again: $again"
 fi
 
+# one console at a time: a viewer reads only and cannot take it over; an
+# admin is told it is in use, then takes it over with ?force=1
+bsid=$(awk '$6 == "lodge_session" { print $7 }' "$T/bob.jar")
+out=$(/usr/bin/python3 - "ws://127.0.0.1:$PORT/api/ws/console/wnew" "$sid" "$bsid" "http://127.0.0.1:$PORT" <<'PY'
+import json, sys, time, websocket
+url, alice, bob, origin = sys.argv[1:5]
+def conn(sid, force=False):
+    return websocket.create_connection(url + ("?force=1" if force else ""), timeout=10, cookie="lodge_session=" + sid,
+                                       origin=origin, subprotocols=["lodge-console"])
+b = conn(bob)
+b.send_binary(b"echo bobwashere\r")
+b2 = conn(bob, force=True)                       # a viewer's force is not one
+op, data = b2.recv_data()
+viewer_refused = op == websocket.ABNF.OPCODE_TEXT and json.loads(data).get("in_use")
+a1 = conn(alice)
+op, data = a1.recv_data()
+in_use = op == websocket.ABNF.OPCODE_TEXT and json.loads(data).get("in_use")
+a = conn(alice, force=True)
+a.send_binary(b"echo alice-mark\r")
+got, end = b"", time.monotonic() + 15
+while got.count(b"alice-mark") < 2 and time.monotonic() < end:
+    op, data = a.recv_data()
+    if op == websocket.ABNF.OPCODE_BINARY: got += data
+bob_closed = False
+try:
+    while True:
+        op, data = b.recv_data()
+        if op == websocket.ABNF.OPCODE_TEXT and "closed" in json.loads(data): bob_closed = True; break
+except Exception:
+    bob_closed = True
+print(bool(viewer_refused), bool(in_use), got.count(b"alice-mark") >= 2, b"bobwashere" not in got, bob_closed)
+PY
+)
+if [ "$out" = "True True True True True" ]; then
+	pass "one console at a time: in use is said (a viewer may not force), ?force=1 takes it over, a viewer's keys never reach the guest"
+else
+	fail "console takeover and read-only" "viewer refused, in use, alice echoed, no bob, bob closed: $out"
+fi
+
 # save and restore, jobs in a child process each: the file always save_dir/NAME.save
 mkdir -p -m 700 "$ROOT/var/lib/lodge/save"
 job_state() {  # ID: the job's state
