@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <libwebsockets.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,33 +47,54 @@ static json_t *domain_json(const struct lodge_status *st)
 	return o;
 }
 
+/* The poller keeps a connection to each domain between updates and asks
+ * them all at once (the dashboard's sampler); a domain slow to answer is
+ * left for the next update after UPDATE_WAIT_MS, so none holds the loop. */
+#define UPDATE_WAIT_MS 200
+static struct lodge_poller *poller;
+
+static void on_domain(const struct lodge_status *st, void *arg)
+{
+	json_array_append_new(arg, domain_json(st));
+}
+
+static void on_unasked(const char *name, const char *why, void *arg)
+{
+	struct lodge_unasked u;
+	struct list_row r;
+	json_t *o;
+
+	snprintf(u.name, sizeof(u.name), "%s", name);
+	snprintf(u.why, sizeof(u.why), "%s", why);
+	domain_list_row_unasked(&r, &u);
+	o = cols_json_row(domain_list_cols, domain_list_ncols, &r);
+	json_object_set_new(o, "why", json_string(why));
+	json_array_append_new(arg, o);
+}
+
+/* A domain slower than UPDATE_WAIT_MS: listed, its state unknown this
+ * time (not left out: it would seem gone). */
+static void on_late(const char *name, void *arg)
+{
+	on_unasked(name, "slow to answer", arg);
+}
+
 static void build(void)
 {
 	static struct lodge_host h;
 	struct lodge_status dom0;
-	struct lodge_list l;
-	struct lodge_err err;
 	struct timespec ts;
 	json_t *a = json_array(), *msg;
 	char *text;
-	unsigned i;
 
+	if (!poller && (poller = lodge_poller_new())) {
+		lodge_poller_patient(poller, UPDATE_WAIT_MS, on_late);
+		lodge_poller_on_unasked(poller, on_unasked);
+	}
 	lodge_host_status(&dom0);
 	json_array_append_new(a, domain_json(&dom0));
-	if (lodge_list(web_lodge(), &l, &err) == 0) {
-		for (i = 0; i < l.n; i++)
-			json_array_append_new(a, domain_json(&l.dom[i]));
-		for (i = 0; i < l.nunasked; i++) {
-			struct list_row r;
-			json_t *o;
-
-			domain_list_row_unasked(&r, &l.unasked[i]);
-			o = cols_json_row(domain_list_cols, domain_list_ncols, &r);
-			json_object_set_new(o, "why", json_string(l.unasked[i].why));
-			json_array_append_new(a, o);
-		}
-		lodge_list_free(&l);
-	}
+	if (poller)
+		lodge_poller_scan(poller, web_lodge(), on_domain, a);
 	lodge_host_sample(&h);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	msg = json_pack("{s:I,s:{s:i,s:I,s:I,s:f,s:f,s:I},s:o}", "t", (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
@@ -133,8 +155,12 @@ static int updates_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 	case LWS_CALLBACK_RECEIVE:
 		return -1;
 	case LWS_CALLBACK_CLOSED:
-		if (c->established && up.clients && !--up.clients)
+		if (c->established && up.clients && !--up.clients) {
+			/* No one watches: no timer, no connections to the domains. */
 			lws_sul_cancel(&up.sul);
+			lodge_poller_free(poller);
+			poller = NULL;
+		}
 		c->established = false;
 		return 0;
 	default:
