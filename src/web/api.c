@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 enum need { NEED_NONE, NEED_VIEWER, NEED_ADMIN };
 
@@ -63,6 +64,15 @@ json_t *web_body_json(const struct web_request *req, struct web_response *resp)
 	return j;
 }
 
+/* Logins, failed ones and logouts go to syslog's authpriv: they are no
+ * domain's event (the event log has each change a user makes).  Here,
+ * not in server.c: syslog.h's LOG_ERR and LOG_INFO are macros that would
+ * replace log.h's levels of the same names. */
+void web_api_openlog(void)
+{
+	openlog("lodge-web", LOG_PID, LOG_AUTHPRIV);
+}
+
 /* ---- the session ------------------------------------------------------------------------ */
 
 static void session_json(struct web_response *resp, unsigned status, const struct web_session *s)
@@ -82,6 +92,7 @@ static void do_login(const struct web_request *req, const char *word, struct web
 	int ok;
 
 	if (wait) {
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "login refused from %s: too many failures (%ld s to wait)", req->peer, wait);
 		web_error(resp, 429, "too many failed logins from %s: try again in %ld s", req->peer, wait);
 		return;
 	}
@@ -102,6 +113,9 @@ static void do_login(const struct web_request *req, const char *word, struct web
 	}
 	web_login_result(req->peer, ok == 1);
 	if (ok != 1) {
+		/* The name as typed may be anything: not logged, so no password
+		 * typed into the user field lands in the log. */
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "failed login from %s", req->peer);
 		web_error(resp, 401, "wrong user or password");
 		return;
 	}
@@ -109,6 +123,7 @@ static void do_login(const struct web_request *req, const char *word, struct web
 		web_error(resp, 500, "no randomness for a session");
 		return;
 	}
+	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s (%s) logged in from %s", name, web_role_name(role), req->peer);
 	snprintf(resp->cookie, sizeof(resp->cookie), "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", WEB_COOKIE, s->id,
 		 req->tls ? "; Secure" : "");
 	session_json(resp, 200, s);
@@ -116,6 +131,7 @@ static void do_login(const struct web_request *req, const char *word, struct web
 
 static void do_logout(const struct web_request *req, const char *word, struct web_response *resp)
 {
+	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s logged out from %s", req->session->user, req->peer);
 	web_session_end(req->session);
 	snprintf(resp->cookie, sizeof(resp->cookie), "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s",
 		 WEB_COOKIE, req->tls ? "; Secure" : "");

@@ -395,6 +395,7 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 		log_err("cannot read %s: %s", access(o->cert, R_OK) ? o->cert : o->key, strerror(errno));
 		return EXIT_FAILED;
 	}
+	web_api_openlog();
 	server_lg = lg;
 	server_tls = o->cert != NULL;
 	lws_set_log_level(LLL_ERR, lws_log);

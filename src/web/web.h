@@ -108,6 +108,8 @@ const struct lodge *web_lodge(void);
  * CSRF token and Host and Origin are checked before (server.c); the role
  * here, route by route. */
 void web_api(const struct web_request *req, struct web_response *resp);
+/* Logins and logouts to syslog (authpriv), as lodge-web. */
+void web_api_openlog(void);
 /* Helpers of the routes (api.c): a JSON reply (j's reference taken);
  * the library's refusal with its status; the body as a JSON object (NULL:
  * a 400 already in resp); the face "web-USER" for what follows. */
