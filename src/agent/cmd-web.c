@@ -40,7 +40,7 @@ static int run_web(struct cli *c, const char **args, int n)
 
 int cmd_web(struct cli *c)
 {
-	const char *args[8];
+	const char *args[10];
 	int n = 0;
 
 	args[n++] = "serve";
@@ -55,6 +55,10 @@ int cmd_web(struct cli *c)
 	if (c->set['k']) {
 		args[n++] = "--key";
 		args[n++] = c->text['k'];
+	}
+	if (c->set['n']) {
+		args[n++] = "--server-name";
+		args[n++] = c->text['n'];
 	}
 	return run_web(c, args, n);
 }

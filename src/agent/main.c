@@ -129,6 +129,8 @@ static const struct cli_option web_opts[] = {
 	TEXT('l', "listen", "ADDR:PORT", "where to serve (default 127.0.0.1:8080; other than loopback only with TLS)"),
 	TEXT('c', "cert", "FILE", "serve HTTPS with this certificate (PEM)"),
 	TEXT('k', "key", "FILE", "... and its private key (PEM)"),
+	TEXT('n', "server-name", "NAME", "a DNS name browsers may use for this host (besides its addresses, "
+	     "localhost and its hostname)"),
 	{ 0 },
 };
 static const struct cli_option web_passwd_opts[] = {

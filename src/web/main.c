@@ -2,7 +2,7 @@
  * (README: why a program of its own).  lodge reads the command line with
  * its one table and runs
  *
- *   lodge-web [--root DIR] serve [--listen ADDR:PORT] [--cert FILE --key FILE]
+ *   lodge-web [--root DIR] serve [--listen ADDR:PORT] [--cert FILE --key FILE] [--server-name NAME]
  *   lodge-web [--root DIR] passwd USER [--role admin|viewer]
  *
  * which may also be run as it is (the systemd unit runs lodge web). */
@@ -59,6 +59,7 @@ static int serve(const struct lodge *lg, int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "cert", required_argument, NULL, 'c' },
 		{ "key", required_argument, NULL, 'k' },
+		{ "server-name", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct web_options o = { .listen = DEFAULT_LISTEN };
@@ -66,13 +67,15 @@ static int serve(const struct lodge *lg, int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "l:c:k:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:c:k:n:", opts, NULL)) != -1) {
 		if (ch == 'l')
 			o.listen = optarg;
 		else if (ch == 'c')
 			o.cert = optarg;
 		else if (ch == 'k')
 			o.key = optarg;
+		else if (ch == 'n')
+			o.server_name = optarg;
 		else
 			return usage();
 	}

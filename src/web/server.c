@@ -2,7 +2,7 @@
  * event loop for HTTP, the WebSockets and TLS; README says why).
  *
  * Each request passes, in order, before any route sees it:
- *   Host      an IP address, localhost, or this host's name, else 403:
+ *   Host      an IP address, localhost, this host's name or --server-name, else 403:
  *             a page of another site whose name was rebound to this
  *             address (DNS rebinding) sends its own name
  *   method    GET or POST, else 405
@@ -40,6 +40,7 @@ struct http_conn {
 };
 
 static const struct lodge *server_lg;
+static char server_name[254];         /* --server-name: "" none */
 static bool server_tls;
 static volatile sig_atomic_t stopping;
 static struct lws_context *server_ctx;
@@ -88,7 +89,8 @@ static bool host_allowed(const char *host)
 	name[n] = '\0';
 	if (colon && strspn(colon + 1 + (host[0] == '['), "0123456789") != strlen(colon + 1 + (host[0] == '[')))
 		return false;
-	if (ip_literal(name) || strcasecmp(name, "localhost") == 0)
+	if (ip_literal(name) || strcasecmp(name, "localhost") == 0 ||
+	    (server_name[0] && strcasecmp(name, server_name) == 0))
 		return true;
 	return gethostname(me, sizeof(me)) == 0 && strcasecmp(name, me) == 0;
 }
@@ -391,6 +393,13 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 		log_err("--listen %s is not a loopback address: it needs TLS (--cert FILE --key FILE)", o->listen);
 		return EXIT_USAGE;
 	}
+	if (o->server_name && (!o->server_name[0] || strlen(o->server_name) >= sizeof(server_name) ||
+			       strspn(o->server_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+				       strlen(o->server_name))) {
+		log_err("--server-name '%s' is not a DNS name (letters, digits, '.' and '-')", o->server_name);
+		return EXIT_USAGE;
+	}
+	snprintf(server_name, sizeof(server_name), "%s", o->server_name ? o->server_name : "");
 	if (o->cert && (access(o->cert, R_OK) || access(o->key, R_OK))) {
 		log_err("cannot read %s: %s", access(o->cert, R_OK) ? o->cert : o->key, strerror(errno));
 		return EXIT_FAILED;

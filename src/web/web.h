@@ -160,6 +160,7 @@ extern const struct lws_protocols web_updates_protocol, web_console_protocol, we
 struct web_options {
 	const char *listen;               /* ADDR:PORT, [ADDR6]:PORT */
 	const char *cert, *key;           /* both or neither */
+	const char *server_name;          /* NULL, or a DNS name a Host may say */
 	const char *web_dir;              /* the page's files */
 };
 /* Serve until SIGINT or SIGTERM: 0, or an exit status with the reason

@@ -307,7 +307,8 @@ kill $WEB_PID; wait $WEB_PID 2>/dev/null
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$T/key.pem" -out "$T/cert.pem" \
 	>/dev/null 2>&1
 PORT2=$(free_port)
-"$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT2" --cert "$T/cert.pem" --key "$T/key.pem" >"$T/web2.log" 2>&1 &
+"$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT2" --cert "$T/cert.pem" --key "$T/key.pem" \
+	--server-name lodge.test >"$T/web2.log" 2>&1 &
 WEB_PID=$!
 S=https://127.0.0.1:$PORT2
 ups() { curl -sk -o /dev/null "$S/"; }
@@ -319,6 +320,13 @@ if wait_until 20 ups; then
 		pass "--listen 0.0.0.0 with a self-signed certificate serves HTTPS (the cookie Secure), not plain HTTP"
 	else
 		fail "HTTPS" "$(cat "$T/hdr" "$T/body"); plain $plain"
+	fi
+	named=$(curl -sk -o /dev/null -w '%{http_code}' -H "Host: lodge.test:$PORT2" "$S/")
+	other=$(curl -sk -o /dev/null -w '%{http_code}' -H "Host: other.test:$PORT2" "$S/")
+	if [ "$named$other" = 200403 ]; then
+		pass "--server-name lodge.test: that Host is served, another name is 403"
+	else
+		fail "--server-name" "lodge.test $named, other.test $other"
 	fi
 else
 	fail "HTTPS" "no answer: $(cat "$T/web2.log")"
