@@ -70,4 +70,8 @@ int cmd_network_start(struct cli *c);
 int cmd_network_stop(struct cli *c);
 int cmd_network_list_networks(struct cli *c);
 
+/* cmd-web.c */
+int cmd_web(struct cli *c);
+int cmd_web_passwd(struct cli *c);
+
 #endif

@@ -143,6 +143,18 @@ static const struct cli_option network_create_opts[] = {
 	FLAG('f', "dns-forward", "names dnsmasq does not know go to the host's resolv.conf servers"),
 	{ 0 },
 };
+static const struct cli_option web_opts[] = {
+	TEXT('l', "listen", "ADDR:PORT", "where to serve (default 127.0.0.1:8080; other than loopback only with TLS)"),
+	TEXT('c', "cert", "FILE", "serve HTTPS with this certificate (PEM)"),
+	TEXT('k', "key", "FILE", "... and its private key (PEM)"),
+	TEXT('n', "server-name", "NAME", "a DNS name browsers may use for this host (besides its addresses, "
+	     "localhost and its hostname)"),
+	{ 0 },
+};
+static const struct cli_option web_passwd_opts[] = {
+	WORD('r', "role", "ROLE", "admin viewer", "admin (the default: may change domains) or viewer (may only look)"),
+	{ 0 },
+};
 static const struct cli_option no_opts[] = { { 0 } };
 
 static int cmd_help(struct cli *c);
@@ -229,6 +241,9 @@ static const struct command commands[] = {
 	  "stop a network's dnsmasq, remove its rules and bridge (refused while vifs are on it)", 0,
 	  cmd_network_stop },
 	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
+	{ "web", web_opts, "", 0, 0, "serve the web interface (lodge-web(8)) in the foreground", 0, cmd_web },
+	{ "web-passwd", web_passwd_opts, "USER", 1, 1,
+	  "add a web interface user or set its password (read from standard input) and role", 0, cmd_web_passwd },
 	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -47,6 +47,10 @@ out=$BUILD/bench/results.md
 	echo "## Dashboard (tests/bench/tui.py)"
 	echo
 	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
+	echo "## Web interface (tests/bench/web.py)"
+	echo
+	/usr/bin/python3 "$TOP/tests/bench/web.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 } | tee "$out"
 echo
 echo "results: $out"
