@@ -31,6 +31,7 @@ drifts over both alike; each ratio is taken pair by pair.
                            default /var/tmp)
 """
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,11 +45,20 @@ PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "install-peer.sh
 FIRST_TARGET_RATIO, SECOND_TARGET_S = 0.5, 5.0
 
 
+CPU = []      # each timed run's CPU seconds (user + system of every process it waited for), in order
+
+
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(argv, log, **kw):
-    t0 = time.monotonic()
+    c0, t0 = cpu_children(), time.monotonic()
     with open(log, "ab") as f:
         rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, **kw).returncode
     took = time.monotonic() - t0
+    CPU.append(cpu_children() - c0)
     if rc != 0:
         with open(log, "rb") as f:
             tail = f.read()[-600:].decode(errors="replace")
@@ -137,6 +147,7 @@ def main():
     lg = Lodge(lodge, os.path.join(base, "root"))
     peer = Peer(os.path.join(base, "peer"), lg.packages())
     first, second, peer_warm = [], [], []
+    cpu_first, cpu_second, cpu_peer = [], [], []
     try:
         # The cold pair fills both caches for the warm rounds.
         cold = lg.install("cold", True)
@@ -144,8 +155,11 @@ def main():
         print("cold pair: lodge %.1f s, peer %.1f s" % (cold, peer_cold), file=sys.stderr)
         for i in range(RUNS):
             first.append(lg.install("first%d" % i, True))
+            cpu_first.append(CPU[-1])
             second.append(lg.install("second%d" % i, False))
+            cpu_second.append(CPU[-1])
             peer_warm.append(peer.install("peer%d" % i))
+            cpu_peer.append(CPU[-1])
             print("round %d: lodge first %.1f s, second %.2f s, peer %.1f s" % (
                 i + 1, first[-1], second[-1], peer_warm[-1]), file=sys.stderr)
         lodge_pkgs = lg.installed_packages()
@@ -164,6 +178,13 @@ def main():
         mms(first), mms(peer_warm), mms(ratios, "", "%.2f").strip()))
     print("| second install (template present) | %s | %s | %.3f (against the peer's median) |" % (
         mms(second, "s", "%.2f"), mms(peer_warm), statistics.median(second) / statistics.median(peer_warm)))
+    print("\nCPU seconds (user + system of every process each waited for: less moved by the other load on "
+          "a shared machine than wall time), min / median / max\n")
+    print("| | lodge install | debootstrap + xen-create-image's steps | ratio of the medians |")
+    print("|---|---|---|---|")
+    print("| first install, package cache warm | %s | %s | %.2f |" % (
+        mms(cpu_first), mms(cpu_peer), statistics.median(cpu_first) / statistics.median(cpu_peer)))
+    print("| second install | %s | | |" % mms(cpu_second, "s", "%.2f"))
     print("\nCaches after the run: Lodge's %.0f MiB (ROOT/var/cache/lodge), the peer's %.0f MiB "
           "(debootstrap --cache-dir). Mirror: deb.debian.org for both; apt's package lists fetched every time. "
           "Host load average (1 min) at the start %.2f, at the end %.2f (%d CPUs, shared)" % (
