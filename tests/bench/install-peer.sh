@@ -13,7 +13,10 @@ set -eu
 work=$1 name=$2 cache=$3 packages=$4 mirror=$5
 [ -n "$work" ] && [ -n "$name" ] && [ -d "$cache" ] || { echo "usage: install-peer.sh WORKDIR NAME CACHE_DIR PACKAGES MIRROR" >&2; exit 2; }
 # Never in its caller's mount namespace (the mounts below, and / made private).
-[ "$(readlink /proc/self/ns/mnt)" != "$(readlink /proc/$PPID/ns/mnt)" ] || { echo "install-peer.sh: run it under unshare -m" >&2; exit 2; }
+# Either one unreadable counts as the same.
+own_ns=$(readlink /proc/self/ns/mnt) caller_ns=$(readlink "/proc/$PPID/ns/mnt") || caller_ns=
+[ -n "$own_ns" ] && [ -n "$caller_ns" ] && [ "$own_ns" != "$caller_ns" ] ||
+	{ echo "install-peer.sh: run it under unshare -m (its mounts in a namespace of its own)" >&2; exit 2; }
 img=$work/$name.img mnt=$work/$name.mnt log=$work/$name.log
 mount --make-rprivate /
 truncate -s 2G "$img"
