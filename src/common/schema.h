@@ -57,6 +57,7 @@
 #define HOST_CGROUP_MAX        256         /* the cgroup parent's path, with its NUL */
 #define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
+#define HOST_MIRROR_MAX        256         /* template_mirror's URL, with its NUL */
 
 /* What a domain does when its guest powers off, reboots or crashes (xl's
  * on_poweroff, on_reboot, on_crash).  The coredump ones first write the

@@ -312,6 +312,26 @@ static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	return 0;
 }
 
+/* template_mirror = "http://HOST[:PORT]/PATH" (or https): a Debian mirror,
+ * one word of printable ASCII, as apt's sources take it ("": none). */
+static int check_mirror(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i), *host;
+	size_t n;
+
+	if (!*s)
+		return 0;
+	host = !strncmp(s, "http://", 7) ? s + 7 : !strncmp(s, "https://", 8) ? s + 8 : NULL;
+	for (n = 0; s[n] && s[n] > ' ' && s[n] < 0x7f && !strchr("\\\"'[]", s[n]); n++)
+		;
+	if (!host || !*host || *host == '/' || s[n] || n >= HOST_MIRROR_MAX) {
+		snprintf(why, whylen, "not a Debian mirror's URL like http://deb.debian.org/debian (http or https, "
+			 "no spaces or quotes, under %d bytes)", HOST_MIRROR_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* control_group = "lodge" or "1234": a group that exists, or a number ("": none). */
 static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
@@ -457,6 +477,9 @@ const struct cfg_key host_keys[] = {
 		"how long lodge host-stop waits for the saves or shutdowns before it destroys what still runs"),
 	KEY_STR("save_dir", "/var/lib/lodge/save", check_dir,
 		"where lodge host-stop saves the domains and lodge host-start restores them from"),
+	KEY_STR("template_mirror", "", check_mirror,
+		"the Debian mirror templates are built from (its DIST and DIST-updates suites; security updates "
+		"from Debian's security archive); empty: the host's own apt sources"),
 	{ .name = NULL }
 };
 _Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every host key");

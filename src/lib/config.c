@@ -459,6 +459,7 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	host_list(&ctx, cfg, "bridges", &hc->bridges);
 	hc->host_shutdown_saves = strcmp(cfg_getstr(cfg, "on_host_shutdown"), "save") == 0;
 	hc->shutdown_timeout_s = (unsigned)cfg_getint(cfg, "shutdown_timeout");
+	snprintf(hc->template_mirror, sizeof(hc->template_mirror), "%s", cfg_getstr(cfg, "template_mirror"));
 	cfg_free(cfg);
 	return 0;
 }

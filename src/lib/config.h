@@ -95,6 +95,7 @@ struct host_config {
 	bool host_shutdown_saves;          /* on_host_shutdown = "save" (default), else "shutdown" */
 	unsigned shutdown_timeout_s;       /* then what still runs is destroyed */
 	char save_dir[CFG_PATH_MAX];       /* default /var/lib/lodge/save */
+	char template_mirror[HOST_MIRROR_MAX];   /* "": the host's apt sources */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

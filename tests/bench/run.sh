@@ -1,5 +1,6 @@
 #!/bin/bash
-# make bench: every benchmark, side by side with QEMU in the same run.
+# make bench: every benchmark, side by side with QEMU (lodge install: with
+# debootstrap and xen-create-image's steps) in the same run.
 # Results are printed and kept in build/bench/results.md for the README.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,6 +52,10 @@ out=$BUILD/bench/results.md
 	echo "## Web interface (tests/bench/web.py)"
 	echo
 	/usr/bin/python3 "$TOP/tests/bench/web.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
+	echo "## Debian install (tests/bench/install.py)"
+	echo
+	python3 "$TOP/tests/bench/install.py" "$BUILD/lodge"
 } | tee "$out"
 echo
 echo "results: $out"
