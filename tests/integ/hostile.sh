@@ -78,9 +78,10 @@ if [ "${n:-0}" -ge 1 ] && [ "$n" -le $((SECS * 3 + 10)) ]; then
 else
 	fail "NEEDS_RESET logged, bounded" "seed $seed: ${n:-0} lines in $log"
 fi
-# The good domain: every round's checksum matches the pattern it wrote.
-sums=$(grep -c 'blk-sum: fnv1a64w' "$T/good.console")
-errors=$(grep -cE 'I/O error|blk-.*: (error|fail)' "$T/good.console")
+# The good domain: every round's checksum matches the pattern it wrote
+# (read from its console log, which has all it printed, however late).
+sums=$(grep -c 'blk-sum: fnv1a64w' "$R/run/lodge/good/console.log")
+errors=$(grep -cE 'I/O error|blk-.*: (error|fail)' "$R/run/lodge/good/console.log")
 if [ $good_ok = 1 ] && [ "$sums" -ge 3 ] && [ "$errors" -eq 0 ] && [ "$(pid_of good)" ]; then
 	pass "the domain beside it kept its disk and network ($sums disk rounds, ping every round)"
 else
