@@ -64,8 +64,10 @@ else
 	fail "lodge-hyp survives a hostile guest" "seed $seed: pid $evil_pid, now '$(pid_of evil)'; $(tail -3 "$R/run/lodge/evil/lodge-hyp.log" 2>/dev/null | tr '\n' '|')"
 fi
 # Typed at its console, answered in its console log (waited for: a loaded
-# host may take more than the second the console stays attached).
-say evil "echo still-here-$seed"
+# host may take more than the second the console stays attached).  An
+# empty line first: the attack may have left bytes in the UART's receive
+# FIFO, which would start the command's line.
+say evil $'\necho still-here-'"$seed"
 if wait_for "$R/run/lodge/evil/console.log" "^still-here-$seed" 30; then
 	pass "the hostile guest's console still answers"
 else
