@@ -159,8 +159,8 @@ int main(void)
 	CHECK("... and its directory is untouched", answers("web") && !exists(".web", NULL));
 	close(fd);
 
-	CHECK("removed whole", rundir_remove(run, "web") == 0 && !exists("web", NULL) && !exists(".web", NULL));
-	CHECK("removing what is not there: -ENOENT", rundir_remove(run, "web") == -ENOENT);
+	CHECK("removed whole", rundir_remove(run, "web", NULL) == 0 && !exists("web", NULL) && !exists(".web", NULL));
+	CHECK("removing what is not there: -ENOENT", rundir_remove(run, "web", NULL) == -ENOENT);
 
 	/* A dead lodge-hyp's leftovers: a socket that refuses, its log. */
 	path(p, "old", NULL);
@@ -174,7 +174,7 @@ int main(void)
 	CHECK("... its other files are kept", file_says("old", "lodge-hyp.log", "the last boot\n"));
 	CHECK("... nothing left under the temporary name", !exists(".old", NULL));
 	close(fd);
-	rundir_remove(run, "old");
+	rundir_remove(run, "old", NULL);
 
 	/* A start killed before its rename left RUNDIR/.NAME. */
 	path(p, ".killed", NULL);
@@ -184,7 +184,7 @@ int main(void)
 	CHECK("a killed start's temporary directory is removed, the start goes on",
 	      fd >= 0 && answers("killed") && !exists(".killed", NULL));
 	close(fd);
-	rundir_remove(run, "killed");
+	rundir_remove(run, "killed", NULL);
 
 	/* Something that is not a directory has the name. */
 	put_file("file", NULL, "not a directory\n");
@@ -211,7 +211,7 @@ int main(void)
 			continue;
 		}
 		close(fd);
-		if (rundir_remove(run, "busy"))
+		if (rundir_remove(run, "busy", NULL))
 			bad++;
 	}
 	atomic_store(&stop, true);
