@@ -14,7 +14,6 @@
 integ_begin "hot-plug" kvm minios root
 
 # field NAME COLUMN: a column of lodge list -o tsv (9: pid)
-field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 conlog() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 shows() { conlog "$1" | grep -Eq -- "$2"; }
 count() { conlog "$1" | grep -Ec -- "$2"; }

@@ -51,8 +51,8 @@ goto_field() {
 	done
 	on_field "$1"
 }
-# field LABEL TEXT: replace the field's value with TEXT.
-field() {
+# set_field LABEL TEXT: replace the field's value with TEXT.
+set_field() {
 	local v
 	goto_field "$1" || return 1
 	v=$(screen | sed -n -E "s/^$1 +([^ ]*).*/\1/p" | head -1)
@@ -110,13 +110,13 @@ else
 fi
 
 # ---- bad input: a size below the template's ----------------------------------------------------
-field "Disk size" 512M
+set_field "Disk size" 512M
 if shows 5 '^! 512 MiB is below the bookworm template.s [0-9]+ MiB$'; then
 	pass "a size below the template's is marked, its message whole under the form: $(screen | grep '^! ')"
 else
 	fail "a size below the template's" "$(screen | sed -n 2,20p | tr '\n' '|')"
 fi
-field Name tiny
+set_field Name tiny
 goto_field '\[ Install \]' && press Enter
 if shows 5 'nothing installed: fix the fields marked !' && nothing_left tiny && [ -z "$(ls -A "$IMAGES" 2>/dev/null)" ]; then
 	pass "Install with it refuses, nothing made"
@@ -129,7 +129,7 @@ hides 5 'Create a domain'
 # ---- bad input only the library finds: its message whole in the form ---------------------------
 # What lodge install says of it on the command line, to compare.
 cli_msg=$(lodge install priv -k "$T/key" 2>&1 | head -1 | sed 's/^lodge: //; s/^error: //')
-debian_form file && field Name priv && field "SSH key file" "$T/key" && goto_field '\[ Install \]' && press Enter
+debian_form file && set_field Name priv && set_field "SSH key file" "$T/key" && goto_field '\[ Install \]' && press Enter
 if [ -n "$cli_msg" ] && shows 10 '^error: nothing installed: ' && has 'Create a domain' &&
    screen | squeezed | grep -qF -- "$(printf %s "$cli_msg" | squeezed)" && nothing_left priv; then
 	pass "a private key, refused by lodge install's own check, shows whole in the form ($cli_msg); nothing made"
@@ -140,8 +140,8 @@ press Escape
 hides 5 'Create a domain'
 
 # ---- an install into a new 2 GiB file ---------------------------------------------------------
-debian_form file && field Name web && field Packages htop && field "SSH key file" "$T/key.pub" &&
-	field "Password file" "$T/password" && goto_field '\[ Install \]' && press Enter
+debian_form file && set_field Name web && set_field Packages htop && set_field "SSH key file" "$T/key.pub" &&
+	set_field "Password file" "$T/password" && goto_field '\[ Install \]' && press Enter
 # seen_done NAME: note the percentage its row shows; true once it shows
 # the domain stopped (the install done) or the row is gone.
 seen_done() {
@@ -202,7 +202,7 @@ if [ -z "$LOOP" ] || ! wait_until 10 test -b "${LOOP}p3"; then
 	skip "installs into partitions" "no loop device with partitions"
 else
 	P1=${LOOP}p1 P2=${LOOP}p2 P3=${LOOP}p3
-	debian_form partition && field Name part && goto_field Partition && press C-b
+	debian_form partition && set_field Name part && goto_field Partition && press C-b
 	if shows 5 '^Block devices' && shows 5 "^  $P2 +512 MiB +too small for the bookworm template"; then
 		pass "the picker marks the 512 MiB partition too small for the template"
 	else
@@ -244,7 +244,7 @@ else
 	if mkfs.ext4 -q "$P3" && mount "$P3" "$T/mnt"; then
 		at_exit 'umount "$T/mnt" 2>/dev/null'
 		before=$(head -c 1M "$P3" | sha256sum)
-		debian_form partition && field Name mounted && field Partition "$P3"
+		debian_form partition && set_field Name mounted && set_field Partition "$P3"
 		if shows 5 "^! (mounted on the host|in use on the host \(a mounted filesystem)" &&
 		   why=$(screen | sed -n '/^! /,/^Fix the fields/p' | sed '$d' | tr -s ' \n' ' ') && goto_field '\[ Install \]' && press Enter &&
 		   shows 5 'nothing installed: fix the fields marked !' && nothing_left mounted &&
@@ -264,7 +264,7 @@ fi
 # ---- cancel mid-install -------------------------------------------------------------------------
 # The install is held (SIGSTOP) once its row shows, so that the cancel
 # lands mid-install however fast the machine; SIGCONT after the confirm.
-debian_form file && field Name cc && goto_field '\[ Install \]' && press Enter
+debian_form file && set_field Name cc && goto_field '\[ Install \]' && press Enter
 shows 15 '^ +- cc +installing' && pid=$(install_pid) && kill -STOP "$pid"
 if [ -z "$pid" ] || has '^ +- cc +shut'; then
 	skip "cancel mid-install" "the install finished before it could be held"
@@ -302,7 +302,7 @@ press Escape
 # ---- an error mid-install: whole in the status line, nothing left --------------------------------
 # A config of its name appears while it clones (held there as above):
 # lodge install refuses to write over it, and undoes the rest.
-debian_form file && field Name late && goto_field '\[ Install \]' && press Enter
+debian_form file && set_field Name late && goto_field '\[ Install \]' && press Enter
 shows 15 '^ +- late +installing [0-9]+% +(cloning|growing|writing the seed)' && pid=$(install_pid) && kill -STOP "$pid"
 if [ -z "$pid" ] || has '^ +- late +shut'; then
 	skip "an error mid-install" "the install finished before it could be held"
@@ -322,7 +322,7 @@ else
 fi
 
 # ---- quitting while an install runs ------------------------------------------------------------
-debian_form file && field Name qq && goto_field '\[ Install \]' && press Enter
+debian_form file && set_field Name qq && goto_field '\[ Install \]' && press Enter
 shows 15 '^ +- qq +installing' && pid=$(install_pid) && kill -STOP "$pid"
 if [ -z "$pid" ] || has '^ +- qq +shut'; then
 	skip "quit while installing" "the install finished before it could be held"
