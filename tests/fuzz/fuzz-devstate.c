@@ -56,7 +56,7 @@ struct vdev_slot {
 static const struct vdev_slot vdevs[] = {
 	{ "virtio-blk.0", 1, 1, 0x1042 },
 	{ "virtio-net.0", 2, 2, 0x1041 },
-	{ "virtio-balloon", 3, 3, 0x1045 },
+	{ "virtio-balloon", DOMAIN_BALLOON_SLOT, 3, 0x1045 },   /* the last slot, always */
 };
 #define NVDEV (sizeof(vdevs) / sizeof(vdevs[0]))
 
