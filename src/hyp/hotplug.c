@@ -99,6 +99,11 @@ bool hotplug_present(unsigned slot, char *what, size_t len)
 	return true;
 }
 
+bool hotplug_is_disk(unsigned slot)
+{
+	return slot < PCIHP_SLOTS && slots[slot].vdev && slots[slot].disk;
+}
+
 void hotplug_note_vif(struct tap *tap, struct virtio_dev *vdev)
 {
 	if (vdev->slot < PCIHP_SLOTS) {

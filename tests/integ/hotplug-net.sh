@@ -68,6 +68,13 @@ if [ $rc -eq 0 ] && shows n "net: eth0 removed" && [ -z "$(vifs)" ] && ! in_ns i
 else
 	fail "network-detach" "rc $rc: $out; tap: $(in_ns ip link show "$tap" 2>&1 | head -1)"
 fi
+EVLOG=$ROOT/var/log/lodge/lodge.log
+if wait_until 10 grep -Eq " n network-detach uid=0,pid=[0-9]+ vif $tap in PCI slot [0-9]+, ejected by the guest$" "$EVLOG" &&
+	grep -Eq " n network-attach uid=0,pid=[0-9]+ vif $tap in PCI slot [0-9]+$" "$EVLOG"; then
+	pass "the event log has the network-attach and the network-detach, with who asked"
+else
+	fail "event log: network-attach/-detach" "$(tail -3 "$EVLOG" 2>&1)"
+fi
 
 # ---- 4. 20 rounds: no leaks ------------------------------------------------------
 dp=$(domain_pid n)
