@@ -100,7 +100,6 @@ void devices_attach_disk(struct tui *t)
 {
 	struct dom_sample *d = shown(t, "attach a disk");
 	char spec[CFG_PATH_MAX] = "";
-	char why[256] = "";
 
 	if (!d || !tui_prompt(t, "attach a disk (PATH,VDEV[,ro], e.g. /srv/data.img,xvdb): ", spec, sizeof(spec)))
 		return;
@@ -108,11 +107,9 @@ void devices_attach_disk(struct tui *t)
 		tui_status(t, true, "attach a disk: no disk given");
 		return;
 	}
-	/* As the create form's picker: a block device in use here is refused now. */
-	if (spec[0] == '/' && lodge_disk_taken(t->lg, strtok(strdupa(spec), ","), why, sizeof(why))) {
-		tui_status(t, true, "attach a disk to %s: %s", d->st.name, why);
-		return;
-	}
+	/* The picker's rules (a block device mounted or used on the host, a
+	 * disk of a running domain: lodge_disk_taken) are the library's
+	 * first check: its refusal comes back in the status line. */
 	start(t, d, OP_BLOCK_ATTACH, spec);
 }
 

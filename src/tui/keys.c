@@ -134,9 +134,15 @@ static void k_start(struct tui *t, int c)
 		tui_status(t, true, "S starts a domain installed here and not yet started; select one");
 }
 
-static void k_attach_disk(struct tui *t, int c) { devices_attach_disk(t); }
-static void k_attach_vif(struct tui *t, int c) { devices_attach_vif(t); }
-static void k_detach(struct tui *t, int c) { devices_detach(t); }
+static void k_devices(struct tui *t, int c)
+{
+	if (c == 'a')
+		devices_attach_disk(t);
+	else if (c == 'v')
+		devices_attach_vif(t);
+	else
+		devices_detach(t);
+}
 
 /* In the order the help lists them; two short ones share a line. */
 static const struct key_binding bindings[] = {
@@ -159,9 +165,7 @@ static const struct key_binding bindings[] = {
 	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
 	{ { 'k', KEY_F(9) }, k_destroy, "destroy; cancel an install", "Kill", 1 },
 	{ { 'S' }, k_start, "start an installed guest", NULL, 0 },
-	{ { 'a' }, k_attach_disk, "details: attach a disk", NULL, 0 },
-	{ { 'v' }, k_attach_vif, "details: attach a vif", NULL, 0 },
-	{ { 'x' }, k_detach, "details: detach a disk or vif", NULL, 0 },
+	{ { 'a', 'v', 'x' }, k_devices, "details: attach a disk, a vif; detach one", NULL, 0 },
 	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
 	{ { 'Z', 'z' }, k_freeze, "freeze updates", NULL, 0 },
 	{ { 12 }, k_redraw, "redraw", NULL, 0 },
