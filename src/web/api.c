@@ -7,6 +7,7 @@
 #include "web.h"
 #include "config-keys.h"
 #include "domain-list.h"
+#include "incoming.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -275,6 +276,13 @@ static void do_attach(const struct web_request *req, const char *name, struct we
 			snprintf(why, sizeof(why), "a disk's path must be absolute here");
 		if (rc || d.path[0] != '/') {
 			web_error(resp, 400, "disk '%s': %s", spec, why);
+			json_decref(j);
+			return;
+		}
+		/* The server is root; its users are not: a disk only from the
+		 * storage lodge.conf lends (as a migrated domain's). */
+		if ((rc = incoming_admit_disk(&d, &web_lodge()->hc, why, sizeof(why)))) {
+			web_error(resp, rc == -EACCES ? 403 : 400, "%s", why);
 			json_decref(j);
 			return;
 		}

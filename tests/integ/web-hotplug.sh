@@ -87,8 +87,12 @@ if [ "$c" = 200 ] && grep -q '"vdev":"vdb"' "$T/body" && wait_until 10 shows wh 
 else
 	fail "web block-attach" "$c $(body); disks $(listed); $(tail -2 "$LOG")"
 fi
-truncate -s 1M "$T/other.img"
-c=$(code "${A[@]}" -d "{\"disk\":\"$T/other.img,raw,vdb,rw\"}" "$D/block-attach")
+truncate -s 1M "$T/outside.img"
+c=$(code "${A[@]}" -d "{\"disk\":\"$T/outside.img,raw,vdc,rw\"}" "$D/block-attach")
+[ "$c" = 403 ] && grep -q "storage_dirs" "$T/body" && [ "$(listed)" = "vdb " ] &&
+	pass "refused: a disk outside storage_dirs (403: $(body))" || fail "web: a disk the host does not lend" "$c $(body)"
+truncate -s 1M "$STORE/other.img"
+c=$(code "${A[@]}" -d "{\"disk\":\"$STORE/other.img,raw,vdb,rw\"}" "$D/block-attach")
 [ "$c" = 409 ] && grep -q 'has a disk vdb already' "$T/body" && [ "$(listed)" = "vdb " ] &&
 	pass "refused: a vdev taken (409: $(body))" || fail "web: a vdev taken" "$c $(body)"
 
