@@ -37,6 +37,11 @@ static const char *const event_names[EV_COUNT] = {
 	[EV_MEM_SET] = "mem-set",
 	[EV_SCHED] = "sched",
 	[EV_VCPU_PIN] = "vcpu-pin",
+	[EV_BLOCK_ATTACH] = "block-attach",
+	[EV_BLOCK_DETACH] = "block-detach",
+	[EV_NETWORK_ATTACH] = "network-attach",
+	[EV_NETWORK_DETACH] = "network-detach",
+	[EV_DETACH_TIMED_OUT] = "detach-timed-out",
 };
 
 const char *evlog_event_name(unsigned ev)

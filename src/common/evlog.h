@@ -33,6 +33,9 @@ enum evlog_event {
 	EV_POWERED_OFF, EV_REBOOTED, EV_CRASHED, EV_CRASH_KEPT, EV_STOPPED, EV_FAILED, EV_KILLED,
 	EV_DESTROYED, EV_SAVED, EV_MIGRATED_OUT,
 	EV_MEM_SET, EV_SCHED, EV_VCPU_PIN,
+	/* Hot-plug: a device in or out (forced or ejected, the detail says),
+	 * and a detach the guest did not answer in time (the device stays). */
+	EV_BLOCK_ATTACH, EV_BLOCK_DETACH, EV_NETWORK_ATTACH, EV_NETWORK_DETACH, EV_DETACH_TIMED_OUT,
 	EV_COUNT
 };
 

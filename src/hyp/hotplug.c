@@ -5,6 +5,7 @@
 #include "dev/pci.h"
 #include "domain.h"
 #include "log.h"
+#include "netwatch/netwatch.h"
 #include "pcihp.h"
 #include "virtio/blk.h"
 #include "virtio/net.h"
@@ -99,6 +100,24 @@ bool hotplug_present(unsigned slot, char *what, size_t len)
 	return true;
 }
 
+unsigned hotplug_vif_names(const struct domain *dom, const char **names, unsigned max)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < dom->nio && n < max; i++) {
+		unsigned s = dom->io[i].slot;
+
+		if (dom->io[i].kind == IO_VIF && s < PCIHP_SLOTS && slots[s].tap)
+			names[n++] = slots[s].tap->name;
+	}
+	return n;
+}
+
+bool hotplug_is_disk(unsigned slot)
+{
+	return slot < PCIHP_SLOTS && slots[slot].vdev && slots[slot].disk;
+}
+
 void hotplug_note_vif(struct tap *tap, struct virtio_dev *vdev)
 {
 	if (vdev->slot < PCIHP_SLOTS) {
@@ -178,6 +197,7 @@ void hotplug_remove(struct domain *dom, unsigned slot)
 	} else {
 		/* Its last descriptor: a tap Lodge made goes with it. */
 		log_info("vif %s detached from PCI slot %u", t->name, slot);
+		netwatch_forget(dom->netwatch, t->name);     /* before its tap goes */
 		close(t->fd);
 		t->fd = -1;
 	}

@@ -35,6 +35,11 @@ int hotplug_attach_disk(struct domain *dom, const char *spec, const int *fds, un
 /* Whether slot holds a device that may be detached; its description
  * ("disk PATH") for messages. */
 bool hotplug_present(unsigned slot, char *what, size_t len);
+/* The taps of the domain's vifs now, in the order of its runtime config
+ * (the status's vif_slots): how many, at most max, into names. */
+unsigned hotplug_vif_names(const struct domain *dom, const char **names, unsigned max);
+/* Whether slot's device is a disk (else a vif, or nothing). */
+bool hotplug_is_disk(unsigned slot);
 /* Take slot's device out: stop and free the device, close its backend
  * (the disk's locks go).  For a device the guest ejected (already off the
  * bus) or a forced detach. */

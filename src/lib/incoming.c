@@ -228,3 +228,14 @@ int incoming_admit(struct domain_config *dc, const struct host_config *hc, char 
 	free(a.local);
 	return rc;
 }
+
+int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *why, size_t whylen)
+{
+	struct admit a = { .hc = hc, .name = "" };
+	int rc = admit_disk(&a, d, why, whylen);
+
+	if (rc == -EACCES)
+		snprintf(why, whylen, "disk %s is not this host's to give: it is neither a file under storage_dirs "
+			 "nor a block device matching storage_devices in lodge.conf", d->path);
+	return rc;
+}

@@ -30,5 +30,9 @@
  * or -EACCES (-errno) with why naming the first resource refused and the
  * setting that would allow it. */
 int incoming_admit(struct domain_config *dc, const struct host_config *hc, char *why, size_t whylen);
+/* A disk asked for by a caller this host lends only what lodge.conf lends
+ * (a web user: the server runs as root, its users are not): 0 with its
+ * real path in d->path, or -errno with why. */
+int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *why, size_t whylen);
 
 #endif

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* y/n in the status line. */
@@ -53,15 +54,32 @@ void actions_init(struct tui *t)
 	t->console = LODGE_QUERY_CLOSED;
 }
 
+struct pending_action *action_slot(struct tui *t, const char *name, const char *cmd)
+{
+	struct pending_action *p = NULL;
+	unsigned i;
+
+	for (i = 0; i < TUI_MAX_PENDING; i++) {
+		if (t->pending[i].call.fd >= 0 && strcmp(t->pending[i].name, name) == 0) {
+			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, name, t->pending[i].cmd);
+			return NULL;
+		}
+		if (t->pending[i].call.fd < 0 && !p)
+			p = &t->pending[i];
+	}
+	if (!p)
+		tui_status(t, true, "%s %s: %d actions are still waiting for an answer", cmd, name, TUI_MAX_PENDING);
+	return p;
+}
+
 /* Send the request and return: the reply is collected by the main loop
  * (actions_collect), which keeps drawing meanwhile. */
 void action_request(struct tui *t, enum lodge_verb v)
 {
 	struct dom_sample *d = tui_selected(t);
-	struct pending_action *p = NULL;
+	struct pending_action *p;
 	const char *cmd = lodge_verb_name(v);
 	struct lodge_err err;
-	unsigned i;
 
 	if (!d) {
 		tui_status(t, true, "Domain-0 is the host: select a domain");
@@ -69,20 +87,9 @@ void action_request(struct tui *t, enum lodge_verb v)
 	}
 	if (install_key(t, d, 0))
 		return;            /* not a running domain yet: says which key acts */
-	for (i = 0; i < TUI_MAX_PENDING; i++) {
-		if (t->pending[i].call.fd >= 0 && strcmp(t->pending[i].name, d->st.name) == 0) {
-			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, d->st.name,
-				   t->pending[i].cmd);
-			return;
-		}
-		if (t->pending[i].call.fd < 0 && !p)
-			p = &t->pending[i];
-	}
-	if (!p) {
-		tui_status(t, true, "%s %s: %d actions are still waiting for an answer", cmd, d->st.name,
-			   TUI_MAX_PENDING);
+	if (!(p = action_slot(t, d->st.name, cmd)))
 		return;
-	}
+	p->pid = 0;
 	if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
 		tui_status(t, true, "%s %s: %s", cmd, d->st.name, err.msg);
 		return;
@@ -150,6 +157,17 @@ bool actions_collect(struct tui *t, uint64_t now_ns)
 			lodge_call_close(&p->call);
 		} else {
 			continue;
+		}
+		if (p->pid > 0) {
+			/* A hot-plug's child (devices.c): it ends once it has
+			 * answered.  Its domain's devices are read again. */
+			unsigned k;
+
+			if (waitpid(p->pid, NULL, now_ns < p->deadline_ns ? 0 : WNOHANG) != 0)
+				p->pid = 0;
+			for (k = 0; k < t->ndoms; k++)
+				if (t->doms[k].detail && strcmp(t->doms[k].st.name, p->name) == 0)
+					t->doms[k].detail->config.got_ns = 0;
 		}
 		t->resample = true;
 		changed = true;
@@ -242,7 +260,7 @@ static bool console_collect(struct tui *t, uint64_t now_ns)
 }
 
 /* A line of input in the status line; returns false on Esc. */
-static bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
+bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 {
 	size_t n = strlen(buf);
 	int c;

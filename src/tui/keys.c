@@ -134,6 +134,16 @@ static void k_start(struct tui *t, int c)
 		tui_status(t, true, "S starts a domain installed here and not yet started; select one");
 }
 
+static void k_devices(struct tui *t, int c)
+{
+	if (c == 'a')
+		devices_attach_disk(t);
+	else if (c == 'v')
+		devices_attach_vif(t);
+	else
+		devices_detach(t);
+}
+
 /* In the order the help lists them; two short ones share a line. */
 static const struct key_binding bindings[] = {
 	{ { KEY_UP, 'K', KEY_DOWN, 'J', KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, k_move,
@@ -155,6 +165,7 @@ static const struct key_binding bindings[] = {
 	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
 	{ { 'k', KEY_F(9) }, k_destroy, "destroy; cancel an install", "Kill", 1 },
 	{ { 'S' }, k_start, "start an installed guest", NULL, 0 },
+	{ { 'a', 'v', 'x' }, k_devices, "details: attach a disk, a vif; detach one", NULL, 0 },
 	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
 	{ { 'Z', 'z' }, k_freeze, "freeze updates", NULL, 0 },
 	{ { 12 }, k_redraw, "redraw", NULL, 0 },

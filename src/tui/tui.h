@@ -120,6 +120,7 @@ struct pending_action {
 	char name[CFG_NAME_MAX];
 	char cmd[16];
 	uint64_t deadline_ns;
+	pid_t pid;                         /* a hot-plug's child (devices.c), 0: none */
 };
 
 struct tui_message {
@@ -241,6 +242,17 @@ void actions_close(struct tui *t);
 void action_console(struct tui *t);
 void action_filter(struct tui *t);
 void action_delay(struct tui *t);
+/* A line of input in the status line (buf holds its start); false on Esc. */
+bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len);
+/* A free pending slot for domain name, NULL with the status line saying why. */
+struct pending_action *action_slot(struct tui *t, const char *name, const char *cmd);
+
+/* devices.c: hot-plug from the detail view.  Each runs in a child whose
+ * answer comes in on a pending slot, as a request's (a detach waits up to
+ * LODGE_DETACH_TIMEOUT_MS for the guest). */
+void devices_attach_disk(struct tui *t);
+void devices_attach_vif(struct tui *t);
+void devices_detach(struct tui *t);
 
 /* create.c */
 void view_create(struct tui *t);

@@ -7,6 +7,7 @@
 #include "web.h"
 #include "config-form.h"
 #include "default-guest.h"
+#include "incoming.h"
 #include "install.h"
 
 #include <errno.h>
@@ -111,6 +112,13 @@ void web_create(const struct web_request *req, const char *word, struct web_resp
 	}
 	if (domain_form_load(&form, &lg->hc, &dc, why, sizeof(why))) {
 		web_error(resp, 400, "%s", why);
+		return;
+	}
+	/* The server is root; its users are not: disks, kernel, ramdisk and
+	 * bridges only from what lodge.conf lends (storage_dirs,
+	 * storage_devices, kernel_dirs, bridges), as for a migrated domain. */
+	if ((rc = incoming_admit(&dc, &lg->hc, why, sizeof(why)))) {
+		web_error(resp, rc == -EACCES ? 403 : 400, "%s", why);
 		return;
 	}
 	if ((rc = make_dirs(lg->hc.domains_dir))) {

@@ -5,7 +5,9 @@
  * change to a domain is asked of its lodge-hyp with the face
  * "web-USER", so the event log says which web user did it. */
 #include "web.h"
+#include "config-keys.h"
 #include "domain-list.h"
+#include "incoming.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -46,7 +48,7 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 /* The library's refusal: lodge-hyp's lines as they are, else its sentence. */
 void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
 {
-	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY ? 409 : 500;
+	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY || rc == -EEXIST ? 409 : 500;
 
 	web_error(resp, status, "%s", err->msg[0] ? err->msg : strerror(-rc));
 }
@@ -242,6 +244,69 @@ static void do_mem_set(const struct web_request *req, const char *name, struct w
 		web_reply_json(resp, 200, json_pack("{s:s,s:I}", "name", name, "memory_mib", mib));
 }
 
+/* POST .../block-attach {"disk": SPEC}, .../network-attach {"vif": SPEC}:
+ * SPEC as a config's disk or vif entry (lodge block-attach's checks: a
+ * disk another domain holds, a vdev or MAC taken, no free slot). */
+static void do_attach(const struct web_request *req, const char *name, struct web_response *resp, bool disk)
+{
+	const char *spec = "", *key = disk ? "disk" : "vif";
+	char made[16] = "";
+	struct lodge_err err;
+	json_t *j;
+	int rc;
+
+	if (!(j = web_body_json(req, resp)))
+		return;
+	if (json_unpack(j, "{s:s}", key, &spec) || (disk && !spec[0]) || strlen(spec) >= LODGE_ERR_MAX) {
+		json_decref(j);
+		web_error(resp, 400, "the body is {\"%s\": SPEC}, SPEC as a domain config's %s entry%s", key, key,
+			  disk ? "" : " (may be empty: the default bridge)");
+		return;
+	}
+	if (disk) {
+		/* Relative to what? Not this server's working directory: parsed
+		 * with none, a relative path stays one (d.path is set before the
+		 * file is looked for) and is refused. */
+		struct load_ctx ctx = { .file = "block-attach", .dir = "." };
+		struct cfg_disk d;
+		char why[512];
+
+		rc = cfg_parse_disk(&ctx, spec, &d, why, sizeof(why));
+		if (d.path[0] && d.path[0] != '/')
+			snprintf(why, sizeof(why), "a disk's path must be absolute here");
+		if (rc || d.path[0] != '/') {
+			web_error(resp, 400, "disk '%s': %s", spec, why);
+			json_decref(j);
+			return;
+		}
+		/* The server is root; its users are not: a disk only from the
+		 * storage lodge.conf lends (as a migrated domain's). */
+		if ((rc = incoming_admit_disk(&d, &web_lodge()->hc, why, sizeof(why)))) {
+			web_error(resp, rc == -EACCES ? 403 : 400, "%s", why);
+			json_decref(j);
+			return;
+		}
+	}
+	web_as_user(req);
+	rc = disk ? lodge_block_attach(web_lodge(), name, spec, made, &err)
+		  : lodge_network_attach(web_lodge(), name, spec, made, &err);
+	json_decref(j);
+	if (rc)
+		web_reply_lodge_err(resp, rc, &err);
+	else
+		web_reply_json(resp, 200, json_pack("{s:s,s:s}", "name", name, disk ? "vdev" : "vif", made));
+}
+
+static void do_block_attach(const struct web_request *req, const char *name, struct web_response *resp)
+{
+	do_attach(req, name, resp, true);
+}
+
+static void do_network_attach(const struct web_request *req, const char *name, struct web_response *resp)
+{
+	do_attach(req, name, resp, false);
+}
+
 /* ---- the host ------------------------------------------------------------------------------ */
 
 static void get_host(const struct web_request *req, const char *word, struct web_response *resp)
@@ -294,6 +359,10 @@ static const struct route routes[] = {
 	{ true, "/api/domains/*", "mem-set", NEED_ADMIN, do_mem_set },
 	{ true, "/api/domains/*", "save", NEED_ADMIN, web_save },
 	{ true, "/api/domains/*", "migrate", NEED_ADMIN, web_migrate },
+	{ true, "/api/domains/*", "block-attach", NEED_ADMIN, do_block_attach },
+	{ true, "/api/domains/*", "block-detach", NEED_ADMIN, web_block_detach },
+	{ true, "/api/domains/*", "network-attach", NEED_ADMIN, do_network_attach },
+	{ true, "/api/domains/*", "network-detach", NEED_ADMIN, web_network_detach },
 	{ true, "/api/restore", NULL, NEED_ADMIN, web_restore },
 	{ false, "/api/jobs", NULL, NEED_VIEWER, web_get_jobs },
 	{ false, "/api/create-form", NULL, NEED_VIEWER, web_get_create_form },

@@ -26,13 +26,19 @@
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 #define JOBS_MAX 16                   /* kept, the oldest ended one replaced */
 
-enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE };
-static const char *const kind_words[] = { "save", "restore", "migrate" };
+/* A detach is a job too: it waits for the guest to eject the device (up
+ * to its timeout, 10 s unless told). */
+enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH };
+static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach" };
+#define DETACH_TIMEOUT_MAX_S 3600     /* as lodge block-detach --timeout */
 
 struct job {
 	bool used, running;
 	enum job_kind kind;
 	char name[DOMAIN_NAME_MAX], user[WEB_USER_MAX + 1], dest[128];
+	char which[32];                   /* a detach's vdev, or vif MAC or index */
+	bool force;
+	unsigned timeout_ms;
 	pid_t pid;
 	struct lws *pipe;
 	char line[1024];                  /* the child's line being read */
@@ -86,6 +92,10 @@ static void child_run(const struct job *jb, bool compress)
 		struct lodge_restore_result res;
 
 		rc = lodge_restore(lg, file, &o, &res, &err);
+	} else if (jb->kind == JOB_BLOCK_DETACH) {
+		rc = lodge_block_detach(lg, jb->name, jb->which, jb->force, jb->timeout_ms, &err);
+	} else if (jb->kind == JOB_NETWORK_DETACH) {
+		rc = lodge_network_detach(lg, jb->name, jb->which, jb->force, jb->timeout_ms, &err);
 	} else {
 		struct lodge_migrate_opts o = { .progress = child_progress };
 		struct lodge_migrate_result res;
@@ -243,16 +253,28 @@ void web_get_jobs(const struct web_request *req, const char *word, struct web_re
 	web_reply_json(resp, 200, web_jobs_json());
 }
 
-/* POST /api/domains/NAME/{save,migrate}, POST /api/restore: the job's id, 202. */
+/* POST /api/domains/NAME/{save,migrate,block-detach,network-detach},
+ * POST /api/restore: the job's id, 202. */
 static void start(const struct web_request *req, const char *name, enum job_kind kind, struct web_response *resp)
 {
-	const char *dest = "";
-	int compress = 0;
+	bool detach = kind == JOB_BLOCK_DETACH || kind == JOB_NETWORK_DETACH;
+	const char *dest = "", *which = "", *which_key = kind == JOB_BLOCK_DETACH ? "vdev" : "vif";
+	json_int_t timeout_s = LODGE_DETACH_TIMEOUT_MS / 1000;
+	int compress = 0, force = 0;
 	struct job *jb;
 	json_t *j = NULL;
 
 	if (req->body_len && !(j = web_body_json(req, resp)))
 		return;
+	if (detach && (!j || json_unpack(j, "{s:s,s?b,s?I}", which_key, &which, "force", &force, "timeout_s", &timeout_s) ||
+		       !which[0] || strlen(which) >= sizeof(jb->which) || timeout_s < 1 || timeout_s > DETACH_TIMEOUT_MAX_S)) {
+		json_decref(j);
+		web_error(resp, 400, "the body is {\"%s\": %s, \"force\": true|false, \"timeout_s\": 1 to %d} (force and "
+			  "timeout_s may be left out: false, %d)", which_key,
+			  kind == JOB_BLOCK_DETACH ? "VDEV" : "MAC or index", DETACH_TIMEOUT_MAX_S,
+			  LODGE_DETACH_TIMEOUT_MS / 1000);
+		return;
+	}
 	if (kind == JOB_MIGRATE && (!j || json_unpack(j, "{s:s}", "dest", &dest) || !dest[0] || strlen(dest) >= 128 ||
 				    strchr(dest, '/') || strncmp(dest, "unix:", 5) == 0)) {
 		json_decref(j);
@@ -283,6 +305,9 @@ static void start(const struct web_request *req, const char *name, enum job_kind
 	snprintf(jb->name, sizeof(jb->name), "%s", name);
 	snprintf(jb->user, sizeof(jb->user), "%s", req->session->user);
 	snprintf(jb->dest, sizeof(jb->dest), "%s", dest);
+	snprintf(jb->which, sizeof(jb->which), "%s", which);
+	jb->force = force;
+	jb->timeout_ms = (unsigned)timeout_s * 1000u;
 	json_decref(j);
 	web_as_user(req);
 	if (job_start(jb, compress, resp)) {
@@ -306,4 +331,14 @@ void web_migrate(const struct web_request *req, const char *name, struct web_res
 void web_restore(const struct web_request *req, const char *word, struct web_response *resp)
 {
 	start(req, "", JOB_RESTORE, resp);
+}
+
+void web_block_detach(const struct web_request *req, const char *name, struct web_response *resp)
+{
+	start(req, name, JOB_BLOCK_DETACH, resp);
+}
+
+void web_network_detach(const struct web_request *req, const char *name, struct web_response *resp)
+{
+	start(req, name, JOB_NETWORK_DETACH, resp);
 }

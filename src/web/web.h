@@ -129,6 +129,10 @@ void web_save(const struct web_request *req, const char *name, struct web_respon
 void web_migrate(const struct web_request *req, const char *name, struct web_response *resp);
 void web_restore(const struct web_request *req, const char *word, struct web_response *resp);
 void web_get_jobs(const struct web_request *req, const char *word, struct web_response *resp);
+/* POST .../block-detach {vdev}, .../network-detach {vif}: jobs, as a
+ * detach waits for the guest (api.c's attaches answer at once). */
+void web_block_detach(const struct web_request *req, const char *name, struct web_response *resp);
+void web_network_detach(const struct web_request *req, const char *name, struct web_response *resp);
 struct json_t *web_jobs_json(void);
 struct lws_vhost;
 void web_jobs_vhost(struct lws_vhost *vh);

@@ -68,6 +68,13 @@ if [ $rc -eq 0 ] && shows n "net: eth0 removed" && [ -z "$(vifs)" ] && ! in_ns i
 else
 	fail "network-detach" "rc $rc: $out; tap: $(in_ns ip link show "$tap" 2>&1 | head -1)"
 fi
+EVLOG=$ROOT/var/log/lodge/lodge.log
+if wait_until 10 grep -Eq " n network-detach uid=0,pid=[0-9]+ vif $tap in PCI slot [0-9]+, ejected by the guest$" "$EVLOG" &&
+	grep -Eq " n network-attach uid=0,pid=[0-9]+ vif $tap in PCI slot [0-9]+$" "$EVLOG"; then
+	pass "the event log has the network-attach and the network-detach, with who asked"
+else
+	fail "event log: network-attach/-detach" "$(tail -3 "$EVLOG" 2>&1)"
+fi
 
 # ---- 4. 20 rounds: no leaks ------------------------------------------------------
 dp=$(domain_pid n)
@@ -108,4 +115,41 @@ if lodge create b >/dev/null 2>&1 && wait_until 30 shows b 'hotplug: PCI hot-plu
 	lodge destroy b >/dev/null 2>&1
 else
 	fail "a domain with a boot vif" "$(conlog b | tail -2)"
+fi
+
+# ---- 6. the address watch follows: a detached vif's watcher goes, the indexes
+# stay right; a vif attached later is shown as not watched, with the reason ----
+printf 'name = "c"\nmemory = 64\nvcpus = 1\nkernel = "%s"\nextra = "ip=10.82.0.5/24 ip1=10.82.0.6/24"\n' "$MINIOS" \
+	>"$DOMS/c.cfg"
+printf 'vif = [ "bridge=hbr0", "bridge=hbr0" ]\n' >>"$DOMS/c.cfg"
+# addr_rows IDX: lodge addr c's rows of vif IDX; claims IDX ADDR: one is ADDR's
+addr_rows() { lodge addr c 2>/dev/null | tail -n +2 | awk -v i="$1" '$1 == i'; }
+claims() { addr_rows "$1" | grep -qF " $2 "; }
+if lodge create c >/dev/null 2>&1 && wait_until 30 shows c 'hotplug: PCI hot-plug' &&
+	in_ns ping -c 1 -W 5 10.82.0.5 >/dev/null 2>&1 && in_ns ping -c 1 -W 5 10.82.0.6 >/dev/null 2>&1; then
+	track_pid "$(field c 9)" $(pgrep -P "$(field c 9)")
+	dp=$(domain_pid c)
+	if wait_until 10 claims 0 10.82.0.5 && wait_until 10 claims 1 10.82.0.6; then
+		pass "lodge addr: each boot vif's address under its index ($(addr_rows 0 | head -1); $(addr_rows 1 | head -1))"
+	else
+		fail "lodge addr before the detach" "$(lodge addr c 2>&1)"
+	fi
+	lodge network-detach c 0 >/dev/null 2>&1
+	in_ns ping -c 1 -W 5 10.82.0.6 >/dev/null 2>&1
+	if wait_until 10 claims 0 10.82.0.6 && [ -z "$(addr_rows 1)" ] && ! lodge addr c 2>&1 | grep -q '10.82.0.5\|disappeared'; then
+		pass "after detaching vif 0, vif 1 is vif 0 in lodge addr, with its own address"
+	else
+		fail "lodge addr after the detach" "$(lodge addr c 2>&1)"
+	fi
+	grep -qx netwatch /proc/"$dp"/task/*/comm 2>/dev/null && [ "$(grep -lx netwatch /proc/"$dp"/task/*/comm | wc -l)" = 1 ] &&
+		pass "the watcher's thread runs on" || fail "watcher thread after the detach" "$(cat /proc/"$dp"/task/*/comm)"
+	lodge network-attach c bridge=hbr0 >/dev/null 2>&1
+	if wait_until 10 eval 'addr_rows 1 | grep -q "not watched: attached while the domain runs"' && claims 0 10.82.0.6; then
+		pass "a vif attached later: lodge addr says it is not watched and why, vif 0 unchanged"
+	else
+		fail "lodge addr after an attach" "$(lodge addr c 2>&1)"
+	fi
+	lodge destroy c >/dev/null 2>&1
+else
+	fail "a domain with two boot vifs" "$(conlog c | tail -2)"
 fi

@@ -51,6 +51,13 @@ nsums() { conlog h | grep -c 'blk-sum: fnv1a64w'; }
 # at_least N CMD...: CMD prints a number >= N
 at_least() { local n=$1; shift; [ "$("$@")" -ge "$n" ]; }
 added() { count h 'blk: vdb added'; }
+# The event log: logged ERE (a line of it); by_root ARGS: lodge ARGS, its
+# pid (bash execs it after saying its own pid) in $T/pid, as WHO says it.
+EVLOG=$ROOT/var/log/lodge/lodge.log
+logged() { grep -Eq -- "$1" "$EVLOG" 2>/dev/null; }
+by_root() {
+	timeout 60 bash -c 'echo $$ >&3; exec "$@"' - "$LODGE" --root "$ROOT" "$@" 3>"$T/pid"
+}
 
 # The disk that comes and goes lives under storage_dirs: a restore or an
 # incoming migration lends a domain only disks its config names or those.
@@ -86,7 +93,8 @@ type_line "blk"
 wait_until 10 shows h 'vda: 16384 sectors' || fail "hot-plug" "the console does not answer"
 
 # ---- 1. attach: the guest lists the disk and reads the host's pattern --------
-out=$(lodge block-attach h "$STORE/data.img,raw,vdb,rw" 2>&1); rc=$?
+out=$(by_root block-attach h "$STORE/data.img,raw,vdb,rw" 2>&1); rc=$?
+P_ATTACH=$(cat "$T/pid")
 if [ $rc -eq 0 ] && wait_until 10 shows h 'blk: vdb added \(slot [0-9]+\): 8192 sectors, rw'; then
 	pass "block-attach: the guest probes the new disk ($(conlog h | grep -o 'vdb added (slot [0-9]*)'))"
 else
@@ -102,6 +110,12 @@ got=$(nth_sum 1)
 	fail "guest reads the host's pattern" "guest $got, host $want"
 lodge block-list h 2>&1 | grep -Eq "^vdb +rw +file .*$STORE/data.img" &&
 	pass "lodge block-list shows the attached disk" || fail "block-list after attach" "$(lodge block-list h 2>&1)"
+
+if wait_until 10 logged " h block-attach uid=0,pid=$P_ATTACH disk $STORE/data.img in PCI slot [0-9]+$"; then
+	pass "the event log has the block-attach and who asked ($(grep block-attach "$EVLOG" | tail -1 | cut -d' ' -f3-))"
+else
+	fail "event log: block-attach" "$(tail -3 "$EVLOG" 2>&1)"
+fi
 
 # ---- 2. refusals: one line, no change -----------------------------------------
 listed() { lodge block-list h 2>/dev/null | tail -n +2 | awk '{ print $1 }' | tr '\n' ' '; }
@@ -173,12 +187,16 @@ done
 [ "$(listed)" = "vda vdb " ] && pass "the filler disks detached again" || fail "filler detach" "$(listed)"
 
 # ---- 3. detach: the guest ejects, the lock is free -----------------------------
-out=$(lodge block-detach h vdb 2>&1); rc=$?
+out=$(by_root block-detach h vdb 2>&1); rc=$?
+P_DETACH=$(cat "$T/pid")
 if [ $rc -eq 0 ] && shows h 'hotplug: slot [0-9]+ ejected' && ! lodge block-list h 2>/dev/null | grep -q '^vdb'; then
 	pass "block-detach: the guest ejected vdb ($out)"
 else
 	fail "block-detach" "rc $rc: $out; console: $(conlog h | tail -3)"
 fi
+wait_until 10 logged " h block-detach uid=0,pid=$P_DETACH disk $STORE/data.img in PCI slot [0-9]+, ejected by the guest$" &&
+	pass "the event log has the block-detach, who asked and that the guest ejected it" ||
+	fail "event log: block-detach" "$(tail -3 "$EVLOG" 2>&1)"
 flock -n -x "$STORE/data.img" true && pass "the disk's lock is free after the detach" ||
 	fail "lock after detach" "still held"
 mkcfg w "$STORE/data.img,raw,vda,rw"
@@ -196,8 +214,9 @@ wait_until 10 at_least 2 added
 type_line "hotplug-ignore on"
 wait_until 10 shows h 'hotplug: eject requests are ignored'
 t0=$(date +%s%N)
-out=$(lodge block-detach h vdb --timeout 2 2>&1); rc=$?
+out=$(by_root block-detach h vdb --timeout 2 2>&1); rc=$?
 t1=$(date +%s%N)
+P_TIMEOUT=$(cat "$T/pid")
 if [ $rc -ne 0 ] && grep -q 'did not eject' <<<"$out" && [ $(((t1 - t0) / 1000000)) -ge 2000 ] &&
 	lodge block-list h 2>/dev/null | grep -q '^vdb' && shows h 'eject request ignored'; then
 	pass "a guest that ignores the eject: the detach times out after 2 s, the disk stays ($out)"
@@ -206,12 +225,19 @@ else
 fi
 flock -n -x "$STORE/data.img" true && fail "lock after a timed-out detach" "free, but the disk stays" ||
 	pass "the timed-out detach leaves the disk locked"
-out=$(lodge block-detach h vdb --force 2>&1); rc=$?
+out=$(by_root block-detach h vdb --force 2>&1); rc=$?
+P_FORCE=$(cat "$T/pid")
 if [ $rc -eq 0 ] && grep -q 'warning: --force' <<<"$out" && ! lodge block-list h 2>/dev/null | grep -q '^vdb' &&
 	flock -n -x "$STORE/data.img" true; then
 	pass "--force removes the disk with a warning, the lock is free"
 else
 	fail "detach --force" "rc $rc: $out"
+fi
+if wait_until 10 logged " h block-detach uid=0,pid=$P_FORCE disk $STORE/data.img in PCI slot [0-9]+, forced without the guest's eject$" &&
+	logged " h detach-timed-out uid=0,pid=$P_TIMEOUT disk $STORE/data.img in PCI slot [0-9]+: the guest did not eject it in time, it stays$"; then
+	pass "the event log has the timed-out detach and the forced one, each with who asked"
+else
+	fail "event log: timed-out and forced detach" "$(tail -4 "$EVLOG" 2>&1)"
 fi
 type_line "hotplug-ignore off"
 wait_until 10 shows h 'hotplug: eject requests are served'

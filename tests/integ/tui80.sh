@@ -237,7 +237,7 @@ press q
 start "$ROOT" 60 20 || fail "dashboard at 60x20" "$(screen | head -3)"
 press '?'
 if shows 5 'Up and Down scroll' && has 'move the selection' && lacks 'return\.'; then
-	press Down Down Down Down Down Down Down Down Down Down Down Down
+	press Down Down Down Down Down Down Down Down Down Down Down Down Down Down
 	if shows 5 'return\.' && lacks 'move the selection' && has 'quit \(domains run on\)'; then
 		pass "at 60x20 the help is taller than the screen: Down scrolls it to its end, nothing cut"
 	else

@@ -42,6 +42,9 @@ else
 	fail "non-loopback without TLS" "rc $rc: $msg"
 fi
 
+# What this host lends a web user: Mini-OS's directory for kernels.
+mkdir -p "$ROOT/etc/lodge"
+printf 'kernel_dirs = [ "%s" ]\n' "$(dirname "$MINIOS")" >>"$ROOT/etc/lodge/lodge.conf"
 ${WEB_WRAP:-} "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
 WEB_PID=$!
 up() { curl -s -o /dev/null "$URL/"; }
@@ -155,6 +158,15 @@ if [ "$c" = 400 ] && grep -q '^memory_mib ' <<<"$bad" && [ "$c2" = 201 ] && [ "$
 	pass "POST /api/domains: a bad field is 400 naming it ($bad), a good form runs (config kept, via=web-alice), its name again 409"
 else
 	fail "create" "bad $c ($bad), create $c2, again $c3, state $(state wnew); $(cat "$T/body")"
+fi
+
+# the server is root, its users are not: a kernel outside kernel_dirs is refused
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"name":"wsteal","memory_mib":32,"kernel":"/etc/passwd"}' "$URL/api/domains")
+if [ "$c" = 403 ] && grep -q "not this host's to give" "$T/body" && [ ! -e "$DOMS/wsteal.cfg" ] &&
+   [ -z "$(state wsteal)" ]; then
+	pass "POST /api/domains with a kernel outside kernel_dirs (/etc/passwd): 403, nothing made: $(cat "$T/body")"
+else
+	fail "a kernel the host does not lend" "$c $(cat "$T/body")"
 fi
 
 # the WebSockets (python3-websocket, for Debian's /usr/bin/python3)

@@ -18,6 +18,26 @@
 
 #define DETACH_TIMEOUT_MAX_MS (3600u * 1000u)
 
+/* Who sent the request, for the event log (as ctl-commands.c's). */
+static const char *client_who(const struct ctl_client *cl)
+{
+	static char who[EVLOG_WHO_MAX];
+
+	return event_who_peer(who, sizeof(who), cl->fd, cl->face);
+}
+
+/* slot's device into the event log: ev_disk or ev_vif by its kind, what
+ * it is ("disk PATH"), where, and how. */
+static void slot_event(unsigned slot, enum evlog_event ev_disk, enum evlog_event ev_vif, const char *who,
+		       const char *how)
+{
+	char what[4200];
+
+	if (!hotplug_present(slot, what, sizeof(what)))
+		return;
+	event_send(hotplug_is_disk(slot) ? ev_disk : ev_vif, who, "%s in PCI slot %u%s", what, slot, how);
+}
+
 /* %XX escapes: a path travels as one word of the request line. */
 static int unescape(char *s)
 {
@@ -70,6 +90,7 @@ void ctl_disk_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv
 		client_send(cl, "error %s\n", why);
 		return;
 	}
+	slot_event(slot, EV_BLOCK_ATTACH, EV_NETWORK_ATTACH, client_who(cl), "");
 	client_send(cl, "ok\nslot %u\n\n", slot);
 }
 
@@ -91,6 +112,7 @@ void ctl_vif_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 		client_send(cl, "error %s\n", why);
 		return;
 	}
+	slot_event(slot, EV_BLOCK_ATTACH, EV_NETWORK_ATTACH, client_who(cl), "");
 	client_send(cl, "ok\nslot %u\n\n", slot);
 }
 
@@ -136,11 +158,14 @@ void ctl_detach(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 			c->detach_client = NULL;
 		}
 		log_warn("%s removed from domain %s without the guest's eject (forced)", what, c->dom->name);
+		slot_event((unsigned)slot, EV_BLOCK_DETACH, EV_NETWORK_DETACH, client_who(cl),
+			   ", forced without the guest's eject");
 		hotplug_remove(c->dom, (unsigned)slot);
 		client_send(cl, "ok\nhow forced\n\n");
 		return;
 	}
 	c->detach_client = cl;
+	snprintf(c->detach_who, sizeof(c->detach_who), "%s", client_who(cl));
 	c->detach_slot = (unsigned)slot;
 	c->detach_deadline_ms = c->now_ms + timeout;
 	pcihp_request_eject((unsigned)slot);
@@ -156,6 +181,11 @@ void ctl_hotplug_event(struct ctl *c)
 	for (s = PCIHP_FIRST_SLOT; s < PCIHP_SLOTS; s++) {
 		if (!(bits & (1u << s)))
 			continue;
+		/* The guest ejects only what the host asked for (pcihp.c): a
+		 * detach's client, or one that gave up waiting (lodge-hyp). */
+		slot_event(s, EV_BLOCK_DETACH, EV_NETWORK_DETACH,
+			   c->detach_client && c->detach_slot == s ? c->detach_who : "lodge-hyp",
+			   ", ejected by the guest");
 		hotplug_remove(c->dom, s);
 		if (c->detach_client && c->detach_slot == s)
 			detach_reply_ok(c, "ejected");
@@ -183,6 +213,8 @@ void ctl_hotplug_expire(struct ctl *c)
 		return;
 	pcihp_withdraw(c->detach_slot);
 	c->detach_client = NULL;
+	slot_event(c->detach_slot, EV_DETACH_TIMED_OUT, EV_DETACH_TIMED_OUT, c->detach_who,
+		   ": the guest did not eject it in time, it stays");
 	client_send(cl, "error the guest did not eject PCI slot %u in time: the device stays "
 		    "(--force removes it anyway)\n", c->detach_slot);
 }

@@ -93,6 +93,7 @@ struct ctl {
 	struct ctl_client *detach_client;
 	unsigned detach_slot;
 	uint64_t detach_deadline_ms;
+	char detach_who[80];            /* its WHO, for the event log: the client may go first */
 };
 
 /* ctl.c: the loop, for ctl_run and the fuzz harness (access as ctl_run's). */

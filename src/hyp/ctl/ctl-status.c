@@ -3,6 +3,7 @@
  * nothing here walks more than it must. */
 #include "ctl/ctl-loop.h"
 #include "domain.h"
+#include "hotplug.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
 
@@ -178,7 +179,12 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 	ksm_pages = ksm_merged_pages();
 	rss_pages = ksm_pages < rss_pages ? rss_pages - ksm_pages : 0;
 	format_io(dom, io, sizeof(io));
-	netwatch_format_addrs(dom->netwatch, addrs, sizeof(addrs));
+	{
+		const char *vifs[DOMAIN_VIFS_MAX];
+		unsigned nvifs = hotplug_vif_names(dom, vifs, DOMAIN_VIFS_MAX);
+
+		netwatch_format_addrs(dom->netwatch, vifs, nvifs, addrs, sizeof(addrs));
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	domain_mem_status(dom, mem_keys, sizeof(mem_keys));
@@ -207,12 +213,14 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 /* What the vifs' watcher saw: `lodge addr` and the dashboard's detail view. */
 void ctl_peers(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
+	const char *vifs[DOMAIN_VIFS_MAX];
+	unsigned nvifs = hotplug_vif_names(c->dom, vifs, DOMAIN_VIFS_MAX);
 	char buf[8192];
 
 	if (!c->dom->netwatch) {
 		client_send(cl, "error domain %s has no watched vifs\n", c->dom->name);
 		return;
 	}
-	netwatch_format_peers(c->dom->netwatch, buf, sizeof(buf));
+	netwatch_format_peers(c->dom->netwatch, vifs, nvifs, buf, sizeof(buf));
 	client_send(cl, "ok\n%s\n", buf);
 }

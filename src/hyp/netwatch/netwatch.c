@@ -71,7 +71,7 @@ struct nw_peer {
 };
 
 struct nw_vif {
-	char name[16];
+	char name[16];              /* "": forgotten (its vif was detached) */
 	uint8_t mac[6];
 	pcap_t *cap[2];             /* by enum nw_dir */
 	char error[PCAP_ERRBUF_SIZE];   /* why it is not watched; "" if it is */
@@ -95,6 +95,7 @@ struct netwatch {
 	/* Held by the thread while it takes a batch or closes an interval,
 	 * and by the control socket while it formats a reply. */
 	pthread_mutex_t lock;
+	unsigned generation;        /* a vif forgotten: the thread's poll set is stale */
 	uint64_t batch_ns;          /* when the current batch was taken */
 	uint64_t interval_start_ns, last_interval_ns;
 };
@@ -253,15 +254,11 @@ static int drain(struct netwatch *w, struct pollfd *pfd, struct nw_batch *batch,
 	return got;
 }
 
-static void *netwatch_thread(void *arg)
+/* The poll set and batches over the captures there are now. Returns n. */
+static unsigned poll_set(struct netwatch *w, struct pollfd *pfd, struct nw_batch *batch)
 {
-	struct netwatch *w = arg;
-	struct pollfd pfd[1 + 2 * NW_MAX_VIFS];
-	struct nw_batch batch[2 * NW_MAX_VIFS];
 	unsigned i, k, n = 0;
-	bool busy = false;
 
-	pfd[0] = (struct pollfd){ .fd = w->stop_fd, .events = POLLIN };
 	for (i = 0; i < w->nvifs; i++)
 		for (k = 0; k < 2; k++) {
 			if (!w->vifs[i].cap[k])
@@ -270,6 +267,22 @@ static void *netwatch_thread(void *arg)
 			pfd[1 + n++] = (struct pollfd){ .fd = pcap_lib.pcap_get_selectable_fd(w->vifs[i].cap[k]),
 							.events = POLLIN };
 		}
+	return n;
+}
+
+static void *netwatch_thread(void *arg)
+{
+	struct netwatch *w = arg;
+	struct pollfd pfd[1 + 2 * NW_MAX_VIFS];
+	struct nw_batch batch[2 * NW_MAX_VIFS];
+	unsigned n, generation;
+	bool busy = false;
+
+	pfd[0] = (struct pollfd){ .fd = w->stop_fd, .events = POLLIN };
+	pthread_mutex_lock(&w->lock);
+	generation = w->generation;
+	n = poll_set(w, pfd, batch);
+	pthread_mutex_unlock(&w->lock);
 	for (;;) {
 		uint64_t now = now_ns(), due = w->interval_start_ns + NW_INTERVAL_MS * 1000000ULL;
 		int timeout = now >= due ? 0 : (int)((due - now) / 1000000) + 1;
@@ -282,7 +295,16 @@ static void *netwatch_thread(void *arg)
 		if (pfd[0].revents)
 			break;
 		pthread_mutex_lock(&w->lock);
-		busy = drain(w, pfd + 1, batch, n) > 0;
+		/* A vif forgotten since: its captures are closed (its descriptors
+		 * maybe another's already), so nothing of the old set is read.
+		 * The poll above waits at most an interval, so this comes soon. */
+		if (generation != w->generation) {
+			generation = w->generation;
+			n = poll_set(w, pfd, batch);
+			busy = false;
+		} else {
+			busy = drain(w, pfd + 1, batch, n) > 0;
+		}
 		if (w->batch_ns >= due)
 			close_interval(w, w->batch_ns);
 		pthread_mutex_unlock(&w->lock);
@@ -333,17 +355,55 @@ fail:
 	return NULL;
 }
 
+static void close_vif(struct nw_vif *v)
+{
+	unsigned k;
+
+	for (k = 0; k < 2; k++)
+		if (v->cap[k]) {
+			pcap_lib.pcap_close(v->cap[k]);
+			v->cap[k] = NULL;
+		}
+}
+
 static void close_captures(struct netwatch *w)
 {
-	unsigned i, k;
+	unsigned i;
 
 	for (i = 0; i < w->nvifs; i++)
-		for (k = 0; k < 2; k++)
-			if (w->vifs[i].cap[k]) {
-				pcap_lib.pcap_close(w->vifs[i].cap[k]);
-				w->vifs[i].cap[k] = NULL;
-			}
+		close_vif(&w->vifs[i]);
 }
+
+void netwatch_forget(struct netwatch *w, const char *name)
+{
+	unsigned i;
+
+	if (!w || !name[0])
+		return;
+	pthread_mutex_lock(&w->lock);
+	for (i = 0; i < w->nvifs; i++)
+		if (!strcmp(w->vifs[i].name, name)) {
+			close_vif(&w->vifs[i]);
+			w->vifs[i].name[0] = '\0';
+			w->generation++;
+		}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* The watched vif on tap name, NULL if there is none (forgotten, or
+ * attached while the domain runs). */
+static const struct nw_vif *vif_named(const struct netwatch *w, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nvifs; i++)
+		if (w->vifs[i].name[0] && !strcmp(w->vifs[i].name, name))
+			return &w->vifs[i];
+	return NULL;
+}
+
+#define NW_NOT_WATCHED "attached while the domain runs (a capture needs CAP_NET_RAW, " \
+	"which the sandbox dropped)"
 
 struct netwatch *netwatch_start(const struct tap *taps, unsigned n)
 {
@@ -442,7 +502,7 @@ static void put_known(const struct nw_vif *v, uint64_t now, char *buf, size_t le
 		put(buf, len, n, "-");
 }
 
-size_t netwatch_format_addrs(struct netwatch *w, char *buf, size_t len)
+size_t netwatch_format_addrs(struct netwatch *w, const char *const *names, unsigned nnames, char *buf, size_t len)
 {
 	uint64_t now = now_ns();
 	size_t n = 0;
@@ -452,16 +512,21 @@ size_t netwatch_format_addrs(struct netwatch *w, char *buf, size_t len)
 	if (!w)
 		return 0;
 	pthread_mutex_lock(&w->lock);
-	for (i = 0; i < w->nvifs; i++) {
+	for (i = 0; i < nnames; i++) {
+		const struct nw_vif *v = vif_named(w, names[i]);
+
 		put(buf, len, &n, "vif%u_addrs ", i);
-		put_known(&w->vifs[i], now, buf, len, &n);
+		if (v)
+			put_known(v, now, buf, len, &n);
+		else
+			put(buf, len, &n, "-");
 		put(buf, len, &n, "\n");
 	}
 	pthread_mutex_unlock(&w->lock);
 	return n;
 }
 
-size_t netwatch_format_peers(struct netwatch *w, char *buf, size_t len)
+size_t netwatch_format_peers(struct netwatch *w, const char *const *names, unsigned nnames, char *buf, size_t len)
 {
 	uint64_t now = now_ns(), ms;
 	char addr[64];
@@ -474,9 +539,14 @@ size_t netwatch_format_peers(struct netwatch *w, char *buf, size_t len)
 	pthread_mutex_lock(&w->lock);
 	ms = w->last_interval_ns / 1000000;
 	put(buf, len, &n, "interval_ms %llu\n", (unsigned long long)ms);
-	for (i = 0; i < w->nvifs; i++) {
-		const struct nw_vif *v = &w->vifs[i];
+	for (i = 0; i < nnames; i++) {
+		const struct nw_vif *v = vif_named(w, names[i]);
 
+		if (!v) {
+			put(buf, len, &n, "vif%u_name %s\nvif%u_watch %s\nvif%u_addrs -\nvif%u_rate 0 0 0\n"
+			    "vif%u_peers -\n", i, names[i], i, NW_NOT_WATCHED, i, i, i);
+			continue;
+		}
 		put(buf, len, &n, "vif%u_name %s\nvif%u_watch %s\nvif%u_addrs ", i, v->name, i,
 		    v->error[0] ? v->error : "on", i);
 		put_known(v, now, buf, len, &n);

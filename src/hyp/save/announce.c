@@ -3,6 +3,7 @@
 #include "save/state.h"
 #include "backend/tap.h"
 #include "domain.h"
+#include "hotplug.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
 
@@ -28,9 +29,11 @@ static struct {
 
 static int announce_save(void *obj, struct state_buf *b)
 {
+	const char *vifs[DOMAIN_VIFS_MAX];
+	unsigned nvifs = hotplug_vif_names(an.dom, vifs, DOMAIN_VIFS_MAX);
 	char buf[4096];
 
-	netwatch_format_addrs(an.dom->netwatch, buf, sizeof(buf));
+	netwatch_format_addrs(an.dom->netwatch, vifs, nvifs, buf, sizeof(buf));
 	state_put_blob(b, buf, (uint32_t)strlen(buf));
 	return 0;
 }

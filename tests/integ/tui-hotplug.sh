@@ -1,0 +1,96 @@
+#!/bin/bash
+# Hot-plug from the dashboard's detail view, in tmux as a user drives it:
+# a attaches a disk (the guest probes it, the detail view lists it); x
+# detaches it after a y/n; while a detach waits for a guest that ignores
+# ejects the dashboard answers keys (a second x is told what it waits
+# for), then says the guest did not eject it; a vif on a bridge that does
+# not exist is refused in the status line.  Every step waits for what the
+# screen shows.
+. "$(dirname "$0")/../lib.sh"
+
+integ_begin "dashboard hot-plug" kvm root minios cmd:tmux
+S=lodge-tuihp-$$
+tmux() { command tmux -L "$S" -f /dev/null "$@"; }
+at_exit 'tmux kill-server 2>/dev/null'
+screen() { tmux capture-pane -p -t "$S"; }
+has() { screen | grep -Eq -- "$1"; }
+shows() { wait_until "$1" has "$2"; }
+press() { tmux send-keys -t "$S" "$@"; }
+type_text() { tmux send-keys -t "$S" -l "$1"; }
+conlog() { lodge console --log th 2>/dev/null | tr -d '\r'; }
+guest_shows() { conlog | grep -Eq -- "$1"; }
+guest() { lodge console th <<<"$1" >/dev/null 2>&1; }
+listed() { lodge block-list th 2>/dev/null | tail -n +2 | awk '{ print $1 }' | tr '\n' ' '; }
+
+STORE=$T/store
+mkdir -p "$STORE"
+truncate -s 4M "$STORE/data.img"
+printf 'name = "th"\nmemory = 64\nvcpus = 1\nkernel = "%s"\n' "$MINIOS" >"$DOMS/th.cfg"
+if ! lodge create th >/dev/null 2>&1 || ! wait_until 30 guest_shows 'hotplug: PCI hot-plug on GPE 1'; then
+	fail "dashboard hot-plug" "the guest did not boot: $(conlog | tail -3)"
+	exit 0
+fi
+track_pid "$(field th 9)" $(pgrep -P "$(field th 9)")
+tmux new-session -d -s "$S" -x 120 -y 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
+if ! shows 10 'Domain-0' || ! { press Down; shows 5 ' th +run'; }; then
+	fail "dashboard hot-plug" "no table: $(screen | head -5)"
+fi
+press Enter
+shows 10 'th \(id [0-9]+' || fail "detail view" "$(screen | head -5)"
+
+# ---- a: attach a disk ---------------------------------------------------------
+press a
+shows 5 'attach a disk \(PATH,VDEV' && type_text "$STORE/data.img,vdb" && press Enter
+if shows 15 'block-attach th: done' && wait_until 10 guest_shows 'blk: vd. added' && [ "$(listed)" = "vdb " ] &&
+	shows 10 "$STORE/data.img"; then
+	pass "a in the detail view attaches a disk: the guest probes it, the view lists it"
+else
+	fail "dashboard block-attach" "disks $(listed); $(screen | tail -4)"
+fi
+
+# ---- x: a detach the guest ignores; the dashboard answers meanwhile ------------------
+guest "hotplug-ignore on"
+wait_until 10 guest_shows 'eject requests are ignored'
+press x
+shows 5 'detach \(a disk' && type_text vdb && press Enter
+if shows 5 'Detach disk vdb from th .*\(y/n\)'; then
+	pass "x asks before it detaches (y/n)"
+else
+	fail "detach confirmation" "$(screen | tail -3)"
+fi
+press y
+t0=$(date +%s%N)
+shows 5 'block-detach th vdb\.\.\.'
+press x
+shows 5 'detach \(a disk' && type_text vdb && press Enter
+shows 5 '\(y/n\)' && press y
+if shows 5 'still waiting for th to answer block-detach' && [ $((($(date +%s%N) - t0) / 1000000)) -lt 9000 ]; then
+	pass "while the detach waits for the guest, keys are answered ($((($(date +%s%N) - t0) / 1000000)) ms in)"
+else
+	fail "keys during a detach" "$(screen | tail -3)"
+fi
+if shows 20 'block-detach th: .*did not eject' && [ "$(listed)" = "vdb " ]; then
+	pass "the guest ignores the eject: the status line says so, the disk stays"
+else
+	fail "dashboard detach timeout" "disks $(listed); $(screen | tail -3)"
+fi
+guest "hotplug-ignore off"
+wait_until 10 guest_shows 'eject requests are served'
+press x
+shows 5 'detach \(a disk' && type_text vdb && press Enter
+shows 5 '\(y/n\)' && press y
+if shows 15 'block-detach th: done' && [ "$(listed)" = "" ] && flock -n -x "$STORE/data.img" true; then
+	pass "x, y: the guest ejects the disk, the lock is free"
+else
+	fail "dashboard block-detach" "disks $(listed); $(screen | tail -3)"
+fi
+
+# ---- v: a vif on no bridge is refused in one line ---------------------------
+press v
+shows 5 'attach a vif' && type_text "bridge=nosuchbr9" && press Enter
+if shows 15 'network-attach th: .*nosuchbr9' && [ -z "$(lodge network-list th 2>/dev/null | tail -n +2)" ]; then
+	pass "v with a bridge that does not exist: refused in the status line ($(screen | grep -o 'network-attach th: .*' | head -1))"
+else
+	fail "dashboard vif refusal" "$(screen | tail -3)"
+fi
+lodge destroy th >/dev/null 2>&1
