@@ -290,3 +290,5 @@ integ_exit() {
 trap integ_exit EXIT
 # For a script that still sets its own EXIT trap (and so replaces integ_exit).
 cleanup_tmp() { rm -rf "$TMPDIR_TEST"; }
+# The pool's fixture (etcd cluster): tests/pool-lib.sh.
+. "$TOP/tests/pool-lib.sh"

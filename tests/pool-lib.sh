@@ -1,0 +1,111 @@
+# The pool tests' fixture (issue 24, src/pool/README.md): a three-member
+# etcd cluster of Debian's etcd-server, sourced by tests/lib.sh.
+#
+# pool_etcd_up: the cluster is up and answers; sets
+#   POOL_ETCD_URLS      the members' client URLs on loopback, comma-separated
+#   POOL_ETCD_DIR       its directory (data dirs, logs, pids, env)
+#   POOL_ETCD_PIDS      the members' pids (member N: ${POOL_ETCD_PIDS[N-1]})
+# or skips the test (etcd not installed, not root).  Under tests/run.sh
+# ($LODGE_POOL_FIXTURE set) one cluster serves every pool test of the run
+# and run.sh stops it at the end (pool_etcd_stop); a test run alone has
+# its own, stopped at its exit.  Each test keeps to its own key prefix
+# (pool_prefix), so they share the cluster without seeing each other.
+#
+# Members listen on loopback ports picked free at start; nothing here
+# uses or touches a system etcd.service (2379/2380).
+
+POOL_ETCD_MEMBERS=3
+
+pool_port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+
+# pool_etcd_start DIR: three members in DIR, each its own data dir; the
+# URLs and pids written to DIR/env.  The members are started in their
+# own session, children of a subshell that has gone (so not of the test's
+# shell): a test's exit, which ends its own processes, leaves a shared
+# cluster running, and the shell says nothing when one is killed.
+pool_etcd_start() {
+	local dir=$1 base i try cluster= urls= pids=()
+	mkdir -p "$dir"
+	for try in $(seq 1 50); do
+		base=$((20000 + (RANDOM % 1200) * 10))   # below the ephemeral ports (32768-)
+		for i in 1 2 3 4 5 6; do pool_port_free $((base + i)) || continue 2; done
+		break
+	done
+	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
+		cluster+="${cluster:+,}m$i=http://127.0.0.1:$((base + 2 * i))"
+		urls+="${urls:+,}http://127.0.0.1:$((base + 2 * i - 1))"
+	done
+	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
+		(setsid etcd --name "m$i" --data-dir "$dir/m$i.etcd" \
+			--listen-client-urls "http://127.0.0.1:$((base + 2 * i - 1))" \
+			--advertise-client-urls "http://127.0.0.1:$((base + 2 * i - 1))" \
+			--listen-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
+			--initial-advertise-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
+			--initial-cluster "$cluster" --initial-cluster-token "lodge-test-$base" \
+			--initial-cluster-state new >"$dir/m$i.log" 2>&1 </dev/null &
+		 echo $! >"$dir/m$i.pid")
+		pids+=("$(cat "$dir/m$i.pid")")
+	done
+	printf 'POOL_ETCD_URLS=%s\nPOOL_ETCD_PIDS=(%s)\nPOOL_ETCD_BASE=%s\n' "$urls" "${pids[*]}" "$base" >"$dir/env"
+}
+
+# pool_etcd_healthy: every member up and the cluster with a leader.
+pool_etcd_healthy() {
+	ETCDCTL_API=3 etcdctl --endpoints="$POOL_ETCD_URLS" --command-timeout=2s endpoint health >/dev/null 2>&1
+}
+
+# pool_etcd_up own: a cluster of the test's own, never shared (for a test
+# that kills members).
+pool_etcd_up() {
+	local shared=${LODGE_POOL_FIXTURE:-} lock
+	[ "${1:-}" = own ] && shared=
+	command -v etcd >/dev/null || { skip "$INTEG_LABEL" "etcd (etcd-server) not installed"; exit 0; }
+	command -v etcdctl >/dev/null || { skip "$INTEG_LABEL" "etcdctl (etcd-client) not installed"; exit 0; }
+	if [ -n "$shared" ]; then
+		POOL_ETCD_DIR=$shared
+		mkdir -p "$shared"
+		exec {lock}>"$shared/.lock"
+		flock "$lock"
+		[ -f "$shared/env" ] || pool_etcd_start "$shared"
+		exec {lock}>&-
+	else
+		POOL_ETCD_DIR=$(mktemp -d "$T/etcd.XXXXXX")
+		pool_etcd_start "$POOL_ETCD_DIR"
+		at_exit "pool_etcd_stop '$POOL_ETCD_DIR'"
+	fi
+	. "$POOL_ETCD_DIR/env"
+	wait_until 60 pool_etcd_healthy || {
+		fail "$INTEG_LABEL" "the test's etcd cluster did not come up: $(tail -n 3 "$POOL_ETCD_DIR"/m1.log | tr '\n' ' ')"
+		exit 1
+	}
+}
+
+# pool_etcd_stop DIR: the members of DIR's cluster killed (each checked to
+# be an etcd with DIR's data dir: a pid may have been reused), DIR removed.
+pool_etcd_stop() {
+	local dir=$1 p POOL_ETCD_PIDS=()
+	[ -f "$dir/env" ] || return 0
+	. "$dir/env"
+	for p in "${POOL_ETCD_PIDS[@]}"; do
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $dir/" && kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$dir"
+}
+
+# pool_prefix: this test's own key prefix in the shared cluster.
+pool_prefix() { echo "/lodge-test/$(basename "$0" .sh)-$$"; }
+
+# pool_etcdctl ARGS...: etcdctl (v3) on the test's cluster.
+pool_etcdctl() { ETCDCTL_API=3 etcdctl --endpoints="$POOL_ETCD_URLS" --command-timeout=5s "$@"; }
+
+# pool_member_kill N: member N (1-3) killed, by its pid.
+pool_member_kill() { kill -KILL "${POOL_ETCD_PIDS[$(($1 - 1))]}" 2>/dev/null; }
+
+# pool_free_port: a loopback port nobody listens on (for "a member that is down").
+pool_free_port() {
+	local p
+	while :; do
+		p=$((10000 + RANDOM % 10000))
+		pool_port_free "$p" && { echo "$p"; return; }
+	done
+}
