@@ -92,6 +92,12 @@ static const struct cli_option bridge_opts[] = {
 	FLAG('f', "force", "with --nic: even the NIC this ssh session comes in on"),
 	{ 0 },
 };
+static const struct cli_option pool_join_opts[] = {
+	TEXT('e', "etcd", "URL[,URL...]", "the pool's etcd client URLs (http://HOST:PORT)"),
+	TEXT('n', "host", "NAME", "this host's name in the pool (default its hostname)"),
+	TEXT('p', "prefix", "KEY", "where the pool's keys are in etcd (default /lodge/pool)"),
+	{ 0 },
+};
 static const struct cli_option log_opts[] = {
 	FLAG('f', "follow", "then print each event as it is written"),
 	NUMBER('n', "lines", "N", 0, 1000000, "the last N events (default 20)"),
@@ -191,6 +197,12 @@ static const struct command commands[] = {
 	  "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", CMD_NO_HOST,
 	  cmd_bridge_delete },
 	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
+	{ "pool-join", pool_join_opts, "", 0, 0, "join a pool of Lodge hosts on etcd (recorded in lodge.conf)", 0,
+	  cmd_pool_join },
+	{ "pool-leave", no_opts, "", 0, 0, "leave the pool (refused while its domains run here)", 0, cmd_pool_leave },
+	{ "pool-list", output_opts, "", 0, 0, "the pool's hosts: state, CPUs, memory, domains", 0, cmd_pool_list },
+	{ "pool-agent", no_opts, "", 0, 0, "this host's pool agent, in the foreground (lodge-pool.service)", 0,
+	  cmd_pool_agent },
 	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

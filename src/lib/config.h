@@ -90,6 +90,11 @@ struct host_config {
 	bool host_shutdown_saves;          /* on_host_shutdown = "save" (default), else "shutdown" */
 	unsigned shutdown_timeout_s;       /* then what still runs is destroyed */
 	char save_dir[CFG_PATH_MAX];       /* default /var/lib/lodge/save */
+	/* The pool (src/pool/README.md); pool_etcd "": not in one. */
+	char pool_etcd[POOL_ETCD_MAX];
+	char pool_host[DOMAIN_NAME_MAX];   /* "": the hostname */
+	char pool_prefix[POOL_PREFIX_MAX];
+	unsigned pool_lease_ttl_s, pool_fence_deadline_s, pool_restart_delay_s;
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

@@ -1,0 +1,229 @@
+/* lodge pool-join, pool-leave, pool-list and pool-agent: this host in a
+ * pool of Lodge hosts on etcd (src/pool/README.md). */
+#include "agent.h"
+#include "output.h"
+#include "pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "version.h"
+
+static int pool_fail(const char *why)
+{
+	log_err("%s", why);
+	return EXIT_FAILED;
+}
+
+/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY]: the pool
+ * answers and speaks our protocol, the name is free (or this host's
+ * own, joining again), then lodge.conf says so. */
+int cmd_pool_join(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], key[POOL_KEY_MAX], member[POOL_KEY_MAX], host[POOL_KEY_MAX], *json;
+	const char *prefix = c->set['p'] ? c->text['p'] : NULL;
+	struct pool p;
+	struct etcd_kvs kvs;
+	bool ok;
+	int rc;
+
+	if (!c->set['e'])
+		return cli_usage_error(c->cmd, "--etcd URL[,URL...] is required");
+	if (*c->lg.hc.pool_etcd && strcmp(c->lg.hc.pool_etcd, c->text['e']))
+		log_warn("this host was in the pool at %s: it joins %s instead", c->lg.hc.pool_etcd, c->text['e']);
+	if (prefix && (prefix[0] != '/' || strlen(prefix) >= POOL_PREFIX_MAX || prefix[strlen(prefix) - 1] == '/' ||
+		       strpbrk(prefix, " \t\n\"\\")))
+		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (from /, no trailing /)",
+				       prefix);
+	if ((rc = pool_open(&p, &c->lg.hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why,
+			    sizeof(why))))
+		return pool_fail(why);
+	/* The pool's version, set by whoever came first. */
+	pool_key(&p, key, "version");
+	{
+		struct etcd_cmp absent = ETCD_ABSENT(key);
+		struct etcd_op put = ETCD_PUT_OP(key, POOL_PROTOCOL, 0);
+
+		if ((rc = etcd_txn(p.etcd, &absent, 1, &put, 1, NULL, 0, &ok, why, sizeof(why))) ||
+		    (rc = etcd_range(p.etcd, key, false, &kvs, why, sizeof(why)))) {
+			pool_close(&p);
+			log_err("cannot join the pool at %s: %s", c->text['e'], why);
+			return EXIT_FAILED;
+		}
+	}
+	if (kvs.n != 1 || strcmp(kvs.kv[0].value, POOL_PROTOCOL)) {
+		log_err("the pool at %s speaks protocol %s; this Lodge (%s) speaks %s", c->text['e'],
+			kvs.n ? kvs.kv[0].value : "?", LODGE_VERSION, POOL_PROTOCOL);
+		etcd_kvs_free(&kvs);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	etcd_kvs_free(&kvs);
+	/* The name: free, or ours joining again (no agent of it up). */
+	pool_key(&p, member, "members/%s", p.host);
+	pool_key(&p, host, "hosts/%s", p.host);
+	{
+		json_t *o = json_pack("{s:s, s:I}", "host", p.host, "joined", (json_int_t)time(NULL));
+		struct etcd_cmp cmp = ETCD_ABSENT(host);
+		struct etcd_op put;
+
+		json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+		if (!json) {
+			pool_close(&p);
+			return pool_fail("out of memory");
+		}
+		put = ETCD_PUT_OP(member, json, 0);
+		rc = etcd_txn(p.etcd, &cmp, 1, &put, 1, NULL, 0, &ok, why, sizeof(why));
+		free(json);
+	}
+	if (rc) {
+		pool_close(&p);
+		log_err("cannot join the pool at %s: %s", c->text['e'], why);
+		return EXIT_FAILED;
+	}
+	if (!ok) {
+		log_err("host %s is up in the pool at %s already: another host has that name, or this one's pool "
+			"agent runs (--host NAME for another)", p.host, c->text['e']);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	if ((rc = pool_conf_write(c->text['e'], p.host, prefix, why, sizeof(why)))) {
+		char err[ETCD_WHY_MAX];
+
+		/* nothing half-made: the pool forgets the host again */
+		etcd_delete(p.etcd, member, false, NULL, err, sizeof(err));
+		pool_close(&p);
+		log_err("cannot record the pool in lodge.conf: %s", why);
+		return EXIT_FAILED;
+	}
+	pool_close(&p);
+	printf("host %s joined the pool at %s; start its agent: lodge pool-agent\n", p.host, c->text['e']);
+	return 0;
+}
+
+/* pool-leave: refused while the pool's domains are this host's; its
+ * member key goes (its agent sees that, revokes its lease and ends), and
+ * lodge.conf forgets the pool. */
+int cmd_pool_leave(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned[512] = "";
+	struct pool_view v;
+	struct pool p;
+	size_t n = 0;
+	unsigned i;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_view_read(&p, &v, why, sizeof(why)))) {
+		pool_close(&p);
+		return pool_fail(why);
+	}
+	for (i = 0; i < v.ndomains; i++)
+		if (strcmp(v.domain[i].owner, p.host) == 0 && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
+			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", v.domain[i].name);
+	pool_view_free(&v);
+	if (n) {
+		log_err("host %s runs pool domains (%s): migrate them to another host first", p.host, owned);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	pool_key(&p, member, "members/%s", p.host);
+	rc = etcd_delete(p.etcd, member, false, NULL, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = pool_conf_write(NULL, NULL, NULL, why, sizeof(why)))) {
+		log_err("left the pool, but cannot record it: %s", why);
+		return EXIT_FAILED;
+	}
+	printf("host %s left the pool\n", p.host);
+	return 0;
+}
+
+/* ---- pool-list -------------------------------------------------------------------------------- */
+
+struct host_row {
+	const struct pool_host *h;
+	char domains[1024];
+	unsigned long free_mib;
+};
+
+OUT_GETTER(get_host, struct host_row, out_str(v, r->h->name))
+OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state(r->h)))
+OUT_GETTER(get_cpus, struct host_row, r->h->live ? out_uint(v, r->h->cpus) : out_null(v))
+OUT_GETTER(get_total, struct host_row, r->h->live ? out_uint(v, r->h->mem_total_mib) : out_null(v))
+OUT_GETTER(get_free, struct host_row, r->h->live ? out_uint(v, r->free_mib) : out_null(v))
+OUT_GETTER(get_committed, struct host_row, out_uint(v, r->h->committed_mib))
+OUT_GETTER(get_domains, struct host_row, out_list(v, r->domains))
+
+static const struct out_col host_cols[] = {
+	{ "Host", "host", -16, 0, 0, get_host, NULL },
+	{ "State", "state", -8, 0, 0, get_state, NULL },
+	{ "CPUs", "cpus", 4, 0, 0, get_cpus, NULL },
+	{ "Mem(MiB)", "memory_mib", 9, 0, 0, get_total, NULL },
+	{ "Free", "free_mib", 9, 0, 0, get_free, NULL },
+	{ "Placed", "committed_mib", 9, 0, 0, get_committed, NULL },
+	{ "Domains", "domains", -1, 0, OUT_GAP2, get_domains, NULL },
+};
+
+int cmd_pool_list(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool_view v;
+	struct pool p;
+	struct out o;
+	unsigned i, k;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_view_read(&p, &v, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = out_begin(&o, c, host_cols, OUT_NCOLS(host_cols)))) {
+		pool_view_free(&v);
+		return rc;
+	}
+	for (i = 0; i < v.nhosts; i++) {
+		struct host_row r = { .h = &v.host[i] };
+		size_t n = 0;
+
+		if (!v.host[i].member && !v.host[i].live)
+			continue;
+		/* What this host may still place: its memory less what is placed there. */
+		r.free_mib = r.h->mem_total_mib > r.h->committed_mib ? r.h->mem_total_mib - r.h->committed_mib : 0;
+		for (k = 0; k < v.ndomains; k++)
+			if (strcmp(v.domain[k].placement, v.host[i].name) == 0 && n + DOMAIN_NAME_MAX + 2 < sizeof(r.domains))
+				n += (size_t)snprintf(r.domains + n, sizeof(r.domains) - n, "%s%s", n ? "," : "",
+						      v.domain[k].name);
+		out_row(&o, &r);
+	}
+	out_end(&o);
+	pool_view_free(&v);
+	return 0;
+}
+
+/* pool-agent: this host's agent, in the foreground (lodge-pool.service). */
+int cmd_pool_agent(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	log_set_timestamps(true);
+	if ((rc = pool_timing_check(&c->lg.hc, why, sizeof(why))) ||
+	    (rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_agent_run(&c->lg, &p, why, sizeof(why));
+	pool_close(&p);
+	return rc ? pool_fail(why) : 0;
+}

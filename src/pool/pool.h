@@ -1,0 +1,99 @@
+/* The pool's keys and records (src/pool/README.md), shared by the
+ * commands (src/agent/cmd-pool.c) and the pool agent (agent.c). */
+#ifndef LODGE_POOL_H
+#define LODGE_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etcd.h"
+#include "lodge.h"
+
+/* The version of the keys and records below: hosts of one pool agree on
+ * it (pool-join refuses a pool whose version differs). */
+#define POOL_PROTOCOL "1"
+#define POOL_KEY_MAX 512
+#define POOL_HOSTS_MAX 64
+#define POOL_DOMAINS_MAX 1024
+
+struct pool {
+	struct etcd *etcd;
+	char prefix[POOL_PREFIX_MAX];
+	char host[DOMAIN_NAME_MAX];        /* this host's name in the pool */
+};
+
+/* This host's default name in the pool: its hostname up to the first
+ * dot; -EINVAL with why if that is not a name Lodge takes. */
+int pool_default_host(char name[DOMAIN_NAME_MAX], char *why, size_t whylen);
+/* The pool of lodge.conf (hc), each of etcd, host, prefix replaced when
+ * not NULL: 0, or -errno with why (-ENOENT: this host is in no pool). */
+int pool_open(struct pool *p, const struct host_config *hc, const char *etcd, const char *host,
+	      const char *prefix, char *why, size_t whylen);
+void pool_close(struct pool *p);
+/* prefix/what: what a printf format. */
+const char *pool_key(const struct pool *p, char buf[POOL_KEY_MAX], const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A host as hosts/H says (live: the key exists, bound to its lease) and
+ * members/H (member: it joined and has not left). */
+struct pool_host {
+	char name[DOMAIN_NAME_MAX];
+	char state[16];                    /* up, fenced, leaving; "lost" when not live */
+	bool live, member;
+	unsigned cpus;
+	unsigned long mem_total_mib;       /* what the host has for guests */
+	unsigned long mem_avail_mib;       /* free now, as the host saw it */
+	unsigned long committed_mib;       /* memory of the pool's domains placed there */
+	char migrate[128];                 /* where its agent takes migrations, "" none */
+	char version[32];                  /* Lodge's */
+	int64_t lease;
+};
+/* hosts/H's value for h (malloc'd). */
+char *pool_host_json(const struct pool_host *h);
+/* The other way: 0, or -EPROTO if text is not such a record. */
+int pool_host_parse(const char *text, struct pool_host *h);
+
+/* A domain of the pool as its keys say. */
+struct pool_domain {
+	char name[DOMAIN_NAME_MAX];
+	char desired[16];                  /* running, stopped */
+	char placement[DOMAIN_NAME_MAX];   /* "" none */
+	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
+	char state[64];                    /* the owner's word for it, "" none */
+	unsigned long memory_mib;          /* from its config, 0 if unreadable */
+	bool ha;
+};
+
+/* Everything under the prefix at one revision. */
+struct pool_view {
+	unsigned nhosts, ndomains;
+	struct pool_host host[POOL_HOSTS_MAX];
+	struct pool_domain *domain;        /* ndomains of them, sorted by name */
+	char version[32];                  /* the pool's protocol, "" if none yet */
+	int64_t revision;
+};
+int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen);
+void pool_view_free(struct pool_view *v);
+struct pool_host *pool_view_host(struct pool_view *v, const char *name);
+/* In words: up, fenced, leaving, lost. */
+const char *pool_host_state(const struct pool_host *h);
+
+/* The rule between lodge.conf's pool timings (README.md, "Fencing"):
+ * 0, or -EINVAL with why naming the keys. */
+int pool_timing_check(const struct host_config *hc, char *why, size_t whylen);
+
+/* lodge.conf under the root with its pool_etcd, pool_host and pool_prefix
+ * lines replaced by these (etcd NULL: removed, the host leaves; prefix
+ * NULL: left at its default), written whole under a new name and renamed
+ * over it: 0 or -errno with why.  The result is read back as lodge.conf
+ * is; if it does not load, the old file stays. */
+int pool_conf_write(const char *etcd, const char *host, const char *prefix, char *why, size_t whylen);
+
+/* ---- the pool agent (agent.c) ------------------------------------------------------------- */
+
+/* Run this host's agent until it leaves the pool (0) or a signal ends it
+ * (0: its lease is left to expire, see README.md), or it cannot go on
+ * (-errno with why).  lg: this host's Lodge. */
+int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t whylen);
+
+#endif
