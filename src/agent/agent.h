@@ -64,5 +64,7 @@ int cmd_pool_join(struct cli *c);
 int cmd_pool_leave(struct cli *c);
 int cmd_pool_list(struct cli *c);
 int cmd_pool_agent(struct cli *c);
+int cmd_pool_create(struct cli *c);
+int cmd_pool_domains(struct cli *c);
 
 #endif

@@ -212,6 +212,93 @@ int cmd_pool_list(struct cli *c)
 	return 0;
 }
 
+/* lodge create NAME on a host of a pool: placed, then watched until its
+ * host runs it; a start that failed there leaves nothing in the pool. */
+int cmd_pool_create(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], name[DOMAIN_NAME_MAX], host[DOMAIN_NAME_MAX], state[64], err[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if (c->set['p'] || c->set['c'])
+		return cli_usage_error(c->cmd, "--paused and --console are not for a pool's domains");
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_domain_place(&p, &c->lg.hc, c->argv[0], c->set['O'] ? c->text['O'] : NULL, name, host, why,
+				    sizeof(why)))) {
+		pool_close(&p);
+		return pool_fail(why);
+	}
+	rc = pool_domain_wait(&p, name, 60000, state, sizeof(state), why, sizeof(why));
+	if (rc == -EIO && pool_domain_forget(&p, name, err, sizeof(err)))
+		log_warn("%s", err);
+	pool_close(&p);
+	if (rc == -EIO) {
+		log_err("%s cannot start on host %s: %s", name, host, why);
+		return EXIT_FAILED;
+	}
+	if (rc) {
+		log_err("%s is placed on host %s but %s", name, host,
+			rc == -ETIMEDOUT ? "not running after 60 s (lodge list --pool)" : why);
+		return EXIT_FAILED;
+	}
+	printf("%s runs on host %s\n", name, host);
+	return 0;
+}
+
+/* lodge list --pool: every domain of the pool with its host. */
+struct dom_row {
+	const struct pool_domain *d;
+	const char *host, *word;
+};
+
+OUT_GETTER(get_dname, struct dom_row, out_str(v, r->d->name))
+OUT_GETTER(get_dhost, struct dom_row, r->host[0] ? out_str(v, r->host) : out_null(v))
+OUT_GETTER(get_dstate, struct dom_row, out_str(v, r->word))
+OUT_GETTER(get_dmem, struct dom_row, out_uint(v, r->d->memory_mib))
+OUT_GETTER(get_dha, struct dom_row, out_uint(v, r->d->ha))
+
+static const struct out_col dom_cols[] = {
+	{ "Name", "name", -24, 0, 0, get_dname, NULL },
+	{ "Host", "host", -16, 0, 0, get_dhost, NULL },
+	{ "State", "state", -9, 0, 0, get_dstate, NULL },
+	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
+	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
+};
+
+int cmd_pool_domains(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], word[64];
+	struct pool_view v;
+	struct pool p;
+	struct out o;
+	unsigned i;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_view_read(&p, &v, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = out_begin(&o, c, dom_cols, OUT_NCOLS(dom_cols)))) {
+		pool_view_free(&v);
+		return rc;
+	}
+	for (i = 0; i < v.ndomains; i++) {
+		const struct pool_domain *d = &v.domain[i];
+		struct dom_row r = { .d = d, .host = d->owner[0] ? d->owner : d->placement };
+
+		if (!d->desired[0])
+			continue;          /* a half-written or foreign key: not a domain */
+		r.word = pool_domain_word(&v, d, word, sizeof(word));
+		out_row(&o, &r);
+	}
+	out_end(&o);
+	pool_view_free(&v);
+	return 0;
+}
+
 /* pool-agent: this host's agent, in the foreground (lodge-pool.service). */
 int cmd_pool_agent(struct cli *c)
 {

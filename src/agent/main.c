@@ -28,10 +28,12 @@ static const struct cli_option top_opts[] = {
 static const struct cli_option create_opts[] = {
 	FLAG('c', "console", "attach to its console once it runs"),
 	FLAG('p', "paused", "hold its vCPUs before the guest's first instruction (unpause lets it run)"),
+	TEXT('O', "on", "HOST", "in a pool: on this host (default: the one up with the most memory not yet placed)"),
 	{ 0 },
 };
 static const struct cli_option list_opts[] = {
 	FLAG('l', "long", "more columns: memory, balloon, save, KSM, THP, addresses"),
+	FLAG('P', "pool", "every domain of this host's pool, with its host"),
 	OUT_OPTIONS,
 	{ 0 },
 };

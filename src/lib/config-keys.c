@@ -450,6 +450,8 @@ const struct cfg_key domain_keys[] = {
 		"most CPU it may use, in percent of one CPU, per vCPU at most all of one"),
 	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)"),
 	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages"),
+	KEY_INT("ha", 0, 0, 1, NULL, NULL, NULL,
+		"in a pool: 1 restarts it on another host when its host is lost (src/pool/README.md)"),
 	{ .name = NULL }
 };
 

@@ -593,6 +593,7 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	}
 	dc->ksm = cfg_getbool(cfg, "ksm");
 	dc->hugepages = cfg_getbool(cfg, "hugepages");
+	dc->ha = cfg_getint(cfg, "ha") == 1;
 	return 0;
 }
 

@@ -61,6 +61,7 @@ struct domain_config {
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
 	bool ksm;                  /* same-page merging of guest RAM (MADV_MERGEABLE) */
 	bool hugepages;            /* transparent huge pages for guest RAM (MADV_HUGEPAGE) */
+	bool ha;                   /* in a pool: restarted elsewhere when its host is lost */
 };
 
 /* One of lodge.conf's lists of paths, patterns or names. */

@@ -46,6 +46,8 @@ struct agent {
 	uint64_t renewed_at;               /* when the last renewal that etcd granted was sent */
 	bool cut_off;                      /* renewals fail: said once */
 	bool left;                         /* members/H is gone: pool-leave */
+	bool dirty;                        /* the pool changed: reconcile */
+	struct pool_reconciler *rec;
 	unsigned renewals;
 	struct etcd_watch *watch;
 	int64_t watch_from;
@@ -141,6 +143,7 @@ static void on_event(const struct etcd_event *ev, void *arg)
 
 	if (ev->deleted && strcmp(ev->key, a->key_member) == 0)
 		a->left = true;
+	a->dirty = true;
 }
 
 /* The watch on the pool's keys, opened (again) where it stopped. */
@@ -191,11 +194,16 @@ static int renew(struct agent *a, char *why, size_t whylen)
 	if (ttl == 0) {
 		log_warn("host %s: its lease has expired; joining anew", a->p->host);
 		a->lease = 0;
+		a->dirty = true;
 		return enroll(a, why, whylen);
 	}
 	a->renewed_at = sent;
-	if (++a->renewals % PUBLISH_EVERY == 0 && (rc = publish(a, why, whylen)))
-		log_warn("host %s cannot publish its record: %s", a->p->host, why);
+	if (++a->renewals % PUBLISH_EVERY == 0) {
+		if ((rc = publish(a, why, whylen)))
+			log_warn("host %s cannot publish its record: %s", a->p->host, why);
+		/* what no event tells: a guest that ended here */
+		a->dirty = true;
+	}
 	return 0;
 }
 
@@ -216,8 +224,15 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if ((rc = enroll(&a, why, whylen)))
+	if (!(a.rec = pool_reconciler_new())) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = enroll(&a, why, whylen))) {
+		pool_reconciler_free(a.rec);
 		return rc == -EINTR ? 0 : rc;
+	}
+	a.dirty = true;
 	next = a.renewed_at + a.ttl_ms / 3;
 	while (!stop_signal && !a.left) {
 		uint64_t now = now_ms();
@@ -225,12 +240,23 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 		if (now >= next) {
 			if ((rc = renew(&a, why, whylen)))
 				break;
+			if (!a.dirty && pool_reconcile_needed(a.rec, lg))
+				a.dirty = true;
 			next = now + a.ttl_ms / 3;
+			continue;
+		}
+		if (a.dirty && !a.cut_off) {
+			a.dirty = false;
+			if (pool_reconcile(a.rec, lg, p, a.lease, reason, sizeof(reason))) {
+				log_warn("%s", reason);
+				a.dirty = true;
+			}
 			continue;
 		}
 		watch(&a, (int)(next - now < 500 ? next - now : 500));
 	}
 	etcd_watch_close(a.watch);
+	pool_reconciler_free(a.rec);
 	if (rc)
 		return rc == -EINTR ? 0 : rc;
 	if (a.left) {

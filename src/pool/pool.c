@@ -123,6 +123,27 @@ int pool_host_parse(const char *text, struct pool_host *h)
 	return 0;
 }
 
+const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len)
+{
+	const struct pool_host *h;
+
+	if (d->owner[0]) {
+		json_t *o = json_loads(d->state, 0, NULL), *s = json_object_get(o, "state");
+
+		snprintf(buf, len, "%s", json_is_string(s) ? json_string_value(s) : "starting");
+		json_decref(o);
+		return buf;
+	}
+	if (strcmp(d->desired, "running"))
+		return "stopped";
+	h = pool_view_host(v, d->placement);
+	if (!h || !h->live)
+		return "lost";
+	if (strstr(d->state, "\"failed\""))
+		return "failed";
+	return "placed";
+}
+
 const char *pool_host_state(const struct pool_host *h)
 {
 	if (!h->live)

@@ -59,7 +59,7 @@ struct pool_domain {
 	char desired[16];                  /* running, stopped */
 	char placement[DOMAIN_NAME_MAX];   /* "" none */
 	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
-	char state[64];                    /* the owner's word for it, "" none */
+	char state[512];                   /* the owner's report (JSON), "" none */
 	unsigned long memory_mib;          /* from its config, 0 if unreadable */
 	bool ha;
 };
@@ -75,8 +75,48 @@ struct pool_view {
 int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen);
 void pool_view_free(struct pool_view *v);
 struct pool_host *pool_view_host(struct pool_view *v, const char *name);
+/* A domain in words, as lodge list --pool shows it: the owner's word
+ * (running, paused, fenced, failed), "starting" (owned, not reported
+ * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
+ * it), "placed" (waiting for its host's agent). */
+const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
 /* In words: up, fenced, leaving, lost. */
 const char *pool_host_state(const struct pool_host *h);
+
+/* ---- the pool's domains (domains.c) ----------------------------------------------------- */
+
+/* lodge create in a pool: the config (a name in domains_dir or a file)
+ * read and checked by the schema, the host chosen (on, or the one up with
+ * the most memory not yet placed: README.md, "Placement"), and its keys
+ * written in one transaction.  0 with name and host; -ENOSPC no host
+ * fits, -EEXIST the name is taken in the pool; why says so. */
+int pool_domain_place(struct pool *p, const struct host_config *hc, const char *arg, const char *on,
+		      char name[DOMAIN_NAME_MAX], char host[DOMAIN_NAME_MAX], char *why, size_t whylen);
+/* Until its owner reports it running or paused (0), failed (-EIO, why
+ * its reason) or timeout_ms passed (-ETIMEDOUT); state its last word. */
+int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char *state, size_t statelen,
+		     char *why, size_t whylen);
+/* Every key of the domain deleted. */
+int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
+/* Its config's text (malloc'd) and the file it was read from (relative
+ * paths in it are relative to that file's directory). */
+int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
+		     size_t whylen);
+
+/* ---- the agent's side (reconcile.c) -------------------------------------------------------- */
+
+struct pool_reconciler;
+struct pool_reconciler *pool_reconciler_new(void);
+void pool_reconciler_free(struct pool_reconciler *r);
+/* Make this host match the pool: claim and start what is placed here,
+ * stop what is to stop, destroy what another host owns, report states
+ * under the lease (README.md, "The agent").  0, or -errno with why when
+ * the pool could not be read. */
+int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, int64_t lease, char *why,
+		   size_t whylen);
+
+/* Without asking etcd: a domain this agent started has ended here. */
+bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg);
 
 /* The rule between lodge.conf's pool timings (README.md, "Fencing"):
  * 0, or -EINVAL with why naming the keys. */

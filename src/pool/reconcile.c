@@ -1,0 +1,256 @@
+/* The agent makes its host match the pool (README.md, "The agent"),
+ * level-triggered: every pass reads the whole pool and this host's
+ * running domains and acts on the difference, so a lost watch event or
+ * a restart of the agent costs nothing but a pass. */
+#include "pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "log.h"
+
+/* A domain whose start failed here is tried again after this long. */
+#define RETRY_MS 30000
+
+struct seen {
+	char name[DOMAIN_NAME_MAX];
+	bool started;                      /* this agent started it and saw it run */
+	uint64_t retry_at;                 /* its start failed: not before then */
+	char reported[64];                 /* the state last written to etcd */
+};
+
+struct pool_reconciler {
+	unsigned n;
+	struct seen s[POOL_DOMAINS_MAX];
+};
+
+struct pool_reconciler *pool_reconciler_new(void)
+{
+	return calloc(1, sizeof(struct pool_reconciler));
+}
+
+void pool_reconciler_free(struct pool_reconciler *r)
+{
+	free(r);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct seen *seen_of(struct pool_reconciler *r, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->s[i].name, name) == 0)
+			return &r->s[i];
+	if (r->n == POOL_DOMAINS_MAX)
+		return NULL;
+	memset(&r->s[r->n], 0, sizeof(r->s[r->n]));
+	snprintf(r->s[r->n].name, sizeof(r->s[r->n].name), "%s", name);
+	return &r->s[r->n++];
+}
+
+static const struct lodge_status *running_here(const struct lodge_list *l, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->dom[i].name, name) == 0)
+			return &l->dom[i];
+	return NULL;
+}
+
+/* domains/D/state under the lease: {"state": word, "host": H[, "why": ...]} */
+static void report(struct pool *p, struct seen *s, int64_t lease, const char *state, const char *why_text)
+{
+	char key[POOL_KEY_MAX], why[ETCD_WHY_MAX], *text;
+	json_t *o;
+
+	if (!why_text && s && strcmp(s->reported, state) == 0)
+		return;
+	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
+	if (o && why_text)
+		json_object_set_new(o, "why", json_string(why_text));
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!text)
+		return;
+	pool_key(p, key, "domains/%s/state", s->name);
+	if (etcd_put(p->etcd, key, text, lease, why, sizeof(why)))
+		log_warn("%s: cannot report it %s: %s", s->name, state, why);
+	else
+		snprintf(s->reported, sizeof(s->reported), "%s", state);
+	free(text);
+}
+
+/* Owner no more: the owner key (if still ours), the state unless kept
+ * (a failure for lodge create to read) and desired if given, at once. */
+static void release(struct pool *p, const char *name, const char *desired, bool keep_state)
+{
+	char kowner[POOL_KEY_MAX], kstate[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
+	struct etcd_cmp mine;
+	struct etcd_op ops[3];
+	unsigned n = 0;
+	bool ok;
+
+	pool_key(p, kowner, "domains/%s/owner", name);
+	pool_key(p, kstate, "domains/%s/state", name);
+	pool_key(p, kdesired, "domains/%s/desired", name);
+	mine = (struct etcd_cmp)ETCD_VALUE_IS(kowner, p->host);
+	ops[n++] = (struct etcd_op)ETCD_DEL_OP(kowner);
+	if (!keep_state)
+		ops[n++] = (struct etcd_op)ETCD_DEL_OP(kstate);
+	if (desired)
+		ops[n++] = (struct etcd_op)ETCD_PUT_OP(kdesired, desired, 0);
+	if (etcd_txn(p->etcd, &mine, 1, ops, n, NULL, 0, &ok, why, sizeof(why)))
+		log_warn("%s: cannot give up its ownership: %s", name, why);
+}
+
+/* Claim D: only if nobody owns it, it is placed here and is to run. */
+static bool claim(struct pool *p, const struct pool_domain *d, int64_t lease)
+{
+	char kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
+	struct etcd_cmp cmp[3];
+	struct etcd_op put;
+	struct etcd_kvs kvs;
+	bool ok = false;
+
+	pool_key(p, kowner, "domains/%s/owner", d->name);
+	pool_key(p, kplace, "domains/%s/placement", d->name);
+	pool_key(p, kdesired, "domains/%s/desired", d->name);
+	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
+	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, p->host);
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	put = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
+	if (etcd_txn(p->etcd, cmp, 3, &put, 1, NULL, 0, &ok, why, sizeof(why))) {
+		log_warn("%s: cannot claim it: %s", d->name, why);
+		return false;
+	}
+	if (!ok && etcd_range(p->etcd, kowner, false, &kvs, why, sizeof(why)) == 0) {
+		/* ours already: the answer to the first try was lost */
+		ok = kvs.n == 1 && strcmp(kvs.kv[0].value, p->host) == 0 && kvs.kv[0].lease == lease;
+		etcd_kvs_free(&kvs);
+	}
+	return ok;
+}
+
+static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_t lease)
+{
+	static struct domain_config dc;
+	char file[CFG_PATH_MAX], err[LODGE_ERR_MAX + 64], why[ETCD_WHY_MAX];
+	struct lodge_err lerr;
+	char *text;
+	int rc;
+
+	if ((rc = pool_domain_spec(p, s->name, &text, file, sizeof(file), why, sizeof(why)))) {
+		snprintf(err, sizeof(err), "%s", why);
+	} else {
+		/* This host's checks now: its memory, its bridges. */
+		rc = domain_config_load_text(file, text, strlen(text), &lg->hc, true, &dc, err, sizeof(err));
+		free(text);
+		if (rc == 0 && strcmp(dc.name, s->name)) {
+			snprintf(err, sizeof(err), "its config names %s", dc.name);
+			rc = -EINVAL;
+		}
+		if (rc == 0 && (rc = lodge_create(lg, &dc, 0, &lerr)))
+			snprintf(err, sizeof(err), "%s", lerr.msg);
+	}
+	if (rc) {
+		log_warn("%s: cannot start it here: %s", s->name, err);
+		report(p, s, lease, "failed", err);
+		release(p, s->name, NULL, true);
+		s->retry_at = now_ms() + RETRY_MS;
+		return;
+	}
+	log_info("%s: started on %s", s->name, p->host);
+	s->started = true;
+	report(p, s, lease, "running", NULL);
+}
+
+bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
+{
+	struct lodge_list l;
+	struct lodge_err err;
+	bool changed = false;
+	unsigned i;
+
+	if (lodge_list(lg, &l, &err))
+		return true;
+	for (i = 0; i < r->n && !changed; i++)
+		changed = r->s[i].started && !running_here(&l, r->s[i].name);
+	lodge_list_free(&l);
+	return changed;
+}
+
+int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, int64_t lease, char *why,
+		   size_t whylen)
+{
+	struct lodge_list l;
+	struct lodge_err err;
+	struct pool_view v;
+	unsigned i;
+	int rc;
+
+	if ((rc = pool_view_read(p, &v, why, whylen)))
+		return rc;
+	if ((rc = lodge_list(lg, &l, &err))) {
+		snprintf(why, whylen, "%s", err.msg);
+		pool_view_free(&v);
+		return rc;
+	}
+	for (i = 0; i < v.ndomains; i++) {
+		const struct pool_domain *d = &v.domain[i];
+		const struct lodge_status *st = running_here(&l, d->name);
+		struct seen *s = seen_of(r, d->name);
+		bool mine = strcmp(d->owner, p->host) == 0;
+
+		if (!s)
+			continue;
+		/* Never beside another host's copy. */
+		if (st && d->owner[0] && !mine) {
+			log_warn("%s: owned by %s: destroyed here", d->name, d->owner);
+			if (lodge_destroy(lg, d->name, &err))
+				log_warn("%s", err.msg);
+			s->started = false;
+			continue;
+		}
+		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
+		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at)
+			mine = claim(p, d, lease);
+		if (!mine)
+			continue;
+		if (strcmp(d->desired, "running")) {
+			if (st && lodge_destroy(lg, d->name, &err))
+				log_warn("%s", err.msg);
+			log_info("%s: stopped on %s", d->name, p->host);
+			release(p, d->name, NULL, false);
+			s->started = false;
+			s->reported[0] = '\0';
+		} else if (!st && s->started) {
+			/* It ended by itself here (powered off, destroyed by hand). */
+			log_info("%s: ended on %s", d->name, p->host);
+			release(p, d->name, "stopped", false);
+			s->started = false;
+			s->reported[0] = '\0';
+		} else if (!st) {
+			start(p, lg, s, lease);
+		} else {
+			s->started = true;
+			report(p, s, lease, st->state, NULL);
+		}
+	}
+	lodge_list_free(&l);
+	pool_view_free(&v);
+	return 0;
+}
