@@ -87,6 +87,7 @@ pool_etcd_stop() {
 	[ -f "$dir/env" ] || return 0
 	. "$dir/env"
 	for p in "${POOL_ETCD_PIDS[@]}"; do
+		case $p in ''|*[!0-9]*) continue ;; esac
 		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $dir/" && kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$dir"
@@ -99,7 +100,13 @@ pool_prefix() { echo "/lodge-test/$(basename "$0" .sh)-$$"; }
 pool_etcdctl() { ETCDCTL_API=3 etcdctl --endpoints="$POOL_ETCD_URLS" --command-timeout=5s "$@"; }
 
 # pool_member_kill N: member N (1-3) killed, by its pid.
-pool_member_kill() { kill -KILL "${POOL_ETCD_PIDS[$(($1 - 1))]}" 2>/dev/null; }
+# Only a pid whose command line is an etcd of this cluster's data dir.
+pool_member_kill() {
+	local p=${POOL_ETCD_PIDS[$(($1 - 1))]:-}
+	case $p in ''|*[!0-9]*) return 1 ;; esac
+	tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $POOL_ETCD_DIR/m$1.etcd" &&
+		kill -KILL "$p" 2>/dev/null
+}
 
 # pool_free_port: a loopback port nobody listens on (for "a member that is down").
 pool_free_port() {

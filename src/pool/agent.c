@@ -245,6 +245,8 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 			next = now + a.ttl_ms / 3;
 			continue;
 		}
+		if (!a.dirty && pool_reconcile_due(a.rec))
+			a.dirty = true;
 		if (a.dirty && !a.cut_off) {
 			a.dirty = false;
 			if (pool_reconcile(a.rec, lg, p, a.lease, reason, sizeof(reason))) {

@@ -50,49 +50,6 @@ static char *read_text(const char *path, size_t *len, char *why, size_t whylen)
 	return text;
 }
 
-/* The best host for mib: up, room left, the most of it (ties by name). */
-static const struct pool_host *choose(const struct pool_view *v, unsigned long mib, const char *on,
-				      char *why, size_t whylen)
-{
-	const struct pool_host *best = NULL;
-	unsigned long best_free = 0;
-	unsigned i;
-
-	for (i = 0; i < v->nhosts; i++) {
-		const struct pool_host *h = &v->host[i];
-		unsigned long room = h->mem_total_mib > h->committed_mib ? h->mem_total_mib - h->committed_mib : 0;
-
-		if (on && strcmp(h->name, on))
-			continue;
-		if (strcmp(pool_host_state(h), "up")) {
-			if (on) {
-				snprintf(why, whylen, "host %s is not up in the pool (%s)", on, pool_host_state(h));
-				return NULL;
-			}
-			continue;
-		}
-		if (room < mib || h->mem_avail_mib < mib) {
-			if (on) {
-				snprintf(why, whylen, "%lu MiB does not fit on host %s: %lu MiB left of %lu (%lu free now)",
-					 mib, on, room, h->mem_total_mib, h->mem_avail_mib);
-				return NULL;
-			}
-			continue;
-		}
-		if (!best || room > best_free) {
-			best = h;
-			best_free = room;
-		}
-	}
-	if (!best) {
-		if (on)
-			snprintf(why, whylen, "no host %s in the pool", on);
-		else
-			snprintf(why, whylen, "%lu MiB fits on no host that is up in the pool", mib);
-	}
-	return best;
-}
-
 int pool_domain_place(struct pool *p, const struct host_config *hc, const char *arg, const char *on,
 		      char name[DOMAIN_NAME_MAX], char host[DOMAIN_NAME_MAX], char *why, size_t whylen)
 {
@@ -123,7 +80,7 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 		free(text);
 		return rc;
 	}
-	h = choose(&v, dc.memory_mib, on, why, whylen);
+	h = pool_choose(&v, dc.memory_mib, on, NULL, why, whylen);
 	if (h)
 		snprintf(host, DOMAIN_NAME_MAX, "%s", h->name);
 	pool_view_free(&v);

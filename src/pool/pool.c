@@ -301,6 +301,49 @@ void pool_view_free(struct pool_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
+/* The best host for mib: up, room left, the most of it (ties by name). */
+const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib, const char *on,
+				    const char *except, char *why, size_t whylen)
+{
+	const struct pool_host *best = NULL;
+	unsigned long best_free = 0;
+	unsigned i;
+
+	for (i = 0; i < v->nhosts; i++) {
+		const struct pool_host *h = &v->host[i];
+		unsigned long room = h->mem_total_mib > h->committed_mib ? h->mem_total_mib - h->committed_mib : 0;
+
+		if ((on && strcmp(h->name, on)) || (except && strcmp(h->name, except) == 0))
+			continue;
+		if (strcmp(pool_host_state(h), "up")) {
+			if (on) {
+				snprintf(why, whylen, "host %s is not up in the pool (%s)", on, pool_host_state(h));
+				return NULL;
+			}
+			continue;
+		}
+		if (room < mib || h->mem_avail_mib < mib) {
+			if (on) {
+				snprintf(why, whylen, "%lu MiB does not fit on host %s: %lu MiB left of %lu (%lu free now)",
+					 mib, on, room, h->mem_total_mib, h->mem_avail_mib);
+				return NULL;
+			}
+			continue;
+		}
+		if (!best || room > best_free) {
+			best = h;
+			best_free = room;
+		}
+	}
+	if (!best) {
+		if (on)
+			snprintf(why, whylen, "no host %s in the pool", on);
+		else
+			snprintf(why, whylen, "%lu MiB fits on no host that is up in the pool", mib);
+	}
+	return best;
+}
+
 /* ---- lodge.conf --------------------------------------------------------------------------- */
 
 int pool_timing_check(const struct host_config *hc, char *why, size_t whylen)

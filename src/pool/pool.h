@@ -80,6 +80,11 @@ struct pool_host *pool_view_host(struct pool_view *v, const char *name);
  * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
  * it), "placed" (waiting for its host's agent). */
 const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* Where mib goes (README.md, "Placement"): the host up with the most
+ * memory not yet placed that has room (and mib free now), ties by name;
+ * on: that host or none; except: never that one.  NULL with why. */
+const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib, const char *on,
+				    const char *except, char *why, size_t whylen);
 /* In words: up, fenced, leaving, lost. */
 const char *pool_host_state(const struct pool_host *h);
 
@@ -115,6 +120,8 @@ void pool_reconciler_free(struct pool_reconciler *r);
 int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, int64_t lease, char *why,
 		   size_t whylen);
 
+/* A pass is due by the clock (an HA restart's delay has passed). */
+bool pool_reconcile_due(const struct pool_reconciler *r);
 /* Without asking etcd: a domain this agent started has ended here. */
 bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg);
 

@@ -22,9 +22,11 @@ struct seen {
 	bool started;                      /* this agent started it and saw it run */
 	uint64_t retry_at;                 /* its start failed: not before then */
 	char reported[64];                 /* the state last written to etcd */
+	uint64_t lost_since;               /* HA, its host lost: when this agent saw it */
 };
 
 struct pool_reconciler {
+	uint64_t wake_at;                  /* a pass is due then (an HA restart's delay), 0: none */
 	unsigned n;
 	struct seen s[POOL_DOMAINS_MAX];
 };
@@ -145,6 +147,66 @@ static bool claim(struct pool *p, const struct pool_domain *d, int64_t lease)
 	return ok;
 }
 
+/* An HA domain of a lost host becomes this one's: only if nobody owns
+ * it and it is still placed where it was (another host took it first). */
+static bool take_over(struct pool *p, const struct pool_domain *d, int64_t lease)
+{
+	char kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
+	struct etcd_cmp cmp[3];
+	struct etcd_op put[2];
+	bool ok = false;
+
+	pool_key(p, kowner, "domains/%s/owner", d->name);
+	pool_key(p, kplace, "domains/%s/placement", d->name);
+	pool_key(p, kdesired, "domains/%s/desired", d->name);
+	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
+	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, d->placement);
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	put[0] = (struct etcd_op)ETCD_PUT_OP(kplace, p->host, 0);
+	put[1] = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
+	if (etcd_txn(p->etcd, cmp, 3, put, 2, NULL, 0, &ok, why, sizeof(why)))
+		log_warn("%s: cannot take it over: %s", d->name, why);
+	else if (ok)
+		log_info("%s: HA: host %s is lost; %s takes the domain over", d->name, d->placement, p->host);
+	return ok;
+}
+
+/* An HA domain whose host is lost (README.md, "HA"): the host the
+ * placement rule picks takes it pool_restart_delay after this agent saw
+ * it lost; any other host a lease TTL later still, if nobody has (the
+ * chosen one may be dead too). */
+static bool ha_restart(struct pool_reconciler *r, struct pool_view *v, const struct lodge *lg, struct pool *p,
+		       const struct pool_domain *d, struct seen *s, int64_t lease)
+{
+	const struct host_config *hc = &lg->hc;
+	const struct pool_host *h = pool_view_host(v, d->placement), *to;
+	char why[ETCD_WHY_MAX];
+	uint64_t now = now_ms(), due;
+
+	if (!d->ha || d->owner[0] || strcmp(d->desired, "running") || !d->placement[0] ||
+	    strcmp(d->placement, p->host) == 0 || (h && h->live)) {
+		s->lost_since = 0;
+		return false;
+	}
+	if (!s->lost_since) {
+		s->lost_since = now;
+		log_info("%s: its host %s is lost; HA restart in %u s", d->name, d->placement,
+			 hc->pool_restart_delay_s);
+	}
+	to = pool_choose(v, d->memory_mib, NULL, d->placement, why, sizeof(why));
+	due = s->lost_since + hc->pool_restart_delay_s * 1000ull;
+	if (!to || strcmp(to->name, p->host))
+		due += hc->pool_lease_ttl_s * 1000ull;
+	if (now < due || now < s->retry_at) {
+		uint64_t at = due > s->retry_at ? due : s->retry_at;
+
+		if (!r->wake_at || at < r->wake_at)
+			r->wake_at = at;
+		return false;
+	}
+	return take_over(p, d, lease);
+}
+
 static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_t lease)
 {
 	static struct domain_config dc;
@@ -178,6 +240,11 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	report(p, s, lease, "running", NULL);
 }
 
+bool pool_reconcile_due(const struct pool_reconciler *r)
+{
+	return r->wake_at && now_ms() >= r->wake_at;
+}
+
 bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
 {
 	struct lodge_list l;
@@ -185,6 +252,8 @@ bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
 	bool changed = false;
 	unsigned i;
 
+	if (r->wake_at && now_ms() >= r->wake_at)
+		return true;
 	if (lodge_list(lg, &l, &err))
 		return true;
 	for (i = 0; i < r->n && !changed; i++)
@@ -202,6 +271,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 	unsigned i;
 	int rc;
 
+	r->wake_at = 0;
 	if ((rc = pool_view_read(p, &v, why, whylen)))
 		return rc;
 	if ((rc = lodge_list(lg, &l, &err))) {
@@ -228,6 +298,8 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
 		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at)
 			mine = claim(p, d, lease);
+		if (!mine)
+			mine = ha_restart(r, &v, lg, p, d, s, lease);
 		if (!mine)
 			continue;
 		if (strcmp(d->desired, "running")) {

@@ -67,7 +67,10 @@ cp "$T/a.conf" "$(host_root a)/etc/lodge/lodge.conf"
 declare -A AGENT
 # The agent runs for as long as the test (not under lodge_at's timeout).
 agent_start() { "$LODGE" --root "$(host_root "$1")" pool-agent 2>>"$T/agent-$1.log" & AGENT[$1]=$!; }
-agent_kill() { { kill -KILL "${AGENT[$1]}"; wait "${AGENT[$1]}"; } 2>/dev/null; }
+agent_kill() {   # only the agent this test started ($!), never anything else
+	case ${AGENT[$1]:-} in ''|*[!0-9]*) return 1 ;; esac
+	{ kill -KILL "${AGENT[$1]}"; wait "${AGENT[$1]}"; } 2>/dev/null
+}
 host_state() {   # HOST (as seen from VIEWER): its state in pool-list
 	lh "${2:-a}" pool-list -o tsv -H 2>/dev/null | awk -F'\t' -v h="$1" '$1 == h { print $2 }'
 }
