@@ -5,6 +5,9 @@
 #   POOL_ETCD_URLS      the members' client URLs on loopback, comma-separated
 #   POOL_ETCD_DIR       its directory (data dirs, logs, pids, env)
 #   POOL_ETCD_PIDS      the members' pids (member N: ${POOL_ETCD_PIDS[N-1]})
+#   POOL_ETCD_NET_URLS  the same members on the fixture's bridge ($POOL_BRIDGE,
+#                       $POOL_NET.1/24), for hosts in network namespaces
+#                       (pool_host_ns) to reach over their veths
 # or skips the test (etcd not installed, not root).  Under tests/run.sh
 # ($LODGE_POOL_FIXTURE set) one cluster serves every pool test of the run
 # and run.sh stops it at the end (pool_etcd_stop); a test run alone has
@@ -31,13 +34,20 @@ pool_etcd_start() {
 		for i in 1 2 3 4 5 6; do pool_port_free $((base + i)) || continue 2; done
 		break
 	done
+	# The bridge the hosts' namespaces reach etcd on: named and numbered
+	# after the ports, so two clusters on the machine never share one.
+	local idx=$(((base - 20000) / 10)) br net neturls=
+	br=lpool$idx net=10.$((100 + idx / 250)).$((idx % 250))
+	ip link add "$br" type bridge 2>/dev/null && ip addr add "$net.1/24" dev "$br" && ip link set "$br" up ||
+		{ br= net=; }
 	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
 		cluster+="${cluster:+,}m$i=http://127.0.0.1:$((base + 2 * i))"
 		urls+="${urls:+,}http://127.0.0.1:$((base + 2 * i - 1))"
+		[ -n "$net" ] && neturls+="${neturls:+,}http://$net.1:$((base + 2 * i - 1))"
 	done
 	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
 		(setsid etcd --name "m$i" --data-dir "$dir/m$i.etcd" \
-			--listen-client-urls "http://127.0.0.1:$((base + 2 * i - 1))" \
+			--listen-client-urls "http://127.0.0.1:$((base + 2 * i - 1))${net:+,http://$net.1:$((base + 2 * i - 1))}" \
 			--advertise-client-urls "http://127.0.0.1:$((base + 2 * i - 1))" \
 			--listen-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
 			--initial-advertise-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
@@ -46,7 +56,8 @@ pool_etcd_start() {
 		 echo $! >"$dir/m$i.pid")
 		pids+=("$(cat "$dir/m$i.pid")")
 	done
-	printf 'POOL_ETCD_URLS=%s\nPOOL_ETCD_PIDS=(%s)\nPOOL_ETCD_BASE=%s\n' "$urls" "${pids[*]}" "$base" >"$dir/env"
+	printf 'POOL_ETCD_URLS=%s\nPOOL_ETCD_PIDS=(%s)\nPOOL_ETCD_BASE=%s\nPOOL_ETCD_NET_URLS=%s\nPOOL_BRIDGE=%s\nPOOL_NET=%s\n' \
+		"$urls" "${pids[*]}" "$base" "$neturls" "$br" "$net" >"$dir/env"
 }
 
 # pool_etcd_healthy: every member up and the cluster with a leader.
@@ -83,9 +94,10 @@ pool_etcd_up() {
 # pool_etcd_stop DIR: the members of DIR's cluster killed (each checked to
 # be an etcd with DIR's data dir: a pid may have been reused), DIR removed.
 pool_etcd_stop() {
-	local dir=$1 p POOL_ETCD_PIDS=()
+	local dir=$1 p POOL_ETCD_PIDS=() POOL_BRIDGE=
 	[ -f "$dir/env" ] || return 0
 	. "$dir/env"
+	[ -n "$POOL_BRIDGE" ] && ip link del "$POOL_BRIDGE" 2>/dev/null
 	for p in "${POOL_ETCD_PIDS[@]}"; do
 		case $p in ''|*[!0-9]*) continue ;; esac
 		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $dir/" && kill -KILL "$p" 2>/dev/null
@@ -115,4 +127,23 @@ pool_free_port() {
 		p=$((10000 + RANDOM % 10000))
 		pool_port_free "$p" && { echo "$p"; return; }
 	done
+}
+
+# pool_host_ns NAME N: a Lodge "host" NAME in a network namespace of its
+# own ($POOL_NS_NAME), reaching etcd over a veth ($POOL_VETH_NAME, on the
+# root side, in $POOL_BRIDGE) at $POOL_NET.(10+N); deleted at the test's
+# exit (the veth with it).  Skips the test where that cannot be made.
+declare -A POOL_NS POOL_VETH
+pool_host_ns() {
+	local name=$1 n=$2 ns veth
+	[ -n "${POOL_BRIDGE:-}" ] || { skip "$INTEG_LABEL" "no bridge for the pool's hosts (cannot create one)"; exit 0; }
+	ns=lp-$name-$$ veth=lp$$$name
+	netns_add "$ns"
+	ip link add "$veth" type veth peer name eth0 netns "$ns" &&
+		ip link set "$veth" master "$POOL_BRIDGE" up &&
+		ip -n "$ns" addr add "$POOL_NET.$((10 + n))/24" dev eth0 &&
+		ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up ||
+		{ skip "$INTEG_LABEL" "cannot give namespace $ns a veth"; exit 0; }
+	at_exit "ip link del '$veth' 2>/dev/null"
+	POOL_NS[$name]=$ns POOL_VETH[$name]=$veth
 }

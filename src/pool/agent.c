@@ -45,6 +45,7 @@ struct agent {
 	unsigned ttl_ms;                   /* the lease's TTL */
 	uint64_t renewed_at;               /* when the last renewal that etcd granted was sent */
 	bool cut_off;                      /* renewals fail: said once */
+	bool fenced;                       /* the deadline passed while cut off: HA domains destroyed */
 	bool left;                         /* members/H is gone: pool-leave */
 	bool dirty;                        /* the pool changed: reconcile */
 	struct pool_reconciler *rec;
@@ -85,10 +86,29 @@ static int publish(struct agent *a, char *why, size_t whylen)
 /* A lease, and hosts/H bound to it; while another agent's record holds
  * the name (this host's agent killed and started again within a TTL),
  * wait for its lease to end: two agents never speak for one host. */
+static int enroll_once(struct agent *a, bool *said, char *why, size_t whylen);
+
+/* etcd not answering is no reason to end: tried again, said once. */
 static int enroll(struct agent *a, char *why, size_t whylen)
 {
+	bool said = false, told = false;
+	int rc;
+
+	while ((rc = enroll_once(a, &said, why, whylen)) && rc != -ENOENT && rc != -EINTR && rc != -ENOMEM) {
+		if (!told)
+			log_warn("host %s cannot join the pool yet: %s; trying again", a->p->host, why);
+		told = true;
+		if (stop_signal)
+			return -EINTR;
+		sleep(1);
+	}
+	return rc;
+}
+
+static int enroll_once(struct agent *a, bool *said_waiting, char *why, size_t whylen)
+{
 	struct etcd_kvs kvs;
-	bool said = false, ok;
+	bool ok;
 	int rc;
 
 	for (;;) {
@@ -129,10 +149,10 @@ static int enroll(struct agent *a, char *why, size_t whylen)
 				 etcd_endpoint(a->p->etcd), (uint64_t)a->lease, a->hc->pool_lease_ttl_s);
 			return 0;
 		}
-		if (!said)
+		if (!*said_waiting)
 			log_info("host %s: another agent's record is in the pool; waiting for its lease to end",
 				 a->p->host);
-		said = true;
+		*said_waiting = true;
 		sleep(1);
 	}
 }
@@ -152,6 +172,11 @@ static void watch(struct agent *a, int timeout_ms)
 	char why[ETCD_WHY_MAX], prefix[POOL_KEY_MAX];
 	int rc;
 
+	if (!a->watch && a->cut_off) {
+		/* opening one could take seconds: not while the deadline runs */
+		usleep((useconds_t)timeout_ms * 1000);
+		return;
+	}
 	if (!a->watch) {
 		pool_key(a->p, prefix, "%s", "");
 		if (!(a->watch = etcd_watch_open(a->p->etcd, prefix, a->watch_from, why, sizeof(why)))) {
@@ -175,22 +200,32 @@ static void watch(struct agent *a, int timeout_ms)
  * "Fencing": the lease lasts at least TTL from the moment it was sent). */
 static int renew(struct agent *a, char *why, size_t whylen)
 {
-	uint64_t sent = now_ms();
+	uint64_t sent = now_ms(), fence_at = a->renewed_at + a->hc->pool_fence_deadline_s * 1000ull;
+	unsigned ms = a->ttl_ms / 3;
 	int64_t ttl = 0;
 	int rc;
 
-	etcd_set_deadline(a->p->etcd, a->ttl_ms / 3, a->ttl_ms / 6 ? a->ttl_ms / 6 : 1);
+	/* Never past the fence deadline: the loop must be there to keep it. */
+	if (!a->fenced && fence_at > sent && fence_at - sent < ms)
+		ms = (unsigned)(fence_at - sent);
+	if (ms < 100)
+		ms = 100;
+	etcd_set_deadline(a->p->etcd, ms, ms / 2 ? ms / 2 : 1);
 	rc = etcd_lease_keepalive(a->p->etcd, a->lease, &ttl, why, whylen);
 	etcd_set_deadline(a->p->etcd, 5000, 2000);
 	if (rc) {
 		if (!a->cut_off)
 			log_warn("host %s cannot renew its lease: %s", a->p->host, why);
 		a->cut_off = true;
+		pool_fence(a->rec, a->lg, POOL_FENCE_PAUSE);
 		return 0;
 	}
 	if (a->cut_off)
 		log_info("host %s reaches etcd again at %s", a->p->host, etcd_endpoint(a->p->etcd));
+	if (a->cut_off && ttl > 0 && !a->fenced)
+		pool_fence(a->rec, a->lg, POOL_FENCE_RESUME);
 	a->cut_off = false;
+	a->fenced = false;
 	if (ttl == 0) {
 		log_warn("host %s: its lease has expired; joining anew", a->p->host);
 		a->lease = 0;
@@ -237,6 +272,14 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 	while (!stop_signal && !a.left) {
 		uint64_t now = now_ms();
 
+		/* Whatever the loop asks etcd, it is back in time to keep the
+		 * fence deadline (README.md, "Fencing"). */
+		etcd_set_hard_end(p->etcd, a.fenced ? 0 : a.renewed_at + a.hc->pool_fence_deadline_s * 1000ull - 200);
+		/* The deadline: fence_deadline after the last renewal etcd granted. */
+		if (a.cut_off && !a.fenced && now >= a.renewed_at + a.hc->pool_fence_deadline_s * 1000ull) {
+			pool_fence(a.rec, lg, POOL_FENCE_DESTROY);
+			a.fenced = true;
+		}
 		if (now >= next) {
 			if ((rc = renew(&a, why, whylen)))
 				break;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -32,6 +33,14 @@ struct etcd_watch {
 };
 
 #define WATCH_LINE_MAX (64u << 20)
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 /* The stream's first error, kept: "etcd watch at URL: what". */
 static void watch_fail(struct etcd_watch *w, int err, const char *what)
@@ -210,7 +219,8 @@ struct etcd_watch *etcd_watch_open(struct etcd *e, const char *prefix, int64_t f
 			snprintf(why, whylen, "out of memory");
 			goto fail;
 		}
-		while (!w->created && !w->err && waited < 2000) {
+		while (!w->created && !w->err && waited < 1000 &&
+		       !(etcd_hard_end(e) && now_ms() + 100 >= etcd_hard_end(e))) {
 			rc = etcd_watch_poll(w, 100, NULL, NULL, why, whylen);
 			if (rc)
 				break;

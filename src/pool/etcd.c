@@ -20,6 +20,7 @@ struct etcd {
 	char *endpoint[ETCD_ENDPOINTS_MAX];
 	unsigned n, cur;
 	unsigned total_ms, attempt_ms;
+	uint64_t hard_end;                 /* CLOCK_MONOTONIC ms no call goes past; 0 none */
 };
 
 /* An answer's body as it comes. */
@@ -225,6 +226,16 @@ const char *etcd_nth_endpoint(const struct etcd *e, unsigned i)
 	return e->endpoint[(e->cur + i) % e->n];
 }
 
+void etcd_set_hard_end(struct etcd *e, uint64_t end_ms)
+{
+	e->hard_end = end_ms;
+}
+
+uint64_t etcd_hard_end(const struct etcd *e)
+{
+	return e->hard_end;
+}
+
 const char *etcd_endpoint(const struct etcd *e)
 {
 	return e->endpoint[e->cur];
@@ -323,6 +334,15 @@ static int call(struct etcd *e, const char *path, json_t *req, json_t **reply, c
 	int rc = -ETIMEDOUT;
 
 	json_decref(req);
+	if (e->hard_end && end > e->hard_end) {
+		end = e->hard_end;
+		if (start >= end) {
+			free(text);
+			say(why, whylen, "etcd: no time left for a request (a deadline of the caller's has come)");
+			return -ETIMEDOUT;
+		}
+		tries = 1;   /* no attempt at all past the end */
+	}
 	if (!text) {
 		say(why, whylen, "out of memory");
 		return -ENOMEM;

@@ -34,6 +34,10 @@ void etcd_close(struct etcd *e);
 /* How long one call may go on retrying (default 5000 ms), and how long
  * one attempt at one member may take (default 2000 ms). */
 void etcd_set_deadline(struct etcd *e, unsigned total_ms, unsigned attempt_ms);
+/* No call goes on past end_ms (CLOCK_MONOTONIC, in ms; 0: no such end),
+ * whatever its deadline: the pool agent's fence deadline. */
+void etcd_set_hard_end(struct etcd *e, uint64_t end_ms);
+uint64_t etcd_hard_end(const struct etcd *e);
 /* The endpoint that answered last (for messages). */
 const char *etcd_endpoint(const struct etcd *e);
 

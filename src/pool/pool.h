@@ -120,6 +120,11 @@ void pool_reconciler_free(struct pool_reconciler *r);
 int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, int64_t lease, char *why,
 		   size_t whylen);
 
+/* Fencing (README.md, "Fencing"): this host's HA domains paused when a
+ * renewal fails, destroyed at the deadline, unpaused if a renewal came in
+ * time. */
+enum pool_fence_step { POOL_FENCE_PAUSE, POOL_FENCE_DESTROY, POOL_FENCE_RESUME };
+void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fence_step step);
 /* A pass is due by the clock (an HA restart's delay has passed). */
 bool pool_reconcile_due(const struct pool_reconciler *r);
 /* Without asking etcd: a domain this agent started has ended here. */

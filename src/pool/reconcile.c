@@ -22,7 +22,10 @@ struct seen {
 	bool started;                      /* this agent started it and saw it run */
 	uint64_t retry_at;                 /* its start failed: not before then */
 	char reported[64];                 /* the state last written to etcd */
+	int64_t reported_lease;            /* ... under this lease (a new one: written again) */
 	uint64_t lost_since;               /* HA, its host lost: when this agent saw it */
+	bool ha;                           /* as its config in the pool says */
+	bool fence_paused;                 /* paused by the fence, to unpause if etcd comes back in time */
 };
 
 struct pool_reconciler {
@@ -79,7 +82,7 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	char key[POOL_KEY_MAX], why[ETCD_WHY_MAX], *text;
 	json_t *o;
 
-	if (!why_text && s && strcmp(s->reported, state) == 0)
+	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease)
 		return;
 	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
 	if (o && why_text)
@@ -92,7 +95,7 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	if (etcd_put(p->etcd, key, text, lease, why, sizeof(why)))
 		log_warn("%s: cannot report it %s: %s", s->name, state, why);
 	else
-		snprintf(s->reported, sizeof(s->reported), "%s", state);
+		snprintf(s->reported, sizeof(s->reported), "%s", state), s->reported_lease = lease;
 	free(text);
 }
 
@@ -240,6 +243,49 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	report(p, s, lease, "running", NULL);
 }
 
+void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fence_step step)
+{
+	struct lodge_err err;
+	unsigned i;
+
+	for (i = 0; i < r->n; i++) {
+		struct seen *s = &r->s[i];
+
+		if (!s->ha || !s->started)
+			continue;
+		switch (step) {
+		case POOL_FENCE_PAUSE:
+			if (s->fence_paused)
+				break;
+			if (lodge_pause(lg, s->name, &err))
+				log_warn("fence: %s", err.msg);
+			else
+				log_warn("fence: %s paused: this host cannot renew its lease", s->name);
+			s->fence_paused = true;
+			break;
+		case POOL_FENCE_DESTROY:
+			if (lodge_destroy(lg, s->name, &err) && err.msg[0])
+				log_warn("fence: %s", err.msg);
+			else
+				log_warn("fence: %s destroyed: its lease may end before this host reaches etcd again",
+					 s->name);
+			s->started = false;
+			s->fence_paused = false;
+			s->reported[0] = '\0';
+			break;
+		case POOL_FENCE_RESUME:
+			if (!s->fence_paused)
+				break;
+			if (lodge_unpause(lg, s->name, &err))
+				log_warn("fence: %s", err.msg);
+			else
+				log_info("fence: %s runs again: the lease was renewed in time", s->name);
+			s->fence_paused = false;
+			break;
+		}
+	}
+}
+
 bool pool_reconcile_due(const struct pool_reconciler *r)
 {
 	return r->wake_at && now_ms() >= r->wake_at;
@@ -285,8 +331,11 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		struct seen *s = seen_of(r, d->name);
 		bool mine = strcmp(d->owner, p->host) == 0;
 
-		if (!s)
+		/* keys without a desired state are no domain of Lodge's (half
+		 * written, or another tool's): left alone */
+		if (!s || !d->desired[0])
 			continue;
+		s->ha = d->ha;
 		/* Never beside another host's copy. */
 		if (st && d->owner[0] && !mine) {
 			log_warn("%s: owned by %s: destroyed here", d->name, d->owner);
