@@ -233,6 +233,7 @@ static int renew(struct agent *a, char *why, size_t whylen)
 		return enroll(a, why, whylen);
 	}
 	a->renewed_at = sent;
+	pool_feed(a->rec, a->lg, sent + a->hc->pool_fence_deadline_s * 1000ull);
 	if (++a->renewals % PUBLISH_EVERY == 0) {
 		if ((rc = publish(a, why, whylen)))
 			log_warn("host %s cannot publish its record: %s", a->p->host, why);
@@ -296,6 +297,8 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 				log_warn("%s", reason);
 				a.dirty = true;
 			}
+			/* what it started is held to the same deadline at once */
+			pool_feed(a.rec, lg, a.renewed_at + a.hc->pool_fence_deadline_s * 1000ull);
 			continue;
 		}
 		watch(&a, (int)(next - now < 500 ? next - now : 500));

@@ -125,6 +125,9 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
  * time. */
 enum pool_fence_step { POOL_FENCE_PAUSE, POOL_FENCE_DESTROY, POOL_FENCE_RESUME };
 void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fence_step step);
+/* Feed the watchdog of every HA domain this agent runs: each ends at
+ * deadline_ms unless fed again (lodge_watchdog). */
+void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadline_ms);
 /* A pass is due by the clock (an HA restart's delay has passed). */
 bool pool_reconcile_due(const struct pool_reconciler *r);
 /* Without asking etcd: a domain this agent started has ended here. */

@@ -286,6 +286,17 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 	}
 }
 
+void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadline_ms)
+{
+	struct lodge_err err;
+	unsigned i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->s[i].ha && r->s[i].started && !r->s[i].fence_paused &&
+		    lodge_watchdog(lg, r->s[i].name, deadline_ms, &err))
+			log_warn("%s", err.msg);
+}
+
 bool pool_reconcile_due(const struct pool_reconciler *r)
 {
 	return r->wake_at && now_ms() >= r->wake_at;

@@ -83,6 +83,9 @@ struct ctl {
 	bool told_preserved;           /* the log says why a preserved domain stopped */
 	bool end_told;                 /* the event log has the domain's end (events.h) */
 	char job_who[80];              /* WHO of the save or migration's client, for its event */
+	/* The pool agent's watchdog (proto.h "watchdog"): the guest ends at
+	 * this CLOCK_MONOTONIC ms unless fed a later one; 0: not armed. */
+	uint64_t watchdog_ms;
 };
 
 /* ctl.c: the loop, for ctl_run and the fuzz harness (access as ctl_run's). */
