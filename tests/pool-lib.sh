@@ -46,18 +46,26 @@ pool_etcd_start() {
 		[ -n "$net" ] && neturls+="${neturls:+,}http://$net.1:$((base + 2 * i - 1))"
 	done
 	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
-		(setsid etcd --name "m$i" --data-dir "$dir/m$i.etcd" \
+		# the member's command line kept: pool_member_start runs it again
+		printf '%q ' etcd --name "m$i" --data-dir "$dir/m$i.etcd" \
 			--listen-client-urls "http://127.0.0.1:$((base + 2 * i - 1))${net:+,http://$net.1:$((base + 2 * i - 1))}" \
 			--advertise-client-urls "http://127.0.0.1:$((base + 2 * i - 1))" \
 			--listen-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
 			--initial-advertise-peer-urls "http://127.0.0.1:$((base + 2 * i))" \
 			--initial-cluster "$cluster" --initial-cluster-token "lodge-test-$base" \
-			--initial-cluster-state new >"$dir/m$i.log" 2>&1 </dev/null &
-		 echo $! >"$dir/m$i.pid")
+			--initial-cluster-state new >"$dir/m$i.cmd"
+		pool_member_run "$dir" "$i"
 		pids+=("$(cat "$dir/m$i.pid")")
 	done
 	printf 'POOL_ETCD_URLS=%s\nPOOL_ETCD_PIDS=(%s)\nPOOL_ETCD_BASE=%s\nPOOL_ETCD_NET_URLS=%s\nPOOL_BRIDGE=%s\nPOOL_NET=%s\n' \
 		"$urls" "${pids[*]}" "$base" "$neturls" "$br" "$net" >"$dir/env"
+}
+
+# pool_member_run DIR N: member N of DIR's cluster started (again) from its
+# command line, its pid in DIR/mN.pid.
+pool_member_run() {
+	(eval "exec setsid $(cat "$1/m$2.cmd")" >>"$1/m$2.log" 2>&1 </dev/null &
+	 echo $! >"$1/m$2.pid")
 }
 
 # pool_etcd_healthy: every member up and the cluster with a leader.
@@ -118,6 +126,14 @@ pool_member_kill() {
 	case $p in ''|*[!0-9]*) return 1 ;; esac
 	tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $POOL_ETCD_DIR/m$1.etcd" &&
 		kill -KILL "$p" 2>/dev/null
+}
+
+# pool_member_start N: member N, killed, started again with its data dir
+# (POOL_ETCD_PIDS updated).
+pool_member_start() {
+	pool_member_run "$POOL_ETCD_DIR" "$1"
+	POOL_ETCD_PIDS[$(($1 - 1))]=$(cat "$POOL_ETCD_DIR/m$1.pid")
+	sed -i "s/^POOL_ETCD_PIDS=.*/POOL_ETCD_PIDS=(${POOL_ETCD_PIDS[*]})/" "$POOL_ETCD_DIR/env"
 }
 
 # pool_free_port: a loopback port nobody listens on (for "a member that is down").

@@ -227,7 +227,8 @@ int cmd_pool_create(struct cli *c)
 	if ((rc = pool_domain_place(&p, &c->lg.hc, c->argv[0], c->set['O'] ? c->text['O'] : NULL, name, host, why,
 				    sizeof(why)))) {
 		pool_close(&p);
-		return pool_fail(why);
+		log_err("cannot place %s in the pool: %s", c->argv[0], why);
+		return EXIT_FAILED;
 	}
 	rc = pool_domain_wait(&p, name, 60000, state, sizeof(state), why, sizeof(why));
 	if (rc == -EIO && pool_domain_forget(&p, name, err, sizeof(err)))

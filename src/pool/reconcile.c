@@ -264,9 +264,15 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 			s->fence_paused = true;
 			break;
 		case POOL_FENCE_DESTROY:
-			if (lodge_destroy(lg, s->name, &err) && err.msg[0])
-				log_warn("fence: %s", err.msg);
-			else
+			if (lodge_destroy(lg, s->name, &err)) {
+				struct lodge_status st;
+
+				/* its watchdog, fed the same deadline, may have been first */
+				if (lodge_status(lg, s->name, &st, &err) == -ENOENT)
+					log_warn("fence: %s ended by its watchdog at the deadline", s->name);
+				else
+					log_warn("fence: %s: %s", s->name, err.msg);
+			} else
 				log_warn("fence: %s destroyed: its lease may end before this host reaches etcd again",
 					 s->name);
 			s->started = false;
