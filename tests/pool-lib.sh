@@ -83,10 +83,12 @@ pool_etcd_up() {
 	if [ -n "$shared" ]; then
 		POOL_ETCD_DIR=$shared
 		mkdir -p "$shared"
-		exec {lock}>"$shared/.lock"
-		flock "$lock"
+		# A directory as the lock, not flock: the members started under a
+		# flock would inherit its descriptor and hold it for good.  One
+		# left by a test killed mid-start is broken after a minute.
+		for lock in $(seq 600); do mkdir "$shared/.lock" 2>/dev/null && break; sleep 0.1; done
 		[ -f "$shared/env" ] || pool_etcd_start "$shared"
-		exec {lock}>&-
+		rmdir "$shared/.lock" 2>/dev/null
 	else
 		POOL_ETCD_DIR=$(mktemp -d "$T/etcd.XXXXXX")
 		pool_etcd_start "$POOL_ETCD_DIR"
