@@ -66,5 +66,6 @@ int cmd_pool_list(struct cli *c);
 int cmd_pool_agent(struct cli *c);
 int cmd_pool_create(struct cli *c);
 int cmd_pool_domains(struct cli *c);
+int cmd_pool_destroy(struct cli *c);
 
 #endif

@@ -52,6 +52,11 @@ int cmd_reboot(struct cli *c)
 int cmd_destroy(struct cli *c)
 {
 	struct lodge_err err;
+	int rc;
+
+	/* A domain of this host's pool is stopped wherever it runs. */
+	if (c->lg.hc.pool_etcd[0] && (rc = cmd_pool_destroy(c)) != -ENOENT)
+		return rc;
 
 	return lodge_destroy(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }

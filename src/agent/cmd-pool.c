@@ -247,6 +247,23 @@ int cmd_pool_create(struct cli *c)
 	return 0;
 }
 
+/* lodge destroy NAME on a pool host: -ENOENT if the pool has no NAME
+ * (destroyed here as a local one), else an exit status. */
+int cmd_pool_destroy(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_domain_stop(&p, c->argv[0], 30000, why, sizeof(why));
+	pool_close(&p);
+	if (rc == -ENOENT)
+		return rc;
+	return rc ? pool_fail(why) : 0;
+}
+
 /* lodge list --pool: every domain of the pool with its host. */
 struct dom_row {
 	const struct pool_domain *d;

@@ -56,6 +56,7 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	static struct domain_config dc;
 	char path[CFG_PATH_MAX + 80], abspath[CFG_PATH_MAX + 80], err[1024];
 	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kplace[POOL_KEY_MAX], khost[POOL_KEY_MAX];
+	char kowner[POOL_KEY_MAX];
 	const struct pool_host *h;
 	struct pool_view v;
 	json_t *o;
@@ -98,14 +99,21 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	pool_key(p, kconfig, "domains/%s/config", name);
 	pool_key(p, kdesired, "domains/%s/desired", name);
 	pool_key(p, kplace, "domains/%s/placement", name);
+	pool_key(p, kowner, "domains/%s/owner", name);
 	pool_key(p, khost, "hosts/%s", host);
 	{
 		/* The name free in the pool, the host still up: then all three at once. */
 		struct etcd_cmp cmp[2] = { ETCD_ABSENT(kconfig), ETCD_PRESENT(khost) };
 		struct etcd_op put[3] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
 					  ETCD_PUT_OP(kplace, host, 0) };
+		/* A domain of the pool that was stopped starts again, its config
+		 * as the file says now: only if still stopped and owned by none. */
+		struct etcd_cmp again[3] = { ETCD_VALUE_IS(kdesired, "stopped"), ETCD_ABSENT(kowner),
+					     ETCD_PRESENT(khost) };
 
 		rc = etcd_txn(p->etcd, cmp, 2, put, 3, NULL, 0, &ok, why, whylen);
+		if (rc == 0 && !ok)
+			rc = etcd_txn(p->etcd, again, 3, put, 3, NULL, 0, &ok, why, whylen);
 	}
 	free(spec);
 	if (rc)
@@ -114,7 +122,7 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 		struct etcd_kvs kvs;
 
 		if (etcd_range(p->etcd, kconfig, false, &kvs, why, whylen) == 0 && kvs.n) {
-			snprintf(why, whylen, "a domain %s is in the pool already", name);
+			snprintf(why, whylen, "a domain %s is in the pool already (not stopped)", name);
 			etcd_kvs_free(&kvs);
 			return -EEXIST;
 		}
@@ -207,4 +215,43 @@ int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, 
 	snprintf(file, filelen, "%s", json_string_value(f));
 	json_decref(o);
 	return *text ? 0 : -ENOMEM;
+}
+
+int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char *why, size_t whylen)
+{
+	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kowner[POOL_KEY_MAX];
+	uint64_t end = now_ms() + timeout_ms;
+	struct etcd_kvs kvs;
+	bool ok, owned;
+	int rc;
+
+	if (!domain_name_valid(name))
+		return -ENOENT;
+	pool_key(p, kconfig, "domains/%s/config", name);
+	pool_key(p, kdesired, "domains/%s/desired", name);
+	pool_key(p, kowner, "domains/%s/owner", name);
+	{
+		struct etcd_cmp cmp = ETCD_PRESENT(kconfig);
+		struct etcd_op put = ETCD_PUT_OP(kdesired, "stopped", 0);
+
+		if ((rc = etcd_txn(p->etcd, &cmp, 1, &put, 1, NULL, 0, &ok, why, whylen)))
+			return rc;
+	}
+	if (!ok)
+		return -ENOENT;
+	/* Its owner's agent ends it and lets go. */
+	for (;;) {
+		if ((rc = etcd_range(p->etcd, kowner, false, &kvs, why, whylen)))
+			return rc;
+		owned = kvs.n > 0;
+		etcd_kvs_free(&kvs);
+		if (!owned)
+			return 0;
+		if (now_ms() >= end) {
+			snprintf(why, whylen, "%s is to stop, but its host has not stopped it after %u s", name,
+				 timeout_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(100000);
+	}
 }

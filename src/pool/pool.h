@@ -101,6 +101,10 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
  * its reason) or timeout_ms passed (-ETIMEDOUT); state its last word. */
 int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char *state, size_t statelen,
 		     char *why, size_t whylen);
+/* Stop a pool domain wherever it runs (desired stopped), then wait up to
+ * timeout_ms for its owner to let go: 0; -ENOENT if the pool has no such
+ * domain (a local one, then). */
+int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char *why, size_t whylen);
 /* Every key of the domain deleted. */
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
 /* Its config's text (malloc'd) and the file it was read from (relative

@@ -114,9 +114,29 @@ refused "the host's own check (a bridge it lacks), in its words" "lpnobr0" nobri
 out=$(lh a create q1 --on c 2>&1) && [ "$(dom_field q1 2)" = c ] && [ "$(runs_on q1)" = c ] &&
 	pass "pool create --on c: placed and run there" || fail "pool create --on" "$out"
 
-# ---- a guest that ends by itself: shown stopped, its owner gone
-lh c destroy q1 >/dev/null
+# ---- a guest that ends by itself (its lodge-hyp killed): shown stopped, its owner gone
+# hyp_pids ROOT NAME: NAME's lodge-hyps under ROOT, each a checked pid above 1.
+hyp_pids() {
+	local pid args
+	while read -r pid args; do
+		case $pid in ''|*[!0-9]*) continue ;; esac
+		[ "$pid" -gt 1 ] || continue
+		case " $args " in *"lodge-hyp "*"--name $2 "*"--runtime-dir $1/run/lodge "*) echo "$pid" ;; esac
+	done < <(ps -eo pid=,args=)
+}
+pids=$(hyp_pids "$(host_root c)" q1)
+[ -n "$pids" ] && kill -KILL $pids
 wait_until $((2 * TTL + 5)) eval '[ "$(dom_field q1 3)" = stopped ]' &&
 	[ -z "$(pool_etcdctl get "$PREFIX/domains/q1/owner" --keys-only)" ] && [ -z "$(runs_on q1)" ] &&
-	pass "pool: a domain destroyed on its host is shown stopped, its ownership released" ||
+	pass "pool: a domain whose lodge-hyp ended is shown stopped, its ownership released" ||
 	fail "pool: ended by itself" "q1 is $(dom_field q1 3)"
+
+# ---- a stopped pool domain created again: placed and run anew
+out=$(lh a create q1 2>&1) && w=$(runs_on q1) && [ -n "$w" ] && [ "$(dom_field q1 3)" = running ] &&
+	pass "pool create: a stopped domain of the pool starts again (on $w)" || fail "pool create again" "$out"
+
+# ---- destroy from any host: the domain stops where it runs
+out=$(lh a destroy p2 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -z "$(runs_on p2)" ] && [ "$(dom_field p2 3)" = stopped ] &&
+	pass "pool destroy on host a: p2 stopped on b, where it ran" ||
+	fail "pool destroy" "rc $rc: $out; p2 runs on '$(runs_on p2)', $(dom_field p2 3)"
