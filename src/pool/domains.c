@@ -182,7 +182,8 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 			snprintf(why, whylen, "%s is not running yet after %u s", name, timeout_ms / 1000);
 			return -ETIMEDOUT;
 		}
-		usleep(100000);
+		/* a start takes tens of ms: asked often in its first second */
+		usleep(now_ms() + timeout_ms - end < 1000 ? 5000 : 100000);
 	}
 }
 

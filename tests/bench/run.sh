@@ -39,6 +39,10 @@ out=$BUILD/bench/results.md
 	echo "## Dashboard (tests/bench/tui.py)"
 	echo
 	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
+	echo "## A pool of hosts on etcd (tests/bench/pool.sh)"
+	echo
+	BUILD=$BUILD bash "$TOP/tests/bench/pool.sh"
 } | tee "$out"
 echo
 echo "results: $out"
