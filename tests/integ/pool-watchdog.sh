@@ -62,6 +62,11 @@ for n in hac plainc; do
 	lh a create "$n" --on c >/dev/null || { fail pool-watchdog "create $n on c"; exit 1; }
 done
 
+# Armed from the start: lodge started c's HA domain with the fence deadline.
+args=$(ps -eo args= | grep -F -- "--runtime-dir $(host_root c)/run/lodge " | grep -F -- '--name hac ' | head -n1)
+case "$args" in *"--watchdog 2 "*) pass "pool-watchdog: an HA domain of the pool starts with its watchdog armed (--watchdog 2)" ;;
+*) fail "pool-watchdog: armed at start" "lodge-hyp: $args" ;; esac
+
 agent_kill c
 moved() { WHERE=$(runs_on hac); [ -n "$WHERE" ] && [ "$WHERE" != c ]; }
 if wait_until $((4 * TTL)) moved; then
@@ -79,3 +84,19 @@ fi
 	fail "pool-watchdog: non-HA" "plainc runs on '$(runs_on plainc)'"
 [ "$(hyps hac)$(hyps plainc)" = 11 ] && pass "pool-watchdog: nothing runs twice (lodge-hyps on the machine)" ||
 	fail "pool-watchdog: twice" "hac $(hyps hac), plainc $(hyps plainc)"
+
+# ---- lodge-hyp alone: never fed, each boot ends by --watchdog
+mkdir -p "$T/wd/run" "$T/wd/log"
+t0=$(now_us)
+"$HYP" --kernel "$MINIOS" --memory 32 --name wdt --runtime-dir "$T/wd/run" --event-log "$T/wd/log" --watchdog 1 --detach
+gone() { [ ! -e "$T/wd/run/wdt" ]; }
+if wait_until 10 gone && grep -q '^[^ ]* wdt destroyed watchdog ' "$T/wd/log/lodge.log"; then
+	ms=$((($(now_us) - t0) / 1000))
+	[ $ms -ge 900 ] && pass "lodge-hyp --watchdog 1, never fed: the domain ended by its watchdog after ${ms} ms" ||
+		fail "lodge-hyp --watchdog" "ended after $ms ms, before its second"
+else
+	fail "lodge-hyp --watchdog" "still there: $(cat "$T/wd/log/lodge.log" 2>/dev/null | tr '\n' '|')"
+fi
+out=$("$HYP" --kernel "$MINIOS" --name wdx --runtime-dir "$T/wd/run" --watchdog 0 --detach 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q -- '--watchdog 0 is out of range' && pass "lodge-hyp --watchdog 0 is refused" ||
+	fail "lodge-hyp --watchdog 0" "rc $rc: $out"

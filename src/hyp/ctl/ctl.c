@@ -381,6 +381,7 @@ void ctl_init(struct ctl *c, struct domain *dom, struct uart *com1, int in_fd, i
 	c->line_ms = CTL_LINE_TIMEOUT_S * 1000 < c->idle_ms ? CTL_LINE_TIMEOUT_S * 1000 : c->idle_ms;
 	c->clock_ms = monotonic_ms;
 	c->now_ms = c->clock_ms();
+	c->watchdog_ms = access && access->watchdog_s ? c->now_ms + access->watchdog_s * 1000ull : 0;
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		c->clients[i] = (struct ctl_client){ .ctl = c, .fd = -1, .passed_fd = -1 };
 }
