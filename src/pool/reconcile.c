@@ -366,6 +366,18 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			mine = claim(p, d, lease);
 		if (!mine)
 			mine = ha_restart(r, &v, lg, p, d, s, lease);
+		/* Only the owner runs a domain: a copy here that the pool has
+		 * placed elsewhere or wants stopped goes (a claim that failed
+		 * for want of an answer is no reason: it is tried again). */
+		if (!mine && st && ((d->placement[0] && strcmp(d->placement, p->host)) ||
+				    strcmp(d->desired, "running"))) {
+			log_warn("%s: %s, not owned here: destroyed here", d->name,
+				 strcmp(d->desired, "running") ? "to be stopped" : "placed on another host");
+			if (lodge_destroy(lg, d->name, &err))
+				log_warn("%s", err.msg);
+			s->started = false;
+			continue;
+		}
 		if (!mine)
 			continue;
 		if (strcmp(d->desired, "running")) {
