@@ -124,6 +124,24 @@ lodge_at() {
 }
 in_ns() { ip netns exec "$NS" "$@"; }
 
+# ---- domains of a test --------------------------------------------------------
+# domain_cfg NAME [EXTRA LINE...]: $DOMS/NAME.cfg, a 1-vCPU, 32 MiB Mini-OS
+# domain, with the extra config lines given.
+domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
+	local n=$1
+	shift
+	{
+		printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS"
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$DOMS/$n.cfg"
+}
+# field NAME COLUMN: that column of NAME's row in lodge list -o tsv.
+field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
+# console_log NAME: what NAME's guest printed so far (CR stripped).
+console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
+# booted NAME: NAME's Mini-OS has shown its prompt.
+booted() { console_log "$1" | grep -q 'minios> '; }
+
 # integ_netns: the test's own network namespace, lodge-SCRIPT-PID in $NS;
 # lodge runs in it from now on.  netns_add NAME...: more namespaces.  Both
 # skip the test when a namespace cannot be made; all go at exit, after the

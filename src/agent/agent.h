@@ -31,6 +31,10 @@ int cmd_console(struct cli *c);
 int console_tty(const struct lodge *lg, const char *domain, bool force);
 /* cmd-devices.c, cmd-addr.c, cmd-capture.c */
 int cmd_block_list(struct cli *c);
+int cmd_block_attach(struct cli *c);
+int cmd_block_detach(struct cli *c);
+int cmd_network_attach(struct cli *c);
+int cmd_network_detach(struct cli *c);
 int cmd_network_list(struct cli *c);
 int cmd_addr(struct cli *c);
 int cmd_capture(struct cli *c);
@@ -67,5 +71,15 @@ int cmd_pool_agent(struct cli *c);
 int cmd_pool_create(struct cli *c);
 int cmd_pool_domains(struct cli *c);
 int cmd_pool_destroy(struct cli *c);
+/* cmd-network.c */
+int cmd_network_create(struct cli *c);
+int cmd_network_delete(struct cli *c);
+int cmd_network_start(struct cli *c);
+int cmd_network_stop(struct cli *c);
+int cmd_network_list_networks(struct cli *c);
+
+/* cmd-web.c */
+int cmd_web(struct cli *c);
+int cmd_web_passwd(struct cli *c);
 
 #endif

@@ -266,29 +266,5 @@ int cli_run(const struct command *cmd, int argc, char **argv, const char *root)
 
 int cli_parse_mib(const char *arg, unsigned long *mib)
 {
-	static const char units[] = "bkmgt";
-	unsigned long long n, bytes;
-	const char *u;
-	char *end;
-	int shift;
-
-	if (!arg[0] || arg[0] < '0' || arg[0] > '9')
-		return -EINVAL;
-	errno = 0;
-	n = strtoull(arg, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (!*end)
-		shift = 20;
-	else if (!end[1] && (u = strchr(units, end[0] | 0x20)))
-		shift = 10 * (int)(u - units);
-	else
-		return -EINVAL;
-	if (n > (~0ULL >> shift))
-		return -EINVAL;
-	bytes = n << shift;
-	if (bytes % (1ULL << 20) || bytes >> 20 > 0xffffffffULL)
-		return -EINVAL;
-	*mib = (unsigned long)(bytes >> 20);
-	return 0;
+	return lodge_parse_mib(arg, mib);
 }

@@ -1,6 +1,6 @@
 /* lodge addr [-t] DOMAIN: each vif's addresses, as the domain's watcher
  * learned them from the guest's own frames (ARP, DHCP ACK, neighbour
- * discovery), with how long ago each was last seen, and any other domain
+ * discovery) and, on a Lodge network, dnsmasq's lease for its MAC, with how long ago each was last seen, and any other domain
  * on the same bridge that claims the same address; -t adds the traffic
  * view: each vif's packets and bytes a second over the watcher's last
  * interval, the frames its capture ring dropped, and its top peers. */
@@ -57,7 +57,7 @@ static const struct out_col addr_cols[] = {
 	{ "MAC", "mac", -17, 0, 0, get_mac, NULL },
 	{ "Address", "address", -39, 0, OUT_TEXT_ONLY, get_address_text, NULL },
 	{ "Address", "address", 0, 0, OUT_DATA_ONLY, get_address, NULL },
-	{ "From", "from", -4, 0, 0, get_from, NULL },
+	{ "From", "from", -5, 0, 0, get_from, NULL },
 	{ "Age(s)", "age_s", 6, 0, 0, get_age, NULL },
 	{ "", "conflict", -1, 0, OUT_TEXT_ONLY | OUT_GAP2, get_conflict, NULL },
 	{ "", "claimed_by", 0, 0, OUT_DATA_ONLY, get_claimed, NULL },
@@ -77,6 +77,7 @@ int cmd_addr(struct cli *c)
 	if (lodge_net(&c->lg, c->argv[0], &n, &err))
 		return cli_fail(&err);
 	lodge_net_conflicts(&c->lg, &n);
+	lodge_net_leases(&c->lg, &n);
 	if ((rc = out_begin(&o, c, addr_cols, OUT_NCOLS(addr_cols))))
 		return rc;
 	for (i = 0; i < n.nvifs; i++) {

@@ -1,7 +1,8 @@
 /* lodge block-list, lodge network-list: a running domain's disks and vifs
  * with their I/O counters, as xl block-list and network-list show them
  * (and as xentop's VBD and NET columns count them: from the guest's side,
- * so a vif's rx is what the guest received). */
+ * so a vif's rx is what the guest received); lodge block-attach and
+ * block-detach, as xl's. */
 #include "agent.h"
 #include "output.h"
 
@@ -84,6 +85,8 @@ int cmd_network_list(struct cli *c)
 	unsigned i;
 	int rc;
 
+	if (c->argc == 0)
+		return cmd_network_list_networks(c);
 	if (lodge_devices(&c->lg, c->argv[0], &d, &err))
 		return cli_fail(&err);
 	if ((rc = out_begin(&o, c, vif_cols, OUT_NCOLS(vif_cols))))
@@ -96,5 +99,58 @@ int cmd_network_list(struct cli *c)
 		out_row(&o, &r);
 	}
 	out_end(&o);
+	return 0;
+}
+
+int cmd_block_attach(struct cli *c)
+{
+	struct lodge_err err;
+	char vdev[16];
+
+	if (lodge_block_attach(&c->lg, c->argv[0], c->argv[1], vdev, &err))
+		return cli_fail(&err);
+	printf("disk %s attached to %s\n", vdev, c->argv[0]);
+	return 0;
+}
+
+int cmd_block_detach(struct cli *c)
+{
+	unsigned timeout_ms = c->set['t'] ? (unsigned)c->num['t'] * 1000u : LODGE_DETACH_TIMEOUT_MS;
+	bool force = c->set['f'];
+	struct lodge_err err;
+
+	if (force)
+		fprintf(stderr, "lodge: warning: --force: disk %s is taken from %s without the guest giving it up; "
+			"what the guest had not written yet is lost, and a guest still using it sees I/O errors\n",
+			c->argv[1], c->argv[0]);
+	if (lodge_block_detach(&c->lg, c->argv[0], c->argv[1], force, timeout_ms, &err))
+		return cli_fail(&err);
+	printf("disk %s detached from %s\n", c->argv[1], c->argv[0]);
+	return 0;
+}
+
+int cmd_network_attach(struct cli *c)
+{
+	struct lodge_err err;
+	char ifname[16];
+
+	if (lodge_network_attach(&c->lg, c->argv[0], c->argc > 1 ? c->argv[1] : "", ifname, &err))
+		return cli_fail(&err);
+	printf("vif %s attached to %s\n", ifname, c->argv[0]);
+	return 0;
+}
+
+int cmd_network_detach(struct cli *c)
+{
+	unsigned timeout_ms = c->set['t'] ? (unsigned)c->num['t'] * 1000u : LODGE_DETACH_TIMEOUT_MS;
+	bool force = c->set['f'];
+	struct lodge_err err;
+
+	if (force)
+		fprintf(stderr, "lodge: warning: --force: vif %s is taken from %s without the guest giving it up\n",
+			c->argv[1], c->argv[0]);
+	if (lodge_network_detach(&c->lg, c->argv[0], c->argv[1], force, timeout_ms, &err))
+		return cli_fail(&err);
+	printf("vif %s detached from %s\n", c->argv[1], c->argv[0]);
 	return 0;
 }

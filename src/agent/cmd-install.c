@@ -101,7 +101,7 @@ int cmd_install(struct cli *c)
 	char what[DOMAIN_NAME_MAX + 16], t1[32], t2[32];
 	struct show s = { .what = what, .tty = isatty(STDERR_FILENO), .shown = LODGE_PHASE_CHECK, .pct = -1 };
 	struct lodge_install_opts o = {
-		.name = c->argv[0], .dist = c->text['d'], .disk = c->text['D'], .bridge = c->text['b'],
+		.name = c->argv[0], .dist = c->text['d'], .disk = c->text['D'], .bridge = c->text['b'], .network = c->text['N'],
 		.memory_mib = c->set['m'] ? (unsigned)c->num['m'] : 0, .vcpus = c->set['c'] ? (unsigned)c->num['c'] : 0,
 		.packages = c->text['P'], .ssh_key_file = c->text['k'], .password_file = c->text['p'],
 		.user_data_file = c->text['u'], .dry_run = c->set['n'], .progress = show_progress, .arg = &s,

@@ -9,6 +9,7 @@
  * merged (left out of RSS) and what transparent huge pages back (tsv
  * and JSON: in KiB), both before the addresses, which stay last. */
 #include "agent.h"
+#include "domain-list.h"
 #include "log.h"
 #include "output.h"
 
@@ -16,91 +17,19 @@
 #include <string.h>
 #include <strings.h>
 
-/* A row: a domain's status, or (st NULL) one whose lodge-hyp runs but
- * would not say how it is (too many clients, no permission, no answer):
- * listed all the same, state '?', so that a busy domain is never taken
- * for one that is gone. */
-struct list_row {
-	const struct lodge_status *st;
-	const char *name;
-	char gfree[24], job[24], addrs[LODGE_MAX_ADDRS * 48];
-};
-
-/* xl's six-letter state: r b p s c d. */
-static const char *state_letters(const char *state)
-{
-	if (strcmp(state, "running") == 0) return "r-----";
-	if (strcmp(state, "paused") == 0) return "--p---";
-	if (strcmp(state, "shutdown") == 0) return "---s--";
-	if (strcmp(state, "crashed") == 0) return "----c-";
-	return "------";
-}
-
-#define KNOWN(fn, call) OUT_GETTER(fn, struct list_row, if (r->st) { const struct lodge_status *st = r->st; (void)st; call; } else out_null(v))
-OUT_GETTER(get_name, struct list_row, out_str(v, r->name))
-KNOWN(get_id, out_uint(v, st->id))
-KNOWN(get_mem, out_uint(v, st->target_mib))
-KNOWN(get_vcpus, out_uint(v, st->vcpus))
-OUT_GETTER(get_letters, struct list_row, out_str(v, r->st ? state_letters(r->st->state) : "?"))
-OUT_GETTER(get_state, struct list_row, out_str(v, r->st ? r->st->state : "?"))
-KNOWN(get_cpu, out_real(v, st->cpu_ns / 1e9))
-KNOWN(get_uptime, out_uint(v, st->uptime_s))
-KNOWN(get_rss_mib, out_uint(v, st->rss_kib / 1024))
-KNOWN(get_rss_kib, out_uint(v, st->rss_kib))
-KNOWN(get_pid, out_int(v, st->pid))
-KNOWN(get_maxmem, out_uint(v, st->maxmem_mib))
-KNOWN(get_balloon, out_uint(v, st->balloon_mib))
-KNOWN(get_gfree, if (st->guest_stats) out_uint(v, st->guest_free_kib / 1024); else out_null(v))
-OUT_GETTER(get_job, struct list_row, out_str(v, r->job))
-KNOWN(get_ksm_mib, out_uint(v, st->ksm_shared_kib / 1024))
-KNOWN(get_ksm_kib, out_uint(v, st->ksm_shared_kib))
-KNOWN(get_thp_mib, out_uint(v, st->thp_kib / 1024))
-KNOWN(get_thp_kib, out_uint(v, st->thp_kib))
-KNOWN(get_addrs, out_list(v, r->addrs))
-
-/* tsv's order is what scripts count on: new columns go before addresses
- * only in text. */
-static const struct out_col list_cols[] = {
-	{ "Name", "name", -24, 0, 0, get_name, NULL },
-	{ "ID", "id", 5, 0, 0, get_id, NULL },
-	{ "Mem(MiB)", "memory_mib", 9, 0, 0, get_mem, NULL },
-	{ "VCPUs", "vcpus", 5, 0, 0, get_vcpus, NULL },
-	{ "State", "state", -6, 0, OUT_TEXT_ONLY, get_letters, NULL },
-	{ "State", "state", 0, 0, OUT_DATA_ONLY, get_state, NULL },
-	{ "Time(s)", "cpu_s", 10, 1, 0, get_cpu, NULL },
-	{ "Uptime(s)", "uptime_s", 9, 0, OUT_LONG, get_uptime, NULL },
-	{ "RSS(MiB)", "rss_mib", 9, 0, OUT_LONG | OUT_TEXT_ONLY, get_rss_mib, NULL },
-	{ "RSS", "rss_kib", 0, 0, OUT_DATA_ONLY, get_rss_kib, NULL },
-	{ "PID", "pid", 7, 0, OUT_LONG, get_pid, NULL },
-	{ "Max(MiB)", "maxmem_mib", 9, 0, OUT_LONG, get_maxmem, NULL },
-	{ "Bal(MiB)", "balloon_mib", 9, 0, OUT_LONG, get_balloon, NULL },
-	{ "Free(MiB)", "guest_free_mib", 9, 0, OUT_LONG, get_gfree, NULL },
-	{ "Save", "save", -9, 0, OUT_LONG | OUT_TEXT_ONLY, get_job, NULL },
-	{ "KSM(MiB)", "ksm_mib", 8, 0, OUT_LONG | OUT_TEXT_ONLY, get_ksm_mib, NULL },
-	{ "KSM", "ksm_shared_kib", 0, 0, OUT_DATA_ONLY, get_ksm_kib, NULL },
-	{ "THP(MiB)", "thp_mib", 8, 0, OUT_LONG | OUT_TEXT_ONLY, get_thp_mib, NULL },
-	{ "THP", "thp_kib", 0, 0, OUT_DATA_ONLY, get_thp_kib, NULL },
-	{ "Addresses", "addresses", -1, 0, OUT_LONG | OUT_GAP2, get_addrs, NULL },
-};
-
 static void print_domain(struct out *o, const struct lodge_status *st)
 {
-	struct list_row r = { .st = st, .name = st->name, .gfree = "-", .job = "-" };
+	struct list_row r;
 
-	if (lodge_saving(st) && st->save_kind == LODGE_SAVE_SNAPSHOT)
-		snprintf(r.job, sizeof(r.job), "save");
-	else if (lodge_saving(st) && st->save_phase == LODGE_SAVE_PRECOPY)
-		snprintf(r.job, sizeof(r.job), "migr:%u", st->save_round);
-	else if (lodge_saving(st))
-		snprintf(r.job, sizeof(r.job), "migr:stop");
-	lodge_addrs_join(st, r.addrs, sizeof(r.addrs));
+	domain_list_row(&r, st);
 	out_row(o, &r);
 }
 
 static void print_unasked(struct out *o, const struct lodge_unasked *u)
 {
-	struct list_row r = { .st = NULL, .name = u->name, .job = "-", .addrs = "-" };
+	struct list_row r;
 
+	domain_list_row_unasked(&r, u);
 	log_err("domain %s: cannot ask its status: %s", u->name, u->why);
 	out_row(o, &r);
 }
@@ -155,7 +84,7 @@ int cmd_list(struct cli *c)
 			return cli_usage_error(c->cmd, "--pool lists the whole pool: no DOMAIN, no --long");
 		return cmd_pool_domains(c);
 	}
-	if ((rc = out_begin(&o, c, list_cols, OUT_NCOLS(list_cols))))
+	if ((rc = out_begin(&o, c, domain_list_cols, domain_list_ncols)))
 		return rc;
 	if (c->argc)
 		return list_some(c, &o);

@@ -5,8 +5,9 @@
  * command or an option of its own: commands, each command's options, an
  * option's words, and for an operand what its name in the usage says:
  * DOMAIN the running domains, NAME the configs of the domains directory,
- * BRIDGE the bridges, COMMAND the commands; "@file" asks bash to add the
- * file names (FILE). */
+ * BRIDGE the bridges, NETWORK Lodge's networks (but for network-create's
+ * new one), COMMAND the commands; "@file" asks bash to add the file names
+ * (FILE). */
 #include "agent.h"
 #include "complete.h"
 
@@ -90,6 +91,13 @@ static void offer_operand(const struct command *cmds, size_t ncmds, const struct
 		printf("@file\n");
 	if (strstr(word, "BRIDGE"))
 		lodge_bridge_list(offer_bridge, NULL, &err);
+	if (strstr(word, "NETWORK") && strcmp(cmd->name, "network-create") && lodge_open(&lg, root, &err) == 0) {
+		static struct lodge_network nets[64];
+		int n = lodge_network_list(&lg, nets, 64, &err);
+
+		for (t = 0; t < n && t < 64; t++)
+			offer(nets[t].name);
+	}
 	if ((strstr(word, "DOMAIN") || strstr(word, "NAME")) && lodge_open(&lg, root, &err) == 0) {
 		if (strstr(word, "NAME"))
 			offer_configs(&lg);

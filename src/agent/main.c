@@ -122,6 +122,7 @@ static const struct cli_option install_opts[] = {
 	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "guest RAM (default 512)"),
 	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default 1)"),
 	TEXT('b', "bridge", "BRIDGE", "the bridge of its vif (default: lodge.conf's default_bridge)"),
+	TEXT('N', "network", "NETWORK", "a Lodge network for its vif instead of a bridge (network-create)"),
 	TEXT('P', "packages", "A,B", "packages cloud-init installs at its first boot"),
 	TEXT('k', "ssh-key", "FILE", "an ssh public key for its default user"),
 	TEXT('p', "password-file", "FILE", "the default user's password, hashed into the seed"),
@@ -131,6 +132,35 @@ static const struct cli_option install_opts[] = {
 };
 static const struct cli_option template_update_opts[] = {
 	FLAG('n', "dry-run", "print the mmdebstrap command line a build runs; build nothing"),
+	{ 0 },
+};
+static const struct cli_option detach_opts[] = {
+	FLAG('f', "force", "remove the disk even if the guest does not give it up (it was not asked)"),
+	NUMBER('t', "timeout", "SECS", 1, 3600, "how long the guest has to give it up (default 10)"),
+	{ 0 },
+};
+static const struct cli_option network_create_opts[] = {
+	TEXT('s', "subnet", "A.B.C.D/N", "its IPv4 subnet (/8 to /30); the first host is the gateway, on its bridge"),
+	FLAG('n', "nat", "masqueraded out of the host's other interfaces (the default)"),
+	FLAG('r', "routed", "forwarded with the guests' own addresses, no masquerade"),
+	FLAG('i', "isolated", "the host's DHCP and DNS only, no way out"),
+	TEXT('R', "dhcp-range", "A-B", "the addresses DHCP gives (default: the subnet's hosts after the gateway)"),
+	TEXT('d', "domain", "DOMAIN", "DNS domain: a domain NAME on it resolves as NAME.DOMAIN"),
+	TEXT('b', "bridge", "BRIDGE", "its bridge (default: " NETWORK_BRIDGE_PREFIX "NAME)"),
+	FLAG('a', "autostart", "lodge autostart starts it at boot"),
+	FLAG('f', "dns-forward", "names dnsmasq does not know go to the host's resolv.conf servers"),
+	{ 0 },
+};
+static const struct cli_option web_opts[] = {
+	TEXT('l', "listen", "ADDR:PORT", "where to serve (default 127.0.0.1:8080; other than loopback only with TLS)"),
+	TEXT('c', "cert", "FILE", "serve HTTPS with this certificate (PEM)"),
+	TEXT('k', "key", "FILE", "... and its private key (PEM)"),
+	TEXT('n', "server-name", "NAME", "a DNS name browsers may use for this host (besides its addresses, "
+	     "localhost and its hostname)"),
+	{ 0 },
+};
+static const struct cli_option web_passwd_opts[] = {
+	WORD('r', "role", "ROLE", "admin viewer", "admin (the default: may change domains) or viewer (may only look)"),
 	{ 0 },
 };
 static const struct cli_option no_opts[] = { { 0 } };
@@ -160,7 +190,17 @@ static const struct command commands[] = {
 	{ "migrate-receive", receive_opts, "", 0, 0, "take domains migrated to this host", CMD_OPTIONS_FIRST,
 	  cmd_migrate_receive },
 	{ "block-list", output_opts, "DOMAIN", 1, 1, "a domain's disks with their I/O counters", 0, cmd_block_list },
-	{ "network-list", output_opts, "DOMAIN", 1, 1, "a domain's vifs with their traffic counters", 0, cmd_network_list },
+	{ "block-attach", no_opts, "DOMAIN DISKSPEC", 2, 2, "give a running domain a disk (DISKSPEC as a config's "
+	  "disk entry, e.g. /img/x.img,raw,vdb,rw)", 0, cmd_block_attach },
+	{ "block-detach", detach_opts, "DOMAIN VDEV", 2, 2, "take a disk from a running domain once the guest gives "
+	  "it up", 0, cmd_block_detach },
+	{ "network-attach", no_opts, "DOMAIN [VIFSPEC]", 1, 2, "give a running domain a vif (VIFSPEC as a config's "
+	  "vif entry, e.g. bridge=br0,mac=02:..)", 0, cmd_network_attach },
+	{ "network-detach", detach_opts, "DOMAIN MAC|DEVID", 2, 2, "take a vif from a running domain once the guest "
+	  "gives it up", 0, cmd_network_detach },
+	{ "network-list", output_opts, "[DOMAIN]", 0, 1,
+	  "the networks (mode, bridge, subnet, dnsmasq, leases); with DOMAIN, its vifs with their traffic counters", 0,
+	  cmd_network_list },
 	{ "vcpu-list", output_opts, "[DOMAIN]", 0, 1, "each vCPU's host CPU, state, CPU and wait time, affinity", 0,
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
@@ -198,6 +238,16 @@ static const struct command commands[] = {
 	{ "bridge-delete", no_opts, "BRIDGE", 1, 1,
 	  "delete a bridge, giving an adopted NIC its addresses back (refused while vifs are attached)", CMD_NO_HOST,
 	  cmd_bridge_delete },
+	{ "network-create", network_create_opts, "NETWORK", 1, 1,
+	  "create a network behind the host and start it: a bridge, dnsmasq for DHCP and DNS, nftables rules", 0,
+	  cmd_network_create },
+	{ "network-delete", no_opts, "NETWORK", 1, 1,
+	  "stop a network and remove it (refused while domains' vifs are on it)", 0, cmd_network_delete },
+	{ "network-start", no_opts, "NETWORK", 1, 1,
+	  "bring up what of a network is down (its bridge, rules, dnsmasq)", 0, cmd_network_start },
+	{ "network-stop", no_opts, "NETWORK", 1, 1,
+	  "stop a network's dnsmasq, remove its rules and bridge (refused while vifs are on it)", 0,
+	  cmd_network_stop },
 	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
 	{ "pool-join", pool_join_opts, "", 0, 0, "join a pool of Lodge hosts on etcd (recorded in lodge.conf)", 0,
 	  cmd_pool_join },
@@ -205,6 +255,9 @@ static const struct command commands[] = {
 	{ "pool-list", output_opts, "", 0, 0, "the pool's hosts: state, CPUs, memory, domains", 0, cmd_pool_list },
 	{ "pool-agent", no_opts, "", 0, 0, "this host's pool agent, in the foreground (lodge-pool.service)", 0,
 	  cmd_pool_agent },
+	{ "web", web_opts, "", 0, 0, "serve the web interface (lodge-web(8)) in the foreground", 0, cmd_web },
+	{ "web-passwd", web_passwd_opts, "USER", 1, 1,
+	  "add a web interface user or set its password (read from standard input) and role", 0, cmd_web_passwd },
 	{ "help", no_opts, "[COMMAND]", 0, 1, "this list, or a command's usage and options", CMD_NO_HOST, cmd_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -504,3 +504,106 @@ out:
 	nl_socket_free(sk);
 	return rc;
 }
+
+/* ---- a network's gateway address, and the routes a new subnet must not overlap ---- */
+
+int nl_addr4_add(const char *ifname, uint32_t addr_be, unsigned prefix, char *err, size_t errlen)
+{
+	struct nl_sock *sk;
+	struct rtnl_addr *a;
+	struct nl_addr *local;
+	int ifindex = (int)if_nametoindex(ifname), rc;
+
+	if (!ifindex) {
+		snprintf(err, errlen, "no interface named %s", ifname);
+		return -ENODEV;
+	}
+	if (!(sk = nl_open(err, errlen)))
+		return -EIO;
+	a = rtnl_addr_alloc();
+	local = nl_addr_build(AF_INET, &addr_be, 4);
+	if (!a || !local) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	nl_addr_set_prefixlen(local, (int)prefix);
+	rtnl_addr_set_ifindex(a, ifindex);
+	rtnl_addr_set_local(a, local);
+	rc = rtnl_addr_add(sk, a, 0);
+	if (rc < 0 && -rc != NLE_EXIST) {
+		snprintf(err, errlen, "cannot give %s its address: %s", ifname, nl_geterror(rc));
+		rc = nl_errno(rc);
+	} else {
+		rc = 0;
+	}
+out:
+	if (local)
+		nl_addr_put(local);
+	if (a)
+		rtnl_addr_put(a);
+	nl_socket_free(sk);
+	return rc;
+}
+
+struct overlap_ctx {
+	uint32_t net, mask;            /* host order */
+	int skip_ifindex;
+	char *what;
+	size_t len;
+	int found;
+};
+
+static void route_overlap(struct nl_object *obj, void *arg)
+{
+	struct rtnl_route *r = (struct rtnl_route *)obj;
+	struct overlap_ctx *o = arg;
+	struct nl_addr *dst = rtnl_route_get_dst(r);
+	unsigned plen;
+	uint32_t rnet, rmask, common;
+	char text[64], dev[IFNAMSIZ] = "";
+
+	if (o->found || rtnl_route_get_table(r) != RT_TABLE_MAIN || !dst || nl_addr_get_family(dst) != AF_INET)
+		return;
+	plen = (unsigned)nl_addr_get_prefixlen(dst);
+	/* The default route overlaps everything: it is the way out, not a network. */
+	if (plen == 0 || (o->skip_ifindex && route_uses(r, o->skip_ifindex)))
+		return;
+	memcpy(&rnet, nl_addr_get_binary_addr(dst), 4);
+	rnet = ntohl(rnet);
+	rmask = plen >= 32 ? ~0u : ~(~0u >> plen);
+	common = o->mask & rmask;      /* the shorter prefix's */
+	if ((o->net & common) != (rnet & common))
+		return;
+	o->found = 1;
+	nl_addr2str(dst, text, sizeof(text));
+	if (rtnl_route_get_nnexthops(r) >= 1)
+		if_indextoname((unsigned)rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(r, 0)), dev);
+	if (!strchr(text, '/'))
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "/%u", plen);
+	snprintf(o->what, o->len, "%s%s%s", text, dev[0] ? " dev " : "", dev);
+}
+
+int nl_route4_overlap(uint32_t net_be, unsigned prefix, const char *skip_ifname, char *what, size_t whatlen,
+		      char *err, size_t errlen)
+{
+	struct overlap_ctx o = { ntohl(net_be), prefix ? ~(~0u >> prefix) : 0,
+				 skip_ifname ? (int)if_nametoindex(skip_ifname) : 0, what, whatlen, 0 };
+	struct nl_cache *cache = NULL;
+	struct nl_sock *sk;
+	int rc;
+
+	what[0] = '\0';
+	if (!(sk = nl_open(err, errlen)))
+		return -EIO;
+	rc = rtnl_route_alloc_cache(sk, AF_INET, 0, &cache);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot list routes: %s", nl_geterror(rc));
+		nl_socket_free(sk);
+		return -EIO;
+	}
+	nl_cache_foreach(cache, route_overlap, &o);
+	nl_cache_free(cache);
+	nl_socket_free(sk);
+	return o.found;
+}

@@ -32,5 +32,13 @@ int nl_bridge_adopt_nic(const char *bridge, const char *nic, int force, char *er
 int nl_bridge_release_nic(const char *bridge, char *nic_out, size_t niclen, char *err, size_t errlen);
 int nl_link_stats(const char *ifname, struct link_stats *st, char *err, size_t errlen);
 int nl_link_exists(const char *ifname);
+/* Give ifname the IPv4 address (network byte order) with its prefix; one
+ * it has already is no error. */
+int nl_addr4_add(const char *ifname, uint32_t addr_be, unsigned prefix, char *err, size_t errlen);
+/* Whether a route of the main table other than the default (and other
+ * than skip_ifname's, if given) overlaps net/prefix: 1 with the route in
+ * words in what ("10.0.0.0/8 dev eth0"), 0, or -errno. */
+int nl_route4_overlap(uint32_t net_be, unsigned prefix, const char *skip_ifname, char *what, size_t whatlen,
+		      char *err, size_t errlen);
 
 #endif

@@ -30,6 +30,9 @@
  *                       what mem-set asks the guest to keep; balloon_mib: what
  *                       the guest's balloon driver has given back; guest_*:
  *                       the guest's own figures, once its driver reports them
+ *                       disk_slots, vif_slots: each disk's and vif's PCI
+ *                         slot, in guest order ("-": none), for detach and
+ *                         the runtime config (slot=N)
  *                       diskN, vifN (one per device, in guest order): five
  *                         counters "IN_OPS IN_BYTES OUT_OPS OUT_BYTES ERRORS"
  *                         as the guest sees them (in = disk reads, packets
@@ -79,6 +82,26 @@
  *                       must be online; nothing changes on error
  *   sched WEIGHT CAP    Xen credit weight (1..65535) and cap (0..100 per
  *                       vCPU) through the domain's CPU cgroup; both or neither
+ *   disk-attach SHARED SPEC  hot-plug a disk: the descriptors sent with the
+ *                       request (SCM_RIGHTS, up to 8) are the disk (open
+ *                       read-only or read-write as SPEC says) and the other
+ *                       names of its blocks (src/common/disknames.h), which
+ *                       the caller opened with its own rights; SHARED (hex)
+ *                       the names locked shared (bit i: the i-th);
+ *                       SPEC lodge-hyp's --disk form with %XX escapes.
+ *                       "ok" then "slot N": the guest was told (PCI
+ *                       hot-plug, src/common/pcihp.h), or "error WHY"
+ *   vif-attach SPEC     hot-plug a vif on the tap sent with the request
+ *                       (the caller made it, with vnet headers, and put it
+ *                       on its bridge); SPEC lodge-hyp's --net form
+ *                       escaped; "ok" then "slot N", or "error WHY" (a
+ *                       MAC the domain has, no free vif or slot)
+ *   detach SLOT TIMEOUT_MS [force]  ask the guest to eject the device in PCI
+ *                       SLOT (status: disk_slots "S0 S1 ...", each disk's,
+ *                       in guest order); the reply waits for its eject:
+ *                       "ok" then "how ejected", or after TIMEOUT_MS
+ *                       "error the guest did not eject ..." (the device
+ *                       stays); force: removed at once, "how forced"
  *   save                write the domain's state to the descriptor sent with
  *                       the request (SCM_RIGHTS: the file, or a pipe to a
  *                       compressor, past the agent's magic and HEAD; see

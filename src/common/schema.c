@@ -1,6 +1,7 @@
 /* The rules of a domain (schema.h). */
 #include "schema.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,5 +63,46 @@ const char *domain_name_rule(void)
 	if (!rule[0])
 		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ . -, not starting with - or ., "
 			 "not Domain-0", DOMAIN_NAME_MAX - 1);
+	return rule;
+}
+
+static bool of_alphabet(const char *name, size_t max, const char *ok)
+{
+	size_t len = strlen(name);
+
+	return len > 0 && len < max && strspn(name, ok) == len;
+}
+
+bool network_name_valid(const char *name)
+{
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+
+	return of_alphabet(name, NETWORK_NAME_MAX, ok) && isalpha((unsigned char)name[0]);
+}
+
+const char *network_name_rule(void)
+{
+	static char rule[96];
+
+	if (!rule[0])
+		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ -, starting with a letter",
+			 NETWORK_NAME_MAX - 1);
+	return rule;
+}
+
+bool network_bridge_valid(const char *name)
+{
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
+
+	return of_alphabet(name, NETWORK_BRIDGE_MAX, ok) && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+const char *network_bridge_rule(void)
+{
+	static char rule[96];
+
+	if (!rule[0])
+		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ . -, not . or ..",
+			 NETWORK_BRIDGE_MAX - 1);
 	return rule;
 }

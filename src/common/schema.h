@@ -15,6 +15,13 @@
 #define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16
 #define DOMAIN_VIFS_MAX        8
+/* PCI slots a disk or vif may be given (disk and vif slot=N, which the
+ * runtime config carries once devices were hot-plugged, so that a restore
+ * or migration rebuilds the same bus): slot 0 is the host bridge, 31 the
+ * balloon's. */
+#define DOMAIN_PCI_SLOT_MIN    1
+#define DOMAIN_PCI_SLOT_MAX    30
+#define DOMAIN_BALLOON_SLOT    31
 #define DOMAIN_CMDLINE_MAX     4096        /* bytes, with the NUL */
 #define DOMAIN_CPULIST_MAX     128         /* one host CPU list (cpus =), with its NUL */
 /* The share of CPU time, as Xen's credit scheduler weighs it (lodge-hyp
@@ -63,6 +70,7 @@
 #define POOL_PREFIX_MAX        128
 #define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
+#define HOST_MIRROR_MAX        256         /* template_mirror's URL, with its NUL */
 
 /* What a domain does when its guest powers off, reboots or crashes (xl's
  * on_poweroff, on_reboot, on_crash).  The coredump ones first write the
@@ -92,5 +100,26 @@ bool domain_action_dumps_core(enum domain_action a);
 bool domain_name_valid(const char *name);
 /* The rule in words, for messages. */
 const char *domain_name_rule(void);
+
+/* A network's name (lodge network-create NAME, a vif's network=): 1 to
+ * NETWORK_NAME_MAX - 1 of A-Z a-z 0-9 _ -, starting with a letter.  It
+ * becomes part of nftables chain names (NAME_forward, netfilter.c), which
+ * nft's grammar takes only as bare identifiers: this alphabet is what
+ * keeps a config from writing nft syntax. */
+#define NETWORK_NAME_MAX       32          /* bytes, with the NUL */
+bool network_name_valid(const char *name);
+const char *network_name_rule(void);
+/* A network's bridge as its rules name it (iifname "BR"): 1 to
+ * NETWORK_BRIDGE_MAX - 1 (IFNAMSIZ - 1) of A-Z a-z 0-9 _ . -, not . or
+ * ..: no quote, backslash or the '*' nft reads as a wildcard. */
+#define NETWORK_BRIDGE_MAX     16          /* bytes, with the NUL (IFNAMSIZ) */
+bool network_bridge_valid(const char *name);
+const char *network_bridge_rule(void);
+/* A network's bridge when none is given: this and its name (so a name
+ * longer than NETWORK_BRIDGE_MAX - 1 - 5 needs a bridge given). */
+#define NETWORK_BRIDGE_PREFIX  "lnet-"
+#define NETWORK_DOMAIN_MAX     64          /* its DNS domain, with the NUL */
+#define NETWORK_PREFIX_MIN     8           /* a subnet's prefix length: /8 to /30 */
+#define NETWORK_PREFIX_MAX     30
 
 #endif

@@ -7,6 +7,8 @@
 #include "cpulist.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
+#include "dev/hotplug.h"
+#include "hotplug.h"
 #include "log.h"
 #include "runtime.h"
 #include "save/announce.h"
@@ -218,16 +220,29 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 	if (!*com1)
 		return -ENOMEM;
 	if ((rc = acpi_pm_init(dom)) || (rc = i8042_init(dom)) ||
-	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()))
+	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()) ||
+	    (rc = pcihp_init()))
 		return rc;
 	/* In order: the guest sees them as vda, vdb, ... */
-	for (i = 0; i < dom->ndisks; i++)
-		if ((rc = virtio_blk_create(dom, &dom->disks[i])))
+	for (i = 0; i < dom->ndisks; i++) {
+		struct virtio_dev *vdev;
+
+		if ((rc = virtio_blk_create_at(dom, &dom->disks[i], dom->disks[i].slot, &vdev)))
 			return rc;
-	for (i = 0; i < dom->nnics; i++)
-		if ((rc = virtio_net_create(dom, &dom->nics[i])))
+		hotplug_note_disk(&dom->disks[i], vdev);
+	}
+	for (i = 0; i < dom->nnics; i++) {
+		struct virtio_dev *vdev;
+
+		if ((rc = virtio_net_create_at(dom, &dom->nics[i], &vdev)))
 			return rc;
-	/* Last, so disks and NICs keep their slots. The guest boots with
+		hotplug_note_vif(&dom->nics[i], vdev);
+	}
+	/* Disks and NICs may be hot-unplugged; the balloon may not. */
+	for (i = DOMAIN_PCI_SLOT_MIN; i <= DOMAIN_PCI_SLOT_MAX; i++)
+		if (pci_present_mask() & (1u << i))
+			pcihp_plugged(pci_slot_dev(i), false);
+	/* In the last slot (DOMAIN_BALLOON_SLOT). The guest boots with
 	 * maxmem of RAM and the balloon asks at once for all above memory. */
 	if ((rc = virtio_balloon_create(dom, ballooned, &dom->balloon)))
 		return rc;

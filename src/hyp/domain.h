@@ -64,6 +64,7 @@ _Static_assert(DOMAIN_DISKS_MAX + DOMAIN_VIFS_MAX <= LODGE_MAX_IO_DEVICES, "ever
 struct io_device {
 	enum io_kind kind;
 	const struct io_counters *counters;
+	unsigned slot;          /* its PCI slot: detach names a device by it */
 };
 
 /* What a domain does when the guest powers off, reboots or crashes:
@@ -162,10 +163,26 @@ int vcpu_set_boot_state(struct vcpu *v, const struct boot_entry *entry);
 
 /* List a device's counters in the status reply (DOMAIN_DISKS_MAX and
  * DOMAIN_VIFS_MAX keep the devices within LODGE_MAX_IO_DEVICES). */
-static inline void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c)
+static inline void domain_add_io(struct domain *dom, enum io_kind kind, const struct io_counters *c,
+				 unsigned slot)
 {
 	if (dom->nio < LODGE_MAX_IO_DEVICES)
-		dom->io[dom->nio++] = (struct io_device){ kind, c };
+		dom->io[dom->nio++] = (struct io_device){ kind, c, slot };
+}
+
+/* A device hot-unplugged: its counters leave the status reply (the rest
+ * keep their order). */
+static inline void domain_remove_io(struct domain *dom, const struct io_counters *c)
+{
+	unsigned i;
+
+	for (i = 0; i < dom->nio; i++)
+		if (dom->io[i].counters == c) {
+			for (; i + 1 < dom->nio; i++)
+				dom->io[i] = dom->io[i + 1];
+			dom->nio--;
+			return;
+		}
 }
 
 /* sched.c */

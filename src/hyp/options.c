@@ -20,8 +20,8 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp {--kernel FILE [--initrd FILE] | --bootloader-disk DISK} [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
-		"                 [--disk PATH[,ro][,id=NAME][,direct]]...\n"
-		"                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
+		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N]]...\n"
+		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
 		"                  [--control-idle-timeout SECONDS] [--watchdog SECONDS]\n"

@@ -23,7 +23,8 @@
 /* RAM above this is placed at 4 GiB; the hole holds PCI MMIO, IOAPIC, LAPIC. */
 #define GPA_LOW_RAM_MAX     0xC0000000ULL
 #define GPA_HIGH_RAM_BASE   0x100000000ULL
-#define GPA_PCI_MMIO_BASE   0xC0000000ULL
+#define GPA_PCI_MMIO_BASE   0xC0000000ULL  /* PCI memory BARs: [BASE, END), the DSDT's PCI0 _CRS */
+#define GPA_PCI_MMIO_END    GPA_IOAPIC
 #define GPA_IOAPIC          0xFEC00000ULL
 #define GPA_LAPIC           0xFEE00000ULL
 
@@ -32,6 +33,9 @@
 #define PORT_I8042_DATA     0x60
 #define PORT_I8042_CMD      0x64          /* write 0xFE: pulse reset line */
 #define PORT_POST           0x80
+#define PCI_CONF1_PORT      0xCF8         /* PCI configuration mechanism #1: address, data */
+#define PCI_CONF1_PORTS     8
+/* PCI hot-plug and its GPE0 block: src/common/pcihp.h (Mini-OS reads it too). */
 /* ACPI fixed hardware (FADT). */
 #define PORT_PM1A_EVT       0x600         /* 4 bytes: PM1_STS (2), PM1_EN (2) */
 #define PORT_PM1A_CNT       0x604         /* 2 bytes: SCI_EN, SLP_TYP (bits 10-12), SLP_EN (bit 13) */

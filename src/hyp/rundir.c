@@ -131,17 +131,22 @@ out:
 	return rc ? rc : fd;
 }
 
-int rundir_remove(const char *rundir, const char *name)
+int rundir_remove(const char *rundir, const char *name, int *keep_lock)
 {
 	char dir[4200], tmp[4200];
 	int lock_fd, rc;
 
+	if (keep_lock)
+		*keep_lock = -1;
 	if (runtime_dir_path(dir, sizeof(dir), rundir, name) || runtime_dir_temp_path(tmp, sizeof(tmp), rundir, name))
 		return -ENAMETOOLONG;
 	if ((lock_fd = lock_rundir(rundir)) < 0)
 		return lock_fd;
 	/* Out of sight first, whole: a domain that is going is not a dead one. */
 	rc = rename(dir, tmp) < 0 ? -errno : runtime_dir_remove(tmp);
-	close(lock_fd);
+	if (keep_lock)
+		*keep_lock = lock_fd;
+	else
+		close(lock_fd);
 	return rc;
 }

@@ -24,7 +24,10 @@ int rundir_create(const char *rundir, const char *name, const struct ctl_access 
 		  char *dir, size_t dirlen);
 /* Remove RUNDIR/NAME the same way: renamed out of sight (to RUNDIR/.NAME,
  * under the same lock), then emptied and removed.  0 or -errno (-ENOENT:
- * it was not there), nothing logged. */
-int rundir_remove(const char *rundir, const char *name);
+ * it was not there), nothing logged.  With keep_lock, the lock on RUNDIR
+ * is not let go: *keep_lock is its fd (-1 if none was taken) for the
+ * caller to close once what must finish before the next start of a
+ * domain is done. */
+int rundir_remove(const char *rundir, const char *name, int *keep_lock);
 
 #endif

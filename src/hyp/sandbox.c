@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/kvm.h>
+#include <linux/fs.h>
 #include <linux/if_tun.h>
 #include <malloc.h>
 #include <pwd.h>
@@ -177,13 +178,19 @@ static const char *const allowed[] = {
 	"gettimeofday", "time", "sched_yield", "sched_getaffinity", "sched_setaffinity",
 	"getrandom", "sysinfo",
 	"accept4", "recvfrom", "recvmsg", "sendto", "sendmsg", "getsockopt", "shutdown",
+	/* libpcap asks its own capture socket's address when a watched vif's
+	 * interface goes away (a vif detached while the domain runs), then
+	 * SIOCGIFINDEX (the ioctls below). */
+	"getsockname",
 	"io_uring_enter", "fdatasync", "fsync", "fallocate", "ftruncate",
-	"flock",               /* a migration hands its disks over */
+	"flock",               /* a migration hands its disks over; a disk attached later is locked */
+	"io_uring_setup",      /* the ring of a disk attached to the running domain */
 };
 
 /* ioctl requests: KVM (what runs a guest now, and the state save,
  * restore and migration move), the tap's offloads, the terminal of a
- * standalone domain, and bytes waiting on a descriptor. */
+ * standalone domain, bytes waiting on a descriptor, and a hot-plugged
+ * block device's size. */
 static const unsigned long ioctls[] = {
 	KVM_CHECK_EXTENSION, KVM_GET_VCPU_MMAP_SIZE, KVM_GET_MSR_INDEX_LIST, KVM_GET_SUPPORTED_CPUID,
 	KVM_RUN, KVM_IRQ_LINE, KVM_SIGNAL_MSI, KVM_IOEVENTFD, KVM_ENABLE_CAP,
@@ -202,6 +209,10 @@ static const unsigned long ioctls[] = {
 	KVM_GET_PIT2, KVM_SET_PIT2, KVM_GET_CLOCK, KVM_SET_CLOCK, KVM_GET_CPUID2, KVM_SET_CPUID2,
 	KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
 	TUNSETOFFLOAD, TUNSETVNETHDRSZ,
+	BLKGETSIZE64,          /* the size of a block device attached to the running domain */
+	/* libpcap's check, when a watched vif's capture fails, whether its
+	 * interface went away (a vif detached while the domain runs). */
+	SIOCGIFINDEX, SIOCGIFFLAGS,
 	TCGETS, TCSETS, TCSETSW, TCSETSF, TIOCGWINSZ,
 	FIONREAD, FIONBIO,
 };

@@ -275,17 +275,24 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 		events_drain();
 		status = DOMAIN_ERROR;
 	} else {
+		int start_lock = -1;
+
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
-		/* Its tasks are gone; this process leaves it too: the
-		 * cgroup goes before the runtime directory, since once that is
-		 * gone the agent may start a domain of the same name. */
+		/* The runtime directory goes first, so that a caller waiting
+		 * for the domain to be gone (lodge save) returns now: leaving
+		 * the cgroup below waits for an RCU grace period, 10 to 20 ms.
+		 * The lock on RUNDIR, which every start takes first, is held
+		 * until the cgroup is gone too, so a domain of the same name
+		 * started at once never finds this process still in it. */
+		if (dir[0])
+			rundir_remove(o->runtime_dir, o->name, &start_lock);
 		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0) {
 			if (held)
 				cgroup_cpu_leave(&cg, self);
 			cgroup_cpu_remove(&cg);
 		}
-		if (dir[0])
-			rundir_remove(o->runtime_dir, o->name);
+		if (start_lock >= 0)
+			close(start_lock);
 	}
 	/* Nobody may reach a domain that is no more: a caller told of its end
 	 * finds the socket refusing (so the agent may remove what is left). */

@@ -171,6 +171,30 @@ static int format_request(char *line, size_t len, const char *cmd)
 	return n < 0 || (size_t)n >= len ? -E2BIG : n;
 }
 
+int client_request_fds(int sock, const char *cmd, const int *fds, unsigned nfds)
+{
+	char line[PROTO_LINE_MAX];
+	union { struct cmsghdr h; char b[CMSG_SPACE(8 * sizeof(int))]; } u;
+	struct iovec iov;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b };
+	struct cmsghdr *h;
+	int n = format_request(line, sizeof(line), cmd);
+
+	if (n < 0)
+		return n;
+	if (nfds < 1 || nfds > 8)
+		return -EINVAL;
+	m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	iov = (struct iovec){ line, (size_t)n };
+	memset(&u, 0, sizeof(u));
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(h), fds, nfds * sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == n ? 0 : -errno;
+}
+
 int client_request_fd(int sock, const char *cmd, int fd)
 {
 	char line[PROTO_LINE_MAX];

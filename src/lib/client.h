@@ -29,6 +29,8 @@ int client_request(int fd, const char *cmd, int with_keys, struct reply *r, int 
 /* Send "lodge/1 CMD" with fd passed beside it (SCM_RIGHTS): save and
  * migrate hand lodge-hyp the stream's descriptor this way. 0 or -errno. */
 int client_request_fd(int sock, const char *cmd, int fd);
+/* The same with n descriptors (1 to 8), in order: a disk and its names. */
+int client_request_fds(int sock, const char *cmd, const int *fds, unsigned n);
 /* Read one reply line (without its newline) within timeout_ms: its length,
  * -ETIMEDOUT, or -ECONNRESET when the peer closed first. */
 int client_read_line(int fd, char *buf, size_t len, int timeout_ms);

@@ -26,7 +26,8 @@ void domain_form_hint(enum form_field f, char *out, size_t len)
 	if (f == FORM_DISK)
 		snprintf(out, len, "the guest's vda: an image file or a block device");
 	else if (f == FORM_BRIDGE)
-		snprintf(out, len, "a bridge for one network interface; empty: no network");
+		snprintf(out, len, "a bridge for one network interface, or " FORM_NETWORK_PREFIX "NETWORK for a Lodge "
+			 "network (lodge network-list); empty: no network");
 	else if (f == FORM_MAC)
 		snprintf(out, len, "auto, or six hex pairs like 02:4c:00:00:00:01 (unicast)");
 	else
@@ -36,6 +37,17 @@ void domain_form_hint(enum form_field f, char *out, size_t len)
 static bool mac_given(const struct domain_form *form)
 {
 	return form->value[FORM_MAC][0] && strcmp(form->value[FORM_MAC], "auto") != 0;
+}
+
+/* The bridge field as the start of a vif spec: "bridge=BR", or
+ * "network=NET" for "net:NET"; its length. */
+static size_t vif_spec(const char *v, char *spec, size_t len)
+{
+	size_t plen = strlen(FORM_NETWORK_PREFIX);
+	int n = strncmp(v, FORM_NETWORK_PREFIX, plen) ? snprintf(spec, len, "bridge=%s", v)
+						      : snprintf(spec, len, "network=%s", v + plen);
+
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 int domain_form_check(const struct domain_form *form, enum form_field f, const struct host_config *hc,
@@ -53,7 +65,7 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 	case FORM_BRIDGE:
 		if (!v[0])
 			return 0;
-		snprintf(spec, sizeof(spec), "bridge=%s", v);
+		vif_spec(v, spec, sizeof(spec));
 		return domain_key_check("vif", spec, hc, !form->make_bridge, why, whylen);
 	case FORM_MAC:
 		if (!mac_given(form))
@@ -93,7 +105,9 @@ char *domain_form_text(const struct domain_form *form)
 		fprintf(f, " ]\n");
 	}
 	if (form->value[FORM_BRIDGE][0]) {
-		snprintf(spec, sizeof(spec), "bridge=%s%s%s", form->value[FORM_BRIDGE], mac_given(form) ? ",mac=" : "",
+		size_t n = vif_spec(form->value[FORM_BRIDGE], spec, sizeof(spec));
+
+		snprintf(spec + n, sizeof(spec) - n, "%s%s", mac_given(form) ? ",mac=" : "",
 			 mac_given(form) ? form->value[FORM_MAC] : "");
 		fprintf(f, "vif = [ ");
 		cfg_put_string(f, spec);

@@ -14,12 +14,14 @@
 enum form_field {
 	FORM_NAME, FORM_MEMORY, FORM_VCPUS, FORM_KERNEL, FORM_RAMDISK, FORM_CMDLINE,
 	FORM_DISK,      /* an image file or block device, the guest's vda, writable */
-	FORM_BRIDGE,    /* "": no network; else one vif on this bridge */
+	FORM_BRIDGE,    /* "": no network; else one vif on this bridge, or with
+			 * FORM_NETWORK_PREFIX on that Lodge network (network=) */
 	FORM_MAC,       /* the vif's MAC; "" or "auto": Lodge's stable default */
 	FORM_FIELDS
 };
 
 #define FORM_VALUE_MAX 256
+#define FORM_NETWORK_PREFIX "net:"
 
 struct domain_form {
 	char value[FORM_FIELDS][FORM_VALUE_MAX];    /* as typed; "": the key left out */

@@ -168,6 +168,9 @@ static int check_disk(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 		    strcmp(other.vdev, disk.vdev) == 0) {
 			snprintf(why, whylen, "two disks are %s (disks %u and %u)", disk.vdev, j + 1, i + 1);
 			return -EEXIST;
+		} else if (disk.slot && other.slot == disk.slot) {
+			snprintf(why, whylen, "disks %u and %u are both in slot %u", j + 1, i + 1, disk.slot);
+			return -EEXIST;
 		}
 	return 0;
 }
@@ -187,10 +190,26 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
 			return -EEXIST;
 		}
+		if (vif.slot && vif.slot == other.slot) {
+			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif.slot);
+			return -EEXIST;
+		}
 		if (vif.vifname[0] && !strcmp(vif.vifname, other.vifname)) {
 			snprintf(why, whylen, "vifs %u and %u are both named %s", j + 1, i + 1, vif.vifname);
 			return -EEXIST;
 		}
+	}
+	if (vif.network[0]) {
+		/* Its bridge is the network's, brought up by network-start: lodge
+		 * create says if it is not running. */
+		char cfg[CFG_PATH_MAX + 64];
+
+		snprintf(cfg, sizeof(cfg), "%s/etc/lodge/networks/%s.cfg", cfg_root(), vif.network);
+		if (ctx->check_host && access(cfg, F_OK)) {
+			snprintf(why, whylen, "no network named %s (lodge network-create %s)", vif.network, vif.network);
+			return -ENODEV;
+		}
+		return 0;
 	}
 	bridge = vif.bridge[0] ? vif.bridge : ctx->hc ? ctx->hc->default_bridge : "";
 	if (ctx->check_host && bridge[0] && !nl_link_exists(bridge)) {
@@ -288,6 +307,26 @@ static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	port = colon ? strtol(colon + 1, &end, 10) : -1;
 	if (!colon || colon == s || *end || port < 1 || port > UINT16_MAX) {
 		snprintf(why, whylen, "'%s' is not ADDRESS:PORT like 127.0.0.1:8002", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* template_mirror = "http://HOST[:PORT]/PATH" (or https): a Debian mirror,
+ * one word of printable ASCII, as apt's sources take it ("": none). */
+static int check_mirror(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i), *host;
+	size_t n;
+
+	if (!*s)
+		return 0;
+	host = !strncmp(s, "http://", 7) ? s + 7 : !strncmp(s, "https://", 8) ? s + 8 : NULL;
+	for (n = 0; s[n] && s[n] > ' ' && s[n] < 0x7f && !strchr("\\\"'[]", s[n]); n++)
+		;
+	if (!host || !*host || *host == '/' || s[n] || n >= HOST_MIRROR_MAX) {
+		snprintf(why, whylen, "not a Debian mirror's URL like http://deb.debian.org/debian (http or https, "
+			 "no spaces or quotes, under %d bytes)", HOST_MIRROR_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -437,7 +476,7 @@ const struct cfg_key domain_keys[] = {
 	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root="),
 	KEY_LIST("disk", DOMAIN_DISKS_MAX, "disks", check_disk,
 		 "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'"),
-	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME'"),
+	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME', or network=NET (lodge network-create) for bridge="),
 	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off"),
 	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots"),
 	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)"),
@@ -496,6 +535,9 @@ const struct cfg_key host_keys[] = {
 		" s", NULL, NULL, "a host cut off from etcd has ended its HA domains this long after its last renewal"),
 	KEY_INT("pool_restart_delay", POOL_RESTART_DELAY_DEFAULT_S, 0, POOL_RESTART_DELAY_MAX_S, " s", NULL, NULL,
 		"how long after a host's lease expired the others restart its HA domains"),
+	KEY_STR("template_mirror", "", check_mirror,
+		"the Debian mirror templates are built from (its DIST and DIST-updates suites; security updates "
+		"from Debian's security archive); empty: the host's own apt sources"),
 	{ .name = NULL }
 };
 _Static_assert(sizeof(host_keys) / sizeof(host_keys[0]) <= MAX_KEYS + 1, "MAX_KEYS holds every host key");

@@ -43,6 +43,8 @@ struct cfg_key {
 };
 
 extern const struct cfg_key domain_keys[], host_keys[];
+/* A network's file (network.c). */
+extern const struct cfg_key network_keys[];
 /* xl.cfg(5)'s keys that Lodge does not implement: the spelling in this
  * table of name, or NULL. */
 const char *cfg_xl_key(const char *name);
@@ -113,6 +115,10 @@ void cfg_put_string(FILE *f, const char *s);
 /* config.c */
 void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Read file with another kind's key table (a network's, network.c): the
+ * cfg_t to free, or NULL with "FILE:LINE: KEY: why" in err.  ctx stays the
+ * caller's, for the checks of two keys after (cfg_fail, cfg_key_line). */
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen);
 /* path relative to the config file's directory, absolute paths as written;
  * -ENAMETOOLONG if it does not fit. */
 int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len);

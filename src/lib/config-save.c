@@ -49,8 +49,12 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 	for (i = 0; i < dc->ndisks; i++) {
 		const struct cfg_disk *d = &dc->disks[i];
 
-		snprintf(spec, sizeof(spec), "%s:%s,%s,%s", d->is_phy ? "phy" : "file", d->path, d->vdev,
-			 d->readonly ? "r" : "w");
+		if (d->slot)             /* xl's keyed form: the only one with room for a slot */
+			snprintf(spec, sizeof(spec), "vdev=%s,access=%s,slot=%u,target=%s%s", d->vdev,
+				 d->readonly ? "r" : "w", d->slot, d->is_phy ? "phy:" : "", d->path);
+		else
+			snprintf(spec, sizeof(spec), "%s:%s,%s,%s", d->is_phy ? "phy" : "file", d->path, d->vdev,
+				 d->readonly ? "r" : "w");
 		fprintf(f, "%s", i == 0 ? "disk = [ " : ",\n         ");
 		cfg_put_string(f, spec);
 		fprintf(f, "%s", i + 1 == dc->ndisks ? " ]\n" : "");
@@ -61,13 +65,19 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		int n = 0;
 
 		spec[0] = '\0';
+		/* A network's vif as written (a resolved one, started, has its
+		 * bridge too: the bridge stands, as the config of what runs). */
 		if (v->bridge[0])
 			n += snprintf(spec + n, sizeof(spec) - n, "bridge=%s", v->bridge);
+		else if (v->network[0])
+			n += snprintf(spec + n, sizeof(spec) - n, "network=%s", v->network);
 		if (v->mac_set)
 			n += snprintf(spec + n, sizeof(spec) - n, "%smac=%02x:%02x:%02x:%02x:%02x:%02x",
 				      n ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5]);
 		if (v->vifname[0])
-			snprintf(spec + n, sizeof(spec) - n, "%svifname=%s", n ? "," : "", v->vifname);
+			n += snprintf(spec + n, sizeof(spec) - n, "%svifname=%s", n ? "," : "", v->vifname);
+		if (v->slot)
+			snprintf(spec + n, sizeof(spec) - n, "%sslot=%u", n ? "," : "", v->slot);
 		fprintf(f, "%s", i == 0 ? "vif = [ " : ",\n        ");
 		cfg_put_string(f, spec);
 		fprintf(f, "%s", i + 1 == dc->nvifs ? " ]\n" : "");

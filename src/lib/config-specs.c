@@ -94,12 +94,28 @@ static bool is_vdev(const char *s)
 	return s[p] == '\0' && letters >= 1 && letters <= 3 && digits <= 3;
 }
 
+/* slot=N of a disk or vif: a PCI slot a device may have (schema.h). */
+static int parse_pci_slot(const char *s, unsigned *slot, char *why, size_t whylen)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < DOMAIN_PCI_SLOT_MIN || v > DOMAIN_PCI_SLOT_MAX) {
+		snprintf(why, whylen, "slot '%s' is not a PCI slot from %d to %d", s, DOMAIN_PCI_SLOT_MIN,
+			 DOMAIN_PCI_SLOT_MAX);
+		return -EINVAL;
+	}
+	*slot = (unsigned)v;
+	return 0;
+}
+
 /* The 2005 form "file:/img,vda,w" / "phy:/dev/vg/x,vdb,r", xl's positional
  * "target,format,vdev,access" (shorter: "target,vdev[,access]" or
  * "target,format,vdev"), and xl's "vdev=..,access=..,target=..". */
 int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen)
 {
 	char buf[CFG_PATH_MAX + 64], *f[8], *target = NULL, *format = NULL, *vdev = NULL, *access = NULL;
+	char *slot = NULL;
 	char dev[CFG_PATH_MAX + 8], *colon;
 	struct stat st;
 	bool phy = false;
@@ -126,8 +142,9 @@ int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk
 			else if (!strcmp(k, "format")) format = eq + 1;
 			else if (!strcmp(k, "vdev")) vdev = eq + 1;
 			else if (!strcmp(k, "access")) access = eq + 1;
+			else if (!strcmp(k, "slot")) slot = eq + 1;
 			else {
-				snprintf(why, whylen, "unknown disk key '%s' (target, format, vdev, access)", k);
+				snprintf(why, whylen, "unknown disk key '%s' (target, format, vdev, access, slot)", k);
 				return -EINVAL;
 			}
 		}
@@ -186,13 +203,16 @@ int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk
 		snprintf(why, whylen, "%s is a directory", d->path);
 		return -EISDIR;
 	}
+	if (slot && parse_pci_slot(slot, &d->slot, why, whylen))
+		return -EINVAL;
 	snprintf(d->vdev, sizeof(d->vdev), "%s", vdev);
 	d->readonly = access && access[0] == 'r' && (access[1] == '\0' || access[1] == 'o');
 	d->is_phy = phy || S_ISBLK(st.st_mode);
 	return 0;
 }
 
-/* "bridge=br0,mac=02:4c:..,vifname=web0"; every key optional. */
+/* "bridge=br0,mac=02:4c:..,vifname=web0" or "network=NAT,..."; every key
+ * optional, bridge and network not both. */
 int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 {
 	char buf[256], *f[8], err[128];
@@ -220,8 +240,22 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 			v->mac_set = true;
 			continue;
 		}
+		if (!strcmp(f[i], "slot")) {
+			if (parse_pci_slot(val, &v->slot, why, whylen))
+				return -EINVAL;
+			continue;
+		}
+		if (!strcmp(f[i], "network")) {
+			if (!network_name_valid(val)) {
+				snprintf(why, whylen, "network: '%.40s' is not a network name (%s)", val,
+					 network_name_rule());
+				return -EINVAL;
+			}
+			snprintf(v->network, sizeof(v->network), "%s", val);
+			continue;
+		}
 		if (strcmp(f[i], "bridge") && strcmp(f[i], "vifname")) {
-			snprintf(why, whylen, "unknown vif key '%s' (bridge, mac, vifname)", f[i]);
+			snprintf(why, whylen, "unknown vif key '%s' (bridge, network, mac, vifname, slot)", f[i]);
 			return -EINVAL;
 		}
 		if (netif_name_check(val, err, sizeof(err))) {
@@ -229,6 +263,10 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 			return -EINVAL;
 		}
 		snprintf(!strcmp(f[i], "bridge") ? v->bridge : v->vifname, IFNAMSIZ, "%s", val);
+	}
+	if (v->network[0] && v->bridge[0]) {
+		snprintf(why, whylen, "vif '%.64s' names both a bridge and a network (one or the other)", spec);
+		return -EINVAL;
 	}
 	return 0;
 }

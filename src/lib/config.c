@@ -465,6 +465,7 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	hc->pool_lease_ttl_s = (unsigned)cfg_getint(cfg, "pool_lease_ttl");
 	hc->pool_fence_deadline_s = (unsigned)cfg_getint(cfg, "pool_fence_deadline");
 	hc->pool_restart_delay_s = (unsigned)cfg_getint(cfg, "pool_restart_delay");
+	snprintf(hc->template_mirror, sizeof(hc->template_mirror), "%s", cfg_getstr(cfg, "template_mirror"));
 	cfg_free(cfg);
 	return 0;
 }
@@ -505,6 +506,19 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 		}
 	}
 	return 0;
+}
+
+cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_key *keys, char *err, size_t errlen)
+{
+	cfg_t *cfg;
+
+	if (ctx_init(ctx, file, err, errlen) || !(cfg = parse_file(ctx, keys)))
+		return NULL;
+	if (check_unset(ctx, cfg, NULL)) {
+		cfg_free(cfg);
+		return NULL;
+	}
+	return cfg;
 }
 
 /* What the validate callbacks cannot see alone: keys left out, maxmem

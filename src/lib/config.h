@@ -27,13 +27,18 @@ struct cfg_disk {
 	char vdev[CFG_VDEV_MAX];   /* vda, vdb, ... (target in the guest) */
 	bool readonly;             /* access r / ro */
 	bool is_phy;               /* phy: prefix or a block device */
+	unsigned slot;             /* slot=N: its PCI slot (kept once hot-plug moved things); 0 any */
 };
 
 struct cfg_vif {
 	char bridge[IFNAMSIZ];     /* "" = the host's default bridge */
+	/* A Lodge network's (network=NAME, instead of bridge=): at start its
+	 * bridge is put in bridge and the MAC gets its fixed address. */
+	char network[NETWORK_NAME_MAX];
 	uint8_t mac[6];
 	bool mac_set;              /* false: generated stably from name and index */
 	char vifname[IFNAMSIZ];    /* "" = vif-<domain>.<n> (shortened to fit IFNAMSIZ) */
+	unsigned slot;             /* slot=N: its PCI slot; 0 any */
 };
 
 struct domain_config {
@@ -96,6 +101,7 @@ struct host_config {
 	char pool_host[DOMAIN_NAME_MAX];   /* "": the hostname */
 	char pool_prefix[POOL_PREFIX_MAX];
 	unsigned pool_lease_ttl_s, pool_fence_deadline_s, pool_restart_delay_s;
+	char template_mirror[HOST_MIRROR_MAX];   /* "": the host's apt sources */
 };
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */

@@ -427,13 +427,23 @@ static void autostarted(const char *name, const struct lodge_err *err, void *arg
 	a->fn(&r, a->arg);
 }
 
+static void network_autostarted(const char *name, const struct lodge_err *err, void *arg)
+{
+	char label[NETWORK_NAME_MAX + 16];
+
+	snprintf(label, sizeof(label), "network %s", name);
+	autostarted(label, err, arg);
+}
+
 int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 {
 	struct report_to a = { fn, arg };
 	struct dirent *de;
 	struct job *jobs = NULL;
 	unsigned n = 0, cap = 0;
-	int failed = 0;
+	/* The networks before the restores: a restored domain's vifs join
+	 * their bridges (lodge_autostart, below, finds them up). */
+	int failed = lodge_network_autostart(lg, network_autostarted, &a);
 	DIR *d = opendir(lg->hc.save_dir);
 
 	while (d && (de = readdir(d))) {

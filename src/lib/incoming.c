@@ -1,5 +1,6 @@
 /* What a domain from a stream may use on this host (incoming.h). */
 #include "incoming.h"
+#include "network.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -171,7 +172,13 @@ static int admit_vif(struct admit *a, unsigned n, const struct cfg_vif *v, char 
 	for (i = 0; a->local && i < a->local->nvifs; i++) {
 		const struct cfg_vif *l = &a->local->vifs[i];
 
-		bridge_ok |= strcmp(bridge, l->bridge[0] ? l->bridge : a->hc->default_bridge) == 0;
+		const char *lb = l->bridge[0] ? l->bridge : a->hc->default_bridge;
+		char netbr[IFNAMSIZ];
+
+		/* A vif on a Lodge network: its bridge is the network's. */
+		if (!l->bridge[0] && l->network[0] && net_bridge_of(l->network, netbr) == 0)
+			lb = netbr;
+		bridge_ok |= strcmp(bridge, lb) == 0;
 		name_ok |= strcmp(v->vifname, l->vifname) == 0;
 	}
 	if (!bridge_ok) {

@@ -119,10 +119,19 @@ int job_cancelled(struct lodge_err *err)
 /* ---- the config ------------------------------------------------------------------------- */
 
 /* The domain's config as text into res->config_text. */
+/* The guest's vif: on a Lodge network (network=NAME), or a bridge. */
+static void vif_spec(const struct lodge *lg, const struct lodge_install_opts *o, char *vif, size_t len)
+{
+	if (o->network)
+		snprintf(vif, len, "network=%s", o->network);
+	else
+		snprintf(vif, len, "bridge=%s", o->bridge ? o->bridge : lg->hc.default_bridge);
+}
+
 static int config_text(const struct lodge *lg, const struct lodge_install_opts *o, const char *dist,
 		       const struct clone_target *c, struct lodge_install_result *res)
 {
-	char *text = NULL, disk[CFG_PATH_MAX + 32], vif[IFNAMSIZ + 16];
+	char *text = NULL, disk[CFG_PATH_MAX + 32], vif[NETWORK_NAME_MAX + IFNAMSIZ + 16];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
@@ -146,7 +155,7 @@ static int config_text(const struct lodge *lg, const struct lodge_install_opts *
 		fprintf(f, ", ");
 		cfg_put_string(f, disk);
 	}
-	snprintf(vif, sizeof(vif), "bridge=%s", o->bridge ? o->bridge : lg->hc.default_bridge);
+	vif_spec(lg, o, vif, sizeof(vif));
 	fprintf(f, " ]\nvif = [ ");
 	cfg_put_string(f, vif);
 	fprintf(f, " ]\n");
@@ -234,7 +243,7 @@ static struct lodge_seed seed_of(const struct lodge_install_opts *o)
 
 static int check_options(const struct lodge *lg, const struct lodge_install_opts *o, struct lodge_err *err)
 {
-	char value[64], vif[IFNAMSIZ + 16];
+	char value[64], vif[NETWORK_NAME_MAX + IFNAMSIZ + 16];
 	int rc;
 
 	if ((rc = check_key(lg, "name", o->name ? o->name : "", "the name", err)))
@@ -245,10 +254,15 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 	snprintf(value, sizeof(value), "%u", o->vcpus ? o->vcpus : 1);
 	if ((rc = check_key(lg, "vcpus", value, "--vcpus", err)))
 		return rc;
+	if (o->bridge && o->network)
+		return lodge_fail(err, -EINVAL, "--bridge and --network: a vif is on one or the other");
 	if (o->bridge && strlen(o->bridge) >= IFNAMSIZ)
 		return lodge_fail(err, -EINVAL, "--bridge: '%s' is longer than %d bytes", o->bridge, IFNAMSIZ - 1);
-	snprintf(vif, sizeof(vif), "bridge=%s", o->bridge ? o->bridge : lg->hc.default_bridge);
-	if ((rc = check_key(lg, "vif", vif, "--bridge", err)))
+	if (o->network && !network_name_valid(o->network))
+		return lodge_fail(err, -EINVAL, "--network: '%.40s' is not a network name (%s)", o->network,
+				  network_name_rule());
+	vif_spec(lg, o, vif, sizeof(vif));
+	if ((rc = check_key(lg, "vif", vif, o->network ? "--network" : "--bridge", err)))
 		return rc;
 	if ((rc = check_readable(o->ssh_key_file, "--ssh-key", err)) ||
 	    (rc = check_readable(o->password_file, "--password-file", err)) ||
@@ -265,6 +279,37 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 			return rc;
 		return lodge_seed_check(&s, err);
 	}
+}
+
+/* ---- sizes ------------------------------------------------------------------------------------- */
+
+int lodge_parse_mib(const char *arg, unsigned long *mib)
+{
+	static const char units[] = "bkmgt";
+	unsigned long long n, bytes;
+	const char *u;
+	char *end;
+	int shift;
+
+	if (!arg[0] || arg[0] < '0' || arg[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (!*end)
+		shift = 20;
+	else if (!end[1] && (u = strchr(units, end[0] | 0x20)))
+		shift = 10 * (int)(u - units);
+	else
+		return -EINVAL;
+	if (n > (~0ULL >> shift))
+		return -EINVAL;
+	bytes = n << shift;
+	if (bytes % (1ULL << 20) || bytes >> 20 > 0xffffffffULL)
+		return -EINVAL;
+	*mib = (unsigned long)(bytes >> 20);
+	return 0;
 }
 
 /* ---- the install ----------------------------------------------------------------------------- */
@@ -366,6 +411,7 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 		return lodge_fail(err, rc, "cannot write the config: %s", strerror(-rc));
 	}
 	if (!job_report(&j, LODGE_PHASE_CONFIG, 0, NULL)) {
+		close(seed_fd);
 		clone_abandon(&c, false);
 		return job_cancelled(err);
 	}

@@ -57,9 +57,10 @@ struct template_cmd {
 	size_t used;
 };
 /* The mmdebstrap command line that builds dist into target, its packages
- * kept in cache: 0, or -errno with why. */
+ * kept in cache, from mirror (lodge.conf's template_mirror; "" or NULL:
+ * the host's apt sources): 0, or -errno with why. */
 int template_cmd(struct template_cmd *c, const struct dist_info *dist, const char *target, const char *cache,
-		 char *why, size_t whylen);
+		 const char *mirror, char *why, size_t whylen);
 
 /* ---- templates (template.c) ------------------------------------------------------------- */
 

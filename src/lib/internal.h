@@ -23,6 +23,11 @@ int lodge_ask(const struct lodge *lg, const char *domain, const char *cmd, bool 
 /* The same to a name already resolved. */
 int lodge_ask_name(const struct lodge *lg, const char *name, const char *cmd, bool with_keys, struct reply *r,
 		   struct lodge_err *err);
+/* Write a domain's runtime config (path) as a start does: root's and
+ * its groups' to read.  0 or -errno with why. */
+struct domain_config;
+int lodge_keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
+		      size_t whylen);
 /* -ENOENT with its message for a name that is not running. */
 int lodge_not_running(struct lodge_err *err, const char *name);
 

@@ -218,8 +218,9 @@ int lodge_running_config_text(const struct lodge *lg, const char *domain, char *
  * their bridges.  Returns 0 once it runs.  lodge-hyp's refusal comes
  * back in err (from_hyp); its warnings as notices. */
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err);
-/* Start every domain of domains_dir marked autostart that is not
- * running; each outcome goes to fn (err NULL: started).  One whose saved
+/* Start every network marked autostart that is not running (fn hears
+ * "network NAME"), then every domain of domains_dir marked autostart that
+ * is not running; each outcome goes to fn (err NULL: started).  One whose saved
  * state waits in save_dir (lodge_host_start could not restore it) is not
  * booted afresh: its disks belong to that state.  Returns how many
  * failed. */
@@ -383,6 +384,34 @@ struct lodge_link {
 	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
 };
 int lodge_link_stats(const char *ifname, struct lodge_link *out, struct lodge_err *err);
+
+/* Hot-plug (lodge block-attach, block-detach).  Attach: spec is xl's disk
+ * spec as in a config (relative paths from the working directory); the
+ * disk is opened here with the caller's own rights (never a file the
+ * caller may not open) with every name its blocks go by, and those
+ * descriptors go to lodge-hyp, which locks them as at start: refused with
+ * one line if the vdev is taken, the disk is another domain's (or this
+ * one's), or no slot is free.  The guest is told; the runtime config
+ * gains the disk.  Detach: the guest is asked to eject the disk's slot;
+ * -ETIMEDOUT if it has not within timeout_ms (the disk stays), unless
+ * force (the disk goes at once: the guest was not asked).  The runtime
+ * config loses it, the disk's locks are free. */
+#define LODGE_DETACH_TIMEOUT_MS 10000
+int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, char vdev[16],
+		       struct lodge_err *err);
+int lodge_block_detach(const struct lodge *lg, const char *domain, const char *vdev, bool force,
+		       unsigned timeout_ms, struct lodge_err *err);
+/* A vif (spec as a config's vif entry: bridge=, mac=, vifname=): its tap
+ * is made here (root: CAP_NET_ADMIN), put on its bridge and handed to
+ * lodge-hyp; refused if the MAC is the domain's already, or another
+ * running domain's, or no slot is free.  Detach by MAC or index (devid,
+ * as network-list numbers them); the tap Lodge made goes with it.  The
+ * runtime config follows; every vif keeps its tap name and MAC from then
+ * on (vifname=, mac=), whatever index it has. */
+int lodge_network_attach(const struct lodge *lg, const char *domain, const char *spec, char ifname[16],
+			 struct lodge_err *err);
+int lodge_network_detach(const struct lodge *lg, const char *domain, const char *which, bool force,
+			 unsigned timeout_ms, struct lodge_err *err);
 
 /* A disk's size in bytes, a file's or a block device's: 0 or -errno. */
 int lodge_disk_size(const char *path, uint64_t *bytes);
@@ -566,6 +595,96 @@ struct lodge_host_info {
 };
 void lodge_host_info(struct lodge_host_info *hi);
 
+/* ---- networks (network.c, netfilter.c) ------------------------------------------------------ */
+
+/* A private network behind the host: a bridge holding the gateway
+ * address, dnsmasq for DHCP and DNS on it, and Lodge's nftables rules. */
+enum lodge_net_mode {
+	LODGE_NET_NAT,                 /* masqueraded out of any other interface (libvirt's default) */
+	LODGE_NET_ROUTED,              /* forwarded with the guests' own addresses */
+	LODGE_NET_ISOLATED,            /* the host's DHCP and DNS only; no way out */
+};
+#define LODGE_NET_MODES 3
+/* "nat", "routed", "isolated"; parse: 0, or -EINVAL. */
+const char *lodge_net_mode_name(enum lodge_net_mode m);
+int lodge_net_mode_parse(const char *word, enum lodge_net_mode *m);
+
+/* A network's name: schema.h's network_name_valid (it names a file, a
+ * bridge and nftables chains). */
+#define LODGE_NETWORK_NAME_MAX NETWORK_NAME_MAX
+#define LODGE_NETWORK_BRIDGE_PREFIX NETWORK_BRIDGE_PREFIX   /* the bridge's name when none is given */
+#define LODGE_NETWORK_DOMAIN_MAX NETWORK_DOMAIN_MAX
+bool lodge_network_name_ok(const char *name);
+
+struct lodge_network {
+	char name[LODGE_NETWORK_NAME_MAX];
+	char file[CFG_PATH_MAX];       /* ROOT/etc/lodge/networks/NAME.cfg */
+	enum lodge_net_mode mode;
+	char subnet[20];               /* "10.77.0.0/24" */
+	char gateway[16];              /* the bridge's address: the subnet's first host */
+	char range_start[16], range_end[16];   /* DHCP's */
+	char domain[LODGE_NETWORK_DOMAIN_MAX]; /* NAME.DOMAIN resolves; "" none */
+	char bridge[IFNAMSIZ];
+	bool autostart;
+	bool dns_forward;              /* names it does not know go to the host's resolv.conf servers */
+	uint32_t net, range_lo, range_hi;      /* host order */
+	unsigned prefix;
+	/* What runs (lodge_network_get and _list fill it in). */
+	bool bridge_up;                /* the bridge exists */
+	int ports;                     /* interfaces on it (the domains' vifs) */
+	int dnsmasq_pid;               /* > 0: it runs */
+	bool dnsmasq_died;             /* started and not stopped, but gone */
+	int rules;                     /* its nftables rules: 1 in place, 0 not, -1 unknown (not root) */
+	unsigned leases;
+};
+
+struct lodge_network_opts {
+	const char *name, *subnet;
+	enum lodge_net_mode mode;
+	const char *dhcp_range;        /* "A-B"; NULL: the subnet's hosts after the gateway */
+	const char *domain;            /* NULL: none */
+	const char *bridge;            /* NULL: LODGE_NETWORK_BRIDGE_PREFIX NAME */
+	bool autostart;
+	bool dns_forward;
+};
+/* Write the network's config and start it (lodge_network_start): every
+ * check first (name, CIDR, range, a subnet overlapping a route of the host
+ * or another network, a bridge name that does not fit), and nothing left
+ * if the start fails.  0, or -errno with one line in err. */
+int lodge_network_create(const struct lodge *lg, const struct lodge_network_opts *o, struct lodge_err *err);
+/* Stop it and remove its config and addresses; refused (-EBUSY) while a
+ * domain's vif is on its bridge. */
+int lodge_network_delete(const struct lodge *lg, const char *name, struct lodge_err *err);
+/* Bring up what of it is not up: the bridge with the gateway address, its
+ * nftables rules, IPv4 forwarding (a notice when this turns it on) and
+ * dnsmasq, started detached (it outlives the caller).  0 if all runs. */
+int lodge_network_start(const struct lodge *lg, const char *name, struct lodge_err *err);
+/* Stop dnsmasq, remove the rules and the bridge; refused (-EBUSY) while a
+ * domain's vif is on the bridge. */
+int lodge_network_stop(const struct lodge *lg, const char *name, struct lodge_err *err);
+int lodge_network_get(const struct lodge *lg, const char *name, struct lodge_network *out, struct lodge_err *err);
+/* Every network, sorted by name, into out[max]: how many (may exceed max), or -errno. */
+int lodge_network_list(const struct lodge *lg, struct lodge_network *out, unsigned max, struct lodge_err *err);
+/* Start each network marked autostart that is not running; fn hears each
+ * outcome (err NULL: started).  How many failed. */
+int lodge_network_autostart(const struct lodge *lg,
+			    void (*fn)(const char *name, const struct lodge_err *err, void *arg), void *arg);
+
+/* A lease dnsmasq gave (its lease file). */
+struct lodge_lease {
+	char network[LODGE_NETWORK_NAME_MAX];
+	uint8_t mac[6];
+	char addr[16];
+	char hostname[64];             /* "" if none */
+	long long expires;             /* Unix time; 0: never */
+};
+/* Every lease of every running network into out[max]: how many. */
+unsigned lodge_network_leases(const struct lodge *lg, struct lodge_lease *out, unsigned max);
+/* Add to each vif of n on a Lodge network the address dnsmasq leased its
+ * MAC, learned by "lease", its age the time since the lease was given or
+ * renewed (lodge addr shows them beside what the watcher learned). */
+void lodge_net_leases(const struct lodge *lg, struct lodge_net *n);
+
 /* ---- bridges ------------------------------------------------------------------------------- */
 
 /* A bridge; with nic, the host's NIC joins it and its addresses and
@@ -644,6 +763,9 @@ int lodge_template_command(const struct lodge *lg, const char *dist, char *buf, 
 int lodge_template_delete(const struct lodge *lg, const char *dist, struct lodge_err *err);
 
 #define LODGE_INSTALL_SIZE_DEFAULT (2ull << 30)
+/* A size as a person types it: a number with an optional unit (b, k, m,
+ * g, t; none: MiB), a whole number of MiB: 0 with *mib, or -EINVAL. */
+int lodge_parse_mib(const char *text, unsigned long *mib);
 #define LODGE_INSTALL_MEMORY_DEFAULT 512      /* MiB: cloud-init and apt want more than Mini-OS */
 
 struct lodge_install_opts {
@@ -654,6 +776,7 @@ struct lodge_install_opts {
 					* (a partition), which is written whole */
 	unsigned memory_mib, vcpus;    /* 0: the defaults */
 	const char *bridge;            /* NULL: the host's default bridge */
+	const char *network;           /* a Lodge network instead of a bridge; NULL: none */
 	/* The guest's own settings, for its cloud-init seed disk. */
 	const char *packages;          /* "a,b" */
 	const char *ssh_key_file, *password_file, *user_data_file;

@@ -2,6 +2,7 @@
  * (what it writes until the domain runs) brought back to the face. */
 #include "cgroup.h"
 #include "internal.h"
+#include "network.h"
 #include "runtime.h"
 
 #include <acl/libacl.h>
@@ -271,7 +272,7 @@ static int share_with_groups(const struct lodge *lg, const char *path, char *why
  * its directory lets everyone reach the control socket when groups are
  * named.  Written whole with umask 077 (root-only from its first byte),
  * then opened to the groups. */
-static int keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
+int lodge_keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
 		       size_t whylen)
 {
 	mode_t old = umask(077);
@@ -325,8 +326,11 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
 	for (i = 0; i < dc->ndisks; i++) {
-		snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
-			 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+		int n = snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
+				 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+
+		if (dc->disks[i].slot && n > 0 && (size_t)n < sizeof(h->disks[i]))
+			snprintf(h->disks[i] + n, sizeof(h->disks[i]) - (size_t)n, ",slot=%u", dc->disks[i].slot);
 		argv[a++] = "--disk"; argv[a++] = h->disks[i];
 	}
 	for (i = 0; i < dc->nvifs; i++) {
@@ -336,8 +340,9 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 
 		lodge_vif_ifname(dc, dc->name, id, i, name);
 		lodge_vif_mac(dc, i, mac);
-		snprintf(h->vifs[i], sizeof(h->vifs[i]), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name,
-			 v->bridge[0] ? v->bridge : hc->default_bridge, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		snprintf(h->vifs[i], sizeof(h->vifs[i]), "tap=%s,bridge=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x%s%.0u", name,
+			 v->bridge[0] ? v->bridge : hc->default_bridge, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
+			 v->slot ? ",slot=" : "", v->slot);
 		argv[a++] = "--net"; argv[a++] = h->vifs[i];
 	}
 	argv[a++] = "--name"; argv[a++] = dc->name;
@@ -519,6 +524,38 @@ int lodge_start(const struct lodge *lg, const struct domain_config *dc, bool pau
 	return lodge_start_ticking(lg, dc, paused, incoming_fd, NULL, NULL, err);
 }
 
+/* A vif on a Lodge network joins its bridge, and its MAC gets the
+ * network's fixed address for it: *out is a copy of dc with the bridges
+ * filled in (to free), or NULL if no vif names a network. */
+static int resolve_networks(const struct lodge *lg, const struct domain_config *dc, struct domain_config **out,
+			    struct lodge_err *err)
+{
+	struct domain_config *r = NULL;
+	char addr[16];
+	uint8_t mac[6];
+	unsigned i;
+	int rc;
+
+	*out = NULL;
+	for (i = 0; i < dc->nvifs; i++) {
+		if (!dc->vifs[i].network[0] || dc->vifs[i].bridge[0])
+			continue;
+		if (!r) {
+			if (!(r = malloc(sizeof(*r))))
+				return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
+			*r = *dc;
+			*out = r;
+		}
+		lodge_vif_mac(dc, i, mac);
+		if ((rc = net_vif_attach(lg, dc->vifs[i].network, dc->name, mac, r->vifs[i].bridge, addr, err))) {
+			free(r);
+			*out = NULL;
+			return rc;
+		}
+	}
+	return 0;
+}
+
 int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, bool paused, int incoming_fd,
 			void (*tick)(void *arg), void *tick_arg, struct lodge_err *err)
 {
@@ -527,6 +564,7 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	char path[CFG_PATH_MAX + 80], why[CFG_PATH_MAX + 200];
 	struct hyp_output *out = NULL;
 	struct hyp_args *args = NULL;
+	struct domain_config *resolved = NULL;
 	struct lodge_status st;
 	unsigned nextid;
 	pid_t pid = -1;
@@ -545,10 +583,17 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	}
 	for (nextid = 1; nextid < MAX_DOMAIN_IDS && used[nextid]; nextid++)
 		;
-	if ((rc = lodge_runtime_dir_create(hc->runtime_dir)))
+	if ((rc = resolve_networks(lg, dc, &resolved, err)))
+		return rc;
+	if (resolved)
+		dc = resolved;
+	if ((rc = lodge_runtime_dir_create(hc->runtime_dir))) {
+		free(resolved);
 		return lodge_fail(err, rc, "cannot create %s: %s", hc->runtime_dir, strerror(-rc));
+	}
 	if (!(args = malloc(sizeof(*args))) || !(out = calloc(1, sizeof(*out)))) {
 		free(args);
+		free(resolved);
 		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
 	}
 	hyp_args_build(args, hc, dc, nextid, paused, incoming_fd);
@@ -579,11 +624,12 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	} else if (rc == 0) {
 		hyp_output_deliver(lg, out, false, err);
 		runtime_path(path, sizeof(path), hc->runtime_dir, dc->name, RT_CONFIG);
-		if (keep_config(lg, path, dc, why, sizeof(why)))
+		if (lodge_keep_config(lg, path, dc, why, sizeof(why)))
 			lodge_warn(lg, "cannot keep the resolved config: %s", why);
 	}
 	free(args);
 	free(out);
+	free(resolved);
 	return rc;
 }
 
@@ -592,19 +638,36 @@ int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigne
 	return lodge_start(lg, dc, flags & LODGE_CREATE_PAUSED, -1, err);
 }
 
+struct network_report {
+	void (*fn)(const char *name, const struct lodge_err *err, void *arg);
+	void *arg;
+};
+
+/* A network's outcome as a line of the domains': "network NAME". */
+static void network_started(const char *name, const struct lodge_err *err, void *arg)
+{
+	const struct network_report *r = arg;
+	char label[NETWORK_NAME_MAX + 16];
+
+	snprintf(label, sizeof(label), "network %s", name);
+	r->fn(label, err, r->arg);
+}
+
 int lodge_autostart(const struct lodge *lg, void (*fn)(const char *name, const struct lodge_err *err, void *arg),
 		    void *arg)
 {
 	static struct domain_config dc;
+	struct network_report nr = { fn, arg };
 	struct lodge_status st;
 	struct lodge_err err;
 	struct dirent *de;
 	char path[CFG_PATH_MAX + 300];
-	int failed = 0;
+	/* The networks first: their domains' vifs join their bridges. */
+	int failed = lodge_network_autostart(lg, network_started, &nr);
 	DIR *d = opendir(lg->hc.domains_dir);
 
 	if (!d)
-		return 0;      /* no domains configured */
+		return failed;      /* no domains configured */
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 

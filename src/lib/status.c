@@ -5,9 +5,11 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -285,17 +287,33 @@ void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet)
 
 int lodge_wait_gone(const struct lodge *lg, const char *name, long ms)
 {
-	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX];
-	long until = lodge_now_ms() + ms;
+	char dir[CFG_PATH_MAX + DOMAIN_NAME_MAX], ev[4096];
+	long until = lodge_now_ms() + ms, left;
+	/* Woken by the directory's going (renamed out of sight, then
+	 * removed), not by a clock: a save returns the moment it is over. */
+	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), rc = 0;
 
 	if (runtime_dir_path(dir, sizeof(dir), lg->hc.runtime_dir, name))
-		return -ENAMETOOLONG;
-	while (access(dir, F_OK) == 0) {
-		if (lodge_now_ms() > until)
-			return -ETIMEDOUT;
-		usleep(10000);
+		rc = -ENAMETOOLONG;
+	else if (in >= 0)
+		inotify_add_watch(in, lg->hc.runtime_dir, IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR);
+	while (!rc && access(dir, F_OK) == 0) {
+		struct pollfd p = { in, POLLIN, 0 };
+
+		if ((left = until - lodge_now_ms()) <= 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		/* Without inotify, a look every 10 ms. */
+		if (in < 0 || poll(&p, 1, (int)left) < 0)
+			usleep(10000);
+		else
+			while (read(in, ev, sizeof(ev)) > 0)
+				;
 	}
-	return 0;
+	if (in >= 0)
+		close(in);
+	return rc;
 }
 
 int lodge_scan(const struct lodge *lg, void (*fn)(const struct lodge_status *, void *), void *arg)

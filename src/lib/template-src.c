@@ -273,14 +273,23 @@ static void read_host_sources(struct sources *s)
 		free(names);
 }
 
-/* The template's sources: the host's for its own release, made dist's;
- * Debian's own mirrors where the host has none (not Debian, or another
- * release's names only). */
-static int add_sources(struct template_cmd *c, const char *dist)
+/* The template's sources: lodge.conf's mirror if it names one (its dist
+ * and dist-updates; security updates are never on a mirror of the
+ * archive, so from Debian's own); else the host's for its own release,
+ * made dist's; Debian's own mirrors where the host has none (not Debian,
+ * or another release's names only). */
+static int add_sources(struct template_cmd *c, const char *dist, const char *mirror)
 {
 	char host[64];
 	struct sources s = { .c = c, .host = host, .dist = dist };
 
+	if (mirror && mirror[0]) {
+		if (arg(c, keep(c, "deb %s %s main", mirror, dist)) ||
+		    arg(c, keep(c, "deb %s %s-updates main", mirror, dist)) ||
+		    arg(c, keep(c, "deb http://deb.debian.org/debian-security %s-security main", dist)))
+			return -E2BIG;
+		return 0;
+	}
 	if (host_codename(host, sizeof(host)) == 0)
 		read_host_sources(&s);
 	if (s.rc)
@@ -294,7 +303,7 @@ static int add_sources(struct template_cmd *c, const char *dist)
 }
 
 int template_cmd(struct template_cmd *c, const struct dist_info *dist, const char *target, const char *cache,
-		 char *why, size_t whylen)
+		 const char *mirror, char *why, size_t whylen)
 {
 	int rc = 0;
 
@@ -323,7 +332,7 @@ int template_cmd(struct template_cmd *c, const struct dist_info *dist, const cha
 	rc |= arg(c, keep(c, "--customize-hook=sync-out /var/cache/apt/archives %s", cache));
 	rc |= arg(c, dist->name);
 	rc |= arg(c, target);
-	if (rc || (rc = add_sources(c, dist->name))) {
+	if (rc || (rc = add_sources(c, dist->name, mirror))) {
 		snprintf(why, whylen, "the mmdebstrap command line is too long");
 		return -E2BIG;
 	}

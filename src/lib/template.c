@@ -234,7 +234,7 @@ static void remove_dead_builds(const char *dir)
 
 struct build {
 	struct job *j;
-	char error[512];               /* its E: line */
+	char error[512];               /* its first E: line: the cause (the last is mmdebstrap's "failed to run") */
 	const char *image;             /* mkfs.ext4: the image being filled */
 	uint64_t tree_bytes;           /* ... from a tree of this much */
 };
@@ -265,7 +265,8 @@ static void on_mmdebstrap_line(const char *line, void *arg)
 		return;
 	}
 	if (!strncmp(line, "E: ", 3)) {
-		snprintf(b->error, sizeof(b->error), "%s", line + 3);
+		if (!b->error[0])
+			snprintf(b->error, sizeof(b->error), "%s", line + 3);
 		return;
 	}
 	for (i = 0; i < sizeof(stages) / sizeof(stages[0]); i++)
@@ -443,8 +444,8 @@ static int write_info(const char *path, const struct dist_info *dist, const stru
 
 /* Build dist's template in work/ and put it in dir, the lock (lockfd)
  * held.  0 with *t. */
-static int build(const char *dir, const char *work, const struct dist_info *dist, struct job *j, int lockfd,
-		 struct lodge_template *t, struct lodge_err *err)
+static int build(const char *dir, const char *work, const struct dist_info *dist, const char *mirror,
+		 struct job *j, int lockfd, struct lodge_template *t, struct lodge_err *err)
 {
 	char cache[CFG_PATH_MAX], tree[CFG_PATH_MAX + 80], image[CFG_PATH_MAX + 80], info[CFG_PATH_MAX + 80];
 	char name[LODGE_DIST_MAX + 16], dest[CFG_PATH_MAX + 80], why[1024], size_arg[32];
@@ -465,7 +466,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 	snprintf(info, sizeof(info), "%s/info", work);
 	if ((rc = make_dirs(cache)))
 		return lodge_fail(err, rc, "cannot make %s: %s", cache, strerror(-rc));
-	if ((rc = template_cmd(&cmd, dist, tree, cache, why, sizeof(why))))
+	if ((rc = template_cmd(&cmd, dist, tree, cache, mirror, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);
 	job_report(j, LODGE_PHASE_UPDATE, 0, NULL);
 	run = (struct tool_run){ .argv = cmd.argv, .pty = true, .own_mounts = true, .keep_fd = lockfd,
@@ -476,6 +477,11 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 		if (rc == -ENOENT)
 			return lodge_fail(err, rc, "mmdebstrap is not installed (apt-get install mmdebstrap)");
 		tool_describe(&run, rc, why, sizeof(why));
+		/* apt's "Failed to fetch URL  REASON": the mirror, named where it was set. */
+		if (!strncmp(b.error, "Failed to fetch ", 16))
+			return lodge_fail(err, -EHOSTUNREACH, "building the %s template failed: a mirror does not answer "
+					  "(%s): %s", dist->name, mirror && mirror[0] ? "lodge.conf's template_mirror" :
+					  "the host's apt sources", b.error);
 		return lodge_fail(err, -EIO, "building the %s template failed: %s", dist->name,
 				  b.error[0] ? b.error : why);
 	}
@@ -537,7 +543,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 }
 
 /* Build under the lock (taken here) in a fresh work directory, removed after. */
-static int build_locked(const struct dist_info *dist, struct job *j, bool only_if_missing,
+static int build_locked(const struct dist_info *dist, const char *mirror, struct job *j, bool only_if_missing,
 			struct lodge_template *t, bool *built, struct lodge_err *err)
 {
 	char dir[CFG_PATH_MAX], work[CFG_PATH_MAX + 64];
@@ -562,7 +568,7 @@ static int build_locked(const struct dist_info *dist, struct job *j, bool only_i
 	if (!mkdtemp(work) || chmod(work, 0755) < 0) {
 		rc = lodge_fail(err, -errno, "cannot make a directory in %s: %s", dir, strerror(errno));
 	} else {
-		rc = build(dir, work, dist, j, lock, t, err);
+		rc = build(dir, work, dist, mirror, j, lock, t, err);
 		remove_tree(work);
 		*built = rc == 0;
 	}
@@ -581,7 +587,7 @@ int template_ensure(const struct lodge *lg, const char *dist, struct job *j, str
 		return -EINVAL;
 	if ((rc = lodge_template_get(lg, dist, t, err)) != -ENOENT)
 		return rc;
-	return build_locked(d, j, true, t, built, err);
+	return build_locked(d, lg ? lg->hc.template_mirror : NULL, j, true, t, built, err);
 }
 
 int lodge_template_update(const struct lodge *lg, const char *dist, lodge_job_fn *fn, void *arg,
@@ -594,7 +600,7 @@ int lodge_template_update(const struct lodge *lg, const char *dist, lodge_job_fn
 	if (!d)
 		return -EINVAL;
 	job_init(&j, JOB_TEMPLATE_PHASES, fn, arg);
-	return build_locked(d, &j, false, t, &built, err);
+	return build_locked(d, lg ? lg->hc.template_mirror : NULL, &j, false, t, &built, err);
 }
 
 int lodge_template_command(const struct lodge *lg, const char *dist, char *buf, size_t len, struct lodge_err *err)
@@ -613,7 +619,7 @@ int lodge_template_command(const struct lodge *lg, const char *dist, char *buf, 
 		return lodge_fail(err, -ENAMETOOLONG, "the templates' directory's path is too long");
 	snprintf(target, sizeof(target), "%s/%s%s-%s-XXXXXX/root", dir, BUILD_PREFIX, dist, host_arch());
 	snprintf(cache + strlen(cache), sizeof(cache) - strlen(cache), "/%s-%s", dist, host_arch());
-	if ((rc = template_cmd(&cmd, d, target, cache, why, sizeof(why))))
+	if ((rc = template_cmd(&cmd, d, target, cache, lg ? lg->hc.template_mirror : NULL, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);
 	buf[0] = '\0';
 	for (i = 0; i < cmd.argc && n < len; i++) {

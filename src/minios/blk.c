@@ -1,10 +1,12 @@
 /* virtio-blk driver and the shell commands that drive real I/O through it:
  * blk, blk-pattern, blk-flush, blk-sum, blk-discard, blk-zeroes, ext4,
- * blk-bench.  Requests are
+ * blk-bench.  Disks come and go with PCI hot-plug (hotplug.c): a new one
+ * takes the first free name, a removed one leaves its name free.  Requests are
  * large and many are kept in flight, so few guest instructions are spent
  * per byte moved. */
 #include "io.h"
 #include "minios.h"
+#include "pci.h"
 #include "virtio.h"
 
 #define VIRTIO_ID_BLOCK  2
@@ -35,6 +37,7 @@ struct blkdev {
 	char id[21];
 	struct blk_req *reqs;          /* by descriptor head */
 	uint64_t done_status;          /* last completion status */
+	int gone;                      /* hot-unplugged: the entry is free */
 };
 
 static struct blkdev disks[MAX_DISKS];
@@ -102,7 +105,7 @@ static struct blkdev *disk_named(const char *name)
 	unsigned i;
 
 	for (i = 0; i < ndisks; i++)
-		if (strcmp(disks[i].name, name) == 0)
+		if (!disks[i].gone && strcmp(disks[i].name, name) == 0)
 			return &disks[i];
 	printf("blk: no disk %s\n", name);
 	return NULL;
@@ -125,10 +128,15 @@ static void cmd_blk(int argc, char **argv)
 {
 	unsigned i;
 
-	if (!ndisks)
+	unsigned n = 0;
+
+	for (i = 0; i < ndisks; i++)
+		n += !disks[i].gone;
+	if (!n)
 		printf("blk: no disks\n");
 	for (i = 0; i < ndisks; i++)
-		printf("%s: %lu sectors (%lu MiB), %s, id %s\n", disks[i].name, disks[i].sectors,
+		if (!disks[i].gone)
+			printf("%s: %lu sectors (%lu MiB), %s, id %s\n", disks[i].name, disks[i].sectors,
 		       disks[i].sectors >> 11, disks[i].ro ? "ro" : "rw", disks[i].id);
 }
 
@@ -401,23 +409,93 @@ static const struct command blk_commands[] = {
 	{ "blk-bench", "DISK read|write|randread MIB REQ_KIB DEPTH", "measure I/O", cmd_blk_bench },
 };
 
+/* Start the disk found in d->v and name it vd<letter>. */
+static int blk_start(struct blkdev *d, char letter)
+{
+	if (virtio_init(&d->v, 1ULL << BLK_F_RO | 1ULL << BLK_F_DISCARD | 1ULL << BLK_F_WRITE_ZEROES) ||
+	    virtio_vq_setup(&d->v, 0, &d->q, QUEUE_MAX))
+		return -1;
+	virtio_driver_ok(&d->v);
+	d->reqs = kalloc(sizeof(struct blk_req) * d->q.size, 64);
+	d->sectors = mmio_read64(d->v.device);
+	d->ro = (d->v.features >> BLK_F_RO) & 1;
+	d->name[0] = 'v'; d->name[1] = 'd'; d->name[2] = letter; d->name[3] = '\0';
+	d->gone = 0;
+	if (blk_sync(d, T_GET_ID, 0, d->id, 20) != 0)
+		d->id[0] = '\0';
+	d->id[20] = '\0';
+	return 0;
+}
+
+int blk_hotplug_add(unsigned slot)
+{
+	struct blkdev *d = NULL;
+	char letter;
+	unsigned i;
+
+	for (i = 0; i < ndisks && !d; i++)
+		if (disks[i].gone)
+			d = &disks[i];
+	if (!d && ndisks < MAX_DISKS)
+		d = &disks[ndisks];
+	if (!d)
+		return -1;
+	/* The first name no disk has, as Linux names a new disk. */
+	for (letter = 'a'; letter < 'a' + MAX_DISKS; letter++) {
+		for (i = 0; i < ndisks; i++)
+			if (!disks[i].gone && disks[i].name[2] == letter)
+				break;
+		if (i == ndisks)
+			break;
+	}
+	if (virtio_probe(slot, VIRTIO_ID_BLOCK, &d->v) || blk_start(d, letter))
+		return -1;
+	if (d == &disks[ndisks])
+		ndisks++;
+	printf("blk: %s added (slot %u): %lu sectors, %s, id %s\n", d->name, slot, d->sectors,
+	       d->ro ? "ro" : "rw", d->id);
+	return 0;
+}
+
+int blk_hotplug_remove(unsigned slot)
+{
+	unsigned i;
+
+	for (i = 0; i < ndisks; i++) {
+		struct blkdev *d = &disks[i];
+
+		if (d->gone || d->v.pci != slot)
+			continue;
+		/* Nothing is in flight (every command waits for its requests):
+		 * reset the device so it lets go of our rings, then forget it. */
+		mmio_write8(d->v.common + 0x14, 0);
+		d->gone = 1;
+		printf("blk: %s removed (slot %u)\n", d->name, slot);
+		return 0;
+	}
+	return -1;
+}
+
+void blk_hotplug_check(uint32_t plugged)
+{
+	unsigned i;
+
+	for (i = 0; i < ndisks; i++)
+		if (!disks[i].gone && ((plugged >> disks[i].v.pci) & 1 ||
+				       (pci_read32(disks[i].v.pci, 0) & 0xffff) == 0xffff)) {
+			disks[i].gone = 1;
+			printf("blk: %s gone (slot %u): removed without an eject\n", disks[i].name, disks[i].v.pci);
+		}
+}
+
 void blk_init(void)
 {
 	while (ndisks < MAX_DISKS) {
 		struct blkdev *d = &disks[ndisks];
 
-		if (virtio_find(VIRTIO_ID_BLOCK, ndisks, &d->v) || virtio_init(&d->v, 1ULL << BLK_F_RO | 1ULL << BLK_F_DISCARD | 1ULL << BLK_F_WRITE_ZEROES) ||
-		    virtio_vq_setup(&d->v, 0, &d->q, QUEUE_MAX))
+		if (virtio_find(VIRTIO_ID_BLOCK, ndisks, &d->v) || blk_start(d, 'a' + ndisks))
 			break;
-		virtio_driver_ok(&d->v);
-		d->reqs = kalloc(sizeof(struct blk_req) * d->q.size, 64);
-		d->sectors = mmio_read64(d->v.device);
-		d->ro = (d->v.features >> BLK_F_RO) & 1;
-		d->name[0] = 'v'; d->name[1] = 'd'; d->name[2] = 'a' + ndisks; d->name[3] = '\0';
 		ndisks++;
-		if (blk_sync(d, T_GET_ID, 0, d->id, 20) != 0)
-			d->id[0] = '\0';
-		d->id[20] = '\0';
 	}
 	if (ndisks)
 		printf("blk: %u disk%s\n", ndisks, ndisks > 1 ? "s" : "");

@@ -14,7 +14,7 @@
 #define DHCP_WAIT_MS     2000
 
 enum { DHCPDISCOVER = 1, DHCPOFFER = 2, DHCPREQUEST = 3, DHCPACK = 5, DHCPNAK = 6 };
-enum { OPT_PAD = 0, OPT_MASK = 1, OPT_ROUTER = 3, OPT_REQ_IP = 50, OPT_TYPE = 53, OPT_SERVER = 54,
+enum { OPT_PAD = 0, OPT_MASK = 1, OPT_ROUTER = 3, OPT_DNS = 6, OPT_REQ_IP = 50, OPT_TYPE = 53, OPT_SERVER = 54,
        OPT_PARAMS = 55, OPT_END = 255 };
 
 /* What the last reply for our transaction said. */
@@ -22,7 +22,7 @@ static struct {
 	uint32_t xid;
 	int waiting_for;               /* DHCPOFFER, or DHCPACK (a NAK answers it too) */
 	volatile int type;             /* what came; 0: nothing yet */
-	uint32_t yiaddr, server, mask;
+	uint32_t yiaddr, server, mask, router, dns;
 } reply;
 
 void dhcp_input(const uint8_t *m, unsigned len)
@@ -30,7 +30,7 @@ void dhcp_input(const uint8_t *m, unsigned len)
 	const uint8_t *mac = net_mac();
 	unsigned i = 240;
 	int type = 0;
-	uint32_t server = 0, mask = 0;
+	uint32_t server = 0, mask = 0, router = 0, dns = 0;
 
 	if (len < 240 || m[0] != 2 || be32(m + 4) != reply.xid || memcmp(m + 28, mac, 6) ||
 	    be32(m + 236) != DHCP_COOKIE)
@@ -48,6 +48,10 @@ void dhcp_input(const uint8_t *m, unsigned len)
 			server = be32(m + i + 2);
 		else if (m[i] == OPT_MASK && m[i + 1] == 4)
 			mask = be32(m + i + 2);
+		else if (m[i] == OPT_ROUTER && m[i + 1] >= 4)
+			router = be32(m + i + 2);      /* the first of the list */
+		else if (m[i] == OPT_DNS && m[i + 1] >= 4)
+			dns = be32(m + i + 2);
 		i += 2 + m[i + 1];
 	}
 	/* The first OFFER while we wait for one; an ACK or NAK only from the
@@ -58,6 +62,8 @@ void dhcp_input(const uint8_t *m, unsigned len)
 	reply.yiaddr = be32(m + 16);
 	reply.server = server;
 	reply.mask = mask ? mask : 0xffffff00u;
+	reply.router = router;
+	reply.dns = dns;
 	reply.type = type;
 }
 
@@ -79,7 +85,7 @@ static int send_msg(int type)
 		m[o++] = OPT_REQ_IP; m[o++] = 4; put_be32(m + o, reply.yiaddr); o += 4;
 		m[o++] = OPT_SERVER; m[o++] = 4; put_be32(m + o, reply.server); o += 4;
 	}
-	m[o++] = OPT_PARAMS; m[o++] = 2; m[o++] = OPT_MASK; m[o++] = OPT_ROUTER;
+	m[o++] = OPT_PARAMS; m[o++] = 3; m[o++] = OPT_MASK; m[o++] = OPT_ROUTER; m[o++] = OPT_DNS;
 	m[o++] = OPT_END;
 	return net_udp_broadcast(0, DHCP_CLIENT_PORT, DHCP_SERVER_PORT, m, sizeof(m));
 }
@@ -122,10 +128,16 @@ int dhcp_run(void)
 			continue;
 		}
 		net_set_addr(reply.yiaddr, reply.mask);
+		net_set_gateway(reply.router);
+		dns_set_server(reply.dns);
 		print_ip("dhcp: lease ", reply.yiaddr);
 		printf("/%u", prefix_len(reply.mask));
 		print_ip(" from ", reply.server);
 		printf("\n");
+		if (reply.router) {
+			print_ip("dhcp: router ", reply.router);
+			printf("\n");
+		}
 		return 0;
 	}
 	printf("dhcp: no lease after %u tries\n", DHCP_TRIES);

@@ -13,6 +13,7 @@ static void poll_devices(void)
 {
 	net_poll();
 	balloon_poll();
+	hotplug_poll();
 }
 
 struct hvm_start_info {
@@ -111,6 +112,7 @@ void kmain(const struct hvm_start_info *si)
 	blk_init();
 	net_init();
 	balloon_init();
+	hotplug_init();
 	hostile_init();
 	shell_set_poll(poll_devices);
 	shell_run_cmdline(boot_cmdline);

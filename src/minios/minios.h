@@ -105,6 +105,22 @@ void tasks_init(void);
 
 /* blk.c, net.c */
 void blk_init(void);
+/* A disk hot-plugged into PCI slot slot / to be taken out of it: 0, or -1
+ * if no disk of ours is there. */
+int blk_hotplug_add(unsigned slot);
+int blk_hotplug_remove(unsigned slot);
+/* Forget the disks whose slot is empty now, or holds a device just
+ * plugged (bit N of plugged: slot N): the host removed ours by force. */
+void blk_hotplug_check(uint32_t plugged);
+/* net.c: a vif hot-plugged into slot, taken out of it (ejected: the
+ * device is still there to reset; else the host removed it by force). */
+int net_hotplug_add(unsigned slot);
+int net_hotplug_remove(unsigned slot, int ejected);
+void net_hotplug_check(uint32_t plugged);
+/* hotplug.c: PCI hot-plug (the SCI's GPE, then hotplug_poll). */
+void hotplug_init(void);
+void hotplug_sci(void);
+void hotplug_poll(void);
 void net_init(void);
 void net_poll(void);
 

@@ -6,6 +6,7 @@
 #include "io.h"
 #include "minios.h"
 #include "net.h"
+#include "pci.h"
 #include "virtio.h"
 
 #define VIRTIO_ID_NET   1
@@ -26,6 +27,7 @@ struct netdev {
 	struct vq rx, tx;
 	uint8_t mac[6];
 	uint32_t ip, mask;             /* host byte order */
+	uint32_t gw;                   /* the router DHCP named; 0: none (off-subnet is unreachable) */
 	uint8_t *rxbuf, *txbuf;        /* one BUF_SIZE slot per descriptor */
 	uint64_t rx_frames, tx_frames, rx_dropped;
 	int up;
@@ -200,6 +202,44 @@ int net_udp_broadcast(uint32_t src_ip, uint16_t sport, uint16_t dport, const uin
 	return 0;
 }
 
+static int arp_known(void *arg);
+static void net_route(uint32_t dst);
+
+/* The MAC for dst: its own on the subnet, the router's off it (asked by
+ * ARP, three tries a second apart); NULL if none answers. */
+static const uint8_t *next_hop_mac(uint32_t dst)
+{
+	uint32_t hop;
+	unsigned i;
+
+	net_route(dst);
+	hop = nd->ip && ((nd->ip ^ dst) & nd->mask) && nd->gw ? nd->gw : dst;
+	for (i = 0; i < 3 && !arp_lookup(hop); i++) {
+		arp_send(1, NULL, hop);
+		net_wait_ms(1000, arp_known, &hop);
+	}
+	return arp_lookup(hop);
+}
+
+int net_udp_send(uint32_t dst, uint16_t sport, uint16_t dport, const uint8_t *payload, unsigned len)
+{
+	const uint8_t *mac = next_hop_mac(dst);
+	int head;
+	uint8_t *f, *udp;
+
+	if (!mac || len > 1400 || !(f = tx_frame(&head)))
+		return -1;
+	eth_header(f, mac, ETH_IP);
+	ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + len);
+	udp = f + 34;
+	put_be16(udp, sport);
+	put_be16(udp + 2, dport);
+	put_be16(udp + 4, 8 + len);        /* checksum 0: none, as IPv4 allows */
+	memcpy(udp + 8, payload, len);
+	tx_send(head, 34 + 8 + len, 1);
+	return 0;
+}
+
 static void icmp_echo(const uint8_t *dst_mac, uint32_t dst_ip, uint8_t type, uint16_t id,
 		      uint16_t seq, const uint8_t *payload, unsigned plen)
 {
@@ -242,6 +282,11 @@ static void handle_frame(const uint8_t *f, unsigned len)
 		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 &&
 		    be16(ip + ihl + 2) == DHCP_CLIENT) {
 			dhcp_input(ip + ihl + 8, tot - ihl - 8);
+			return;
+		}
+		if (ip[9] == IP_UDP && ihl >= 20 && tot <= len - 14 && tot >= ihl + 8 && be32(ip + 16) == nd->ip &&
+		    be16(ip + ihl + 2) == DNS_CLIENT_PORT) {
+			dns_input(be32(ip + 12), ip + ihl + 8, tot - ihl - 8);
 			return;
 		}
 		if (be32(ip + 16) != nd->ip || ip[9] != 1 || tot > len - 14 || tot < ihl + 8)
@@ -383,12 +428,7 @@ static void cmd_ping(int argc, char **argv)
 		printf("usage: ping A.B.C.D [COUNT]\n");
 		return;
 	}
-	net_route(dst);
-	for (i = 0; i < 3 && !arp_lookup(dst); i++) {
-		arp_send(1, NULL, dst);
-		net_wait_ms(1000, arp_known, &dst);
-	}
-	mac = arp_lookup(dst);
+	mac = next_hop_mac(dst);      /* off the subnet: the router's */
 	if (!mac) {
 		printf("ping: no ARP reply\n");
 		printf("ping: 0/%u replies\n", count);
@@ -440,6 +480,58 @@ static void cmd_net_send(int argc, char **argv)
 	if (!us)
 		us = 1;
 	printf("net-send: %lu frames of %lu bytes in %lu us: %lu frames/s\n", count, size, us,
+	       count * 1000000 / us);
+}
+
+/* udp-send A.B.C.D PORT COUNT SIZE: COUNT numbered UDP datagrams of SIZE
+ * payload bytes to A.B.C.D (through the router off the subnet), as fast
+ * as the queue takes them: the NAT benchmark's sender. */
+static void cmd_udp_send(int argc, char **argv)
+{
+	uint32_t dst = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+	uint64_t port = argc > 2 ? strtou64(argv[2], NULL) : 0, count = argc > 3 ? strtou64(argv[3], NULL) : 1000;
+	uint64_t size = argc > 4 ? strtou64(argv[4], NULL) : 64, i, t0, us;
+	const uint8_t *mac;
+	uint8_t to[6];
+
+	if (!nnets || !dst || !port || port > 65535) {
+		printf("usage: udp-send A.B.C.D PORT [COUNT] [SIZE]\n");
+		return;
+	}
+	if (size < 4) size = 4;
+	if (size > 1472) size = 1472;
+	if (!(mac = next_hop_mac(dst))) {
+		printf("udp-send: no ARP reply\n");
+		return;
+	}
+	memcpy(to, mac, 6);
+	t0 = time_ns();
+	for (i = 0; i < count; i++) {
+		int head;
+		uint8_t *f, *udp;
+
+		while (!(f = tx_frame(&head))) {
+			vq_kick(&nd->tx);
+			cpu_relax();
+		}
+		eth_header(f, to, ETH_IP);
+		ip_header(f + 14, IP_UDP, nd->ip, dst, 8 + (unsigned)size);
+		udp = f + 34;
+		put_be16(udp, 40000);
+		put_be16(udp + 2, (uint16_t)port);
+		put_be16(udp + 4, 8 + (uint16_t)size);
+		put_be32(udp + 8, (uint32_t)i);
+		tx_send(head, 42 + (unsigned)size, (i % 32) == 31 || i + 1 == count);
+	}
+	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
+		while (vq_get(&nd->tx, NULL) >= 0)
+			;
+		cpu_relax();
+	}
+	us = (time_ns() - t0) / 1000;
+	if (!us)
+		us = 1;
+	printf("udp-send: %lu datagrams of %lu bytes in %lu us: %lu datagrams/s\n", count, size, us,
 	       count * 1000000 / us);
 }
 
@@ -505,24 +597,48 @@ void net_set_addr(uint32_t ip, uint32_t mask)
 	nets[0].mask = mask;
 }
 
+void net_set_gateway(uint32_t gw)
+{
+	nets[0].gw = gw;
+}
+
+/* route A.B.C.D: eth0's router by hand (DHCP sets it; a network that
+ * gives none, an isolated one, leaves it unset). */
+static void cmd_route(int argc, char **argv)
+{
+	uint32_t gw = argc > 1 ? parse_ip(argv[1], NULL) : 0;
+
+	if (!gw) {
+		printf("usage: route A.B.C.D\n");
+		return;
+	}
+	nets[0].gw = gw;
+	print_ip("route: via ", gw);
+	printf("\n");
+}
+
 static const struct command net_commands[] = {
 	{ "net", "", "the interface, its address and counters", cmd_net },
 	{ "ping", "A.B.C.D [COUNT]", "ICMP echo", cmd_ping },
+	{ "route", "A.B.C.D", "send what is off eth0's subnet to this router", cmd_route },
 	{ "net-send", "COUNT SIZE", "send numbered test frames", cmd_net_send },
+	{ "udp-send", "A.B.C.D PORT COUNT SIZE", "send numbered UDP datagrams as fast as the queue takes them",
+	  cmd_udp_send },
 	{ "net-recv", "SECONDS", "count test frames received", cmd_net_recv },
 	{ "net-rx", "stop|start", "stop or start taking frames and reposting receive buffers", cmd_net_rx },
 	{ "arp-announce", "A.B.C.D [MAC]", "send a gratuitous ARP claiming an address", cmd_arp_announce },
 };
 
-/* ip=A.B.C.D/N (or dhcp) for eth0, ip1= to ip3= for eth1 to eth3. */
-static int net_init_one(unsigned idx)
+/* ip=A.B.C.D/N (or dhcp) for eth0, ip1= to ip3= for eth1 to eth3 (a
+ * hot-plugged one too: the address of the name it gets). */
+static int net_start(unsigned idx)
 {
 	struct netdev *n = &nets[idx];
 	char buf[32], key[4] = { 'i', 'p', (char)('0' + idx), 0 };
 	const char *s;
 	unsigned i;
 
-	if (virtio_find(VIRTIO_ID_NET, idx, &n->v) || virtio_init(&n->v, 1ULL << NET_F_MAC) ||
+	if (virtio_init(&n->v, 1ULL << NET_F_MAC) ||
 	    virtio_vq_setup(&n->v, 0, &n->rx, RXQ_MAX) || virtio_vq_setup(&n->v, 1, &n->tx, TXQ_MAX))
 		return -1;
 	nd = n;
@@ -544,12 +660,76 @@ static int net_init_one(unsigned idx)
 	return 0;
 }
 
+static int net_init_one(unsigned idx)
+{
+	if (virtio_find(VIRTIO_ID_NET, idx, &nets[idx].v))
+		return -1;
+	return net_start(idx);
+}
+
+int net_hotplug_add(unsigned slot)
+{
+	struct netdev *keep = nd;
+	unsigned i;
+
+	for (i = 0; i < nnets && nets[i].up; i++)
+		;
+	if (i == MAX_NETS || virtio_probe(slot, VIRTIO_ID_NET, &nets[i].v)) {
+		nd = keep;
+		return -1;
+	}
+	if (net_start(i)) {
+		nd = keep;
+		return -1;
+	}
+	if (i == nnets)
+		nnets++;
+	nd = &nets[i];
+	printf("net: eth%u added (slot %u):", i, slot);
+	print_ip(" ip ", nets[i].ip);
+	printf("\n");
+	nd = keep;
+	return 0;
+}
+
+int net_hotplug_remove(unsigned slot, int ejected)
+{
+	unsigned i;
+
+	for (i = 0; i < nnets; i++) {
+		struct netdev *n = &nets[i];
+
+		if (!n->up || n->v.pci != slot)
+			continue;
+		if (ejected)
+			mmio_write8(n->v.common + 0x14, 0);     /* reset: it lets go of our rings */
+		n->up = 0;
+		n->ip = 0;
+		printf("net: eth%u %s (slot %u)\n", i, ejected ? "removed" : "gone, removed without an eject", slot);
+		if (nd == n)
+			nd = &nets[0];
+		return 0;
+	}
+	return -1;
+}
+
+void net_hotplug_check(uint32_t plugged)
+{
+	unsigned i;
+
+	for (i = 0; i < nnets; i++)
+		if (nets[i].up && ((plugged >> nets[i].v.pci) & 1 ||
+				   (pci_read32(nets[i].v.pci, 0) & 0xffff) == 0xffff))
+			net_hotplug_remove(nets[i].v.pci, 0);
+}
+
 void net_init(void)
 {
 	char buf[32];
 
 	shell_register(net_commands, sizeof(net_commands) / sizeof(net_commands[0]));
 	dhcp_init();
+	dns_init();
 	while (nnets < MAX_NETS && net_init_one(nnets) == 0)
 		nnets++;
 	nd = &nets[0];

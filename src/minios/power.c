@@ -158,6 +158,8 @@ static void sci_interrupt(void)
 	uint16_t port = pm1a_evt_port();
 	uint16_t sts = inw(port);
 
+	hotplug_sci();
+
 	if (sts & PM1_PWRBTN) {
 		outw(port, PM1_PWRBTN);  /* write 1 to clear */
 		printf("minios: power button pressed%s\n", pwrbtn_ignored ? " (ignored)" : "");

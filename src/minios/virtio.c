@@ -51,44 +51,56 @@ void *kalloc(uint64_t size, uint64_t align)
 	return (void *)p;
 }
 
+/* The virtio device type in slot dev, or -1 if there is none. */
+static int virtio_type(unsigned dev)
+{
+	uint32_t id = pci_read32(dev, 0);
+	uint16_t vendor = id, device = id >> 16;
+
+	if (vendor != 0x1af4)
+		return -1;
+	if (device >= 0x1040 && device < 0x1080)
+		return device - 0x1040;
+	if (device >= 0x1000 && device < 0x1040)
+		return pci_read16(dev, 0x2e);              /* transitional: subsystem id */
+	return -1;
+}
+
 int virtio_find(uint16_t type, unsigned nth, struct vdev *d)
 {
 	unsigned dev, found = 0;
 
 	for (dev = 0; dev < 32; dev++) {
-		uint32_t id = pci_read32(dev, 0);
-		uint16_t vendor = id, device = id >> 16, t;
-		unsigned cap;
-
-		if (vendor != 0x1af4)
+		if (virtio_type(dev) != type || found++ != nth)
 			continue;
-		if (device >= 0x1040 && device < 0x1080)
-			t = device - 0x1040;
-		else if (device >= 0x1000 && device < 0x1040)
-			t = pci_read16(dev, 0x2e);         /* transitional: subsystem id */
-		else
-			continue;
-		if (t != type || found++ != nth)
-			continue;
-		memset(d, 0, sizeof(*d));
-		d->pci = dev;
-		d->type = t;
-		pci_write16(dev, 0x04, pci_read16(dev, 0x04) | 0x6);  /* memory, bus master */
-		for (cap = pci_find_cap(dev, 0x09, 0); cap; cap = pci_find_cap(dev, 0x09, cap)) {
-			uint8_t kind = pci_read8(dev, cap + 3), bar = pci_read8(dev, cap + 4);
-			uint64_t addr = pci_bar(dev, bar) + pci_read32(dev, cap + 8);
-
-			if (kind == CAP_COMMON && !d->common) d->common = addr;
-			else if (kind == CAP_ISR && !d->isr) d->isr = addr;
-			else if (kind == CAP_DEVICE && !d->device) d->device = addr;
-			else if (kind == CAP_NOTIFY && !d->notify_base) {
-				d->notify_base = addr;
-				d->notify_mult = pci_read32(dev, cap + 16);
-			}
-		}
-		return d->common && d->notify_base ? 0 : -1;
+		return virtio_probe(dev, type, d);
 	}
 	return -1;
+}
+
+int virtio_probe(unsigned dev, uint16_t type, struct vdev *d)
+{
+	unsigned cap;
+
+	if (virtio_type(dev) != type)
+		return -1;
+	memset(d, 0, sizeof(*d));
+	d->pci = dev;
+	d->type = type;
+	pci_write16(dev, 0x04, pci_read16(dev, 0x04) | 0x6);  /* memory, bus master */
+	for (cap = pci_find_cap(dev, 0x09, 0); cap; cap = pci_find_cap(dev, 0x09, cap)) {
+		uint8_t kind = pci_read8(dev, cap + 3), bar = pci_read8(dev, cap + 4);
+		uint64_t addr = pci_bar(dev, bar) + pci_read32(dev, cap + 8);
+
+		if (kind == CAP_COMMON && !d->common) d->common = addr;
+		else if (kind == CAP_ISR && !d->isr) d->isr = addr;
+		else if (kind == CAP_DEVICE && !d->device) d->device = addr;
+		else if (kind == CAP_NOTIFY && !d->notify_base) {
+			d->notify_base = addr;
+			d->notify_mult = pci_read32(dev, cap + 16);
+		}
+	}
+	return d->common && d->notify_base ? 0 : -1;
 }
 
 uint8_t virtio_status(struct vdev *d) { return mmio_read8(d->common + C_STATUS); }

@@ -37,6 +37,8 @@ struct vbuf { uint64_t addr; uint32_t len; int write; };
 
 /* The nth device of a type on bus 0 (modern or transitional). 0 or -1. */
 int virtio_find(uint16_t type, unsigned nth, struct vdev *d);
+/* The device in PCI slot dev, if it is a virtio device of type. 0 or -1. */
+int virtio_probe(unsigned dev, uint16_t type, struct vdev *d);
 /* Reset, acknowledge, negotiate want & offered (VERSION_1 required). */
 int virtio_init(struct vdev *d, uint64_t want);
 int virtio_vq_setup(struct vdev *d, unsigned index, struct vq *q, unsigned max_size);

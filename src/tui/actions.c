@@ -67,6 +67,8 @@ void action_request(struct tui *t, enum lodge_verb v)
 		tui_status(t, true, "Domain-0 is the host: select a domain");
 		return;
 	}
+	if (install_key(t, d, 0))
+		return;            /* not a running domain yet: says which key acts */
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
 		if (t->pending[i].call.fd >= 0 && strcmp(t->pending[i].name, d->st.name) == 0) {
 			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, d->st.name,
@@ -202,6 +204,8 @@ void action_console(struct tui *t)
 		tui_status(t, true, "Domain-0 has no serial console here: select a domain");
 		return;
 	}
+	if (install_key(t, d, 0))
+		return;
 	if (t->console.fd >= 0) {
 		tui_status(t, true, "console: still waiting for %s to answer", t->console.name);
 		return;

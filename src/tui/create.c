@@ -3,7 +3,14 @@
  * and lodge create), the error shown beside it; the dashboard adds what
  * only it does: a new disk image or bridge made for the domain, and a
  * name or disk already taken.  Nothing is made until the whole form is
- * valid, and what was made is removed again if the domain does not start. */
+ * valid, and what was made is removed again if the domain does not start.
+ *
+ * Its first field chooses the guest: Mini-OS (or the Debian kernel the
+ * host's default guest is) started at once, or a Debian guest installed
+ * (lodge install) into a new disk file of a given size or into a picked
+ * partition.  An install is checked whole by the library first (a dry
+ * run: its refusal shows in the form), then runs on in a child process
+ * (install.c) while the form closes. */
 #include "config-form.h"
 #include "default-guest.h"
 #include "tui.h"
@@ -18,13 +25,66 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { F_NAME, F_MEMORY, F_VCPUS, F_KERNEL, F_RAMDISK, F_CMDLINE, F_DISK, F_FORMAT, F_BRIDGE, F_MAC, F_CREATE, F_COUNT };
+/* The guests the form makes, each asked only its own fields. */
+enum guest { G_MINIOS, G_DEBIAN_FILE, G_DEBIAN_PART, G_COUNT };
+#define ON_MINIOS (1u << G_MINIOS)
+#define ON_DEBIAN ((1u << G_DEBIAN_FILE) | (1u << G_DEBIAN_PART))
+#define ON_ALL    (ON_MINIOS | ON_DEBIAN)
 
-/* The library form's field of each of ours; -1: the dashboard's own. */
-static const int form_field_of[F_COUNT] = {
-	[F_NAME] = FORM_NAME, [F_MEMORY] = FORM_MEMORY, [F_VCPUS] = FORM_VCPUS, [F_KERNEL] = FORM_KERNEL,
-	[F_RAMDISK] = FORM_RAMDISK, [F_CMDLINE] = FORM_CMDLINE, [F_DISK] = FORM_DISK, [F_FORMAT] = -1,
-	[F_BRIDGE] = FORM_BRIDGE, [F_MAC] = FORM_MAC, [F_CREATE] = -1,
+static const char *const guest_words[G_COUNT] = {
+	[G_MINIOS] = "boot a kernel", [G_DEBIAN_FILE] = "install Debian, new disk file",
+	[G_DEBIAN_PART] = "install Debian, a partition",
+};
+
+enum {
+	F_GUEST, F_NAME, F_MEMORY, F_VCPUS, F_KERNEL, F_RAMDISK, F_CMDLINE, F_DISK, F_FORMAT, F_DIST, F_SIZE, F_PART,
+	F_BRIDGE, F_MAC, F_PACKAGES, F_SSH_KEY, F_PASSWORD, F_CREATE, F_COUNT
+};
+
+struct field;
+struct form_state;
+/* What only the dashboard checks of a field, after the library's form
+ * (if the field is one of its): the error into f->error. */
+typedef void field_check(struct tui *t, struct form_state *s, struct field *f);
+
+struct field_spec {
+	const char *label;
+	unsigned on;            /* the guests that ask it (ON_*) */
+	int form;               /* the library form's field; -1: the dashboard's own */
+	const char *hint;       /* NULL: the schema's words for its key */
+	field_check *check;
+};
+
+static field_check check_name, check_disk, check_format, check_dist, check_size, check_part, check_file;
+
+static const struct field_spec specs[F_COUNT] = {
+	[F_GUEST] = { "Guest", ON_ALL, -1, "Space or Left/Right: boot a kernel (the line above says which), or "
+	  "install Debian (lodge install) into a new disk file or a partition", NULL },
+	[F_NAME] = { "Name", ON_ALL, FORM_NAME, NULL, check_name },
+	[F_MEMORY] = { "Memory (MiB)", ON_ALL, FORM_MEMORY, NULL, NULL },
+	[F_VCPUS] = { "vCPUs", ON_ALL, FORM_VCPUS, NULL, NULL },
+	[F_KERNEL] = { "Kernel", ON_MINIOS, FORM_KERNEL, NULL, NULL },
+	[F_RAMDISK] = { "Ramdisk", ON_MINIOS, FORM_RAMDISK, NULL, NULL },
+	[F_CMDLINE] = { "Command line", ON_MINIOS, FORM_CMDLINE, NULL, NULL },
+	[F_DISK] = { "Disk", ON_MINIOS, FORM_DISK, "an image file or block device, new:SIZE_MiB, Ctrl-B: pick a device",
+		     check_disk },
+	[F_FORMAT] = { "New disk format", ON_MINIOS, -1, "blank or ext4", check_format },
+	[F_DIST] = { "Distribution", ON_DEBIAN, -1, "the Debian release (its template is built first if there is "
+		     "none: minutes)", check_dist },
+	[F_SIZE] = { "Disk size", 1u << G_DEBIAN_FILE, -1, "the new disk file's size: MiB, or with a unit (2G); "
+		     "sparse, in the image directory", check_size },
+	[F_PART] = { "Partition", 1u << G_DEBIAN_PART, -1, "a block device, written whole: Ctrl-B picks one (mounted, "
+		     "used or too small ones are refused)", check_part },
+	[F_BRIDGE] = { "Bridge", ON_ALL, FORM_BRIDGE, "a bridge, new:NAME, net:NETWORK (N lists them), empty: no network",
+		       NULL },
+	[F_MAC] = { "MAC", ON_MINIOS, FORM_MAC, NULL, NULL },
+	[F_PACKAGES] = { "Packages", ON_DEBIAN, -1, "more packages cloud-init installs at the first boot: a,b "
+			 "(empty: none)", NULL },
+	[F_SSH_KEY] = { "SSH key file", ON_DEBIAN, -1, "a public key file for the debian user (empty: none)",
+			check_file },
+	[F_PASSWORD] = { "Password file", ON_DEBIAN, -1, "a file holding the debian user's password (its hash goes "
+			 "in the seed; empty: none)", check_file },
+	[F_CREATE] = { "[ Create ]", ON_ALL, -1, "Enter creates, Esc cancels", NULL },
 };
 
 #define NEW_DISK_MAX_MIB (1u << 20)     /* new:SIZE: a typo guard (1 TiB), the file is sparse */
@@ -43,11 +103,27 @@ static void __attribute__((noinline)) copy(char *dst, size_t len, const char *sr
 }
 
 struct field {
-	const char *label;
-	char hint[160];
 	char value[FORM_VALUE_MAX];
-	char error[512];
+	char error[LODGE_ERR_MAX];
 };
+
+struct form_state {
+	enum guest guest;
+	struct field f[F_COUNT];
+	struct lodge_template tmpl;    /* the distribution's; bytes 0: none yet (the install builds it) */
+	struct default_guest g;
+	char dist_note[512];           /* the template in words, for the form's second line */
+};
+
+static bool asked(const struct form_state *s, unsigned i)
+{
+	return specs[i].on & (1u << s->guest);
+}
+
+static bool debian(const struct form_state *s)
+{
+	return s->guest != G_MINIOS;
+}
 
 /* new:SIZE, new:NAME: the dashboard makes the disk image or the bridge. */
 static bool to_make(const char *value)
@@ -56,21 +132,25 @@ static bool to_make(const char *value)
 }
 
 /* Our fields as the library's form: a disk to be made is not there yet
- * (checked below), a bridge to be made is checked by its name alone. */
-static void to_form(const struct field *f, struct domain_form *form)
+ * (checked below), a bridge to be made is checked by its name alone, as
+ * is an installed guest's (lodge install: it need not exist yet). */
+static void to_form(const struct form_state *s, struct domain_form *form)
 {
+	const struct field *f = s->f;
 	unsigned i;
 
 	memset(form, 0, sizeof(*form));
 	for (i = 0; i < F_COUNT; i++)
-		if (form_field_of[i] >= 0)
-			copy(form->value[form_field_of[i]], FORM_VALUE_MAX, f[i].value);
+		if (specs[i].form >= 0 && asked(s, i))
+			copy(form->value[specs[i].form], FORM_VALUE_MAX, f[i].value);
 	if (to_make(f[F_DISK].value))
 		form->value[FORM_DISK][0] = '\0';
 	if (to_make(f[F_BRIDGE].value)) {
 		copy(form->value[FORM_BRIDGE], FORM_VALUE_MAX, f[F_BRIDGE].value + 4);
 		form->make_bridge = true;
 	}
+	if (debian(s))
+		form->make_bridge = true;
 }
 
 static bool name_taken(struct tui *t, const char *name)
@@ -85,70 +165,192 @@ static bool name_taken(struct tui *t, const char *name)
 	return access(path, F_OK) == 0;
 }
 
-static void validate(struct tui *t, struct field *f, unsigned which)
+static void check_name(struct tui *t, struct form_state *s, struct field *x)
 {
-	static struct domain_form form;
-	struct field *x = &f[which];
+	if (name_taken(t, x->value))
+		snprintf(x->error, sizeof(x->error), "name taken");
+}
+
+static void check_disk(struct tui *t, struct form_state *s, struct field *x)
+{
 	const char *v = x->value;
 	char *end;
 	long n;
 
-	x->error[0] = '\0';
-	if (form_field_of[which] >= 0) {
-		to_form(f, &form);
-		if (domain_form_check(&form, form_field_of[which], &t->hc, x->error, sizeof(x->error)))
-			return;
-	}
-	switch (which) {       /* what only the dashboard does */
-	case F_NAME:
-		if (name_taken(t, v))
-			snprintf(x->error, sizeof(x->error), "name taken");
-		break;
-	case F_DISK:
-		if (to_make(v)) {
-			n = strtol(v + 4, &end, 10);
-			if (*end || n < 1 || n > NEW_DISK_MAX_MIB)
-				snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, 1 to %u, e.g. new:512",
-					 NEW_DISK_MAX_MIB);
-		} else if (*v) {
-			/* A block device mounted here, or a running domain's disk. */
-			lodge_disk_taken(t->lg, v, x->error, sizeof(x->error));
-		}
-		break;
-	case F_FORMAT:
-		if (strcmp(v, "blank") && strcmp(v, "ext4"))
-			snprintf(x->error, sizeof(x->error), "blank or ext4");
-		break;
+	if (to_make(v)) {
+		n = strtol(v + 4, &end, 10);
+		if (*end || n < 1 || n > NEW_DISK_MAX_MIB)
+			snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, 1 to %u, e.g. new:512", NEW_DISK_MAX_MIB);
+	} else if (*v) {
+		/* A block device mounted here, or a running domain's disk. */
+		lodge_disk_taken(t->lg, v, x->error, sizeof(x->error));
 	}
 }
 
-/* Pick a partition, LV or loop device (Ctrl-B on the disk field). */
-static void pick_blockdev(struct tui *t, struct field *disk)
+static void check_format(struct tui *t, struct form_state *s, struct field *x)
+{
+	if (strcmp(x->value, "blank") && strcmp(x->value, "ext4"))
+		snprintf(x->error, sizeof(x->error), "blank or ext4");
+}
+
+/* The distribution's template, if there is one: the least size a disk
+ * may have (the library's rule; its dry run at Install has the last word). */
+static void check_dist(struct tui *t, struct form_state *s, struct field *x)
+{
+	struct lodge_err err;
+	int rc = lodge_template_get(t->lg, x->value, &s->tmpl, &err);
+
+	s->dist_note[0] = '\0';
+	if (rc == -ENOENT) {
+		memset(&s->tmpl, 0, sizeof(s->tmpl));
+		snprintf(s->dist_note, sizeof(s->dist_note), "No %s template yet: the install builds it first "
+			 "(minutes).", x->value);
+	} else if (rc) {
+		memset(&s->tmpl, 0, sizeof(s->tmpl));
+		snprintf(x->error, sizeof(x->error), "%s", err.msg);
+	} else {
+		snprintf(s->dist_note, sizeof(s->dist_note), "Debian %s from its template (%llu MiB, kernel %s).",
+			 s->tmpl.dist, (unsigned long long)(s->tmpl.bytes >> 20), s->tmpl.kernel);
+	}
+}
+
+static void check_size(struct tui *t, struct form_state *s, struct field *x)
+{
+	unsigned long mib;
+
+	if (lodge_parse_mib(x->value, &mib) || !mib)
+		snprintf(x->error, sizeof(x->error), "'%s' is not a size: MiB, or a number with a unit (2G)", x->value);
+	else if (((uint64_t)mib << 20) < s->tmpl.bytes)
+		snprintf(x->error, sizeof(x->error), "%lu MiB is below the %s template's %llu MiB", mib, s->tmpl.dist,
+			 (unsigned long long)((s->tmpl.bytes + (1u << 20) - 1) >> 20));
+}
+
+/* The picker's rules: a block device, not mounted or used, big enough. */
+static void check_part(struct tui *t, struct form_state *s, struct field *x)
+{
+	struct stat sb;
+	uint64_t bytes = 0;
+
+	if (!x->value[0])
+		snprintf(x->error, sizeof(x->error), "Ctrl-B picks a partition, or type its path");
+	else if (stat(x->value, &sb) < 0)
+		snprintf(x->error, sizeof(x->error), "%s: %s", x->value, strerror(errno));
+	else if (!S_ISBLK(sb.st_mode))
+		snprintf(x->error, sizeof(x->error), "%s is not a block device (a new file: the other guest choice)",
+			 x->value);
+	else if (!lodge_disk_taken(t->lg, x->value, x->error, sizeof(x->error)) &&
+		 lodge_disk_size(x->value, &bytes) == 0 && bytes < s->tmpl.bytes)
+		snprintf(x->error, sizeof(x->error), "too small: %llu MiB, the %s template needs %llu MiB",
+			 (unsigned long long)(bytes >> 20), s->tmpl.dist, (unsigned long long)(s->tmpl.bytes >> 20));
+}
+
+static void check_file(struct tui *t, struct form_state *s, struct field *x)
+{
+	struct stat sb;
+	int fd;
+
+	if (!x->value[0])
+		return;
+	if ((fd = open(x->value, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		snprintf(x->error, sizeof(x->error), "%s: %s", x->value, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		snprintf(x->error, sizeof(x->error), "%s: not a regular file", x->value);
+	close(fd);
+}
+
+static void validate(struct tui *t, struct form_state *s, unsigned which)
+{
+	static struct domain_form form;
+	struct field *x = &s->f[which];
+
+	x->error[0] = '\0';
+	if (!asked(s, which))
+		return;
+	if (specs[which].form >= 0) {
+		to_form(s, &form);
+		if (domain_form_check(&form, specs[which].form, &t->hc, x->error, sizeof(x->error)))
+			return;
+	}
+	if (specs[which].check)
+		specs[which].check(t, s, x);
+}
+
+static void validate_all(struct tui *t, struct form_state *s)
+{
+	unsigned i;
+
+	/* The distribution first: the sizes are checked against its template. */
+	validate(t, s, F_DIST);
+	for (i = 0; i < F_CREATE; i++)
+		if (i != F_DIST)
+			validate(t, s, i);
+}
+
+/* A field's message: the schema's words for its key, or the form's own. */
+static void hint_of(const struct tui *t, const struct form_state *s, unsigned i, char *out, size_t len)
+{
+	if (i == F_BRIDGE && debian(s))
+		snprintf(out, len, "a bridge for its network interface; empty: the host's default (%s)",
+			 t->hc.default_bridge);
+	else if (i == F_BRIDGE)
+		snprintf(out, len, "a bridge, new:NAME, empty: no network");
+	else if (i == F_CREATE && debian(s))
+		snprintf(out, len, "Enter installs (it runs on in the table, k there cancels it), Esc cancels");
+	else if (specs[i].hint)
+		snprintf(out, len, "%s", specs[i].hint);
+	else
+		domain_form_hint(specs[i].form, out, len);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct lodge_blockdev *)a)->path, ((const struct lodge_blockdev *)b)->path);
+}
+
+/* Pick a partition, LV or loop device (Ctrl-B on a disk field): ones that
+ * are mounted, used, or smaller than min_bytes are marked, and refused. */
+static void pick_blockdev(struct tui *t, struct field *disk, uint64_t min_bytes, const char *for_what)
 {
 	static struct lodge_blockdev devs[PICK_MAX];
-	unsigned n = lodge_host_blockdevs(t->lg, devs, PICK_MAX), sel = 0, i;
-	int c;
+	unsigned n = lodge_host_blockdevs(t->lg, devs, PICK_MAX), sel = 0, top = 0, i;
+	char refused[sizeof(devs[0].path) + sizeof(devs[0].taken) + 16] = "";
+	int c, rows = LINES - 4 > 1 ? LINES - 4 : 1;
 
 	if (!n) {
 		tui_status(t, true, "no block devices found");
 		return;
 	}
+	qsort(devs, n, sizeof(devs[0]), by_path);
+	for (i = 0; i < n; i++)
+		if (!devs[i].taken[0] && devs[i].bytes < min_bytes)
+			snprintf(devs[i].taken, sizeof(devs[i].taken), "too small for %s", for_what);
 	timeout(-1);
 	for (;;) {
+		if (sel < top)
+			top = sel;
+		if (sel >= top + (unsigned)rows)
+			top = sel - (unsigned)rows + 1;
 		erase();
 		mvprintw(0, 0, "Block devices (Enter picks, Esc cancels); marked ones are refused:");
-		for (i = 0; i < n && (int)i < LINES - 2; i++) {
+		for (i = top; i < n && i < top + (unsigned)rows; i++) {
 			if (i == sel)
 				attron(A_REVERSE);
-			mvprintw(1 + i, 2, "%-20s %8llu MiB  %s", devs[i].path,
-				 (unsigned long long)(devs[i].bytes >> 20), devs[i].taken);
+			mvprintw(1 + (int)(i - top), 2, "%-20s %8llu MiB  %.*s", devs[i].path,
+				 (unsigned long long)(devs[i].bytes >> 20), COLS > 40 ? COLS - 40 : 0, devs[i].taken);
 			attroff(A_REVERSE);
 		}
+		if (refused[0])
+			put_wrapped(LINES - 3, 0, 0, LINES, refused);
 		refresh();
 		c = getch();
+		refused[0] = '\0';
 		if (c == KEY_UP && sel) sel--;
 		else if (c == KEY_DOWN && sel + 1 < n) sel++;
 		else if (c == 27 || c == ERR) break;     /* ERR: a signal, or the terminal gone */
+		else if ((c == '\n' || c == '\r' || c == KEY_ENTER) && devs[sel].taken[0])
+			snprintf(refused, sizeof(refused), "refused: %s: %s", devs[sel].path, devs[sel].taken);
 		else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
 			copy(disk->value, sizeof(disk->value), devs[sel].path);
 			break;
@@ -209,8 +411,9 @@ static int run_quiet(const char *const argv[])
 
 /* Everything valid: make the disk and bridge, read the form as a domain
  * file, save it, start. */
-static int create_domain(struct tui *t, struct field *f)
+static int create_domain(struct tui *t, struct form_state *s)
 {
+	struct field *f = s->f;
 	static struct domain_form form;
 	static struct domain_config dc;
 	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + FORM_VALUE_MAX + 16] = "", err[2048], nic[IFNAMSIZ];
@@ -218,7 +421,7 @@ static int create_domain(struct tui *t, struct field *f)
 	bool made_bridge = false;
 	const char *name = f[F_NAME].value, *br = f[F_BRIDGE].value;
 
-	to_form(f, &form);
+	to_form(s, &form);
 	if (to_make(f[F_DISK].value)) {
 		char failed[CFG_PATH_MAX];
 		int fd, rc;
@@ -297,107 +500,165 @@ undo:
 	return -1;
 }
 
+/* Everything valid: the install checked whole by the library (its
+ * refusal, whole, in the form), then run on in a child (install.c). */
+static int install_debian(struct tui *t, struct form_state *s)
+{
+	struct field *f = s->f;
+	struct lodge_install_opts o = {
+		.name = f[F_NAME].value, .dist = f[F_DIST].value,
+		.memory_mib = (unsigned)strtoul(f[F_MEMORY].value, NULL, 10),
+		.vcpus = (unsigned)strtoul(f[F_VCPUS].value, NULL, 10),
+		.bridge = f[F_BRIDGE].value[0] ? f[F_BRIDGE].value : NULL,
+		.packages = f[F_PACKAGES].value[0] ? f[F_PACKAGES].value : NULL,
+		.ssh_key_file = f[F_SSH_KEY].value[0] ? f[F_SSH_KEY].value : NULL,
+		.password_file = f[F_PASSWORD].value[0] ? f[F_PASSWORD].value : NULL,
+	};
+	struct lodge_err err;
+	unsigned long mib = 0;
+
+	if (s->guest == G_DEBIAN_FILE) {
+		lodge_parse_mib(f[F_SIZE].value, &mib);      /* checked: check_size */
+		o.size = (uint64_t)mib << 20;
+	} else {
+		o.disk = f[F_PART].value;
+	}
+	mvprintw(LINES - 1, 0, "checking the install of %s...", o.name);
+	clrtoeol();
+	refresh();
+	if (install_start(t, &o, &err)) {
+		tui_status(t, true, "nothing installed: %s", err.msg);
+		return -1;
+	}
+	tui_status(t, false, "installing %s (Debian %s): its row shows how far; k there cancels it", o.name, o.dist);
+	return 0;
+}
+
+/* The form's other guest: the memory default follows it, unless typed. */
+static void switch_guest(struct tui *t, struct form_state *s, enum guest to)
+{
+	unsigned mem[G_COUNT] = { s->g.memory_mib, LODGE_INSTALL_MEMORY_DEFAULT, LODGE_INSTALL_MEMORY_DEFAULT };
+
+	if ((unsigned)strtoul(s->f[F_MEMORY].value, NULL, 10) == mem[s->guest])
+		snprintf(s->f[F_MEMORY].value, sizeof(s->f[F_MEMORY].value), "%u", mem[to]);
+	s->guest = to;
+	validate_all(t, s);
+}
+
 void view_create(struct tui *t)
 {
-	static struct field f[F_COUNT] = {
-		[F_NAME] = { "Name" },
-		[F_MEMORY] = { "Memory (MiB)" },
-		[F_VCPUS] = { "vCPUs" },
-		[F_KERNEL] = { "Kernel" },
-		[F_RAMDISK] = { "Ramdisk" },
-		[F_CMDLINE] = { "Command line" },
-		[F_DISK] = { "Disk", "an image file or block device, new:SIZE_MiB, Ctrl-B: pick a device" },
-		[F_FORMAT] = { "New disk format", "blank or ext4" },
-		[F_BRIDGE] = { "Bridge", "a bridge, new:NAME, empty: no network" },
-		[F_MAC] = { "MAC" },
-		[F_CREATE] = { "[ Create ]", "Enter creates, Esc cancels" },
-	};
-	static struct default_guest g;
-	unsigned cur = 0, i;
+	static struct form_state s;
+	struct field *f = s.f;
+	unsigned vis[F_COUNT], nvis, cur, i;
 	int c;
 
-	for (i = 0; i < F_COUNT; i++) {
-		f[i].value[0] = f[i].error[0] = '\0';
-		/* The hints of the keys are the schema's. */
-		if (form_field_of[i] >= 0 && i != F_DISK && i != F_BRIDGE)
-			domain_form_hint(form_field_of[i], f[i].hint, sizeof(f[i].hint));
-	}
-	default_guest_here(&g);
-	snprintf(f[F_MEMORY].value, sizeof(f[0].value), "%u", g.memory_mib);
+	memset(&s, 0, sizeof(s));
+	s.guest = G_MINIOS;
+	default_guest_here(&s.g);
+	snprintf(f[F_MEMORY].value, sizeof(f[0].value), "%u", s.g.memory_mib);
 	snprintf(f[F_VCPUS].value, sizeof(f[0].value), "%u", DOMAIN_VCPUS_DEFAULT);
-	copy(f[F_KERNEL].value, sizeof(f[0].value), g.kernel);
-	copy(f[F_RAMDISK].value, sizeof(f[0].value), g.ramdisk);
-	copy(f[F_CMDLINE].value, sizeof(f[0].value), g.cmdline);
+	copy(f[F_KERNEL].value, sizeof(f[0].value), s.g.kernel);
+	copy(f[F_RAMDISK].value, sizeof(f[0].value), s.g.ramdisk);
+	copy(f[F_CMDLINE].value, sizeof(f[0].value), s.g.cmdline);
 	snprintf(f[F_FORMAT].value, sizeof(f[0].value), "blank");
 	snprintf(f[F_MAC].value, sizeof(f[0].value), "auto");
-	for (i = 0; i < F_CREATE; i++)
-		validate(t, f, i);
+	snprintf(f[F_DIST].value, sizeof(f[0].value), "%s", LODGE_DIST_DEFAULT);
+	snprintf(f[F_SIZE].value, sizeof(f[0].value), "%lluG", LODGE_INSTALL_SIZE_DEFAULT >> 30);
+	validate_all(t, &s);
+	cur = F_NAME;                  /* the guest's choice above it is rarely changed */
 	timeout(-1);
 	for (;;) {
 		bool ok = true;
+		unsigned row = 0;
+		char hint[256];
 
+		for (nvis = 0, i = 0; i < F_COUNT; i++)
+			if (asked(&s, i)) {
+				if (i == cur)
+					row = nvis;
+				vis[nvis++] = i;
+			}
 		erase();
 		mvprintw(0, 0, "Create a domain (Up/Down/Tab move, type to edit, Esc cancels)");
-		mvprintw(1, 0, "%.*s", COLS - 1, g.why);     /* which default guest, and why */
-		for (i = 0; i < F_COUNT; i++) {
-			int y = 2 + i;
+		/* Which guest, and why (the default guest's reason; a
+		 * template's size and kernel). */
+		mvprintw(1, 0, "%.*s", COLS - 1, debian(&s) ? s.dist_note : s.g.why);
+		for (i = 0; i < nvis; i++) {
+			unsigned k = vis[i];
+			int y = 2 + (int)i;
+			char guest[64];
+			const char *v = f[k].value;
 
-			if (i < F_CREATE && f[i].error[0])
+			if (k == F_GUEST) {
+				/* Which kernel: the default guest's (its why is above). */
+				snprintf(guest, sizeof(guest), "%s%s", guest_words[s.guest],
+					 s.guest != G_MINIOS ? "" : s.g.debian ? " (the Debian guest)" : " (Mini-OS)");
+				v = guest;
+			}
+
+			if (k < F_CREATE && f[k].error[0])
 				ok = false;
-			if (i == cur)
+			if (k == cur)
 				attron(A_REVERSE);
-			mvprintw(y, 0, "%-16s", f[i].label);
+			mvprintw(y, 0, "%-16s", k == F_CREATE && debian(&s) ? "[ Install ]" : specs[k].label);
 			attroff(A_REVERSE);
-			if (i < F_CREATE) {
-				printw(" %-*.*s", COLS > 60 ? 36 : 20, COLS > 60 ? 36 : 20, f[i].value);
-				if (f[i].error[0]) {
+			if (k < F_CREATE) {
+				printw(" %-*.*s", COLS > 60 ? 36 : 20, COLS > 60 ? 36 : 20, v);
+				if (f[k].error[0]) {
 					attron(A_BOLD);
-					printw(" ! %.*s", COLS - 58 > 0 ? COLS - 58 : 0, f[i].error);
+					printw(" ! %.*s", COLS - 58 > 0 ? COLS - 58 : 0, f[k].error);
 					attroff(A_BOLD);
 				}
 			}
 		}
 		{
 			/* The field's message whole (beside it, it is cut to fit). */
-			int y = put_message(3 + F_COUNT, "", f[cur].hint);
+			int y;
 
+			hint_of(t, &s, cur, hint, sizeof(hint));
+			y = put_message(3 + (int)nvis, "", hint);
 			if (cur < F_CREATE && f[cur].error[0])
 				y = put_message(y, "! ", f[cur].error);
 			if (!ok)
-				y = put_message(y, "", "Fix the fields marked ! to create.");
+				y = put_message(y, "", debian(&s) ? "Fix the fields marked ! to install."
+								   : "Fix the fields marked ! to create.");
 			if (t->status[0])
 				put_message(y + 1, t->status_error ? "error: " : "", t->status);
 		}
-		move(2 + cur, 17 + (cur < F_CREATE ? (int)strlen(f[cur].value) : 0));
+		move(2 + (int)row, 17 + (cur < F_CREATE && cur != F_GUEST ? (int)strlen(f[cur].value) : 0));
 		refresh();
 		c = getch();
 		if (c == 27 || c == ERR)        /* ERR: a signal, or the terminal gone */
 			break;
-		if (c == KEY_UP && cur)
-			cur--;
+		if (c == KEY_UP && row)
+			cur = vis[row - 1];
 		else if (c == KEY_DOWN || c == '\t')
-			cur = (cur + 1) % F_COUNT;
+			cur = vis[(row + 1) % nvis];
 		else if (c == KEY_BTAB)
-			cur = cur ? cur - 1 : F_COUNT - 1;
-		else if (c == 2 && cur == F_DISK) {            /* Ctrl-B */
-			pick_blockdev(t, &f[F_DISK]);
-			validate(t, f, F_DISK);
+			cur = vis[row ? row - 1 : nvis - 1];
+		else if (cur == F_GUEST && (c == ' ' || c == KEY_RIGHT || c == KEY_LEFT))
+			switch_guest(t, &s, (s.guest + (c == KEY_LEFT ? G_COUNT - 1 : 1)) % G_COUNT);
+		else if (c == 2 && (cur == F_DISK || cur == F_PART)) {            /* Ctrl-B */
+			char what[LODGE_DIST_MAX + 32];
+
+			snprintf(what, sizeof(what), "the %s template", s.tmpl.dist);
+			pick_blockdev(t, &f[cur], cur == F_PART ? s.tmpl.bytes : 0, what);
+			validate(t, &s, cur);
 		} else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
 			if (cur != F_CREATE) {
-				cur++;
+				cur = vis[row + 1 < nvis ? row + 1 : row];
 				continue;
 			}
-			for (i = 0; i < F_CREATE; i++)
-				validate(t, f, i);
+			validate_all(t, &s);
 			for (ok = true, i = 0; i < F_CREATE; i++)
 				ok = ok && !f[i].error[0];
 			if (!ok) {
-				tui_status(t, true, "nothing created: fix the fields marked !");
+				tui_status(t, true, "nothing %s: fix the fields marked !", debian(&s) ? "installed" : "created");
 				continue;
 			}
-			if (create_domain(t, f) == 0)
+			if ((debian(&s) ? install_debian(t, &s) : create_domain(t, &s)) == 0)
 				break;
-		} else if (cur < F_CREATE) {
+		} else if (cur < F_CREATE && cur != F_GUEST) {
 			size_t n = strlen(f[cur].value);
 
 			if ((c == KEY_BACKSPACE || c == 127 || c == 8) && n)
@@ -406,7 +667,10 @@ void view_create(struct tui *t)
 				f[cur].value[n] = c;
 				f[cur].value[n + 1] = '\0';
 			}
-			validate(t, f, cur);
+			if (cur == F_DIST)
+				validate_all(t, &s);       /* the sizes follow its template */
+			else
+				validate(t, &s, cur);
 		}
 	}
 	timeout(t->delay_ms);

@@ -274,6 +274,11 @@ void draw_detail(struct tui *t)
 		draw_bars(t);
 		return;
 	}
+	if (d->install) {            /* not a running domain yet: the install's state */
+		install_detail(t, d->install, 0);
+		draw_bars(t);
+		return;
+	}
 	y = draw_status(t, d, now, 0);
 	y = draw_cpu(d, y + 1);
 	y = draw_devices(t, d, d->detail, now, y + 1);

@@ -173,6 +173,8 @@ static void draw_header(struct tui *t)
 	for (i = 0; i < t->ndoms; i++) {
 		const char *s = t->doms[i].st.state;
 
+		if (t->doms[i].install && t->doms[i].install->state != INSTALL_DONE)
+			continue;           /* not yet a domain: the installing count */
 		counts[strcmp(s, "running") == 0 ? 0 : strcmp(s, "paused") == 0 ? 1 :
 		       strcmp(s, "crashed") == 0 ? 3 : 2]++;
 	}
@@ -189,6 +191,9 @@ static void draw_header(struct tui *t)
 
 	snprintf(doms[0], sizeof(doms[0]), "domains %u: %u running, %u paused, %u shutdown, %u crashed", t->ndoms,
 		 counts[0], counts[1], counts[2], counts[3]);
+	if (installs_running(t))
+		snprintf(doms[0] + strlen(doms[0]), sizeof(doms[0]) - strlen(doms[0]), ", %u installing",
+			 installs_running(t));
 	snprintf(doms[1], sizeof(doms[1]), "%u domains: %u run, %u paused, %u shut, %u crashed", t->ndoms, counts[0],
 		 counts[1], counts[2], counts[3]);
 	snprintf(doms[2], sizeof(doms[2]), "%u dom: %u run %u pause %u shut %u crash", t->ndoms, counts[0], counts[1],
@@ -499,6 +504,49 @@ static void draw_row(const struct table_layout *l, int y, const struct lodge_sta
 	attroff(A_REVERSE);
 }
 
+/* A row of the form's install: while it runs its state and phase in
+ * words across the figures' columns (it has none yet); once done, a
+ * stopped domain's row. */
+static void draw_install_row(const struct table_layout *l, int y, const struct dom_sample *d, bool selected)
+{
+	const struct tui_install *in = d->install;
+	char name[DOMAIN_NAME_MAX + 16], words[64], cell[32];
+	unsigned c;
+
+	fit_name(name, sizeof(name), d->st.name, l->width[COL_NAME]);
+	move(y, 0);
+	if (selected)
+		attron(A_REVERSE);
+	put_cell(l, COL_ID, "-");
+	put_cell(l, COL_NAME, name);
+	if (in->state == INSTALL_DONE) {
+		for (c = COL_STATE; c < NCOLUMNS; c++) {
+			if (!l->width[c])
+				continue;
+			if (c == COL_MEM)
+				snprintf(cell, sizeof(cell), "%u", in->memory_mib);
+			else if (c == COL_VCPUS)
+				snprintf(cell, sizeof(cell), "%u", in->vcpus);
+			else
+				snprintf(cell, sizeof(cell), "%s", c == COL_STATE ? "shut" : c == COL_SPARK ? "" : "-");
+			put_cell(l, c, cell);
+		}
+	} else {
+		int room = COLS - 2 - getcurx(stdscr);
+		char text[160];
+
+		snprintf(text, sizeof(text), "%s  %s", install_state_words(in, words, sizeof(words)),
+			 in->state == INSTALL_RUNNING ? lodge_phase_words(in->phase) : "");
+		attron(A_BOLD);
+		printw(" %.*s", room > 0 ? room : 0, text);
+		attroff(A_BOLD);
+		if (selected)
+			attron(A_REVERSE);
+	}
+	clrtoeol();
+	attroff(A_REVERSE);
+}
+
 void draw_table(struct tui *t)
 {
 	int rows = LINES - 3 - bars_rows(t), y = 3, i;
@@ -543,6 +591,8 @@ void draw_table(struct tui *t)
 			dom0.guest_stats = true;
 			dom0.guest_free_kib = t->host.mem_avail_mib * 1024;
 			draw_row(&l, y, &dom0, t->host.cpu_pct, &no_rates, "", t->selected == 0);
+		} else if (row <= t->nshown && t->doms[t->order[row - 1]].install) {
+			draw_install_row(&l, y, &t->doms[t->order[row - 1]], t->selected == row);
 		} else if (row <= t->nshown) {
 			struct dom_sample *d = &t->doms[t->order[row - 1]];
 			struct row_rates r = { true, sample_stale(t, d, now), d->net_rx_bps, d->net_tx_bps,

@@ -20,7 +20,25 @@ struct key_binding {
 	unsigned bar_keys;         /* how many of its first keys the bar shows */
 };
 
-static void k_quit(struct tui *t, int c) { t->quit = true; }
+/* Installs under way would be cancelled: ask first. */
+static void k_quit(struct tui *t, int c)
+{
+	char q[160];
+
+	if (installs_running(t)) {
+		if (installs_running(t) == 1)
+			snprintf(q, sizeof(q), "an install is under way: quit and cancel it (nothing of it is left)?");
+		else
+			snprintf(q, sizeof(q), "%u installs are under way: quit and cancel them (nothing of them is "
+				 "left)?", installs_running(t));
+		if (!tui_confirm(t, q)) {
+			if (!tui_interrupted())
+				tui_status(t, false, "quit cancelled: the installs go on");
+			return;
+		}
+	}
+	t->quit = true;
+}
 static void k_help(struct tui *t, int c) { t->help = true; t->help_top = 0; }
 static void k_detail(struct tui *t, int c) { t->view = t->view == VIEW_DETAIL ? VIEW_TABLE : VIEW_DETAIL; }
 /* The message stays in the history (m). */
@@ -29,6 +47,12 @@ static void k_messages(struct tui *t, int c)
 {
 	t->view = t->view == VIEW_MESSAGES ? VIEW_TABLE : VIEW_MESSAGES;
 	t->messages_back = 0;
+}
+static void k_networks(struct tui *t, int c)
+{
+	t->view = t->view == VIEW_NETWORKS ? VIEW_TABLE : VIEW_NETWORKS;
+	if (t->view == VIEW_NETWORKS)
+		networks_sample(t);        /* at once, not at the next refresh */
 }
 static void k_invert(struct tui *t, int c) { t->sort_reverse = !t->sort_reverse; sample_sort(t); }
 static void k_sort_cpu(struct tui *t, int c) { t->sort = SORT_CPU; sample_sort(t); }
@@ -78,6 +102,8 @@ static void k_pause(struct tui *t, int c)
 {
 	struct dom_sample *d = tui_selected(t);
 
+	if (install_key(t, d, c))
+		return;
 	action_request(t, d && strcmp(d->st.state, "paused") == 0 ? LODGE_UNPAUSE : LODGE_PAUSE);
 }
 
@@ -90,6 +116,8 @@ static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
 		tui_status(t, true, "Domain-0 is the host: select a domain");
 		return;
 	}
+	if (install_key(t, d, v == LODGE_DESTROY ? 'k' : 0))
+		return;           /* an install's row: k cancels it */
 	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
 	if (tui_confirm(t, q))
 		action_request(t, v);
@@ -100,6 +128,11 @@ static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
 static void k_shutdown(struct tui *t, int c) { confirm_then(t, "Shut down", LODGE_SHUTDOWN); }
 static void k_reboot(struct tui *t, int c) { confirm_then(t, "Reboot", LODGE_REBOOT); }
 static void k_destroy(struct tui *t, int c) { confirm_then(t, "Destroy", LODGE_DESTROY); }
+static void k_start(struct tui *t, int c)
+{
+	if (!install_key(t, tui_selected(t), 'S'))
+		tui_status(t, true, "S starts a domain installed here and not yet started; select one");
+}
 
 /* In the order the help lists them; two short ones share a line. */
 static const struct key_binding bindings[] = {
@@ -109,6 +142,7 @@ static const struct key_binding bindings[] = {
 	{ { 27 }, k_back, "back to the table, clear the status line", NULL, 0 },
 	{ { '?', 'h', KEY_F(1) }, k_help, "this help", "Help", 1 },
 	{ { 'm', KEY_F(2) }, k_messages, "message history, whole", "Msgs", 1 },
+	{ { 'N', KEY_F(8) }, k_networks, "networks: bridge, subnet, dnsmasq, leases, rates", NULL, 0 },
 	{ { '/', '\\', KEY_F(3), KEY_F(4) }, k_filter, "filter names (Esc clears)", "Filter", 1 },
 	{ { '<', '>', ',', '.', KEY_F(6) }, k_sort, "sort column", "Sort", 2 },
 	{ { 'I' }, k_invert, "invert the sort", NULL, 0 },
@@ -119,7 +153,8 @@ static const struct key_binding bindings[] = {
 	{ { 'p' }, k_pause, "pause / unpause", "Pause", 1 },
 	{ { 's' }, k_shutdown, "shutdown (power button)", "Shutdown", 1 },
 	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
-	{ { 'k', KEY_F(9) }, k_destroy, "destroy (kill)", "Kill", 1 },
+	{ { 'k', KEY_F(9) }, k_destroy, "destroy; cancel an install", "Kill", 1 },
+	{ { 'S' }, k_start, "start an installed guest", NULL, 0 },
 	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
 	{ { 'Z', 'z' }, k_freeze, "freeze updates", NULL, 0 },
 	{ { 12 }, k_redraw, "redraw", NULL, 0 },

@@ -62,6 +62,7 @@ static void on_domain(const struct lodge_status *st, void *arg)
 
 	if (!d)
 		return;
+	install_forget(t, d);          /* an installed domain, started: a domain like any */
 	dt_ns = d->answered_ns ? (double)(now - d->answered_ns) : 0;
 	if (dt_ns > 0 && d->st.pid == st->pid) {
 		d->cpu_pct = (double)(st->cpu_ns - d->st.cpu_ns) * 100.0 / dt_ns;
@@ -265,14 +266,16 @@ void sample_start(struct tui *t)
 	unsigned i, j;
 
 	lodge_host_sample(&t->host);
+	if (t->view == VIEW_NETWORKS)
+		networks_sample(t);
 	if (!t->poller && (t->poller = lodge_poller_new()))
 		lodge_poller_on_unasked(t->poller, on_unasked);
 	if (!t->poller)
 		return;
 	lodge_poller_send(t->poller, t->lg, t);
-	/* Domains that are gone leave the table. */
+	/* Domains that are gone leave the table; an install's row stays. */
 	for (i = j = 0; i < t->ndoms; i++) {
-		if (lodge_poller_knows(t->poller, t->doms[i].st.name))
+		if (t->doms[i].install || lodge_poller_knows(t->poller, t->doms[i].st.name))
 			t->doms[j++] = t->doms[i];
 		else
 			detail_free(t->doms[i].detail);

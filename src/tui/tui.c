@@ -88,6 +88,8 @@ static void draw(struct tui *t)
 		draw_detail(t);
 	else if (t->view == VIEW_MESSAGES)
 		draw_messages(t);
+	else if (t->view == VIEW_NETWORKS)
+		draw_networks(t);
 	else
 		draw_table(t);
 	if (t->help)
@@ -231,7 +233,7 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 	sample_start(t);
 	next = tui_now_ns() + (uint64_t)t->delay_ms * 1000000;
 	while (!t->quit && !got_signal) {
-		static struct pollfd fds[2 + TUI_MAX_PENDING + TUI_POLL_MAX];
+		static struct pollfd fds[2 + TUI_MAX_PENDING + TUI_MAX_INSTALLS + TUI_POLL_MAX];
 		unsigned nfds, sampled;
 		uint64_t now;
 		int wait;
@@ -256,7 +258,8 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 		if (key_ready)
 			wait = 0;
 		fds[0] = (struct pollfd){ STDIN_FILENO, POLLIN, 0 };
-		nfds = sampled = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING + 1);
+		nfds = 1 + actions_pollfds(t, fds + 1, TUI_MAX_PENDING + 1);
+		nfds = sampled = nfds + installs_pollfds(t, fds + nfds, TUI_MAX_INSTALLS);
 		nfds += sample_pollfds(t, fds + sampled, TUI_POLL_MAX);
 		if (poll(fds, nfds, wait) < 0 && errno != EINTR)
 			break;
@@ -267,6 +270,8 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 			break;
 		now = tui_now_ns();
 		if (actions_collect(t, now))
+			redraw = true;
+		if (installs_collect(t))
 			redraw = true;
 		if (sample_collect(t, now, fds + sampled))
 			redraw = true;
@@ -294,6 +299,14 @@ int tui_main(const struct lodge *lg, const struct tui_options *o)
 				next = now + (uint64_t)t->delay_ms * 1000000;
 		}
 	}
+	if (installs_running(t)) {
+		/* Quit was confirmed, or a signal: each install undoes what it
+		 * made before the dashboard is gone. */
+		erase();
+		mvprintw(0, 0, "cancelling %u installs: each removes what it made...", installs_running(t));
+		refresh();
+	}
+	installs_stop_all(t);
 	actions_close(t);
 	restore_terminal();
 	sample_free(t);

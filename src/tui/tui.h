@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 struct pollfd;
@@ -32,7 +33,7 @@ struct pollfd;
  * the paths it names.  The status line wraps one onto at most
  * TUI_STATUS_ROWS lines; the message history (m) keeps the last
  * TUI_MESSAGES whole. */
-#define TUI_MESSAGE_MAX 1024
+#define TUI_MESSAGE_MAX (LODGE_ERR_MAX + 256)   /* a library error whole, with what it was about */
 #define TUI_MESSAGES    32
 #define TUI_STATUS_ROWS 3
 
@@ -79,6 +80,32 @@ struct dom_sample {
 	float rss_hist[TUI_HISTORY];
 	unsigned hist_len;
 	struct dom_detail *detail;     /* NULL until its detail view is first opened */
+	struct tui_install *install;   /* a Debian guest the form is installing, or installed and
+					* not yet started: not a running domain (install.c) */
+};
+
+/* An install from the create form (install.c): lodge_install in a child
+ * process whose progress hook writes records to a pipe the main loop
+ * reads without waiting.  Its row is in the table from the start, as
+ * `installing 42%`, then as a stopped domain until it is started. */
+#define TUI_MAX_INSTALLS 8
+enum install_state { INSTALL_RUNNING, INSTALL_CANCELLING, INSTALL_DONE };
+struct tui_install {
+	bool used;
+	enum install_state state;
+	pid_t pid;                         /* the child, until reaped (0) */
+	int fd;                            /* its pipe's read end; -1: closed */
+	char name[DOMAIN_NAME_MAX];
+	char dist[LODGE_DIST_MAX];
+	char disk[CFG_PATH_MAX];           /* the partition given, or once done the disk made */
+	unsigned memory_mib, vcpus;
+	enum lodge_phase phase;
+	int pct;                           /* of the whole install */
+	char note[256];                    /* mmdebstrap's last warning, as it said it */
+	uint64_t started_ns;
+	char result[CFG_PATH_MAX + 256];   /* once done: what was made */
+	size_t len;                        /* bytes of a record read so far */
+	unsigned char buf[16384];          /* a record (install.c's) as it comes */
 };
 
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
@@ -116,7 +143,7 @@ struct tui {
 	char filter[32];
 	int delay_ms;
 	bool frozen, monochrome, quit;
-	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_MESSAGES } view;
+	enum { VIEW_TABLE, VIEW_DETAIL, VIEW_MESSAGES, VIEW_NETWORKS } view;
 	bool help;                         /* the help overlay is over the view */
 	unsigned help_top;                 /* its first line shown, when it is taller than the screen */
 	char status[TUI_MESSAGE_MAX];      /* the status line: last result or error ("": none) */
@@ -134,6 +161,7 @@ struct tui {
 	struct lodge_query console;        /* the console asked for, its answer due */
 	uint64_t console_deadline_ns;
 	bool resample;                     /* an action finished: sample before the next draw */
+	struct tui_install installs[TUI_MAX_INSTALLS];
 };
 
 /* sample.c */
@@ -183,6 +211,10 @@ void draw_messages(struct tui *t);
 /* Scroll it by lines (negative: towards the newest). */
 void messages_scroll(struct tui *t, int lines);
 
+/* networks.c: Lodge's networks and their leases, a view of its own (N). */
+void networks_sample(struct tui *t);
+void draw_networks(struct tui *t);
+
 /* detail.c */
 void draw_detail(struct tui *t);
 void tui_status(struct tui *t, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -212,6 +244,28 @@ void action_delay(struct tui *t);
 
 /* create.c */
 void view_create(struct tui *t);
+
+/* install.c: Debian installs from the form, run by child processes. */
+struct lodge_install_opts;
+/* Start lodge_install(o) in a child process (o checked by a dry run
+ * first): 0, its row in the table; else -errno with why in err. */
+int install_start(struct tui *t, const struct lodge_install_opts *o, struct lodge_err *err);
+/* How many installs are running (or undoing a cancel). */
+unsigned installs_running(const struct tui *t);
+unsigned installs_pollfds(struct tui *t, struct pollfd *fds, unsigned max);
+/* Take in the children's records without waiting: true if a row changed. */
+bool installs_collect(struct tui *t);
+/* Cancel each running install and wait for it to undo what it made. */
+void installs_stop_all(struct tui *t);
+/* The key k on a selected install row (false: not one, the key acts as
+ * on any domain).  k: 'k' cancels, 'S' starts an installed one. */
+bool install_key(struct tui *t, struct dom_sample *d, int k);
+/* An install row's state in a few words: "installing 42%", "cancelling". */
+const char *install_state_words(const struct tui_install *in, char *buf, size_t len);
+/* Its lines of the detail view from line y: the next free line. */
+int install_detail(struct tui *t, const struct tui_install *in, int y);
+/* Forget an install whose domain now runs (sampling found it). */
+void install_forget(struct tui *t, struct dom_sample *d);
 
 /* tui.c: lodge top's options, as the command line gave them. */
 struct tui_options {

@@ -1,5 +1,6 @@
 #!/bin/bash
-# make bench: every benchmark, side by side with QEMU in the same run.
+# make bench: every benchmark, side by side with QEMU (lodge install: with
+# debootstrap and xen-create-image's steps) in the same run.
 # Results are printed and kept in build/bench/results.md for the README.
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,6 +20,14 @@ out=$BUILD/bench/results.md
 	echo "## virtio-net (tests/bench/net.py)"
 	echo
 	python3 "$TOP/tests/bench/net.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
+	echo "## NAT network against bridged (tests/bench/nat.py)"
+	echo
+	python3 "$TOP/tests/bench/nat.py" "$BUILD/tests/test-lib-netfilter"
+	echo
+	echo "## Networks with Mini-OS guests: create to address, NAT against bridged (tests/bench/network.py)"
+	echo
+	python3 "$TOP/tests/bench/network.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 	echo
 	echo "## Network watcher (tests/bench/netwatch.py)"
 	echo
@@ -43,6 +52,14 @@ out=$BUILD/bench/results.md
 	echo "## A pool of hosts on etcd (tests/bench/pool.sh)"
 	echo
 	BUILD=$BUILD bash "$TOP/tests/bench/pool.sh"
+	echo
+	echo "## Web interface (tests/bench/web.py)"
+	echo
+	/usr/bin/python3 "$TOP/tests/bench/web.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
+	echo "## Debian install (tests/bench/install.py)"
+	echo
+	python3 "$TOP/tests/bench/install.py" "$BUILD/lodge"
 } | tee "$out"
 echo
 echo "results: $out"

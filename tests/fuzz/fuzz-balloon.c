@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vr_init_ram();
 		FUZZ_CHECK(pci_init() == 0, "pci_init");
 		FUZZ_CHECK(virtio_balloon_create(&vr_dom, 0, &b) == 0, "virtio_balloon_create");
-		FUZZ_CHECK(probe_device(1, 0x1045) == 0, "virtio-balloon on slot 1");
+		FUZZ_CHECK(probe_device(DOMAIN_BALLOON_SLOT, 0x1045) == 0, "virtio-balloon on its slot");
 		ready = true;
 	}
 	if (size < 5)

@@ -3,10 +3,10 @@
  * register in any order: the header and BARs, the capability list, the
  * MSI-X capability and table, the common configuration, ISR, notify and
  * device-config regions, and the PCI_CFG window into the BARs.  A
- * virtio-balloon (no backend) is the device, on slot 1 beside the host
+ * virtio-balloon (no backend) is the device, on its slot (31) beside the host
  * bridge on slot 0; its I/O thread runs whenever the ops set DRIVER_OK.
  * Input: 8-byte ops {kind, size, offset (le16), value (le32)}: kind bits
- * 0-1 the space (0: slot 1's config space, 1: BAR 0 wherever the guest
+ * 0-1 the space (0: its config space, 1: BAR 0 wherever the guest
  * put it, 2: BAR 1, 3: slot 0's config space or, with bit 3, the conf1
  * ports themselves), bit 2 write; size 1 << (size & 3).  Before each input
  * the harness undoes what the last one did (BARs, command, MSI-X, status).
@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #define RAM_SIZE (16u << 20)
-#define SLOT     1
+#define SLOT     DOMAIN_BALLOON_SLOT   /* where the balloon always is */
 
 static struct domain dom = { DOMAIN_DEFAULTS };
 static uint32_t bar_init[2];
@@ -74,7 +74,7 @@ static void setup(void)
 	guest_mem_wrap(&dom.mem, ram, RAM_SIZE);
 	FUZZ_CHECK(pci_init() == 0, "pci_init");
 	FUZZ_CHECK(virtio_balloon_create(&dom, 0, &b) == 0, "virtio_balloon_create");
-	FUZZ_CHECK(probe_device(SLOT, 0x1045) == 0, "the balloon on slot 1");
+	FUZZ_CHECK(probe_device(SLOT, 0x1045) == 0, "the balloon on its slot");
 	bar_init[0] = cfg_read(SLOT, PCI_BAR0, 4);
 	bar_init[1] = cfg_read(SLOT, PCI_BAR0 + 4, 4);
 	for (cap = cfg_read(SLOT, PCI_CAPABILITY_LIST, 1); cap; cap = cfg_read(SLOT, cap + 1, 1)) {

@@ -9,18 +9,7 @@
 
 integ_begin "console agent" kvm minios
 
-domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
-	local n=$1
-	shift
-	{
-		printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS"
-		for l in "$@"; do printf '%s\n' "$l"; done
-	} >"$DOMS/$n.cfg"
-}
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 state_is() { [ "$(field "$1" 5)" = "$2" ]; }
-console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
-booted() { console_log "$1" | grep -q 'minios> '; }
 # A console client in the background, its input a fifo held open on fd
 # 7 so it stays attached until killed or detached; sets bg.
 mkfifo "$TMPDIR_TEST/in"

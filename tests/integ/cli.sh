@@ -131,7 +131,6 @@ trap cleanup EXIT
 for n in one two; do
 	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS" >"$DOMS/$n.cfg"
 done
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 if ! lodge create one || ! lodge create two; then
 	fail "domains by ID" "they did not start"
 	exit 0

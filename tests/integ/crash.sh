@@ -13,17 +13,6 @@
 integ_begin "crash evidence" kvm root minios "cmd:gdb:gdb"
 
 CRASH=$ROOT/var/lib/lodge/crash
-domain_cfg() {  # NAME [EXTRA LINE...]: a 1-vCPU, 32 MiB Mini-OS domain
-	local n=$1
-	shift
-	{
-		printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\n' "$n" "$MINIOS"
-		for l in "$@"; do printf '%s\n' "$l"; done
-	} >"$DOMS/$n.cfg"
-}
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
-console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
-booted() { console_log "$1" | grep -q 'minios> '; }
 gone() { [ ! -e "$RUN/$1" ] && [ -z "$(field "$1" 1)" ]; }
 # crash_it NAME [COMMANDS...]: boot NAME, run COMMANDS then crash on its
 # console; what the console showed is in $T/NAME.console

@@ -14,9 +14,6 @@ integ_begin "dump-core" kvm root minios "cmd:gdb:gdb" "cmd:setpriv:util-linux" "
 CONTROL=54331 STATS=54332
 printf 'control_group = "%s"\nstats_group = "%s"\n' $CONTROL $STATS >"$ROOT/etc/lodge/lodge.conf"
 printf 'name = "dc"\nmemory = 64\nvcpus = 2\nkernel = "%s"\n' "$MINIOS" >"$DOMS/dc.cfg"
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
-console_log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
-booted() { console_log "$1" | grep -q 'minios> '; }
 marked() { console_log dc | grep -q "mark: '$1' at"; }
 # gdb_core ARGS...: gdb in batch mode, no init files, on ARGS
 gdb_core() { timeout 60 gdb -nx -batch "$@" 2>&1; }

@@ -49,7 +49,6 @@ else
 	exit 0
 fi
 
-field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 running() { [ "$(field "$1" 5)" = running ]; }
 conlog() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 shows() { conlog "$1" | grep -Eq -- "$2"; }

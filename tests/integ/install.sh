@@ -189,6 +189,20 @@ else
 	fail "--dry-run" "$(cat "$T/dry.out"); $(ls "$DOMS" "$IMAGES")"
 fi
 
+# A guest on a Lodge network (issue 21): its vif names the network.
+if lodge install onnet --dry-run --network lan >"$T/onnet.out" 2>&1 && grep -q "network=lan" "$T/onnet.out" &&
+   nothing_left onnet; then
+	pass "--network puts the guest's vif on a Lodge network (vif = [ 'network=lan' ])"
+else
+	fail "--network" "$(cat "$T/onnet.out")"
+fi
+if ! lodge install both --dry-run --network lan --bridge br0 >"$T/both.out" 2>&1 &&
+   [ "$(wc -l <"$T/both.out")" = 1 ] && grep -q "one or the other" "$T/both.out"; then
+	pass "--network with --bridge is refused in one line: $(cat "$T/both.out")"
+else
+	fail "--network with --bridge" "$(cat "$T/both.out")"
+fi
+
 # ---- into partitions of a loop device ----------------------------------------------------------
 truncate -s 6G "$T/disk.img"
 printf 'label: gpt\n,2600M,L\n,512M,L\n,2600M,L\n' | sfdisk -q "$T/disk.img" >/dev/null 2>&1

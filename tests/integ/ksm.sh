@@ -37,7 +37,6 @@ $2
 CFG
 }
 # field NAME COLUMN: lodge list -o tsv (8 RSS KiB, 13 KSM-shared KiB, 14 THP KiB).
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 log() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 count() { log "$1" | grep -c -- "$2"; }
 more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }

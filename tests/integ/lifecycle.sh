@@ -19,7 +19,6 @@ on_reboot = "restart"
 CFG
 
 # field NAME COLUMN: a column of lodge list -o tsv for a domain
-field() { lodge list -o tsv | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 console_shows() { lodge console --log "$1" 2>/dev/null | grep -q -- "$2"; }
 booted() { console_shows "$1" 'minios> '; }
 

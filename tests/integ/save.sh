@@ -13,7 +13,6 @@ MNTS=()
 at_exit 'for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null; done; [ -n "$NS" ] && ip netns del "$NS" 2>/dev/null'
 
 # field NAME COLUMN: a column of lodge list -o tsv (5 state, 9 pid)
-field() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
 conlog() { lodge console --log "$1" 2>/dev/null | tr -d '\r'; }
 shows() { conlog "$1" | grep -Eq -- "$2"; }
 counters() { grep -E '^counter [0-9]+$' | awk '{ print $2 }'; }

@@ -9,6 +9,10 @@ S=lodge-tui-$$
 # A tmux server of our own: other tests on this machine may start, kill or
 # reconfigure the default one.
 tmux() { command tmux -L "$S" -f /dev/null "$@"; }
+# A session that stays for the whole test: the server ends with its last
+# session, and a new-session right after a kill-session could reach the
+# server on its way out ("no server running").
+tmux new-session -d -s keeper "sleep 86400"
 mkdir -p "$ROOT/var/lib/lodge/images"
 at_exit 'tmux kill-server 2>/dev/null; "$LODGE" bridge-delete "lodgetui$$" >/dev/null 2>&1'
 for n in alpha beta; do

@@ -3,10 +3,14 @@
  * DSDT for 1, 2 and 64 vCPUs, checked against the spec's byte offsets and
  * platform.h; plus the AML emitter's encodings and the error paths.
  * LODGE_ACPI_DUMP=DIR also writes every table as DIR/<SIG>-<n>cpu.dat for
- * `iasl -d`. */
+ * `iasl -d`.  The DSDT is also read by ACPICA's own iasl (Debian's
+ * acpica-tools, as Linux's ACPI core is ACPICA): disassembled, the PCI
+ * host bridge, hot-plug slots and GPE method checked by name, and the
+ * result compiled again with neither errors nor warnings. */
 #include "acpi/acpi.h"
 #include "acpi/aml.h"
 #include "acpi/tables.h"
+#include "pcihp.h"
 #include "platform.h"
 #include "unit.h"
 
@@ -15,6 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define RAM   (2u << 20)
 #define FILL  0xAA
@@ -115,15 +121,19 @@ static void check_fadt(const uint8_t *fadt, const uint8_t **dsdt)
 	CHECK("FADT SMI_CMD 0, no ACPI_ENABLE", get32(fadt, 48) == 0 && fadt[52] == 0 && fadt[53] == 0);
 	CHECK("FADT PM1a_EVT_BLK", get32(fadt, 56) == PORT_PM1A_EVT && fadt[88] == 4);
 	CHECK("FADT PM1a_CNT_BLK", get32(fadt, 64) == PORT_PM1A_CNT && fadt[89] == 2);
-	CHECK("FADT no PM1b/PM2/PM timer/GPE",
+	CHECK("FADT no PM1b/PM2/PM timer/GPE1",
 	      !get32(fadt, 60) && !get32(fadt, 68) && !get32(fadt, 72) && !get32(fadt, 76) &&
-	      !get32(fadt, 80) && !get32(fadt, 84) && !fadt[91] && !fadt[92] && !fadt[93]);
+	      !get32(fadt, 84) && !fadt[91] && !fadt[93]);
+	CHECK("FADT GPE0_BLK: the hot-plug GPE block, 4 bytes",
+	      get32(fadt, 80) == PCIHP_GPE0_PORT && fadt[92] == PCIHP_GPE0_LEN);
+	CHECK("FADT X_GPE0_BLK: I/O, 32 bits, byte access",
+	      fadt[220] == 1 && fadt[221] == 32 && fadt[223] == 1 && get64(fadt, 224) == PCIHP_GPE0_PORT);
 	/* GAS: space id, bit width, bit offset, access size, address. */
 	CHECK("FADT X_PM1a_EVT_BLK", fadt[148] == 1 && fadt[149] == 32 && fadt[150] == 0 &&
 	      get64(fadt, 152) == PORT_PM1A_EVT);
 	CHECK("FADT X_PM1a_CNT_BLK", fadt[172] == 1 && fadt[173] == 16 && fadt[174] == 0 &&
 	      get64(fadt, 176) == PORT_PM1A_CNT);
-	CHECK("FADT X_PM_TMR_BLK and X_GPE0 empty", !get64(fadt, 212) && !get64(fadt, 224));
+	CHECK("FADT X_PM_TMR_BLK and X_GPE1 empty", !get64(fadt, 212) && !get64(fadt, 236));
 	CHECK("FADT RESET_REG", fadt[116] == 1 && fadt[117] == 8 && fadt[119] == 1 &&
 	      get64(fadt, 120) == PORT_ACPI_RESET && fadt[128] == ACPI_RESET_VALUE);
 	CHECK("FADT SLEEP_CONTROL_REG", fadt[244] == 1 && fadt[245] == 8 &&
@@ -206,8 +216,8 @@ static void check_dsdt(const uint8_t *dsdt, unsigned int ncpus)
 	CHECK("DSDT \\_S5 decodes to ACPI_S5_SLP_TYP",
 	      s5_ok && typ_a == ACPI_S5_SLP_TYP && typ_b == ACPI_S5_SLP_TYP);
 
-	/* \_SB_ is the last object: its PkgLength must reach the table's end
-	 * exactly (for 64 CPUs that takes a multi-byte PkgLength). */
+	/* \_SB_ is followed only by \_GPE: its PkgLength must reach that
+	 * scope exactly (for 64 CPUs that takes a multi-byte PkgLength). */
 	const uint8_t *scope = NULL;
 
 	p = memmem_u8(aml, len - 36, "\\_SB_", 5);
@@ -217,8 +227,15 @@ static void check_dsdt(const uint8_t *dsdt, unsigned int ncpus)
 	if (scope) {
 		const uint8_t *q = scope + 1;
 		size_t pkglen = aml_read_pkglength(&q);
+		const uint8_t *next = scope + 1 + pkglen, *r = next + 1;
+		bool gpe_ok = next < end && next[0] == AML_SCOPE_OP;
 
-		CHECK("DSDT \\_SB_ scope PkgLength spans to the end", scope + 1 + pkglen == end);
+		if (gpe_ok) {
+			size_t gpelen = aml_read_pkglength(&r);
+
+			gpe_ok = !memcmp(r, "\\_GPE", 5) && next + 1 + gpelen == end;
+		}
+		CHECK("DSDT \\_SB_ scope then \\_GPE, whose PkgLength spans to the end", gpe_ok);
 		if (ncpus == 64)
 			CHECK("DSDT 64 CPUs: multi-byte PkgLength", (scope[1] >> 6) > 0);
 	} else {
@@ -233,6 +250,91 @@ static void check_dsdt(const uint8_t *dsdt, unsigned int ncpus)
 	static const uint8_t crs[] = { 0x47, 0x01, 0xF8, 0x03, 0xF8, 0x03, 0x00, 0x08,
 				       0x22, 0x10, 0x00, 0x79, 0x00 };
 	CHECK("DSDT COM1 _CRS", memmem_u8(aml, len - 36, crs, sizeof(crs)) != NULL);
+}
+
+/* Run a shell command line; its exit status, or -1. */
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = calloc(1, (size_t)n + 1)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* ACPICA's disassembler reads the DSDT as Linux's ACPI core will: every
+ * object the hot-plug needs is there by name, and the ASL it gives back
+ * compiles with no error and no warning. */
+static void check_dsdt_iasl(const uint8_t *dsdt, unsigned int ncpus)
+{
+	static const char *const want[] = {
+		"Device (PCI0)", "EisaId (\"PNP0A03\")", "WordBusNumber (ResourceProducer",
+		"0x0CF8,             // Range Minimum", "DWordMemory (ResourceProducer",
+		"0xC0000000,         // Range Minimum", "0xFEBFFFFF,         // Range Maximum",
+		"OperationRegion (PCST, SystemIO, 0x0630, 0x10)",
+		"Field (PCST, DWordAcc, NoLock, WriteAsZeros)",
+		"Device (S01)", "Name (_ADR, 0x00010000)", "Name (_SUN, One)", "Device (S1F)",
+		"Name (_ADR, 0x001F0000)", "Method (_EJ0, 1, NotSerialized)", "B0EJ = 0x80000000",
+		"Method (PCNT, 0, NotSerialized)", "Notify (S1F, One)", "Notify (S1F, 0x03)",
+		"Scope (\\_GPE)", "Method (_E01, 0, NotSerialized)", "\\_SB.PCI0.PCNT ()",
+	};
+	char dir[] = "/tmp/lodge-test-acpi-XXXXXX", path[200], cmd[600], name[80];
+	char *dsl, *log;
+	bool all = true;
+	FILE *f;
+
+	if (run("command -v iasl >/dev/null 2>&1") != 0) {
+		printf("SKIP: DSDT through iasl: iasl (Debian's acpica-tools, make deps) is not installed\n");
+		return;
+	}
+	if (!mkdtemp(dir)) {
+		CHECK("DSDT through iasl: a temporary directory", false);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/dsdt.dat", dir);
+	f = fopen(path, "wb");
+	CHECK("DSDT written for iasl", f && fwrite(dsdt, 1, get32(dsdt, 4), f) == get32(dsdt, 4));
+	if (f)
+		fclose(f);
+	snprintf(cmd, sizeof(cmd), "cd %s && iasl -d dsdt.dat >dis.log 2>&1", dir);
+	snprintf(name, sizeof(name), "iasl -d disassembles the DSDT (%u vCPUs)", ncpus);
+	CHECK(name, run(cmd) == 0);
+	snprintf(path, sizeof(path), "%s/dsdt.dsl", dir);
+	dsl = slurp(path);
+	CHECK("iasl -d wrote the ASL", dsl != NULL);
+	for (size_t i = 0; dsl && i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(dsl, want[i])) {
+			printf("FAIL: the disassembled DSDT lacks: %s\n", want[i]);
+			all = false;
+		}
+	CHECK("the disassembled DSDT has the host bridge, its _CRS, 31 slots, PCNT and \\_GPE._E01",
+	      dsl && all);
+	snprintf(cmd, sizeof(cmd), "cd %s && iasl -p again dsdt.dsl >asl.log 2>&1", dir);
+	CHECK("iasl compiles the disassembly again", run(cmd) == 0);
+	snprintf(path, sizeof(path), "%s/asl.log", dir);
+	log = slurp(path);
+	CHECK("... with 0 errors and 0 warnings", log && strstr(log, " 0 Errors, 0 Warnings"));
+	if (log && !strstr(log, " 0 Errors, 0 Warnings"))
+		printf("%s\n", log);
+	free(dsl);
+	free(log);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
 }
 
 static void check_tables(unsigned int ncpus, const char *dump_dir)
@@ -286,6 +388,8 @@ static void check_tables(unsigned int ncpus, const char *dump_dir)
 		check_madt(madt, ncpus);
 	if (dsdt)
 		check_dsdt(dsdt, ncpus);
+	if (dsdt && ncpus != 1)
+		check_dsdt_iasl(dsdt, ncpus);
 
 	if (dump_dir && fadt && madt && dsdt) {
 		dump(dump_dir, "RSDP", ncpus, rsdp, 36);

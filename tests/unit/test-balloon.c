@@ -227,7 +227,7 @@ int main(void)
 	test_pfn_ptr();
 	CHECK("pci bus", pci_init() == 0);
 	CHECK("virtio-balloon created", virtio_balloon_create(&dom, 0, &b) == 0);
-	CHECK("virtio-balloon found on PCI slot 1", probe(1) == 0 && notify_off && device_off);
+	CHECK("virtio-balloon found on PCI slot 31 (DOMAIN_BALLOON_SLOT)", probe(DOMAIN_BALLOON_SLOT) == 0 && notify_off && device_off);
 	CHECK("driver ready", driver_init() == 0);
 	test_worker();
 	test_inflate(b);

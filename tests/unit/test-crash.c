@@ -40,16 +40,6 @@ static int report_fd(void)
 	return -1;
 }
 
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 static size_t slurp(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -115,7 +105,7 @@ int main(void)
 		snprintf(p, sizeof(p), "%s/web-20000101T0000%02d.000Z", crash, i);
 		mkdir(p, 0750);
 		snprintf(p, sizeof(p), "%s/web-20000101T0000%02d.000Z/reason", crash, i);
-		put(p, "old\n");
+		unit_write_file(p, "old\n");
 	}
 	snprintf(p, sizeof(p), "%s/web2-20000101T000000.000Z", crash);
 	mkdir(p, 0750);
@@ -131,12 +121,12 @@ int main(void)
 		CHECK("write the report", 0);
 	/* Its logs: the console log a link to a secret, lodge-hyp.log real. */
 	snprintf(p, sizeof(p), "%s/secret", base);
-	put(p, "the host's secret\n");
+	unit_write_file(p, "the host's secret\n");
 	snprintf(buf, sizeof(buf), "%s/%s", run, runtime_file_name(RT_CONSOLE_LOG));
 	if (symlink(p, buf) < 0)
 		CHECK("plant the link", 0);
 	snprintf(p, sizeof(p), "%s/%s", run, runtime_file_name(RT_HYP_LOG));
-	put(p, "lodge-hyp: error: vcpu0 triple fault\n");
+	unit_write_file(p, "lodge-hyp: error: vcpu0 triple fault\n");
 
 	dir = crash_collect(run);
 	CHECK("a crash reported: evidence kept", dir && strncmp(dir, crash, strlen(crash)) == 0);

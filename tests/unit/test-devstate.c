@@ -33,7 +33,7 @@
 #define RAM_SIZE   (16u << 20)
 #define QSIZE      8
 #define BLK_SLOT   1
-#define BAL_SLOT   2
+#define BAL_SLOT   31    /* DOMAIN_BALLOON_SLOT */
 /* The disk's rings and buffers... */
 #define DESC_GPA   0x100000
 #define AVAIL_GPA  0x101000

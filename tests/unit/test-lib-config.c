@@ -19,16 +19,6 @@ static char fixtures[CFG_PATH_MAX], tmpdir[] = "/tmp/lodge-config.XXXXXX";
 static struct host_config hc;
 static struct domain_config dc, dc2;
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 /* "LINE: KEY: TEXT" from fail-X.ok, else from the "# expect:" comment. */
 static int expectation(const char *cfg, char *out, size_t len)
 {
@@ -209,6 +199,53 @@ static void test_bootloader_round_trip(void)
 	      (memcpy(dc2.file, dc.file, sizeof(dc.file)), memcmp(&dc, &dc2, sizeof(dc)) == 0));
 }
 
+/* slot=N, which the runtime config of a domain that had devices hot-plugged
+ * carries for each disk and vif: parsed, range-checked, written back in
+ * xl's keyed disk form (the only one with room for it), loaded the same. */
+static void test_slots(void)
+{
+	char path[CFG_PATH_MAX + 64], saved[300], img[300], err[2048];
+	FILE *f;
+
+	snprintf(img, sizeof(img), "%s/slot.img", tmpdir);
+	snprintf(path, sizeof(path), "%s/slots.cfg", tmpdir);
+	snprintf(saved, sizeof(saved), "%s/slots-saved.cfg", tmpdir);
+	if ((f = fopen(img, "w")))
+		fclose(f);
+	if (!(f = fopen(path, "w")))
+		return;
+	fprintf(f, "name = \"s\"\nkernel = \"%s\"\n"
+		"disk = [ 'vdev=vdb,access=r,slot=7,target=%s', '%s,raw,vdc,rw' ]\n"
+		"vif = [ 'bridge=br0,slot=30', '' ]\n", img, img, img);
+	fclose(f);
+	CHECK("slot= on a disk and a vif loads",
+	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0 && dc.disks[0].slot == 7 &&
+	      dc.disks[0].readonly && dc.disks[1].slot == 0 && dc.vifs[0].slot == 30 && dc.vifs[1].slot == 0);
+	CHECK("slot= saved and loaded back, the same",
+	      domain_config_save(saved, &dc, err, sizeof(err)) == 0 &&
+	      domain_config_load(saved, &hc, false, &dc2, err, sizeof(err)) == 0 &&
+	      (memcpy(dc2.file, dc.file, sizeof(dc.file)), memcmp(&dc, &dc2, sizeof(dc)) == 0));
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "name = \"s\"\nkernel = \"%s\"\n"
+			"disk = [ 'vdev=vdb,slot=4,target=%s', 'vdev=vdc,slot=4,target=%s' ]\n", img, img, img);
+		fclose(f);
+		CHECK("two disks in one slot refused",
+		      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) != 0 &&
+		      strstr(err, "disks 1 and 2 are both in slot 4"));
+	}
+	for (int i = 0; i < 3; i++) {
+		static const char *const bad[] = { "slot=0", "slot=31", "slot=x" };
+
+		if (!(f = fopen(path, "w")))
+			return;
+		fprintf(f, "name = \"s\"\nkernel = \"%s\"\ndisk = [ 'vdev=vdb,%s,target=%s' ]\n", img, bad[i], img);
+		fclose(f);
+		snprintf(saved, sizeof(saved), "disk %s refused (the balloon's slot, the host bridge's, no number)", bad[i]);
+		CHECK(saved, domain_config_load(path, &hc, false, &dc, err, sizeof(err)) != 0 &&
+		      strstr(err, "is not a PCI slot from 1 to 30"));
+	}
+}
+
 /* Brackets, single quotes, comments holding both, on lines that keep
  * their numbers: the error on line 9 is reported on line 9. */
 static void test_xen_syntax(void)
@@ -226,12 +263,12 @@ static void test_xen_syntax(void)
 		 "extra = 'a \"quoted\" \\\\word'\n"
 		 "\n"
 		 "vcpus = 0\n", fixtures, fixtures, fixtures);
-	write_file(path, text);
+	unit_write_file(path, text);
 	snprintf(want, sizeof(want), "%s:9: vcpus: ", path);
 	CHECK("lines survive the rewrite", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
 	      strncmp(err, want, strlen(want)) == 0);
 	*strrchr(text, 'v') = '\0';
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("brackets and single quotes parse", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("list values", dc.ndisks == 2 && !strcmp(dc.disks[1].vdev, "xvdb") && dc.disks[1].readonly);
 	CHECK("single quotes are literal", strcmp(dc.cmdline, "a \"quoted\" \\\\word") == 0);
@@ -248,15 +285,15 @@ static void test_words(void)
 	snprintf(path, sizeof(path), "%s/words.cfg", tmpdir);
 	snprintf(text, sizeof(text), "// libconfuse's comments\nname = web /* on\ntwo lines */\n"
 		 "kernel = %s//dummy-kernel\nextra = \"${HOME} a\\1234 $x\"\n", fixtures);
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("unquoted words load", domain_config_load(path, &hc, false, &dc, err, sizeof(err)) == 0);
 	CHECK("// inside a word is not a comment", strstr(dc.kernel, "//dummy-kernel") != NULL);
 	CHECK("${HOME} is not expanded, \\1234 is \\123 then 4", strcmp(dc.cmdline, "${HOME} aS4 $x") == 0);
 	strcat(text, "vcpus = 0\n");
-	write_file(path, text);
+	unit_write_file(path, text);
 	CHECK("lines counted through // and /* */ comments",
 	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 && strstr(err, "words.cfg:6: vcpus: "));
-	write_file(path, "name = web\n/* never closed\n\n");
+	unit_write_file(path, "name = web\n/* never closed\n\n");
 	CHECK("an unclosed /* comment is an error on its line",
 	      domain_config_load(path, &hc, false, &dc, err, sizeof(err)) < 0 &&
 	      strstr(err, "words.cfg:2: syntax: a /* comment without its */"));
@@ -337,7 +374,7 @@ static void test_trailing_backslash(void)
 
 	snprintf(path, sizeof(path), "%s/backslash.cfg", tmpdir);
 	snprintf(out, sizeof(out), "%s/stdout", tmpdir);
-	write_file(path, "name = \"a\\");
+	unit_write_file(path, "name = \"a\\");
 	fd = open(out, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	fflush(stdout);
 	dup2(fd, STDOUT_FILENO);
@@ -401,7 +438,7 @@ static void test_root(void)
 	strcat(path, "/lodge");
 	mkdir(path, 0755);
 	strcat(path, "/lodge.conf");
-	write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
+	unit_write_file(path, "# host\nruntime_dir = '/srv/run'\nimage_dir = 'images'\ndefault_bridge = 'br7'\n"
 			 "console_log_size = \"64\"\ncgroup = 'lodge.slice/doms'\n");
 	CHECK("lodge.conf loads", host_config_load(&hc, err, sizeof(err)) == 0);
 	CHECK("values in lodge.conf are used as written", strcmp(hc.runtime_dir, "/srv/run") == 0);
@@ -411,27 +448,27 @@ static void test_root(void)
 	CHECK("unset keys keep prefixed defaults", strcmp(hc.domains_dir, want) == 0);
 	CHECK("bridge and log size", !strcmp(hc.default_bridge, "br7") && hc.console_log_kib == 64);
 	CHECK("cgroup", !strcmp(hc.cgroup, "lodge.slice/doms"));
-	write_file(path, "cgroup = '../escape'\n");
+	unit_write_file(path, "cgroup = '../escape'\n");
 	snprintf(want, sizeof(want), "%s:1: cgroup: '../escape' is not a relative cgroup path", path);
 	CHECK("a cgroup outside the controller is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
-	write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
+	unit_write_file(path, "image_dir = 'images'\nruntime_dir = \"/run/x\\n\"\n");
 	snprintf(want, sizeof(want), "%s:2: runtime_dir: contains a control character (\\n)", path);
 	CHECK("lodge.conf: a path with a control character is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "on_host_shutdown = 'shutdown'\nshutdown_timeout = 20\nsave_dir = '/srv/save'\n");
+	unit_write_file(path, "on_host_shutdown = 'shutdown'\nshutdown_timeout = 20\nsave_dir = '/srv/save'\n");
 	CHECK("on_host_shutdown, shutdown_timeout, save_dir as written",
 	      host_config_load(&hc, err, sizeof(err)) == 0 && !hc.host_shutdown_saves && hc.shutdown_timeout_s == 20 &&
 	      !strcmp(hc.save_dir, "/srv/save"));
-	write_file(path, "shutdown_timeout = 20\non_host_shutdown = 'suspend'\n");
+	unit_write_file(path, "shutdown_timeout = 20\non_host_shutdown = 'suspend'\n");
 	snprintf(want, sizeof(want), "%s:2: on_host_shutdown: 'suspend' is neither save nor shutdown", path);
 	CHECK("on_host_shutdown other than save or shutdown is refused",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "shutdown_timeout = 0\n");
+	unit_write_file(path, "shutdown_timeout = 0\n");
 	snprintf(want, sizeof(want), "%s:1: shutdown_timeout: 0 s is out of range (1 to 86400 s, default 300 s)", path);
 	CHECK("shutdown_timeout 0 is refused with its range",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strcmp(err, want));
-	write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
+	unit_write_file(path, "default_bridge = 'br7'\nconsole_log_size = 0\n");
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
 	CHECK("lodge.conf errors have file, line, key",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
@@ -470,7 +507,7 @@ static void test_check_command(void)
 	snprintf(path, sizeof(path), "%s/etc/lodge/domains", tmpdir);
 	mkdir(path, 0755);
 	strcat(path, "/bad.cfg");
-	write_file(path, "name = 'bad'\nkernel = '/nonexistent'\n");
+	unit_write_file(path, "name = 'bad'\nkernel = '/nonexistent'\n");
 	snprintf(cmd, sizeof(cmd), "%s --root %s check bad 2>&1", lodge, tmpdir);
 	p = popen(cmd, "r");
 	n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
@@ -661,6 +698,8 @@ static void test_man_page(void)
 	check_man_keys(&m, "DOMAIN SETTINGS", domain_keys);
 	check_man_known(&m, "HOST SETTINGS", host_keys);
 	check_man_known(&m, "DOMAIN SETTINGS", domain_keys);
+	check_man_keys(&m, "NETWORK SETTINGS", network_keys);
+	check_man_known(&m, "NETWORK SETTINGS", network_keys);
 }
 
 int main(void)
@@ -681,6 +720,7 @@ int main(void)
 	test_values();
 	test_round_trip();
 	test_bootloader_round_trip();
+	test_slots();
 	test_xen_syntax();
 	test_trailing_backslash();
 	test_words();

@@ -40,7 +40,7 @@ int main(void)
 	CHECK("the known ones in words name bookworm", strstr(dist_known(), "bookworm") != NULL);
 	CHECK("the template's architecture is the host's", !strcmp(host_arch(), "amd64") || !strcmp(host_arch(), "arm64"));
 
-	ok = d && template_cmd(&c, d, "/t/root", "/c/bookworm-amd64", why, sizeof(why)) == 0;
+	ok = d && template_cmd(&c, d, "/t/root", "/c/bookworm-amd64", NULL, why, sizeof(why)) == 0;
 	CHECK("a bookworm build's command line", ok);
 	CHECK("... runs mmdebstrap in root mode into a directory",
 	      ok && !strcmp(c.argv[0], "mmdebstrap") && has_arg(&c, "--mode=root", NULL) &&
@@ -56,8 +56,16 @@ int main(void)
 	CHECK("... builds bookworm into the target, then its apt sources, each a deb line of bookworm",
 	      ok && c.argc > 3 && has_arg(&c, "/t/root", NULL) && has_arg(&c, "deb ", " bookworm") &&
 	      !has_arg(&c, "deb-src", NULL));
+	ok = d && template_cmd(&c, d, "/t/root", "/c/bookworm-amd64", "http://mirror.example/debian", why,
+			       sizeof(why)) == 0;
+	CHECK("lodge.conf's template_mirror: its bookworm and bookworm-updates, Debian's security archive, "
+	      "and none of the host's sources",
+	      ok && has_arg(&c, "deb http://mirror.example/debian bookworm main", NULL) &&
+	      has_arg(&c, "deb http://mirror.example/debian bookworm-updates main", NULL) &&
+	      has_arg(&c, "deb http://deb.debian.org/debian-security bookworm-security main", NULL) &&
+	      !strncmp(c.argv[c.argc - 3], "deb http://mirror.example/", 26));
 	CHECK("a cache path with a space is refused (sync-in reads words)",
-	      d && template_cmd(&c, d, "/t/root", "/c/with space", why, sizeof(why)) < 0 && strstr(why, "space"));
+	      d && template_cmd(&c, d, "/t/root", "/c/with space", NULL, why, sizeof(why)) < 0 && strstr(why, "space"));
 
 	job_init(&j, JOB_TEMPLATE_PHASES | PHASE_BIT(LODGE_PHASE_CLONE), listener, NULL);
 	job_report(&j, LODGE_PHASE_FETCH, 50, NULL);

@@ -80,13 +80,9 @@ static void dead_socket(const char *name)
 static void put_file(const char *name, const char *file, const char *text)
 {
 	char p[512];
-	FILE *f;
 
 	path(p, name, file);
-	if ((f = fopen(p, "w"))) {
-		fputs(text, f);
-		fclose(f);
-	}
+	unit_write_file(p, text);
 }
 
 static bool file_says(const char *name, const char *file, const char *text)
@@ -108,28 +104,33 @@ static bool file_says(const char *name, const char *file, const char *text)
 static atomic_bool stop;
 static atomic_uint seen, half_made;
 
-/* What lodge list does first: every name that is not hidden, and its socket. */
+/* What lodge list does first: every name that is not hidden, and its
+ * socket.  The directory is held open while its socket is looked for, so
+ * "half made" means that very directory, still under its name, lacked the
+ * socket: not one removed meanwhile and replaced by the next start. */
 static void *reader(void *arg)
 {
 	char p[sizeof(run) + 300];
-	struct stat st;
+	struct stat held, named;
 
 	while (!atomic_load(&stop)) {
 		DIR *d = opendir(run);
 		struct dirent *de;
 
 		while (d && (de = readdir(d))) {
+			int dfd;
+
 			if (de->d_name[0] == '.')
 				continue;
-			snprintf(p, sizeof(p), "%s/%s/control", run, de->d_name);
-			if (lstat(p, &st) == 0) {
-				atomic_fetch_add(&seen, 1);
-				continue;
-			}
-			/* No socket: half made, unless the directory has just gone. */
 			snprintf(p, sizeof(p), "%s/%s", run, de->d_name);
-			if (errno == ENOENT && lstat(p, &st) == 0)
+			if ((dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+				continue;          /* gone already */
+			if (fstatat(dfd, "control", &named, AT_SYMLINK_NOFOLLOW) == 0)
+				atomic_fetch_add(&seen, 1);
+			else if (fstat(dfd, &held) == 0 && lstat(p, &named) == 0 &&
+				 held.st_dev == named.st_dev && held.st_ino == named.st_ino)
 				atomic_fetch_add(&half_made, 1);
+			close(dfd);
 		}
 		if (d)
 			closedir(d);
@@ -158,8 +159,8 @@ int main(void)
 	CHECK("... and its directory is untouched", answers("web") && !exists(".web", NULL));
 	close(fd);
 
-	CHECK("removed whole", rundir_remove(run, "web") == 0 && !exists("web", NULL) && !exists(".web", NULL));
-	CHECK("removing what is not there: -ENOENT", rundir_remove(run, "web") == -ENOENT);
+	CHECK("removed whole", rundir_remove(run, "web", NULL) == 0 && !exists("web", NULL) && !exists(".web", NULL));
+	CHECK("removing what is not there: -ENOENT", rundir_remove(run, "web", NULL) == -ENOENT);
 
 	/* A dead lodge-hyp's leftovers: a socket that refuses, its log. */
 	path(p, "old", NULL);
@@ -173,7 +174,7 @@ int main(void)
 	CHECK("... its other files are kept", file_says("old", "lodge-hyp.log", "the last boot\n"));
 	CHECK("... nothing left under the temporary name", !exists(".old", NULL));
 	close(fd);
-	rundir_remove(run, "old");
+	rundir_remove(run, "old", NULL);
 
 	/* A start killed before its rename left RUNDIR/.NAME. */
 	path(p, ".killed", NULL);
@@ -183,7 +184,7 @@ int main(void)
 	CHECK("a killed start's temporary directory is removed, the start goes on",
 	      fd >= 0 && answers("killed") && !exists(".killed", NULL));
 	close(fd);
-	rundir_remove(run, "killed");
+	rundir_remove(run, "killed", NULL);
 
 	/* Something that is not a directory has the name. */
 	put_file("file", NULL, "not a directory\n");
@@ -210,7 +211,7 @@ int main(void)
 			continue;
 		}
 		close(fd);
-		if (rundir_remove(run, "busy"))
+		if (rundir_remove(run, "busy", NULL))
 			bad++;
 	}
 	atomic_store(&stop, true);

@@ -18,4 +18,16 @@ static int unit_failures;
 
 #define UNIT_EXIT() return unit_failures ? 1 : 0
 
+/* PATH holds TEXT (a fixture file; a failure shows in the checks that
+ * read it). */
+static inline void unit_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 #endif

@@ -352,3 +352,147 @@ void aml_res_irq_noflags(struct aml *a, unsigned int irq)
 	aml_byte(a, 0x22);
 	aml_le(a, mask, 2);
 }
+
+/* DefMethod := MethodOp PkgLength NameString MethodFlags TermList;
+ * MethodFlags bits 0-2: ArgCount, bit 3: SerializeFlag (clear). */
+size_t aml_method_begin(struct aml *a, const char *name, unsigned int nargs)
+{
+	size_t mark;
+
+	if (nargs > 7)
+		aml_fail(a, -EINVAL);
+	aml_byte(a, AML_METHOD_OP);
+	mark = a->len;
+	aml_namestring(a, name);
+	aml_byte(a, (uint8_t)(nargs & 7));
+	return mark;
+}
+
+/* DefIfElse := IfOp PkgLength Predicate TermList. */
+size_t aml_if_begin(struct aml *a)
+{
+	aml_byte(a, AML_IF_OP);
+	return a->len;
+}
+
+/* DefOpRegion := OpRegionOp NameString RegionSpace RegionOffset RegionLen. */
+void aml_opregion_io(struct aml *a, const char *name, uint16_t port, uint16_t len)
+{
+	aml_byte(a, AML_EXT_OP_PREFIX);
+	aml_byte(a, AML_EXT_OPREGION_OP);
+	aml_namestring(a, name);
+	aml_byte(a, AML_REGION_SYSTEM_IO);
+	aml_integer(a, port);
+	aml_integer(a, len);
+}
+
+/* DefField := FieldOp PkgLength NameString FieldFlags FieldList; a
+ * NamedField is a NameSeg and its width in bits as a PkgLength. */
+void aml_field_dwords(struct aml *a, const char *region, const char *const *names, unsigned int n)
+{
+	/* AccessType DWordAcc (3), LockRule NoLock (0), UpdateRule WriteAsZeros (2 << 5). */
+	const uint8_t flags = 0x03 | 2u << 5;
+	size_t mark;
+
+	aml_byte(a, AML_EXT_OP_PREFIX);
+	aml_byte(a, AML_EXT_FIELD_OP);
+	mark = a->len;
+	aml_namestring(a, region);
+	aml_byte(a, flags);
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t seg[4];
+
+		if (!nameseg_encode(seg, names[i], strlen(names[i]))) {
+			aml_fail(a, -EINVAL);
+			return;
+		}
+		aml_bytes(a, seg, 4);
+		aml_byte(a, 32);         /* a one-byte PkgLength: 32 bits */
+	}
+	aml_end(a, mark);
+}
+
+void aml_store(struct aml *a) { aml_byte(a, AML_STORE_OP); }
+void aml_and(struct aml *a) { aml_byte(a, AML_AND_OP); }
+void aml_and_end(struct aml *a) { aml_byte(a, 0x00); }   /* Target: NullName */
+
+void aml_local(struct aml *a, unsigned int n)
+{
+	if (n > 7)
+		aml_fail(a, -EINVAL);
+	aml_byte(a, (uint8_t)(AML_LOCAL0_OP + (n & 7)));
+}
+
+void aml_arg(struct aml *a, unsigned int n)
+{
+	if (n > 6)
+		aml_fail(a, -EINVAL);
+	aml_byte(a, (uint8_t)(AML_ARG0_OP + (n & 7)));
+}
+
+/* DefNotify := NotifyOp NotifyObject NotifyValue. */
+void aml_notify(struct aml *a, const char *object, uint64_t value)
+{
+	aml_byte(a, AML_NOTIFY_OP);
+	aml_namestring(a, object);
+	aml_integer(a, value);
+}
+
+void aml_call0(struct aml *a, const char *path)
+{
+	aml_namestring(a, path);
+}
+
+/* Address space descriptors: a large item (6.4.3: tag byte, 16-bit
+ * length) with resource type, general flags (producer, PosDecode, MinFixed
+ * and MaxFixed: 0x0C), type-specific flags, then granularity, min, max,
+ * translation offset and length, each a word or dword. */
+#define RES_ADDR_GENERAL_FLAGS 0x0C
+#define RES_TYPE_MEMORY        0
+#define RES_TYPE_IO            1
+#define RES_TYPE_BUS           2
+
+static void res_word_address(struct aml *a, uint8_t type, uint8_t type_flags, uint16_t min, uint16_t max)
+{
+	uint8_t d[16] = { 0x88, 13, 0, type, RES_ADDR_GENERAL_FLAGS, type_flags };
+	uint16_t len = (uint16_t)(max - min + 1);
+
+	if (max < min) {
+		aml_fail(a, -EINVAL);
+		return;
+	}
+	/* granularity 0 at 6, min at 8, max at 10, translation 0 at 12, length at 14 */
+	d[8] = (uint8_t)min, d[9] = (uint8_t)(min >> 8);
+	d[10] = (uint8_t)max, d[11] = (uint8_t)(max >> 8);
+	d[14] = (uint8_t)len, d[15] = (uint8_t)(len >> 8);
+	aml_bytes(a, d, sizeof(d));
+}
+
+void aml_res_word_bus(struct aml *a, uint16_t min, uint16_t max)
+{
+	res_word_address(a, RES_TYPE_BUS, 0, min, max);
+}
+
+void aml_res_word_io(struct aml *a, uint16_t min, uint16_t max)
+{
+	res_word_address(a, RES_TYPE_IO, 0x03 /* EntireRange */, min, max);
+}
+
+void aml_res_dword_memory(struct aml *a, uint32_t min, uint32_t max)
+{
+	uint8_t d[26] = { 0x87, 23, 0, RES_TYPE_MEMORY, RES_ADDR_GENERAL_FLAGS,
+			  0x01 /* ReadWrite, NonCacheable */ };
+	uint32_t len = max - min + 1;
+
+	if (max < min) {
+		aml_fail(a, -EINVAL);
+		return;
+	}
+	/* granularity 0 at 6, min at 10, max at 14, translation 0 at 18, length at 22 */
+	for (int i = 0; i < 4; i++) {
+		d[10 + i] = (uint8_t)(min >> (8 * i));
+		d[14 + i] = (uint8_t)(max >> (8 * i));
+		d[22 + i] = (uint8_t)(len >> (8 * i));
+	}
+	aml_bytes(a, d, sizeof(d));
+}

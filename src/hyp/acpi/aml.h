@@ -35,6 +35,15 @@ struct aml {
 #define AML_DUAL_NAME_PREFIX  0x2E
 #define AML_MULTI_NAME_PREFIX 0x2F
 #define AML_EXT_OP_PREFIX   0x5B
+#define AML_METHOD_OP       0x14
+#define AML_LOCAL0_OP       0x60
+#define AML_ARG0_OP         0x68
+#define AML_STORE_OP        0x70
+#define AML_AND_OP          0x7B
+#define AML_NOTIFY_OP       0x86
+#define AML_IF_OP           0xA0
+#define AML_EXT_OPREGION_OP 0x80   /* after AML_EXT_OP_PREFIX */
+#define AML_EXT_FIELD_OP    0x81   /* after AML_EXT_OP_PREFIX */
 #define AML_EXT_DEVICE_OP   0x82   /* after AML_EXT_OP_PREFIX */
 #define AML_ROOT_CHAR       0x5C   /* '\' */
 #define AML_ONES_OP         0xFF
@@ -73,6 +82,30 @@ size_t aml_device_begin(struct aml *a, const char *name);
 size_t aml_package_begin(struct aml *a, uint8_t num_elements);
 void aml_end(struct aml *a, size_t mark);
 
+/* Method(name, nargs, NotSerialized) { ... }; If(predicate) { ... }:
+ * the caller emits the predicate (a TermArg) right after aml_if_begin. */
+size_t aml_method_begin(struct aml *a, const char *name, unsigned int nargs);
+size_t aml_if_begin(struct aml *a);
+
+/* OperationRegion(name, SystemIO, port, len). */
+#define AML_REGION_SYSTEM_IO 0x01
+void aml_opregion_io(struct aml *a, const char *name, uint16_t port, uint16_t len);
+/* Field(region, DWordAcc, NoLock, WriteAsZeros) { names[0], 32, ... }:
+ * n fields of 32 bits each, one after another from offset 0. */
+void aml_field_dwords(struct aml *a, const char *region, const char *const *names, unsigned int n);
+
+/* Terms: Store(src, dst) and And(x, y) (no target) take their operands
+ * as the caller emits them next; LocalN and ArgN are one byte each. */
+void aml_store(struct aml *a);
+void aml_and(struct aml *a);
+void aml_and_end(struct aml *a);     /* the And's Target: none */
+void aml_local(struct aml *a, unsigned int n);
+void aml_arg(struct aml *a, unsigned int n);
+/* Notify(object, value). */
+void aml_notify(struct aml *a, const char *object, uint64_t value);
+/* A call of method path with no arguments. */
+void aml_call0(struct aml *a, const char *path);
+
 /* ResourceTemplate() { ... } (section 6.4): a Buffer of resource
  * descriptors ending with an End Tag.  aml_restemplate_end() adds the End
  * Tag, the BufferSize and the PkgLength. */
@@ -82,5 +115,14 @@ void aml_restemplate_end(struct aml *a, size_t mark);
 void aml_res_io16(struct aml *a, uint16_t min, uint16_t max, uint8_t align, uint8_t len);
 /* IRQNoFlags(){irq}: IRQ Descriptor, 2-byte form (6.4.2.1): edge, active high. */
 void aml_res_irq_noflags(struct aml *a, unsigned int irq);
+
+/* Address space descriptors (6.4.3.5), as a host bridge's _CRS lists
+ * what it forwards: ResourceProducer, PosDecode, MinFixed, MaxFixed,
+ * granularity and translation 0.
+ * WordBusNumber(min, max), WordIO(EntireRange, min, max) and
+ * DWordMemory(NonCacheable, ReadWrite, min, max). */
+void aml_res_word_bus(struct aml *a, uint16_t min, uint16_t max);
+void aml_res_word_io(struct aml *a, uint16_t min, uint16_t max);
+void aml_res_dword_memory(struct aml *a, uint32_t min, uint32_t max);
 
 #endif

@@ -14,13 +14,51 @@
  *                   IRQNoFlags () { 4 }
  *               })
  *           }
+ *           Device (PCI0) {                          // the host bridge, bus 0
+ *               Name (_HID, EisaId ("PNP0A03"))
+ *               Name (_UID, 0)
+ *               Name (_CRS, ResourceTemplate () {
+ *                   WordBusNumber (ResourceProducer, MinFixed, MaxFixed, PosDecode,
+ *                                  0, 0, 0, 0, 1)
+ *                   IO (Decode16, 0xCF8, 0xCF8, 0x01, 0x08)
+ *                   WordIO (..., EntireRange, 0, 0x0000, 0x0CF7, 0, 0x0CF8)
+ *                   WordIO (..., EntireRange, 0, 0x0D00, 0xFFFF, 0, 0xF300)
+ *                   DWordMemory (..., NonCacheable, ReadWrite,
+ *                                0, 0xC0000000, 0xFEBFFFFF, 0, 0x3EC00000)
+ *               })
+ *               OperationRegion (PCST, SystemIO, 0x630, 0x10)    // pcihp.h
+ *               Field (PCST, DWordAcc, NoLock, WriteAsZeros) {
+ *                   PCIU, 32, PCID, 32, B0EJ, 32, PCPR, 32
+ *               }
+ *               Device (S01) {                       // ... to S1F
+ *                   Name (_ADR, 0x00010000)
+ *                   Name (_SUN, 1)
+ *                   Method (_EJ0, 1) { Store (0x02, B0EJ) }
+ *               }
+ *               Method (PCNT, 0) {
+ *                   Store (PCIU, Local0)              // the read clears it
+ *                   Store (PCID, Local1)
+ *                   If (And (Local0, 0x02)) { Notify (S01, 1) }   // Device Check
+ *                   If (And (Local1, 0x02)) { Notify (S01, 3) }   // Eject Request
+ *                   ...
+ *               }
+ *           }
  *       }
+ *       Scope (\_GPE) { Method (_E01) { \_SB.PCI0.PCNT () } }
  *   }
+ *
+ * The PCI0 _CRS is what dev/pci.c decodes: bus 0 only, configuration
+ * mechanism #1 at 0xCF8, and memory BARs only inside [GPA_PCI_MMIO_BASE,
+ * GPA_IOAPIC) (RAM above it starts at 4 GiB): with use_crs, Linux keeps
+ * the BARs lodge-hyp assigned instead of moving them.  Slots are exposed
+ * the way Linux's acpiphp looks for them: a device under the host bridge
+ * with _ADR (slot << 16) and _EJ0; no _STA, so presence is the vendor ID.
  *
  * Processor devices (8.4, "ACPI0007") carry _UID = the MADT Processor UID,
  * which is how the OS pairs them with the Local APIC entries. */
 #include "tables.h"
 #include "aml.h"
+#include "pcihp.h"
 #include "platform.h"
 
 #include <errno.h>
@@ -78,6 +116,108 @@ static void dsdt_com1(struct aml *a)
 	aml_end(a, dev);
 }
 
+/* ACPI notification values (5.6.6, table 5-166). */
+#define NOTIFY_DEVICE_CHECK   1
+#define NOTIFY_EJECT_REQUEST  3
+
+static void dsdt_pci_crs(struct aml *a)
+{
+	size_t res;
+
+	aml_name(a, "_CRS");
+	res = aml_restemplate_begin(a);
+	aml_res_word_bus(a, 0, 0);
+	aml_res_io16(a, PCI_CONF1_PORT, PCI_CONF1_PORT, 1, PCI_CONF1_PORTS);
+	aml_res_word_io(a, 0x0000, PCI_CONF1_PORT - 1);
+	aml_res_word_io(a, 0x0D00, 0xFFFF);
+	aml_res_dword_memory(a, (uint32_t)GPA_PCI_MMIO_BASE, (uint32_t)(GPA_PCI_MMIO_END - 1));
+	aml_restemplate_end(a, res);
+}
+
+static void dsdt_pci_slot(struct aml *a, unsigned int slot)
+{
+	char name[8];
+	size_t dev, ej0;
+
+	snprintf(name, sizeof(name), PCIHP_SLOT_NAME_FMT, slot);
+	dev = aml_device_begin(a, name);
+	aml_name(a, "_ADR");
+	aml_integer(a, (uint64_t)slot << 16);     /* device << 16 | function 0 */
+	aml_name(a, "_SUN");
+	aml_integer(a, slot);
+	ej0 = aml_method_begin(a, "_EJ0", 1);
+	aml_store(a);
+	aml_integer(a, 1ull << slot);
+	aml_namestring(a, "B0EJ");
+	aml_end(a, ej0);
+	aml_end(a, dev);
+}
+
+/* Notify each slot whose bit is set in LocalN with value. */
+static void dsdt_pci_notify(struct aml *a, unsigned int local, unsigned int slot, uint64_t value)
+{
+	char name[8];
+	size_t cond;
+
+	snprintf(name, sizeof(name), PCIHP_SLOT_NAME_FMT, slot);
+	cond = aml_if_begin(a);
+	aml_and(a);
+	aml_local(a, local);
+	aml_integer(a, 1ull << slot);
+	aml_and_end(a);
+	aml_notify(a, name, value);
+	aml_end(a, cond);
+}
+
+static void dsdt_pci0(struct aml *a)
+{
+	static const char *const fields[] = { "PCIU", "PCID", "B0EJ", "PCPR" };
+	static_assert(PCIHP_UP == 0 && PCIHP_DOWN == 4 && PCIHP_EJECT == 8 && PCIHP_PRESENT == 12,
+		      "the Field lists pcihp.h's registers in order");
+	size_t dev, pcnt;
+	unsigned int s;
+
+	dev = aml_device_begin(a, "PCI0");
+	aml_name(a, "_HID");
+	aml_eisaid(a, "PNP0A03");        /* PCI host bridge; _HID, so no _ADR (6.1) */
+	aml_name(a, "_UID");
+	aml_integer(a, 0);
+	dsdt_pci_crs(a);
+	aml_opregion_io(a, "PCST", PCIHP_PORT, PCIHP_LEN);
+	aml_field_dwords(a, "PCST", fields, 4);
+	for (s = PCIHP_FIRST_SLOT; s < PCIHP_SLOTS; s++)
+		dsdt_pci_slot(a, s);
+	pcnt = aml_method_begin(a, "PCNT", 0);
+	aml_store(a);
+	aml_namestring(a, "PCIU");
+	aml_local(a, 0);
+	aml_store(a);
+	aml_namestring(a, "PCID");
+	aml_local(a, 1);
+	for (s = PCIHP_FIRST_SLOT; s < PCIHP_SLOTS; s++) {
+		dsdt_pci_notify(a, 0, s, NOTIFY_DEVICE_CHECK);
+		dsdt_pci_notify(a, 1, s, NOTIFY_EJECT_REQUEST);
+	}
+	aml_end(a, pcnt);
+	aml_end(a, dev);
+}
+
+/* The GPE the hot-plug controller raises: an edge GPE (_Exx), so the OS
+ * clears its status before running the method and an event that comes
+ * while PCNT runs raises it again. */
+static void dsdt_gpe(struct aml *a)
+{
+	char name[8];
+	size_t scope, method;
+
+	snprintf(name, sizeof(name), "_E%02X", PCIHP_GPE_BIT);
+	scope = aml_scope_begin(a, "\\_GPE");
+	method = aml_method_begin(a, name, 0);
+	aml_call0(a, "\\_SB.PCI0.PCNT");
+	aml_end(a, method);
+	aml_end(a, scope);
+}
+
 int acpi_dsdt_write(struct acpi_area *a, const struct acpi_platform *plat, uint64_t *gpa)
 {
 	struct acpi_table_header *h;
@@ -90,7 +230,9 @@ int acpi_dsdt_write(struct acpi_area *a, const struct acpi_platform *plat, uint6
 	sb = aml_scope_begin(&aml, "\\_SB");
 	dsdt_processors(&aml, plat->ncpus);
 	dsdt_com1(&aml);
+	dsdt_pci0(&aml);
 	aml_end(&aml, sb);
+	dsdt_gpe(&aml);
 	if (aml.err) {
 		rc = aml.err;
 		goto out;

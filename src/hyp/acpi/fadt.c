@@ -1,7 +1,9 @@
 /* Fixed ACPI Description Table (ACPI 6.0, 5.2.9): revision 6, 276 bytes.
- * Not hardware-reduced: the PM1a event and control blocks are real (see
- * dev/acpi_pm.c), so the fixed power button and S5 through PM1a_CNT work. */
+ * Not hardware-reduced: the PM1a event and control blocks and the GPE0
+ * block are real (see dev/acpi_pm.c), so the fixed power button, S5
+ * through PM1a_CNT and the PCI hot-plug GPE work. */
 #include "tables.h"
+#include "pcihp.h"
 #include "platform.h"
 
 #include <errno.h>
@@ -105,7 +107,12 @@ int acpi_fadt_write(struct acpi_area *a, uint64_t facs_gpa, uint64_t dsdt_gpa,
 	f->pm1a_cnt_blk = PORT_PM1A_CNT;
 	f->pm1_cnt_len = PM1_CNT_BLK_LEN;
 	f->x_pm1a_cnt_blk = acpi_gas_io(PORT_PM1A_CNT, PM1_CNT_BLK_LEN, ACPI_GAS_ACCESS_WORD);
-	/* No PM1b, PM2, PM timer (optional since ACPI 5.0A) or GPE blocks. */
+	/* GPE0: the PCI hot-plug event (pcihp.h); its status and enable
+	 * halves are byte registers to ACPICA. */
+	f->gpe0_blk = PCIHP_GPE0_PORT;
+	f->gpe0_blk_len = PCIHP_GPE0_LEN;
+	f->x_gpe0_blk = acpi_gas_io(PCIHP_GPE0_PORT, PCIHP_GPE0_LEN, ACPI_GAS_ACCESS_BYTE);
+	/* No PM1b, PM2, PM timer (optional since ACPI 5.0A) or GPE1 blocks. */
 
 	/* C2/C3 latencies above 100/1000 us say "not supported" (5.2.9). */
 	f->p_lvl2_lat = 101;

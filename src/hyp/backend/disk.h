@@ -11,16 +11,9 @@
 #include <stdint.h>
 
 #define DISK_ID_MAX 20   /* VIRTIO_BLK_ID_BYTES */
-#define DISK_NAMES_MAX 6 /* the disk, its device node, backing file, whole disk and that one's */
-
-/* One name the disk's blocks go by on this host (disk.c says which), held
- * open from disk_open on so that it can be locked inside the sandbox. */
-struct disk_name {
-	int fd;              /* the disk's own fd_buffered for the first */
-	bool shared;         /* reached through a partition or a slice: LOCK_SH whatever the mode */
-	uint64_t dev, ino;   /* what it is: two names of one file are one lock */
-	char what[300];      /* how a message names it ("" for the disk itself) */
-};
+/* Each name the disk's blocks go by on this host (src/common/disknames.h),
+ * held open from disk_open on so that it can be locked inside the sandbox. */
+#include "disknames.h"
 
 struct disk {
 	char path[4096];
@@ -29,6 +22,7 @@ struct disk {
 	bool direct;         /* O_DIRECT requested (cache=none) */
 	bool is_blockdev;
 	bool lock_later;     /* an incoming migration: the sender holds the lock until it lets go */
+	unsigned slot;       /* its PCI slot (slot=N), 0: the first free */
 	int fd;              /* O_DIRECT when direct; else buffered */
 	int fd_buffered;     /* for requests O_DIRECT refuses (misaligned) */
 	uint64_t size;       /* bytes, a multiple of 512 */
@@ -37,11 +31,20 @@ struct disk {
 	bool locked;
 };
 
-/* Parse "PATH[,ro][,id=NAME][,direct]". Returns 0 or -EINVAL with err set. */
+/* Parse "PATH[,ro][,id=NAME][,direct][,slot=N]". Returns 0 or -EINVAL with err set. */
 int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen);
 /* Open and lock the disk. Returns 0 or -errno with err set (one line). */
 int disk_open(struct disk *d, char *err, size_t errlen);
 void disk_close(struct disk *d);
+/* "N" within DOMAIN_PCI_SLOT_MIN..MAX: 0, or -EINVAL. */
+int parse_slot(const char *s, unsigned *slot);
+/* A disk attached to a running domain: d parsed (disk_parse), the
+ * descriptors opened by the caller with its own rights (liblodge, by
+ * src/common/disknames.h): fds[0] the disk itself, open read-only or
+ * read-write as d says, the rest its other names, name i shared when bit
+ * i of shared is set.  Takes them over (closed on error), locks and sizes
+ * the disk as disk_open does.  0, or -errno with err set (one line). */
+int disk_adopt(struct disk *d, const int *fds, unsigned nfds, uint32_t shared, char *err, size_t errlen);
 /* Take or give up the one-writer lock on every name of the disk (a
  * migration hands a disk over); works inside the sandbox. */
 int disk_lock(struct disk *d, char *err, size_t errlen);

@@ -1,5 +1,7 @@
 #include "tap.h"
+#include "disk.h"
 #include "netlink.h"
+#include "tapdev.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +56,10 @@ int tap_parse(const char *spec, struct tap *t, char *err, size_t errlen)
 					 "(six hex pairs, unicast, e.g. 02:00:00:00:00:01)", spec, opt + 4);
 				return -EINVAL;
 			}
+		} else if (strncmp(opt, "slot=", 5) == 0 && parse_slot(opt + 5, &t->slot) == 0) {
+			/* a PCI slot kept across a restore */
 		} else {
-			snprintf(err, errlen, "net '%s': unknown option '%s' (tap=NAME, mac=MAC, bridge=BR)", spec, opt);
+			snprintf(err, errlen, "net '%s': unknown option '%s' (tap=NAME, mac=MAC, bridge=BR, slot=N)", spec, opt);
 			return -EINVAL;
 		}
 	}
@@ -78,41 +82,26 @@ int tap_parse(const char *spec, struct tap *t, char *err, size_t errlen)
 
 int tap_open(struct tap *t, char *err, size_t errlen)
 {
-	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	int fd = tapdev_open(t->name, t->bridge, err, errlen);
+
+	if (fd < 0)
+		return fd;
+	return tap_adopt(t, fd, err, errlen);
+}
+
+int tap_adopt(struct tap *t, int fd, char *err, size_t errlen)
+{
 	int hdr = VNET_HDR_LEN;
 
-	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd < 0) {
-		snprintf(err, errlen, "cannot open /dev/net/tun: %s", strerror(errno));
-		return -errno;
-	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->name);
-	if (ioctl(t->fd, TUNSETIFF, &ifr) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "cannot attach to tap %s: %s%s", t->name, strerror(e),
-			 e == EBUSY ? " (in use by another domain?)" :
-			 e == EPERM ? " (needs CAP_NET_ADMIN or a tap owned by this user)" : "");
-		close(t->fd);
-		t->fd = -1;
-		return -e;
-	}
-	if (ioctl(t->fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+	t->fd = fd;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
 		snprintf(err, errlen, "tap %s: cannot set the vnet header size: %s", t->name, strerror(errno));
-		close(t->fd);
+		close(fd);
 		t->fd = -1;
 		return -EINVAL;
 	}
 	tap_set_offload(t, 0);
-	if (t->bridge[0]) {
-		int rc = nl_link_attach(t->name, t->bridge, err, errlen);
-
-		if (rc) {
-			close(t->fd);    /* the tap goes with its last descriptor */
-			t->fd = -1;
-			return rc;
-		}
-	}
 	return 0;
 }
 

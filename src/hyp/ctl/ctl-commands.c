@@ -345,6 +345,9 @@ static const struct ctl_command commands[] = {
 	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
 	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
 	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
+	{ "disk-attach", CTL_CONTROL, RUNNING,                         ctl_disk_attach },
+	{ "vif-attach",  CTL_CONTROL, RUNNING,                         ctl_vif_attach },
+	{ "detach",      CTL_CONTROL, RUNNING,                         ctl_detach },
 };
 #undef RUNNING
 #undef ANY

@@ -28,6 +28,7 @@
  * nothing for long. */
 #define CTL_LINE_TIMEOUT_S   5
 #define CTL_ACCEPT_BURST     16     /* connections taken per wake-up */
+#define CTL_PASSED_FDS_MAX   8      /* descriptors one request may carry */
 
 enum ctl_client_mode {
 	CL_REQUESTS,               /* request lines, one reply each */
@@ -57,6 +58,10 @@ struct ctl_client {
 	uint64_t dump_end;         /* CL_DUMP: the console's head when it asked */
 	size_t out_len, out_off;
 	int passed_fd;             /* a descriptor sent with the request (save, migrate), or -1 */
+	/* The ones sent before it with the same request (disk-attach sends a
+	 * disk and its other names: extra_fds then passed_fd, in order). */
+	int extra_fds[CTL_PASSED_FDS_MAX - 1];
+	unsigned nextra;
 	char face[17];             /* the face its request says it is ("lodge/1:dashboard"), or "" */
 };
 
@@ -86,6 +91,11 @@ struct ctl {
 	/* The pool agent's watchdog (proto.h "watchdog"): the guest ends at
 	 * this CLOCK_MONOTONIC ms unless fed a later one; 0: not armed. */
 	uint64_t watchdog_ms;
+	/* A detach waiting for the guest's eject (ctl-hotplug.c): its client,
+	 * slot and deadline; one at a time. */
+	struct ctl_client *detach_client;
+	unsigned detach_slot;
+	uint64_t detach_deadline_ms;
 };
 
 /* ctl.c: the loop, for ctl_run and the fuzz harness (access as ctl_run's). */
@@ -111,6 +121,16 @@ void ctl_client_output(struct ctl_client *cl);
 void ctl_request(struct ctl *c, struct ctl_client *cl, char *line);
 /* The save or migration job made progress or ended. */
 void ctl_save_event(struct ctl *c);
+
+/* ctl-hotplug.c: disk-attach and detach; the guest ejected a slot
+ * (pcihp_event_fd readable); a detach's deadline (UINT64_MAX: none) and
+ * its expiry. */
+void ctl_disk_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+void ctl_vif_attach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+void ctl_detach(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+void ctl_hotplug_event(struct ctl *c);
+uint64_t ctl_hotplug_deadline(const struct ctl *c);
+void ctl_hotplug_expire(struct ctl *c);
 
 /* ctl-status.c */
 void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv);

@@ -39,6 +39,20 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
 	size_t n = 0;
 
 	buf[0] = '\0';
+	/* Each disk's PCI slot, in guest order ("-": no disk): a detach
+	 * names the slot. */
+	n += snprintf(buf + n, len - n, "disk_slots");
+	for (i = k = 0; i < dom->nio && n < len; i++)
+		if (dom->io[i].kind == IO_DISK && ++k)
+			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
+	if (n < len)
+		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
+	n += snprintf(buf + n, len > n ? len - n : 0, "vif_slots");
+	for (i = k = 0; i < dom->nio && n < len; i++)
+		if (dom->io[i].kind == IO_VIF && ++k)
+			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
+	if (n < len)
+		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
 	for (i = 0; i < dom->nio && n < len; i++) {
 		const struct io_counters *c = dom->io[i].counters;
 		enum io_kind kind = dom->io[i].kind;

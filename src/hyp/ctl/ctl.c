@@ -8,6 +8,7 @@
  * who asks (ctl-loop.h), and a client whose line does not finish or who
  * sends nothing for the idle timeout is closed. */
 #include "ctl/ctl-loop.h"
+#include "dev/hotplug.h"
 #include "console.h"
 #include "crash.h"
 #include "dev/devices.h"
@@ -34,6 +35,19 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Close the descriptors a request brought that no command took. */
+static void ctl_client_drop_fds(struct ctl_client *cl)
+{
+	unsigned i;
+
+	for (i = 0; i < cl->nextra; i++)
+		close(cl->extra_fds[i]);
+	cl->nextra = 0;
+	if (cl->passed_fd >= 0)
+		close(cl->passed_fd);
+	cl->passed_fd = -1;
+}
+
 void ctl_client_close(struct ctl_client *cl)
 {
 	if (cl->fd >= 0)
@@ -44,9 +58,7 @@ void ctl_client_close(struct ctl_client *cl)
 	cl->in_len = 0;
 	cl->mode = CL_REQUESTS;
 	cl->out_len = cl->out_off = 0;
-	if (cl->passed_fd >= 0)
-		close(cl->passed_fd);
-	cl->passed_fd = -1;
+	ctl_client_drop_fds(cl);
 }
 
 /* Replies are small: send them whole or drop a client that will not read.
@@ -72,7 +84,7 @@ void client_send(struct ctl_client *cl, const char *fmt, ...)
 
 bool ctl_client_busy(const struct ctl *c, const struct ctl_client *cl)
 {
-	return cl->mode != CL_REQUESTS || cl == c->job_client;
+	return cl->mode != CL_REQUESTS || cl == c->job_client || cl == c->detach_client;
 }
 
 /* When the client's time is up (UINT64_MAX: never): a line it began must
@@ -170,11 +182,13 @@ int ctl_add_client(struct ctl *c, int fd, enum ctl_level level, uid_t uid)
 	return 0;
 }
 
-/* Request bytes, and a descriptor if one came with them (SCM_RIGHTS).
- * Only the last one sent is kept; any others are closed at once. */
+/* Request bytes, and descriptors if some came with them (SCM_RIGHTS):
+ * up to CTL_PASSED_FDS_MAX, the last in passed_fd and those before it in
+ * extra_fds; any more are closed at once, and so are those of an earlier
+ * request that no command took. */
 static ssize_t recv_request(struct ctl_client *cl, char *buf, size_t len)
 {
-	union { struct cmsghdr h; char b[CMSG_SPACE(4 * sizeof(int))]; } u;
+	union { struct cmsghdr h; char b[CMSG_SPACE(CTL_PASSED_FDS_MAX * sizeof(int))]; } u;
 	struct iovec iov = { buf, len };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			    .msg_controllen = sizeof(u.b) };
@@ -183,17 +197,18 @@ static ssize_t recv_request(struct ctl_client *cl, char *buf, size_t len)
 
 	for (h = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
 		size_t i, nfds;
-		int fds[4];
+		int fds[CTL_PASSED_FDS_MAX];
 
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
 			continue;
 		nfds = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (nfds > 4)
-			nfds = 4;
+		if (nfds > CTL_PASSED_FDS_MAX)
+			nfds = CTL_PASSED_FDS_MAX;
 		memcpy(fds, CMSG_DATA(h), nfds * sizeof(int));
+		ctl_client_drop_fds(cl);
 		for (i = 0; i < nfds; i++) {
 			if (cl->passed_fd >= 0)
-				close(cl->passed_fd);
+				cl->extra_fds[cl->nextra++] = cl->passed_fd;
 			cl->passed_fd = fds[i];
 		}
 	}
@@ -397,6 +412,8 @@ static int ctl_poll_timeout(const struct ctl *c, int max_wait_ms)
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		if ((d = client_deadline(c, &c->clients[i])) < next)
 			next = d;
+	if ((d = ctl_hotplug_deadline(c)) < next)
+		next = d;
 	if (c->pending_len && (wait < 0 || wait > 10))
 		wait = 10;
 	if (c->watchdog_ms && c->watchdog_ms < next)
@@ -411,7 +428,7 @@ static int ctl_poll_timeout(const struct ctl *c, int max_wait_ms)
 
 bool ctl_step(struct ctl *c, int max_wait_ms)
 {
-	enum { P_END, P_SIG, P_STDIN, P_LISTEN, P_CONSOLE, P_JOB, P_CLIENT0 };
+	enum { P_END, P_SIG, P_STDIN, P_LISTEN, P_CONSOLE, P_JOB, P_HOTPLUG, P_CLIENT0 };
 	struct pollfd pfd[P_CLIENT0 + CTL_MAX_CLIENTS];
 	struct domain *dom = c->dom;
 	bool ended = atomic_load(&dom->end) != DOMAIN_RUNNING;
@@ -426,6 +443,7 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 	pfd[P_LISTEN] = (struct pollfd){ c->listen_fd, POLLIN, 0 };
 	pfd[P_CONSOLE] = (struct pollfd){ console_event_fd(), POLLIN, 0 };
 	pfd[P_JOB] = (struct pollfd){ c->job ? save_job_event_fd(c->job) : -1, POLLIN, 0 };
+	pfd[P_HOTPLUG] = (struct pollfd){ pcihp_event_fd(), POLLIN, 0 };
 	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
 		struct ctl_client *cl = &c->clients[i];
 		short ev = POLLIN;
@@ -473,6 +491,8 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 		console_event_drain();
 	if (c->job && (pfd[P_JOB].revents & POLLIN))
 		ctl_save_event(c);
+	if (pfd[P_HOTPLUG].revents & POLLIN)
+		ctl_hotplug_event(c);
 	for (i = 0; i < CTL_MAX_CLIENTS; i++) {
 		struct ctl_client *cl = &c->clients[i];
 		short rev = pfd[P_CLIENT0 + i].revents;
@@ -504,6 +524,7 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 			c->pending_len = 0;
 	}
 	ctl_expire(c);
+	ctl_hotplug_expire(c);
 	return true;
 }
 

@@ -1,9 +1,11 @@
 /* ACPI fixed hardware as our FADT describes it: PM1a event and control
- * blocks, the ACPI 5 sleep control/status registers and the reset register.
- * Entering S5 powers the domain off; the reset register reboots it. */
+ * blocks, the GPE0 block, the ACPI 5 sleep control/status registers and
+ * the reset register.  Entering S5 powers the domain off; the reset
+ * register reboots it.  PM1 and GPE0 events share the one SCI. */
 #include "devices.h"
 #include "bus.h"
 #include "domain.h"
+#include "pcihp.h"
 #include "platform.h"
 #include "save/state.h"
 
@@ -22,6 +24,7 @@ struct acpi_pm {
 	struct domain *dom;
 	pthread_mutex_t lock;
 	uint16_t pm1_sts, pm1_en, pm1_cnt;
+	uint16_t gpe0_sts, gpe0_en;    /* one bit per GPE: PCIHP_GPE0_LEN / 2 bytes each */
 	int sci_level;
 };
 
@@ -38,7 +41,7 @@ static void acpi_pm_sleep(struct acpi_pm *pm, unsigned slp_typ)
  * status bit is set, released when the guest clears it. */
 static void acpi_pm_update_sci(struct acpi_pm *pm)
 {
-	int level = (pm->pm1_sts & pm->pm1_en) != 0;
+	int level = (pm->pm1_sts & pm->pm1_en) || (pm->gpe0_sts & pm->gpe0_en);
 
 	if (level != pm->sci_level) {
 		pm->sci_level = level;
@@ -52,6 +55,41 @@ void acpi_pm_power_button(void)
 	acpi_pm.pm1_sts |= PM1_PWRBTN;
 	acpi_pm_update_sci(&acpi_pm);
 	pthread_mutex_unlock(&acpi_pm.lock);
+}
+
+void acpi_pm_gpe_raise(unsigned int gpe)
+{
+	pthread_mutex_lock(&acpi_pm.lock);
+	acpi_pm.gpe0_sts |= (uint16_t)(1u << gpe);
+	acpi_pm_update_sci(&acpi_pm);
+	pthread_mutex_unlock(&acpi_pm.lock);
+}
+
+/* GPE0_BLK: GPE0_STS at +0 (write 1 to clear), GPE0_EN at +2; ACPICA
+ * reads and writes them a byte at a time. */
+static uint64_t gpe0_read(void *dev, uint64_t off, unsigned size)
+{
+	struct acpi_pm *pm = dev;
+	uint32_t both;
+
+	pthread_mutex_lock(&pm->lock);
+	both = pm->gpe0_sts | ((uint32_t)pm->gpe0_en << 16);
+	pthread_mutex_unlock(&pm->lock);
+	return (both >> (off * 8)) & (size == 4 ? 0xffffffffu : size == 2 ? 0xffff : 0xff);
+}
+
+static void gpe0_write(void *dev, uint64_t off, unsigned size, uint64_t val)
+{
+	struct acpi_pm *pm = dev;
+	uint32_t mask = (size == 4 ? 0xffffffffu : size == 2 ? 0xffff : 0xff) << (off * 8);
+	uint32_t v = (uint32_t)(val << (off * 8)) & mask;
+
+	pthread_mutex_lock(&pm->lock);
+	pm->gpe0_sts &= ~(uint16_t)(v & 0xffff);
+	if (mask >> 16)
+		pm->gpe0_en = (uint16_t)((pm->gpe0_en & ~(mask >> 16)) | (v >> 16));
+	acpi_pm_update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
 }
 
 /* PM1a_EVT_BLK: PM1_STS at +0 (write 1 to clear), PM1_EN at +2. */
@@ -121,12 +159,14 @@ static void reset_write(void *dev, uint64_t off, unsigned size, uint64_t val)
 }
 
 static const struct bus_ops pm1_evt_ops = { .read = pm1_evt_read, .write = pm1_evt_write };
+static const struct bus_ops gpe0_ops = { .read = gpe0_read, .write = gpe0_write };
 static const struct bus_ops pm1_cnt_ops = { .read = pm1_cnt_read, .write = pm1_cnt_write };
 static const struct bus_ops sleep_ops = { .read = sleep_read, .write = sleep_write };
 static const struct bus_ops reset_ops = { .read = sleep_read, .write = reset_write };
 
-/* Save and restore: PM1 status, enable and control; the SCI level follows. */
-#define ACPI_PM_STATE_VERSION 1
+/* Save and restore: PM1 status, enable and control, GPE0 status and
+ * enable (version 2); the SCI level follows. */
+#define ACPI_PM_STATE_VERSION 2
 
 static int acpi_pm_save(void *obj, struct state_buf *b)
 {
@@ -136,6 +176,8 @@ static int acpi_pm_save(void *obj, struct state_buf *b)
 	state_put_u16(b, pm->pm1_sts);
 	state_put_u16(b, pm->pm1_en);
 	state_put_u16(b, pm->pm1_cnt);
+	state_put_u16(b, pm->gpe0_sts);
+	state_put_u16(b, pm->gpe0_en);
 	pthread_mutex_unlock(&pm->lock);
 	return 0;
 }
@@ -144,6 +186,7 @@ static int acpi_pm_load(void *obj, struct state_in *in, char *why, size_t whylen
 {
 	struct acpi_pm *pm = obj;
 	uint16_t sts = state_get_u16(in), en = state_get_u16(in), cnt = state_get_u16(in);
+	uint16_t gpe_sts = state_get_u16(in), gpe_en = state_get_u16(in);
 
 	if (in->bad)
 		return -EBADMSG;
@@ -155,6 +198,8 @@ static int acpi_pm_load(void *obj, struct state_in *in, char *why, size_t whylen
 	pm->pm1_sts = sts;
 	pm->pm1_en = en;
 	pm->pm1_cnt = cnt;
+	pm->gpe0_sts = gpe_sts;
+	pm->gpe0_en = gpe_en;
 	acpi_pm_update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
 	return 0;
@@ -171,6 +216,7 @@ int acpi_pm_init(struct domain *dom)
 	acpi_pm.dom = dom;
 	if ((rc = bus_register(BUS_PIO, PORT_PM1A_EVT, 4, &pm1_evt_ops, &acpi_pm, "pm1-evt")) ||
 	    (rc = bus_register(BUS_PIO, PORT_PM1A_CNT, 2, &pm1_cnt_ops, &acpi_pm, "pm1-cnt")) ||
+	    (rc = bus_register(BUS_PIO, PCIHP_GPE0_PORT, PCIHP_GPE0_LEN, &gpe0_ops, &acpi_pm, "gpe0")) ||
 	    (rc = bus_register(BUS_PIO, PORT_SLEEP_CTL, 2, &sleep_ops, &acpi_pm, "sleep")) ||
 	    (rc = bus_register(BUS_PIO, PORT_ACPI_RESET, 1, &reset_ops, &acpi_pm, "reset")))
 		return rc;

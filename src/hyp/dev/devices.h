@@ -17,6 +17,8 @@ int i8042_init(struct domain *dom);     /* reset line (0xFE) only */
 int acpi_pm_init(struct domain *dom);   /* PM1 registers, sleep control, reset register */
 /* Press the fixed-feature power button: PWRBTN_STS and an SCI. */
 void acpi_pm_power_button(void);
+/* Set GPE gpe's status bit in GPE0 (an SCI if the guest enabled it). */
+void acpi_pm_gpe_raise(unsigned int gpe);
 int rtc_init(struct domain *dom);       /* MC146818 CMOS clock at 0x70 */
 int post_init(struct domain *dom);      /* port 0x80, swallowed */
 

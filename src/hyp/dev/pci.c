@@ -9,18 +9,22 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PCI_CONF1_PORT     0xcf8
 #define PCI_CONF1_ENABLE   0x80000000u
 #define PCI_MAX_SLOTS      32
-#define PCI_MMIO_END       GPA_IOAPIC
+#define PCI_MMIO_END       GPA_PCI_MMIO_END
 #define PCI_FIRST_INTX_GSI 16          /* IOAPIC pins above the ISA range */
+/* Each slot's BARs are placed in a window of their own, so a device
+ * hot-plugged into a slot (or restored into it) gets the same addresses
+ * whatever came and went before. */
+#define PCI_SLOT_MMIO      0x100000u
+_Static_assert(PCI_MAX_SLOTS * (uint64_t)PCI_SLOT_MMIO <= GPA_PCI_MMIO_END - GPA_PCI_MMIO_BASE,
+	       "every slot's window fits in the PCI hole");
 
 static struct {
 	pthread_rwlock_t lock;             /* config writes vs. BAR decoding */
 	uint32_t conf1_addr;
 	struct pci_dev *slots[PCI_MAX_SLOTS];
 	struct pci_dev host_bridge;
-	uint64_t mmio_next;
 	uint64_t decoded[PCI_MAX_SLOTS][PCI_MAX_BARS];  /* gpa while decoded, else 0 */
 } pci = { .lock = PTHREAD_RWLOCK_INITIALIZER };
 
@@ -345,7 +349,6 @@ int pci_init(void)
 {
 	int rc;
 
-	pci.mmio_next = GPA_PCI_MMIO_BASE;
 	/* 8086:0d57, the host bridge ID Firecracker also presents: Linux's
 	 * conf1 sanity check wants a host bridge or an Intel device on bus 0. */
 	pci_dev_init(&pci.host_bridge, 0x8086, 0x0d57, 0x060000, 0, 0, 0);
@@ -357,38 +360,114 @@ int pci_init(void)
 	 * devices' own state (which may start their I/O threads). */
 	if ((rc = state_register("pci", &pci_state_ops, NULL)))
 		return rc;
-	rc = bus_register(BUS_PIO, PCI_CONF1_PORT, 8, &conf1_ops, NULL, "pci-conf1");
+	rc = bus_register(BUS_PIO, PCI_CONF1_PORT, PCI_CONF1_PORTS, &conf1_ops, NULL, "pci-conf1");
 	if (!rc)
 		rc = bus_register(BUS_MMIO, GPA_PCI_MMIO_BASE, PCI_MMIO_END - GPA_PCI_MMIO_BASE,
 				  &pci_mmio_ops, NULL, "pci-mmio");
 	return rc;
 }
 
-int pci_register(struct pci_dev *pd)
+int pci_free_slot(void)
 {
-	unsigned s, b;
+	unsigned s;
+	int found = -ENOSPC;
 
-	for (s = 1; s < PCI_MAX_SLOTS && pci.slots[s]; s++)
-		;
-	if (s == PCI_MAX_SLOTS)
-		return -ENOSPC;
-	pd->slot = s;
-	pd->gsi = PCI_FIRST_INTX_GSI + (s % (IOAPIC_PINS - PCI_FIRST_INTX_GSI));
-	pd->cfg[PCI_INTERRUPT_LINE] = pd->gsi;
-	/* Firmware-style assignment: each BAR naturally aligned in the window,
-	 * memory decoding left for the guest to enable. */
+	pthread_rwlock_rdlock(&pci.lock);
+	for (s = 1; s < PCI_MAX_SLOTS; s++)
+		if (!pci.slots[s]) {
+			found = (int)s;
+			break;
+		}
+	pthread_rwlock_unlock(&pci.lock);
+	return found;
+}
+
+struct pci_dev *pci_slot_dev(unsigned slot)
+{
+	struct pci_dev *pd;
+
+	if (slot >= PCI_MAX_SLOTS)
+		return NULL;
+	pthread_rwlock_rdlock(&pci.lock);
+	pd = pci.slots[slot];
+	pthread_rwlock_unlock(&pci.lock);
+	return pd;
+}
+
+uint32_t pci_present_mask(void)
+{
+	uint32_t mask = 0;
+	unsigned s;
+
+	pthread_rwlock_rdlock(&pci.lock);
+	for (s = 1; s < PCI_MAX_SLOTS; s++)
+		if (pci.slots[s])
+			mask |= 1u << s;
+	pthread_rwlock_unlock(&pci.lock);
+	return mask;
+}
+
+int pci_register_slot(struct pci_dev *pd, unsigned slot)
+{
+	uint64_t next = GPA_PCI_MMIO_BASE + (uint64_t)slot * PCI_SLOT_MMIO;
+	uint64_t end = next + PCI_SLOT_MMIO;
+	uint32_t bars[PCI_MAX_BARS] = { 0 };
+	unsigned b;
+
+	if (slot < 1 || slot >= PCI_MAX_SLOTS)
+		return -EINVAL;
+	/* Firmware-style assignment: each BAR naturally aligned in the
+	 * slot's window, memory decoding left for the guest to enable. */
 	for (b = 0; b < PCI_MAX_BARS; b++) {
 		uint64_t size = pd->bar_size[b];
 
 		if (!size)
 			continue;
-		pci.mmio_next = (pci.mmio_next + size - 1) & ~(size - 1);
-		if (pci.mmio_next + size > PCI_MMIO_END)
+		next = (next + size - 1) & ~(size - 1);
+		if (next + size > end)
 			return -ENOSPC;
-		cfg_put(pd, PCI_BAR0 + 4 * b, 4, (uint32_t)pci.mmio_next);
-		pci.mmio_next += size;
+		bars[b] = (uint32_t)next;
+		next += size;
 	}
-	pci.slots[s] = pd;
-	log_debug("pci 00:%02x.0 %s", s, pd->name);
+	pthread_rwlock_wrlock(&pci.lock);
+	if (pci.slots[slot]) {
+		pthread_rwlock_unlock(&pci.lock);
+		return -EBUSY;
+	}
+	pd->slot = (uint8_t)slot;
+	pd->gsi = PCI_FIRST_INTX_GSI + (slot % (IOAPIC_PINS - PCI_FIRST_INTX_GSI));
+	pd->cfg[PCI_INTERRUPT_LINE] = pd->gsi;
+	for (b = 0; b < PCI_MAX_BARS; b++)
+		cfg_put(pd, PCI_BAR0 + 4 * b, 4, bars[b]);
+	memset(pci.decoded[slot], 0, sizeof(pci.decoded[slot]));
+	pci.slots[slot] = pd;
+	pthread_rwlock_unlock(&pci.lock);
+	log_debug("pci 00:%02x.0 %s", slot, pd->name);
 	return 0;
+}
+
+int pci_register(struct pci_dev *pd)
+{
+	int slot = pci_free_slot();
+
+	return slot < 0 ? slot : pci_register_slot(pd, (unsigned)slot);
+}
+
+void pci_unregister(struct pci_dev *pd)
+{
+	unsigned b;
+
+	pthread_rwlock_wrlock(&pci.lock);
+	if (pd->slot && pci.slots[pd->slot] == pd) {
+		/* Its BARs stop decoding first: the device drops its ioeventfds. */
+		for (b = 0; b < PCI_MAX_BARS; b++)
+			if (pci.decoded[pd->slot][b]) {
+				pci.decoded[pd->slot][b] = 0;
+				if (pd->ops->bar_moved)
+					pd->ops->bar_moved(pd, b, 0);
+			}
+		pci.slots[pd->slot] = NULL;
+		log_debug("pci 00:%02x.0 %s removed", pd->slot, pd->name);
+	}
+	pthread_rwlock_unlock(&pci.lock);
 }

@@ -65,8 +65,20 @@ void pci_dev_init(struct pci_dev *pd, uint16_t vendor, uint16_t device, uint32_t
 void pci_dev_add_bar(struct pci_dev *pd, unsigned bar, uint32_t size);
 /* Append a capability of len bytes (id, next and body); returns its offset. */
 unsigned pci_dev_add_cap(struct pci_dev *pd, const void *cap, unsigned len);
-/* Put the device on bus 0, assign its BARs and INTx line. */
+/* Put the device on bus 0 in the first free slot (pci_register) or in
+ * slot (1-31; -EBUSY if taken), assign its BARs (from the slot's own
+ * window: the same addresses whenever a device is in that slot) and INTx
+ * line.  0 or -errno (-ENOSPC: no free slot). */
 int pci_register(struct pci_dev *pd);
+int pci_register_slot(struct pci_dev *pd, unsigned slot);
+/* Take the device off the bus (hot-unplug): its BARs stop decoding
+ * (bar_moved to 0) and its slot reads as empty (vendor 0xffff). */
+void pci_unregister(struct pci_dev *pd);
+/* The first free slot, or -ENOSPC; the slots holding a device (bit N:
+ * slot N; the host bridge's slot 0 not included). */
+int pci_free_slot(void);
+uint32_t pci_present_mask(void);
+struct pci_dev *pci_slot_dev(unsigned slot);     /* NULL: empty */
 /* The current guest address of a memory BAR (0 if not decoded). */
 uint64_t pci_bar_gpa(const struct pci_dev *pd, unsigned bar);
 

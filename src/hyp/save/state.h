@@ -96,6 +96,9 @@ struct state_ops {
  * -ENOSPC. */
 int state_register(const char *name, const struct state_ops *ops, void *obj);
 unsigned state_count(void);
+/* Forget obj's entries (a device hot-unplugged); the order of the rest
+ * stays. */
+void state_unregister_obj(const void *obj);
 /* Forget every registered entry (unit tests that build a second machine in
  * the same process).  The objects themselves are not touched. */
 void state_reset_registry(void);

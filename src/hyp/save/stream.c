@@ -120,6 +120,21 @@ int state_register(const char *name, const struct state_ops *ops, void *obj)
 
 unsigned state_count(void) { return nentries; }
 
+void state_unregister_obj(const void *obj)
+{
+	unsigned i = 0;
+
+	while (i < nentries) {
+		if (entries[i].obj == obj) {
+			memmove(&entries[i], &entries[i + 1], (nentries - i - 1) * sizeof(entries[0]));
+			nentries--;
+			memset(&entries[nentries], 0, sizeof(entries[0]));
+		} else {
+			i++;
+		}
+	}
+}
+
 void state_reset_registry(void)
 {
 	memset(entries, 0, sizeof(entries));

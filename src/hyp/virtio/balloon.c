@@ -14,6 +14,7 @@
  * thread per device serves all three queues and asks for stats every
  * STATS_INTERVAL_MS.  Deflate-on-OOM is offered: the driver may then take
  * frames back under memory pressure, which costs the host nothing to allow. */
+#include "schema.h"
 #include "balloon.h"
 #include "domain.h"
 #include "log.h"
@@ -396,6 +397,9 @@ int virtio_balloon_create(struct domain *dom, uint32_t target_pages, struct virt
 	b->config.num_pages = target_pages;
 	b->info.target_pages = target_pages;
 	b->stats_head = -1;
+	/* Always the last slot: whatever disks and vifs came and went, a
+	 * restored domain rebuilds the same bus (schema.h). */
+	b->vdev.slot = DOMAIN_BALLOON_SLOT;
 	if ((rc = virtio_pci_create(dom, &b->vdev))) {
 		free(b);
 		return rc;

@@ -462,6 +462,15 @@ static int blk_load(struct virtio_dev *vdev, struct state_in *in, char *why, siz
 	return 0;
 }
 
+static void blk_destroy(struct virtio_dev *vdev)
+{
+	struct virtio_blk *b = vdev->priv;
+
+	domain_remove_io(vdev->dom, &b->io);
+	io_uring_queue_exit(&b->ring);
+	free(b);
+}
+
 static const struct virtio_dev_ops blk_ops = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -475,15 +484,22 @@ static const struct virtio_dev_ops blk_ops = {
 	.start = blk_start,
 	.save = blk_save,
 	.load = blk_load,
+	.destroy = blk_destroy,
 };
 
 int virtio_blk_create(struct domain *dom, struct disk *disk)
+{
+	return virtio_blk_create_at(dom, disk, 0, NULL);
+}
+
+int virtio_blk_create_at(struct domain *dom, struct disk *disk, unsigned slot, struct virtio_dev **out)
 {
 	struct virtio_blk *b = calloc(1, sizeof(*b));
 	int rc;
 
 	if (!b)
 		return -ENOMEM;
+	b->vdev.slot = slot;
 	b->disk = disk;
 	b->vdev.ops = &blk_ops;
 	b->vdev.priv = b;
@@ -512,6 +528,8 @@ int virtio_blk_create(struct domain *dom, struct disk *disk)
 		free(b);
 		return rc;
 	}
-	domain_add_io(dom, IO_DISK, &b->io);
+	domain_add_io(dom, IO_DISK, &b->io, b->vdev.slot);
+	if (out)
+		*out = &b->vdev;
 	return 0;
 }

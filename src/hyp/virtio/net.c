@@ -297,6 +297,14 @@ static int net_load(struct virtio_dev *vdev, struct state_in *in, char *why, siz
 	return 0;
 }
 
+static void net_destroy(struct virtio_dev *vdev)
+{
+	struct virtio_net *n = vdev->priv;
+
+	domain_remove_io(vdev->dom, &n->io);
+	free(n);
+}
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
@@ -309,9 +317,15 @@ static const struct virtio_dev_ops net_ops = {
 	.start = net_start,
 	.save = net_save,
 	.load = net_load,
+	.destroy = net_destroy,
 };
 
 int virtio_net_create(struct domain *dom, struct tap *tap)
+{
+	return virtio_net_create_at(dom, tap, NULL);
+}
+
+int virtio_net_create_at(struct domain *dom, struct tap *tap, struct virtio_dev **out)
 {
 	struct virtio_net *n = calloc(1, sizeof(*n));
 	int rc;
@@ -319,6 +333,7 @@ int virtio_net_create(struct domain *dom, struct tap *tap)
 	if (!n)
 		return -ENOMEM;
 	n->tap = tap;
+	n->vdev.slot = tap->slot;
 	n->vdev.ops = &net_ops;
 	n->vdev.priv = n;
 	n->vdev.config = &n->config;
@@ -332,6 +347,8 @@ int virtio_net_create(struct domain *dom, struct tap *tap)
 		free(n);
 		return rc;
 	}
-	domain_add_io(dom, IO_VIF, &n->io);
+	domain_add_io(dom, IO_VIF, &n->io, n->vdev.slot);
+	if (out)
+		*out = &n->vdev;
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "virtio/virtio-pci.h"
 #include "domain.h"
 #include "log.h"
+#include "save/state.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -587,11 +588,41 @@ int virtio_pci_create(struct domain *dom, struct virtio_dev *vdev)
 	for (q = 0; q < VPCI_MAX_VECTORS; q++)
 		vp->msix[q].ctrl = MSIX_ENTRY_MASKED;
 	vpci_reset_locked(vp);
-	rc = pci_register(&vp->pci);
+	rc = vdev->slot ? pci_register_slot(&vp->pci, vdev->slot) : pci_register(&vp->pci);
 	if (rc)
 		return rc;
+	vdev->slot = vp->pci.slot;
 	if ((rc = vpci_state_register(vp)))
 		return rc;
 	log_debug("%s: virtio-pci at 00:%02x.0", ops->name, vp->pci.slot);
 	return 0;
+}
+
+struct pci_dev *virtio_pci_dev(struct virtio_dev *vdev)
+{
+	return &vdev->transport->pci;
+}
+
+void virtio_pci_destroy(struct virtio_dev *vdev)
+{
+	struct virtio_pci *vp = vdev->transport;
+	unsigned q;
+
+	/* Off the bus first (the guest's eject did it already): no vCPU
+	 * reaches the registers, the ioeventfds are gone.  Then no thread. */
+	pci_unregister(&vp->pci);
+	virtio_worker_stop(&vdev->worker);
+	state_unregister_obj(vp);
+	for (q = 0; q < VIRTIO_MAX_QUEUES; q++)
+		if (vdev->kick_fd[q] >= 0) {
+			close(vdev->kick_fd[q]);
+			vdev->kick_fd[q] = -1;
+		}
+	if (vdev->worker.stop_fd >= 0)
+		close(vdev->worker.stop_fd);
+	pthread_mutex_destroy(&vp->lock);
+	free(vp);
+	vdev->transport = NULL;
+	if (vdev->ops->destroy)
+		vdev->ops->destroy(vdev);
 }

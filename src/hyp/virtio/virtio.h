@@ -79,6 +79,9 @@ struct virtio_dev_ops {
 	int (*save)(struct virtio_dev *vdev, struct state_buf *b);
 	int (*load)(struct virtio_dev *vdev, struct state_in *in, char *why, size_t whylen);
 	bool state_single;
+	/* A hot-unplugged device's own end, once its thread is stopped and
+	 * it is off the bus: free what create made.  Optional. */
+	void (*destroy)(struct virtio_dev *vdev);
 };
 
 struct virtio_dev {
@@ -99,10 +102,19 @@ struct virtio_dev {
 	int kick_fd[VIRTIO_MAX_QUEUES];
 	struct virtio_worker worker;
 	struct virtio_pci *transport;
+	/* The PCI slot to put it in (a hot-plug, a restore), 0: the first free. */
+	unsigned slot;
 };
 
 /* Create the device on the virtio-pci transport and put it on the bus. */
 int virtio_pci_create(struct domain *dom, struct virtio_dev *vdev);
+
+/* A device hot-unplugged (dev/hotplug.h): its thread stopped, off the bus,
+ * its state entry gone, its descriptors closed; then the device's own
+ * destroy frees it.  vdev is gone afterwards. */
+void virtio_pci_destroy(struct virtio_dev *vdev);
+/* Its function on the bus (slot in ->slot once created). */
+struct pci_dev *virtio_pci_dev(struct virtio_dev *vdev);
 
 /* Interrupt the driver for queue q, if it wants one (event idx, flags). */
 void virtio_queue_interrupt(struct virtio_dev *vdev, unsigned q);

@@ -1,0 +1,351 @@
+// Lodge's web page: plain JavaScript, no build step, nothing from elsewhere.
+// Everything it shows comes from lodge web's JSON API and its two
+// WebSockets (lodge-web(8)); every change is a POST carrying the session's
+// CSRF token.  The console is Debian's xterm.js, bundled as LodgeXterm.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const app = { csrf: "", role: "viewer", user: "", prev: null, hist: {}, ws: null, con: null, detail: null };
+const HIST = 30;                     // sparkline points (seconds)
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else if (k.startsWith("data-")) e.setAttribute(k, v); else e[k] = v;
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+async function api(method, path, body) {
+  const opt = { method, credentials: "same-origin", headers: {} };
+  if (method === "POST") {
+    opt.headers["X-CSRF-Token"] = app.csrf;
+    opt.headers["Content-Type"] = "application/json";
+    opt.body = JSON.stringify(body || {});
+  }
+  const r = await fetch(path, opt);
+  let j = {};
+  try { j = await r.json(); } catch (e) { /* an empty body */ }
+  if (r.status === 401 && path !== "/api/login") showLogin();
+  return { status: r.status, ok: r.ok, json: j };
+}
+
+// ---- the dialog that confirms --------------------------------------------------------
+
+function confirmDialog(text, yes) {
+  return new Promise((resolve) => {
+    const d = $("confirm");
+    $("confirm-text").textContent = text;
+    $("confirm-yes").textContent = yes || "Yes";
+    d.onclose = () => resolve(d.returnValue === "yes");
+    d.returnValue = "";
+    d.showModal();
+  });
+}
+
+// ---- log in and out --------------------------------------------------------------------
+
+function show(view) {
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", "jobs-view"])
+    $(v).hidden = !view.includes(v) && !(v === "jobs-view" && view.includes("domains-view"));
+}
+
+function showLogin() {
+  if (app.ws) { app.ws.onclose = null; app.ws.close(); app.ws = null; }
+  $("who").hidden = true;
+  show(["login-view"]);
+  $("login-user").focus();
+}
+
+function loggedIn(j) {
+  app.csrf = j.csrf; app.role = j.role; app.user = j.user;
+  $("user").textContent = j.user + " (" + j.role + ")";
+  $("who").hidden = false;
+  document.body.classList.toggle("viewer", j.role !== "admin");
+  show(["domains-view"]);
+  connectUpdates();
+}
+
+$("login-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/login", { user: $("login-user").value, password: $("login-password").value });
+  $("login-password").value = "";
+  if (!r.ok) { $("login-error").textContent = r.json.error || ("login failed: " + r.status); return; }
+  $("login-error").textContent = "";
+  loggedIn(r.json);
+});
+
+$("logout").addEventListener("click", async () => { await api("POST", "/api/logout"); showLogin(); });
+
+// ---- live updates --------------------------------------------------------------------------
+
+function connectUpdates() {
+  if (app.ws) return;
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/ws/updates",
+                           "lodge-updates");
+  app.ws = ws;
+  ws.onmessage = (m) => update(JSON.parse(m.data));
+  ws.onclose = () => { app.ws = null; setTimeout(() => { if (!$("who").hidden) connectUpdates(); }, 2000); };
+}
+
+function bytes(n) {
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  for (; n >= 1024 && i < u.length - 1; i++) n /= 1024;
+  return (i ? n.toFixed(1) : Math.round(n)) + " " + u[i];
+}
+
+function spark(values) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "spark");
+  svg.setAttribute("viewBox", "0 0 " + (HIST - 1) + " 100");
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.setAttribute("role", "img");
+  const max = Math.max(100, ...values);
+  const pts = values.map((v, i) => (HIST - values.length + i) + "," + (100 - (v * 100) / max).toFixed(1));
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", pts.join(" "));
+  svg.append(line);
+  svg.setAttribute("aria-label", "CPU over the last " + values.length + " s");
+  return svg;
+}
+
+// A domain's rates since the last message.
+function rates(d, prev, dt) {
+  const p = prev && prev[d.name];
+  if (!p || !d.io || !p.io || dt <= 0 || p.id !== d.id) return null;
+  return {
+    cpu: Math.max(0, ((d.cpu_s - p.cpu_s) / dt) * 100),
+    rd: (d.io.disk_rd_bytes - p.io.disk_rd_bytes) / dt, wr: (d.io.disk_wr_bytes - p.io.disk_wr_bytes) / dt,
+    rx: (d.io.net_rx_bytes - p.io.net_rx_bytes) / dt, tx: (d.io.net_tx_bytes - p.io.net_tx_bytes) / dt,
+  };
+}
+
+function update(msg) {
+  const h = msg.host;
+  $("host").textContent = "Host: " + h.nr_cpus + " CPUs, " + (h.cpu_pct / h.nr_cpus).toFixed(0) + "% busy, load " +
+    h.load1.toFixed(2) + ", " + h.free_memory_mib + " of " + h.total_memory_mib + " MiB free";
+  const prev = app.prev, dt = prev ? (msg.t - prev.t) / 1000 : 0;
+  const byName = {};
+  for (const d of msg.domains) byName[d.name] = d;
+  const tbody = document.querySelector("#domains tbody");
+  for (const tr of [...tbody.rows]) if (!byName[tr.dataset.name]) { tr.remove(); delete app.hist[tr.dataset.name]; }
+  for (const d of msg.domains) {
+    const r = rates(d, prev && prev.byName, dt);
+    const hist = (app.hist[d.name] = app.hist[d.name] || []);
+    if (r) { hist.push(r.cpu); if (hist.length > HIST) hist.shift(); }
+    row(tbody, d, r, hist);
+  }
+  app.prev = { t: msg.t, byName };
+  if (msg.jobs) jobs(msg.jobs);
+  if (app.detail && byName[app.detail]) detail(byName[app.detail]);
+}
+
+function cell(label, content, cls) {
+  const td = el("td", { "data-label": label, class: cls || "" });
+  td.append(content);
+  return td;
+}
+
+function row(tbody, d, r, hist) {
+  let tr = [...tbody.rows].find((t) => t.dataset.name === d.name);
+  const fresh = el("tr", { id: "dom-" + d.name, "data-name": d.name });
+  const state = d.state === "?" ? "unknown (" + (d.why || "not answering") + ")" : d.state;
+  const cpu = el("span", {}, r ? r.cpu.toFixed(0) + "% " : "- ");
+  cpu.append(spark(hist));
+  fresh.append(
+    cell("Name", d.id === 0 ? d.name : el("a", { href: "#", className: "detail-link", "data-action": "detail" }, d.name)),
+    cell("ID", d.id === null ? "-" : String(d.id), "num"),
+    cell("State", el("span", { class: "state state-" + (d.state === "?" ? "unknown" : d.state) }, state)),
+    cell("vCPUs", d.vcpus === null ? "-" : String(d.vcpus), "num"),
+    cell("Memory", d.memory_mib === null ? "-" : d.memory_mib + " MiB", "num"),
+    cell("CPU", cpu),
+    cell("Disk read / write", r ? bytes(r.rd) + "/s / " + bytes(r.wr) + "/s" : "-"),
+    cell("Net in / out", r ? bytes(r.rx) + "/s / " + bytes(r.tx) + "/s" : "-"),
+    cell("Actions", d.id === 0 ? "" : actions(d)));
+  if (tr) tr.replaceWith(fresh); else tbody.append(fresh);
+}
+
+const VERBS = [
+  ["pause", "Pause", (d) => d.state === "running", null],
+  ["unpause", "Unpause", (d) => d.state === "paused", null],
+  ["shutdown", "Shut down", () => true, "Shut down %s? The guest is asked to power off."],
+  ["reboot", "Reboot", () => true, "Reboot %s? The guest is reset."],
+  ["destroy", "Destroy", () => true, "Destroy %s? It ends at once, as if its power were cut."],
+];
+
+function actions(d) {
+  const span = el("span");
+  span.append(el("button", { type: "button", "data-action": "console" }, "Console"));
+  for (const [verb, label, when, ask] of VERBS)
+    if (app.role === "admin" && when(d))
+      span.append(el("button", { type: "button", "data-action": verb, class: ask ? "danger admin" : "admin" }, label));
+  return span;
+}
+
+document.querySelector("#domains tbody").addEventListener("click", async (ev) => {
+  const b = ev.target.closest("[data-action]");
+  if (!b) return;
+  ev.preventDefault();
+  const name = b.closest("tr").dataset.name, verb = b.dataset.action;
+  if (verb === "detail") { app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); return; }
+  if (verb === "console") { openConsole(name, false); return; }
+  const v = VERBS.find((x) => x[0] === verb);
+  if (v[3] && !(await confirmDialog(v[3].replace("%s", name), v[1]))) return;
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/" + verb);
+  $("action-error").textContent = r.ok ? "" : verb + " " + name + ": " + (r.json.error || r.status);
+});
+
+// ---- the detail view ---------------------------------------------------------------------------
+
+// The row's figures from the update; the rest asked of GET /api/domains/NAME.
+function detail(d) {
+  $("detail-name").textContent = d.name;
+  const tb = document.querySelector("#detail tbody");
+  tb.replaceChildren();
+  for (const [k, v] of Object.entries(d)) {
+    if (k === "io") continue;
+    tb.append(el("tr", {}, el("th", {}, k), el("td", {}, v === null ? "-" : Array.isArray(v) ? v.join(", ") || "-" : String(v))));
+  }
+  if (!$("memset-mib").value) $("memset-mib").value = d.memory_mib || "";
+  if (!app.detailBusy) detailMore(d.name);
+}
+
+async function detailMore(name) {
+  app.detailBusy = true;
+  const r = await api("GET", "/api/domains/" + encodeURIComponent(name));
+  app.detailBusy = false;
+  if (!r.ok || app.detail !== name) return;
+  const d = r.json, tb = document.querySelector("#devices tbody");
+  tb.replaceChildren();
+  for (const v of d.vcpu_list || [])
+    tb.append(el("tr", {}, el("th", {}, "vCPU " + v.vcpu), el("td", {}, "host CPU " + v.cpu + ", " + v.cpu_s.toFixed(1) +
+              " s, affinity " + v.affinity)));
+  for (const k of d.disks)
+    tb.append(el("tr", {}, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") + ", read " +
+              bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes))));
+  for (const v of d.vifs)
+    tb.append(el("tr", {}, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") + ", in " +
+              bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes))));
+  $("detail-tail").textContent = (d.console_tail || "").split("\n").slice(-15).join("\n");
+  $("detail-history").textContent = d.history.join("\n");
+}
+
+$("detail-close").addEventListener("click", () => { app.detail = null; show(["domains-view"]); });
+$("save-button").addEventListener("click", async () => {
+  const name = app.detail;
+  if (!(await confirmDialog("Save " + name + " to the save directory? It ends once its state is on disk.", "Save"))) return;
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/save");
+  $("action-error").textContent = r.ok ? "" : "save: " + (r.json.error || r.status);
+});
+$("migrate-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const name = app.detail, dest = $("migrate-dest").value;
+  if (!(await confirmDialog("Migrate " + name + " to " + dest + "? It leaves this host.", "Migrate"))) return;
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/migrate", { dest });
+  $("action-error").textContent = r.ok ? "" : "migrate: " + (r.json.error || r.status);
+});
+$("restore-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/restore", { name: $("restore-name").value });
+  $("action-error").textContent = r.ok ? "" : "restore: " + (r.json.error || r.status);
+});
+
+// The jobs: a save's bytes, a migration's rounds, as they go.
+function jobs(list) {
+  const ul = $("jobs");
+  ul.replaceChildren();
+  for (const j of list.slice().reverse()) {
+    const p = j.progress, how = !p ? "" : j.kind === "migrate" && p.round ?
+      ", round " + p.round + ", " + p.dirty + " pages dirty, " + bytes(p.rate_kib * 1024) + "/s" :
+      ", " + bytes(p.bytes) + (p.total ? " of " + bytes(p.total) : "");
+    ul.append(el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
+                 (j.error ? " (" + j.error + ")" : "")));
+  }
+}
+
+$("memset-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/domains/" + encodeURIComponent(app.detail) + "/mem-set",
+                      { memory_mib: Number($("memset-mib").value) });
+  $("action-error").textContent = r.ok ? "" : "mem-set: " + (r.json.error || r.status);
+});
+
+// ---- the create form ---------------------------------------------------------------------------
+
+$("create-open").addEventListener("click", async () => {
+  const r = await api("GET", "/api/create-form");
+  if (!r.ok) return;
+  const f = r.json, box = $("create-fields");
+  box.replaceChildren();
+  $("create-guest").textContent = f.defaults.why;
+  const devs = await api("GET", "/api/blockdevs");
+  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  for (const { key, hint } of f.fields) {
+    const input = el("input", { id: "create-" + key, name: key });
+    if (key === "disk") input.setAttribute("list", "blockdevs");
+    if (key in f.defaults) input.value = f.defaults[key];
+    box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
+                  el("span", { class: "error", id: "create-error-" + key })));
+  }
+  $("create-error").textContent = "";
+  show(["domains-view", "create-view"]);
+  $("create-name").focus();
+});
+
+$("create-cancel").addEventListener("click", () => show(["domains-view"]));
+$("create-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const body = {};
+  for (const input of $("create-fields").querySelectorAll("input")) if (input.value !== "") body[input.name] = input.value;
+  for (const e of $("create-fields").querySelectorAll(".error")) e.textContent = "";
+  const r = await api("POST", "/api/domains", body);
+  if (r.ok) { $("create-error").textContent = ""; show(["domains-view"]); return; }
+  const where = r.json.field && $("create-error-" + r.json.field);
+  (where || $("create-error")).textContent = r.json.error || ("failed: " + r.status);
+});
+
+// ---- the console --------------------------------------------------------------------------------
+
+function closeConsole() {
+  if (app.con) { app.con.ws.onclose = null; app.con.ws.close(); app.con.term.destroy(); app.con = null; }
+  $("terminal").replaceChildren();
+}
+
+function openConsole(name, force) {
+  closeConsole();
+  $("console-name").textContent = name;
+  $("console-mode").textContent = app.role === "admin" ? "" : "(read only)";
+  show(["domains-view", "console-view"]);
+  // The DOM renderer: the text is in the page (screen readers, tests).
+  const term = new LodgeXterm.Terminal({ cols: 80, rows: 24, rendererType: "dom" });
+  term.open($("terminal"));
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host +
+                           "/api/ws/console/" + encodeURIComponent(name) + (force ? "?force=1" : ""), "lodge-console");
+  ws.binaryType = "arraybuffer";
+  const dec = new TextDecoder(), enc = new TextEncoder();
+  app.con = { ws, term, name };
+  ws.onmessage = async (m) => {
+    if (typeof m.data !== "string") { term.write(dec.decode(new Uint8Array(m.data), { stream: true })); return; }
+    const j = JSON.parse(m.data);
+    if (j.in_use && app.role === "admin") {
+      if (await confirmDialog(j.error + " Take it over?", "Take over")) openConsole(name, true);
+      return;
+    }
+    $("console-mode").textContent = j.error || j.closed || "";
+  };
+  ws.onclose = () => { if ($("console-mode").textContent === "") $("console-mode").textContent = "(closed)"; };
+  term.on("data", (d) => { if (app.role === "admin" && ws.readyState === 1) ws.send(enc.encode(d)); });
+  term.focus();
+}
+
+$("console-close").addEventListener("click", () => { closeConsole(); show(["domains-view"]); });
+
+// ---- start -------------------------------------------------------------------------------------
+
+(async () => {
+  const r = await api("GET", "/api/session");
+  if (r.ok) loggedIn(r.json); else showLogin();
+})();

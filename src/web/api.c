@@ -1,0 +1,356 @@
+/* The JSON API (lodge-web(8)): one table of routes, each with its method,
+ * its path, the role it needs and its handler.  A request reaches a
+ * handler only with a session (but the login), and a POST only with its
+ * CSRF token (server.c); the role is checked here, from the table.  Every
+ * change to a domain is asked of its lodge-hyp with the face
+ * "web-USER", so the event log says which web user did it. */
+#include "web.h"
+#include "domain-list.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+enum need { NEED_NONE, NEED_VIEWER, NEED_ADMIN };
+
+struct route {
+	bool post;
+	const char *path;                 /* a star: one word of the path there (a name) */
+	const char *verb;                 /* after the word: "pause" of /api/domains/NAME/pause */
+	enum need need;
+	void (*fn)(const struct web_request *req, const char *word, struct web_response *resp);
+};
+
+void web_reply_json(struct web_response *resp, unsigned status, json_t *j)
+{
+	resp->status = status;
+	resp->body = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	json_decref(j);
+}
+
+void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
+{
+	char msg[LODGE_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	web_reply_json(resp, status, json_pack("{s:s}", "error", msg));
+}
+
+/* The library's refusal: lodge-hyp's lines as they are, else its sentence. */
+void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
+{
+	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY ? 409 : 500;
+
+	web_error(resp, status, "%s", err->msg[0] ? err->msg : strerror(-rc));
+}
+
+json_t *web_body_json(const struct web_request *req, struct web_response *resp)
+{
+	json_error_t e;
+	json_t *j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &e);
+
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		web_error(resp, 400, "the body is not a JSON object%s%s", j ? "" : ": ", j ? "" : e.text);
+		return NULL;
+	}
+	return j;
+}
+
+/* Logins, failed ones and logouts go to syslog's authpriv: they are no
+ * domain's event (the event log has each change a user makes).  Here,
+ * not in server.c: syslog.h's LOG_ERR and LOG_INFO are macros that would
+ * replace log.h's levels of the same names. */
+void web_api_openlog(void)
+{
+	openlog("lodge-web", LOG_PID, LOG_AUTHPRIV);
+}
+
+/* ---- the session ------------------------------------------------------------------------ */
+
+static void session_json(struct web_response *resp, unsigned status, const struct web_session *s)
+{
+	web_reply_json(resp, status, json_pack("{s:s,s:s,s:s}", "user", s->user, "role", web_role_name(s->role), "csrf",
+					   s->csrf));
+}
+
+static void do_login(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	const char *user = NULL, *password = NULL;
+	char name[WEB_USER_MAX + 1];
+	enum web_role role;
+	struct web_session *s;
+	long wait = web_login_wait(req->peer);
+	json_t *j;
+	int ok;
+
+	if (wait) {
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "login refused from %s: too many failures (%ld s to wait)", req->peer, wait);
+		web_error(resp, 429, "too many failed logins from %s: try again in %ld s", req->peer, wait);
+		return;
+	}
+	if (!(j = web_body_json(req, resp)))
+		return;
+	if (json_unpack(j, "{s:s,s:s}", "user", &user, "password", &password) || strlen(password) > WEB_PASSWORD_MAX) {
+		json_decref(j);
+		web_error(resp, 400, "the body is {\"user\": ..., \"password\": ...}");
+		return;
+	}
+	ok = strlen(user) <= WEB_USER_MAX ? web_users_verify(user, password, &role) : 0;
+	snprintf(name, sizeof(name), "%.*s", WEB_USER_MAX, user);
+	json_decref(j);
+	if (ok < 0) {
+		web_error(resp, 500, "the users file cannot be read (%s): lodge web-passwd makes it",
+			  ok == -EPERM ? "others may write it" : strerror(-ok));
+		return;
+	}
+	web_login_result(req->peer, ok == 1);
+	if (ok != 1) {
+		/* The name as typed may be anything: not logged, so no password
+		 * typed into the user field lands in the log. */
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "failed login from %s", req->peer);
+		web_error(resp, 401, "wrong user or password");
+		return;
+	}
+	if (!(s = web_session_new(name, role))) {
+		web_error(resp, 500, "no randomness for a session");
+		return;
+	}
+	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s (%s) logged in from %s", name, web_role_name(role), req->peer);
+	snprintf(resp->cookie, sizeof(resp->cookie), "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", WEB_COOKIE, s->id,
+		 req->tls ? "; Secure" : "");
+	session_json(resp, 200, s);
+}
+
+static void do_logout(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s logged out from %s", req->session->user, req->peer);
+	web_session_end(req->session);
+	snprintf(resp->cookie, sizeof(resp->cookie), "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s",
+		 WEB_COOKIE, req->tls ? "; Secure" : "");
+	web_reply_json(resp, 200, json_object());
+}
+
+static void get_session(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	session_json(resp, 200, req->session);
+}
+
+/* ---- domains ------------------------------------------------------------------------------ */
+
+static json_t *status_json(const struct lodge_status *st)
+{
+	struct list_row r;
+
+	domain_list_row(&r, st);
+	return cols_json_row(domain_list_cols, domain_list_ncols, &r);
+}
+
+static void get_domains(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	struct lodge_status dom0;
+	struct lodge_list l;
+	struct lodge_err err;
+	json_t *a = json_array();
+	unsigned i;
+	int rc;
+
+	lodge_host_status(&dom0);
+	json_array_append_new(a, status_json(&dom0));
+	if ((rc = lodge_list(web_lodge(), &l, &err))) {
+		json_decref(a);
+		web_reply_lodge_err(resp, rc, &err);
+		return;
+	}
+	for (i = 0; i < l.n; i++)
+		json_array_append_new(a, status_json(&l.dom[i]));
+	for (i = 0; i < l.nunasked; i++) {
+		struct list_row r;
+		json_t *o;
+
+		domain_list_row_unasked(&r, &l.unasked[i]);
+		o = cols_json_row(domain_list_cols, domain_list_ncols, &r);
+		json_object_set_new(o, "why", json_string(l.unasked[i].why));
+		json_array_append_new(a, o);
+	}
+	lodge_list_free(&l);
+	web_reply_json(resp, 200, a);
+}
+
+/* The face the domain's lodge-hyp is told: web-USER (the event log's via=). */
+void web_as_user(const struct web_request *req)
+{
+	char face[WEB_USER_MAX + 8];
+
+	snprintf(face, sizeof(face), "web-%s", req->session->user);
+	lodge_set_face(face);
+}
+
+static void lifecycle(const struct web_request *req, const char *name, struct web_response *resp,
+		      int (*fn)(const struct lodge *, const char *, struct lodge_err *))
+{
+	struct lodge_err err;
+	int rc;
+
+	web_as_user(req);
+	if ((rc = fn(web_lodge(), name, &err)))
+		web_reply_lodge_err(resp, rc, &err);
+	else
+		web_reply_json(resp, 200, json_pack("{s:s}", "name", name));
+}
+
+static int shutdown_now(const struct lodge *lg, const char *name, struct lodge_err *err)
+{
+	return lodge_shutdown(lg, name, 0, err);
+}
+
+#define LIFECYCLE(fn, call) \
+	static void fn(const struct web_request *req, const char *name, struct web_response *resp) \
+	{ lifecycle(req, name, resp, call); }
+LIFECYCLE(do_pause, lodge_pause)
+LIFECYCLE(do_unpause, lodge_unpause)
+LIFECYCLE(do_shutdown, shutdown_now)
+LIFECYCLE(do_reboot, lodge_reboot)
+LIFECYCLE(do_destroy, lodge_destroy)
+
+static void do_mem_set(const struct web_request *req, const char *name, struct web_response *resp)
+{
+	json_int_t mib = 0;
+	struct lodge_err err;
+	json_t *j;
+	int rc;
+
+	if (!(j = web_body_json(req, resp)))
+		return;
+	rc = json_unpack(j, "{s:I}", "memory_mib", &mib);
+	json_decref(j);
+	if (rc || mib < 1 || mib > 0xffffffffLL) {
+		web_error(resp, 400, "the body is {\"memory_mib\": N}, N a whole number of MiB");
+		return;
+	}
+	web_as_user(req);
+	if ((rc = lodge_mem_set(web_lodge(), name, (unsigned long)mib, &err)))
+		web_reply_lodge_err(resp, rc, &err);
+	else
+		web_reply_json(resp, 200, json_pack("{s:s,s:I}", "name", name, "memory_mib", mib));
+}
+
+/* ---- the host ------------------------------------------------------------------------------ */
+
+static void get_host(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	static struct lodge_host h;       /* the last sample gives the CPU's use since */
+	struct lodge_host_info hi;
+
+	lodge_host_info(&hi);
+	lodge_host_sample(&h);
+	web_reply_json(resp, 200,
+		   json_pack("{s:s,s:i,s:I,s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:I}", "host", hi.model, "nr_cpus", (int)hi.ncpus,
+			     "total_memory_mib", (json_int_t)hi.mem_total_mib, "free_memory_mib",
+			     (json_int_t)hi.mem_avail_mib, "kvm_backend", hi.kvm_backend, "max_vcpus_per_domain",
+			     hi.max_vcpus, "load1", h.load1, "load5", h.load5, "load15", h.load15, "cpu_pct", h.cpu_pct,
+			     "uptime_s", (json_int_t)h.uptime_s));
+}
+
+static void add_bridge(const char *name, int ports, bool up, void *arg)
+{
+	json_array_append_new(arg, json_pack("{s:s,s:i,s:s}", "bridge", name, "ports", ports, "state", up ? "up" : "down"));
+}
+
+static void get_bridges(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	struct lodge_err err;
+	json_t *a = json_array();
+	int rc;
+
+	if ((rc = lodge_bridge_list(add_bridge, a, &err))) {
+		json_decref(a);
+		web_reply_lodge_err(resp, rc, &err);
+		return;
+	}
+	web_reply_json(resp, 200, a);
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static const struct route routes[] = {
+	{ true, "/api/login", NULL, NEED_NONE, do_login },
+	{ true, "/api/logout", NULL, NEED_VIEWER, do_logout },
+	{ false, "/api/session", NULL, NEED_VIEWER, get_session },
+	{ false, "/api/domains", NULL, NEED_VIEWER, get_domains },
+	{ false, "/api/domains/*", NULL, NEED_VIEWER, web_get_domain },
+	{ true, "/api/domains/*", "pause", NEED_ADMIN, do_pause },
+	{ true, "/api/domains/*", "unpause", NEED_ADMIN, do_unpause },
+	{ true, "/api/domains/*", "shutdown", NEED_ADMIN, do_shutdown },
+	{ true, "/api/domains/*", "reboot", NEED_ADMIN, do_reboot },
+	{ true, "/api/domains/*", "destroy", NEED_ADMIN, do_destroy },
+	{ true, "/api/domains/*", "mem-set", NEED_ADMIN, do_mem_set },
+	{ true, "/api/domains/*", "save", NEED_ADMIN, web_save },
+	{ true, "/api/domains/*", "migrate", NEED_ADMIN, web_migrate },
+	{ true, "/api/restore", NULL, NEED_ADMIN, web_restore },
+	{ false, "/api/jobs", NULL, NEED_VIEWER, web_get_jobs },
+	{ false, "/api/create-form", NULL, NEED_VIEWER, web_get_create_form },
+	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
+	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
+	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
+	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
+};
+
+/* uri against a route's path: true with the word where its '*' is. */
+static bool route_match(const struct route *rt, const char *uri, char *word, size_t len)
+{
+	const char *star = strchr(rt->path, '*'), *rest;
+	size_t n;
+
+	word[0] = '\0';
+	if (!star)
+		return !rt->verb && strcmp(rt->path, uri) == 0;
+	n = (size_t)(star - rt->path);
+	if (strncmp(rt->path, uri, n) != 0)
+		return false;
+	rest = uri + n;
+	n = strcspn(rest, "/");
+	if (!n || n >= len)
+		return false;
+	memcpy(word, rest, n);
+	word[n] = '\0';
+	rest += n;
+	if (!rt->verb)
+		return !*rest;
+	return rest[0] == '/' && strcmp(rest + 1, rt->verb) == 0;
+}
+
+void web_api(const struct web_request *req, struct web_response *resp)
+{
+	char word[WEB_URI_MAX];
+	bool other_method = false;
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const struct route *rt = &routes[i];
+
+		if (!route_match(rt, req->uri, word, sizeof(word)))
+			continue;
+		if (rt->post != req->post) {
+			other_method = true;
+			continue;
+		}
+		if (rt->need == NEED_ADMIN && req->session->role != WEB_ADMIN) {
+			web_error(resp, 403, "%s may only look (role viewer)", req->session->user);
+			return;
+		}
+		rt->fn(req, word, resp);
+		return;
+	}
+	if (other_method)
+		web_error(resp, 405, "%s takes %s", req->uri, req->post ? "GET" : "POST");
+	else
+		web_error(resp, 404, "no such API path");
+}

@@ -1,0 +1,170 @@
+/* lodge-web: Lodge's web control interface (README in this directory).
+ * One process, one thread, one libwebsockets event loop; every domain
+ * is reached through liblodge (src/lib/lodge.h) as the lodge command and
+ * the dashboard reach it, and nothing about a domain is kept here that
+ * a lodge command could not see: only who is logged in.
+ *
+ * One file per concern:
+ *   main.c     the command line: serve, passwd
+ *   server.c   the listener, TLS, and every HTTP request's checks (Host,
+ *              Origin, session, CSRF, role, body size) before a route
+ *   users.c    ROOT/etc/lodge/web-users: crypt(3) hashes and roles
+ *   session.c  sessions, CSRF tokens, the login rate limit
+ *   api.c      the JSON API: a table of routes
+ *   static.c   the page's files under share/lodge/web */
+#ifndef LODGE_WEB_H
+#define LODGE_WEB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lodge.h"
+
+/* ---- users (users.c) ------------------------------------------------------------ */
+
+#define WEB_USERS_FILE "/etc/lodge/web-users"     /* under the root prefix */
+/* A user's name is also the event log's face, "web-NAME" (PROTO_FACE_*:
+ * a-z and '-', 16 at most): a lowercase letter, then a-z or '-'. */
+#define WEB_USER_MAX 12
+#define WEB_PASSWORD_MIN 8
+#define WEB_PASSWORD_MAX 256
+
+enum web_role { WEB_VIEWER, WEB_ADMIN };
+const char *web_role_name(enum web_role r);
+int web_role_parse(const char *word, enum web_role *r);
+/* A valid user name: 0, or -EINVAL with why. */
+int web_user_valid(const char *name, char *why, size_t len);
+/* The users file's path, under the root prefix. */
+void web_users_path(char *out, size_t len);
+/* Check user's password against the file (read anew each time, so
+ * lodge web-passwd needs no restart): 1 with *role if it matches, 0 if
+ * not (no such user included), -errno if the file cannot be read. */
+int web_users_verify(const char *user, const char *password, enum web_role *role);
+/* Set (add or replace) user's password and role: the file rewritten
+ * whole (a temporary file renamed over it), mode 0600.  0 or -errno with
+ * why. */
+int web_users_set(const char *user, const char *password, enum web_role role, char *why, size_t len);
+
+/* ---- sessions and logins (session.c) ------------------------------------------------ */
+
+#define WEB_COOKIE "lodge_session"
+#define WEB_TOKEN_HEX 64                /* 32 random bytes */
+#define WEB_SESSIONS_MAX 64             /* the least recently used goes first */
+#define WEB_SESSION_IDLE_S (8 * 3600)
+
+struct web_session {
+	char id[WEB_TOKEN_HEX + 1];       /* the cookie's value; "" free */
+	char csrf[WEB_TOKEN_HEX + 1];     /* every state change carries it (X-CSRF-Token) */
+	char user[WEB_USER_MAX + 1];
+	enum web_role role;
+	time_t last;
+};
+/* A new session for user: NULL only if no randomness could be had. */
+struct web_session *web_session_new(const char *user, enum web_role role);
+/* The session a Cookie header names (NULL: none, expired, or unknown). */
+struct web_session *web_session_find(const char *cookie_header);
+void web_session_end(struct web_session *s);
+/* Equal, in time independent of where they differ. */
+bool web_token_equal(const char *a, const char *b);
+
+/* Logins from one address: after WEB_LOGIN_FREE failures in a row the
+ * next may come only after a wait that doubles with each failure, from
+ * 1 s to WEB_LOGIN_BLOCK_MAX_S; a try before is refused unchecked and
+ * counts as a failure.  A success clears it. */
+#define WEB_LOGIN_FREE 5
+#define WEB_LOGIN_BLOCK_MAX_S 300
+/* Seconds until addr may try again (this try counted as failed); 0: now. */
+long web_login_wait(const char *addr);
+void web_login_result(const char *addr, bool ok);
+
+/* ---- requests (server.c) and routes (api.c) ------------------------------------------ */
+
+#define WEB_BODY_MAX (64 * 1024)       /* a request's body: a create form is far less */
+#define WEB_URI_MAX 256
+
+struct web_request {
+	bool post;
+	char uri[WEB_URI_MAX];
+	const char *body;                 /* NUL-terminated */
+	size_t body_len;
+	struct web_session *session;      /* NULL only for the login */
+	char peer[64];
+	bool tls;
+};
+struct web_response {
+	unsigned status;
+	char *body;                       /* malloc'd JSON */
+	char cookie[256];                 /* a Set-Cookie value, "" none */
+};
+
+struct lws;
+struct web_server;
+struct web_server *web_server(void);
+const struct lodge *web_lodge(void);
+
+/* Answer req into resp: the route's status and JSON.  The session, the
+ * CSRF token and Host and Origin are checked before (server.c); the role
+ * here, route by route. */
+void web_api(const struct web_request *req, struct web_response *resp);
+/* Logins and logouts to syslog (authpriv), as lodge-web. */
+void web_api_openlog(void);
+/* Helpers of the routes (api.c): a JSON reply (j's reference taken);
+ * the library's refusal with its status; the body as a JSON object (NULL:
+ * a 400 already in resp); the face "web-USER" for what follows. */
+struct json_t;
+void web_reply_json(struct web_response *resp, unsigned status, struct json_t *j);
+void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err);
+struct json_t *web_body_json(const struct web_request *req, struct web_response *resp);
+void web_as_user(const struct web_request *req);
+/* api-create.c: the create form's fields, and a domain made from them. */
+void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp);
+void web_create(const struct web_request *req, const char *word, struct web_response *resp);
+/* api-detail.c: one domain in detail; the host's block devices. */
+void web_get_domain(const struct web_request *req, const char *name, struct web_response *resp);
+void web_get_blockdevs(const struct web_request *req, const char *word, struct web_response *resp);
+/* jobs.c: save, restore and migrate, each in a child process. */
+void web_save(const struct web_request *req, const char *name, struct web_response *resp);
+void web_migrate(const struct web_request *req, const char *name, struct web_response *resp);
+void web_restore(const struct web_request *req, const char *word, struct web_response *resp);
+void web_get_jobs(const struct web_request *req, const char *word, struct web_response *resp);
+struct json_t *web_jobs_json(void);
+struct lws_vhost;
+void web_jobs_vhost(struct lws_vhost *vh);
+/* {"error": msg} with status. */
+void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- the page (static.c) ------------------------------------------------------------- */
+
+/* The file the page's path names, from the web directory: 0 with its
+ * path and type; -ENOENT for any path not in the page's list. */
+int web_static_find(const char *uri, char *path, size_t len, const char **mime);
+/* The page's directory, and the one of xterm.js's bundle (built by make). */
+void web_static_dir(const char *dir, const char *xterm);
+
+/* ---- WebSockets (ws-updates.c, ws-console.c) ------------------------------------------ */
+
+struct lws_protocols;
+/* A WebSocket's handshake passes the HTTP checks (Host, session) and its
+ * Origin must be there and be the server's own; its path must be prefix
+ * (word NULL) or prefix then one word, copied to word: the session, or
+ * NULL to refuse it. */
+struct web_session *web_ws_admit(struct lws *wsi, const char *prefix, char *word, size_t wordlen);
+extern const struct lws_protocols web_updates_protocol, web_console_protocol, web_console_fd_protocol,
+	web_jobs_protocol;
+
+/* ---- serving (server.c) ------------------------------------------------------------ */
+
+struct web_options {
+	const char *listen;               /* ADDR:PORT, [ADDR6]:PORT */
+	const char *cert, *key;           /* both or neither */
+	const char *server_name;          /* NULL, or a DNS name a Host may say */
+	const char *web_dir;              /* the page's files */
+};
+/* Serve until SIGINT or SIGTERM: 0, or an exit status with the reason
+ * said (log.h). */
+int web_serve(const struct lodge *lg, const struct web_options *o);
+
+#endif

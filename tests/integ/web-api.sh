@@ -1,0 +1,334 @@
+#!/bin/bash
+# The web interface's defences and JSON API, with curl against a lodge web
+# the test starts on a free loopback port with its own --root: no session
+# is 401, a wrong Host or Origin 403, a state change without the CSRF
+# token 403, a viewer's destroy 403; 20 bad logins in a row are refused;
+# a 10 MiB body is refused unread; a non-loopback --listen without TLS
+# does not start; with a self-signed certificate it serves HTTPS; an
+# admin's pause through the API is the domain's and the event log names
+# the web user.
+. "$(dirname "$0")/../lib.sh"
+
+integ_begin "web API" kvm root minios "cmd:curl" "cmd:openssl" "cmd:python3"
+LOG=$ROOT/var/log/lodge/lodge.log
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+J='Content-Type: application/json'
+
+# users: an admin and a viewer; the password from stdin, never argv
+printf 'alice-secret-1\n' | lodge web-passwd alice >"$T/pw.out" 2>&1 &&
+printf 'bob-secret-22\n' | lodge web-passwd bob --role viewer >>"$T/pw.out" 2>&1
+users=$ROOT/etc/lodge/web-users
+if [ "$(stat -c %a "$users")" = 600 ] && grep -Eq '^alice:admin:\$y\$' "$users" && grep -Eq '^bob:viewer:\$y\$' "$users" &&
+   ! grep -q secret "$users"; then
+	pass "lodge web-passwd keeps yescrypt hashes and roles in etc/lodge/web-users, mode 600"
+else
+	fail "web-passwd" "$(cat "$T/pw.out"; ls -l "$users"; cat "$users")"
+fi
+msg=$(printf 'short\n' | lodge web-passwd carol 2>&1); rc=$?
+msg2=$(printf 'long-enough-1\n' | lodge web-passwd 'Carol1' 2>&1); rc2=$?
+if [ $rc -ne 0 ] && [ $rc2 -ne 0 ] && ! grep -q '^carol' "$users" && [ "$(wc -l <<<"$msg")" = 1 ]; then
+	pass "a short password and a bad user name are refused, one line each: $msg / $msg2"
+else
+	fail "web-passwd refusals" "rc $rc: $msg; rc $rc2: $msg2"
+fi
+
+# a non-loopback --listen without TLS refuses to start, in one line
+msg=$(timeout 10 "$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT" 2>&1); rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <<<"$msg")" = 1 ] && grep -q 'TLS' <<<"$msg"; then
+	pass "--listen 0.0.0.0 without TLS refuses to start: $msg"
+else
+	fail "non-loopback without TLS" "rc $rc: $msg"
+fi
+
+${WEB_WRAP:-} "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
+WEB_PID=$!
+up() { curl -s -o /dev/null "$URL/"; }
+if ! wait_until 20 up; then
+	fail "web API" "lodge web did not answer: $(cat "$T/web.log")"
+	exit 0
+fi
+
+# code ARGS...: the HTTP status curl got
+code() { curl -s -o "$T/body" -w '%{http_code}' "$@"; }
+login() {  # USER PASSWORD JAR: the status; the CSRF token in $T/csrf-USER
+	local c
+	c=$(code -c "$3" -H "$J" -d "{\"user\":\"$1\",\"password\":\"$2\"}" "$URL/api/login")
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" >"$T/csrf-$1" 2>/dev/null
+	echo "$c"
+}
+
+c=$(code "$URL/api/domains")
+if [ "$c" = 401 ]; then pass "no session: 401 ($(cat "$T/body"))"; else fail "no session" "$c $(cat "$T/body")"; fi
+
+curl -s -D "$T/hdr" -o "$T/body" -c "$T/alice.jar" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "$URL/api/login"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" >"$T/csrf-alice"
+A=(-b "$T/alice.jar")
+ACSRF=(-H "X-CSRF-Token: $(cat "$T/csrf-alice")")
+if grep -qi '^set-cookie: lodge_session=[0-9a-f]\{64\}; Path=/; HttpOnly; SameSite=Strict' "$T/hdr" &&
+   ! grep -qi '^set-cookie:.*Secure' "$T/hdr" && [ "$(code "${A[@]}" "$URL/api/domains")" = 200 ]; then
+	pass "a login sets an HttpOnly, SameSite=Strict session cookie that opens the API"
+else
+	fail "login cookie" "$(cat "$T/hdr" "$T/body")"
+fi
+
+c1=$(code "${A[@]}" -H 'Host: evil.example:'"$PORT" "$URL/api/domains")
+c2=$(code "${A[@]}" -H 'Host: evil.example' "$URL/")
+c3=$(code "${A[@]}" -H "Origin: http://evil.example" "$URL/api/domains")
+c4=$(code "${A[@]}" "${ACSRF[@]}" -H "Origin: http://evil.example" -X POST "$URL/api/logout")
+c5=$(code "${A[@]}" -H "Origin: http://127.0.0.1:$PORT" "$URL/api/domains")
+sid=$(awk '$6 == "lodge_session" { print $7 }' "$T/alice.jar")
+c6=$(code -H "Cookie: lodge_session=$sid" -H "Host: localhost:$PORT" "$URL/api/domains")
+if [ "$c1$c2$c3$c4" = 403403403403 ] && [ "$c5$c6" = 200200 ]; then
+	pass "a wrong Host (DNS rebinding) or Origin is 403, the page included; its own are served"
+else
+	fail "Host and Origin" "host $c1 $c2, origin $c3 $c4, own $c5 $c6"
+fi
+
+# a Mini-OS domain made with the CLI
+printf 'name = "wapi"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/wapi.cfg"
+lodge create wapi >/dev/null || { fail "web API" "lodge create failed"; exit 0; }
+state() { lodge list -o tsv | awk -F'\t' -v n="$1" '$1 == n { print $5 }'; }
+
+c=$(code "${A[@]}" -X POST "$URL/api/domains/wapi/pause")
+c2=$(code "${A[@]}" -H 'X-CSRF-Token: 0000000000000000000000000000000000000000000000000000000000000000' \
+	-X POST "$URL/api/domains/wapi/pause")
+if [ "$c$c2" = 403403 ] && [ "$(state wapi)" = running ]; then
+	pass "a state change without the CSRF token, or with a wrong one, is 403 and changes nothing"
+else
+	fail "CSRF" "$c $c2, state $(state wapi)"
+fi
+
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/pause")
+if [ "$c" = 200 ] && wait_until 10 test "$(state wapi)" = paused &&
+   wait_until 10 grep -Eq " wapi paused uid=0,pid=[0-9]+,via=web-alice -$" "$LOG"; then
+	pass "an admin's pause through the API pauses it; the event log says via=web-alice"
+else
+	fail "admin pause" "$c $(cat "$T/body"); state $(state wapi); $(tail -2 "$LOG")"
+fi
+
+j=$(curl -s "${A[@]}" "$URL/api/domains")
+cli=$(lodge list -l -o json)
+same=$(python3 -c '
+import json, sys
+web, cli = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+w = {d["name"]: d for d in web}; c = {d["name"]: d for d in cli}
+keys = ("id", "state", "memory_mib", "vcpus", "maxmem_mib", "pid")
+print(set(w) == set(c) and all(w[n].keys() == c[n].keys() and all(w[n][k] == c[n][k] for k in keys) for n in w))
+' "$j" "$cli")
+one=$(code "${A[@]}" "$URL/api/domains/wapi"; python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$T/body")
+if [ "$same" = True ] && [ "$one" = "200paused" ]; then
+	pass "GET /api/domains has lodge list -l -o json's keys and values; GET /api/domains/wapi its row"
+else
+	fail "domains JSON" "$same $one; web $j; cli $cli"
+fi
+
+detail=$(curl -s "${A[@]}" "$URL/api/domains/wapi" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["vcpu_list"]), isinstance(d["disks"], list) and isinstance(d["vifs"], list),
+      any(" wapi created " in l for l in d["history"]), "Mini-OS" in (d.get("console_tail") or ""))')
+if [ "$detail" = "1 True True True" ]; then
+	pass "GET /api/domains/wapi adds its vCPUs, disks, vifs, console tail and event log history"
+else
+	fail "domain detail" "$detail"
+fi
+
+[ "$(login bob bob-secret-22 "$T/bob.jar")" = 200 ] || fail "viewer login" "$(cat "$T/body")"
+c=$(code -b "$T/bob.jar" -H "X-CSRF-Token: $(cat "$T/csrf-bob")" -X POST "$URL/api/domains/wapi/destroy")
+g=$(code -b "$T/bob.jar" "$URL/api/domains")
+if [ "$c" = 403 ] && [ "$g" = 200 ] && [ "$(state wapi)" = paused ]; then
+	pass "a viewer may look (200) but its destroy is 403 and the domain stays: $(cat "$T/body")"
+else
+	fail "viewer destroy" "destroy $c, list $g, state $(state wapi)"
+fi
+
+# create from the form's fields, checked as the dashboard's form checks them
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":1,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+bad=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["field"], d["error"])' "$T/body")
+c2=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":32,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+c3=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "{\"name\":\"wnew\",\"memory_mib\":32,\"kernel\":\"$MINIOS\"}" "$URL/api/domains")
+if [ "$c" = 400 ] && grep -q '^memory_mib ' <<<"$bad" && [ "$c2" = 201 ] && [ "$c3" = 409 ] &&
+   [ "$(state wnew)" = running ] && [ -f "$DOMS/wnew.cfg" ] &&
+   wait_until 10 grep -Eq " wnew created uid=0,pid=[0-9]+,via=web-alice" "$LOG"; then
+	pass "POST /api/domains: a bad field is 400 naming it ($bad), a good form runs (config kept, via=web-alice), its name again 409"
+else
+	fail "create" "bad $c ($bad), create $c2, again $c3, state $(state wnew); $(cat "$T/body")"
+fi
+
+# the WebSockets (python3-websocket, for Debian's /usr/bin/python3)
+ws() {  # MODE PATH [ORIGIN]: the python below, as alice
+	/usr/bin/python3 - "$1" "ws://127.0.0.1:$PORT$2" "lodge_session=$sid" "${3-http://127.0.0.1:$PORT}" <<'PY'
+import json, sys, time, websocket
+mode, url, cookie, origin = sys.argv[1:5]
+proto = "lodge-console" if "/console/" in url else "lodge-updates"
+try:
+    w = websocket.create_connection(url, timeout=10, cookie=cookie, origin=origin or None, subprotocols=[proto],
+                                    suppress_origin=not origin)
+except Exception as e:
+    print("refused", type(e).__name__); sys.exit(0)
+if mode == "updates":
+    a = json.loads(w.recv()); t0 = time.monotonic(); b = json.loads(w.recv()); dt = time.monotonic() - t0
+    names = [d["name"] for d in b["domains"]]
+    print("ok", "wapi" in names, "io" in b["domains"][-1], 0.5 < dt < 2.5, b["t"] > a["t"])
+elif mode == "console":
+    w.send_binary(b"help\r")
+    got, end = b"", time.monotonic() + 15
+    while b"triple fault" not in got and time.monotonic() < end:
+        op, data = w.recv_data()
+        if op == websocket.ABNF.OPCODE_TEXT: print("text", data.decode()); break
+        got += data
+    print("ok", b"triple fault" in got)
+elif mode == "busy":
+    op, data = w.recv_data()
+    print("text" if op == websocket.ABNF.OPCODE_TEXT else "binary", data.decode(errors="replace")[:200])
+PY
+}
+out=$(ws updates /api/ws/updates)
+bad=$(ws updates /api/ws/updates http://evil.example)
+none=$(ws updates /api/ws/updates "")
+if [ "$out" = "ok True True True True" ] && [[ $bad == refused* ]] && [[ $none == refused* ]]; then
+	pass "the updates WebSocket sends the domains (with I/O counters) once a second; another Origin or none is refused"
+else
+	fail "updates WebSocket" "$out; evil: $bad; none: $none"
+fi
+out=$(ws console /api/ws/console/wnew)
+again=$(ws console /api/ws/console/wnew)
+if [ "$out" = "ok True" ] && [ "$again" = "ok True" ]; then
+	pass "the console WebSocket: help typed into Mini-OS's console brings its help back; closed, the console is free again"
+else
+	fail "console WebSocket" "$out; again: $again"
+fi
+
+# one console at a time: a viewer reads only and cannot take it over; an
+# admin is told it is in use, then takes it over with ?force=1
+bsid=$(awk '$6 == "lodge_session" { print $7 }' "$T/bob.jar")
+out=$(/usr/bin/python3 - "ws://127.0.0.1:$PORT/api/ws/console/wnew" "$sid" "$bsid" "http://127.0.0.1:$PORT" <<'PY'
+import json, sys, time, websocket
+url, alice, bob, origin = sys.argv[1:5]
+def conn(sid, force=False):
+    return websocket.create_connection(url + ("?force=1" if force else ""), timeout=10, cookie="lodge_session=" + sid,
+                                       origin=origin, subprotocols=["lodge-console"])
+b = conn(bob)
+b.send_binary(b"echo bobwashere\r")
+b2 = conn(bob, force=True)                       # a viewer's force is not one
+op, data = b2.recv_data()
+viewer_refused = op == websocket.ABNF.OPCODE_TEXT and json.loads(data).get("in_use")
+a1 = conn(alice)
+op, data = a1.recv_data()
+in_use = op == websocket.ABNF.OPCODE_TEXT and json.loads(data).get("in_use")
+a = conn(alice, force=True)
+a.send_binary(b"echo alice-mark\r")
+got, end = b"", time.monotonic() + 15
+while got.count(b"alice-mark") < 2 and time.monotonic() < end:
+    op, data = a.recv_data()
+    if op == websocket.ABNF.OPCODE_BINARY: got += data
+bob_closed = False
+try:
+    while True:
+        op, data = b.recv_data()
+        if op == websocket.ABNF.OPCODE_TEXT and "closed" in json.loads(data): bob_closed = True; break
+except Exception:
+    bob_closed = True
+print(bool(viewer_refused), bool(in_use), got.count(b"alice-mark") >= 2, b"bobwashere" not in got, bob_closed)
+PY
+)
+if [ "$out" = "True True True True True" ]; then
+	pass "one console at a time: in use is said (a viewer may not force), ?force=1 takes it over, a viewer's keys never reach the guest"
+else
+	fail "console takeover and read-only" "viewer refused, in use, alice echoed, no bob, bob closed: $out"
+fi
+
+# save and restore, jobs in a child process each: the file always save_dir/NAME.save
+mkdir -p -m 700 "$ROOT/var/lib/lodge/save"
+job_state() {  # ID: the job's state
+	curl -s "${A[@]}" "$URL/api/jobs" | python3 -c '
+import json, sys
+print(next((j["state"] + ":" + (j.get("error") or "") for j in json.load(sys.stdin) if j["id"] == int(sys.argv[1])), "none"))' "$1"
+}
+job_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/body"; }
+ended() { [[ $(job_state "$1") != running* ]]; }
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/save"); id=$(job_id)
+if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] &&
+   [ -s "$ROOT/var/lib/lodge/save/wapi.save" ] && ! lodge list wapi >/dev/null 2>&1 &&
+   grep -Eq " wapi saved uid=0,pid=[0-9]+,via=web-alice" "$LOG"; then
+	pass "POST .../save runs as a job (202, then done): save_dir/wapi.save written, the domain gone, via=web-alice"
+else
+	fail "save" "$c, job $id $(job_state "$id"); $(ls -l "$ROOT/var/lib/lodge/save"); $(tail -2 "$LOG")"
+fi
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"name":"wapi"}' "$URL/api/restore"); id=$(job_id)
+if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] && lodge list wapi >/dev/null; then
+	pass "POST /api/restore {name} brings wapi back from save_dir/wapi.save"
+else
+	fail "restore" "$c, job $id $(job_state "$id")"
+fi
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"dest":"/run/some.sock"}' "$URL/api/domains/wapi/migrate")
+c2=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" -d '{"name":"../../etc/x"}' "$URL/api/restore")
+if [ "$c$c2" = 400400 ]; then
+	pass "a migration to a socket path and a restore of a path are refused (400)"
+else
+	fail "job refusals" "$c $c2"
+fi
+
+# 20 bad logins in a row from one address: refused before the 20th, and
+# then the right password is refused too
+codes=
+for i in $(seq 20); do codes+=" $(code -H "$J" -d '{"user":"alice","password":"wrong-guess"}' "$URL/api/login")"; done
+right=$(code -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "$URL/api/login")
+if grep -q ' 401' <<<"$codes" && [ "$(grep -o ' 429' <<<"$codes" | wc -l)" -ge 10 ] && [ "$right" = 429 ]; then
+	pass "20 bad logins in a row: refused (429) after $(grep -o ' 401' <<<"$codes" | wc -l); then even the right password"
+else
+	fail "login rate limit" "codes$codes; right $right"
+fi
+
+head -c $((10 << 20)) /dev/zero | tr '\0' 'x' >"$T/big"
+c=$(code "${A[@]}" "${ACSRF[@]}" -H "$J" --data-binary @"$T/big" "$URL/api/domains/wapi/mem-set")
+if [ "$c" = 413 ] && kill -0 $WEB_PID && [ "$(code "${A[@]}" "$URL/api/domains")" = 200 ]; then
+	pass "a 10 MiB body is refused (413) and the server serves on"
+else
+	fail "10 MiB body" "$c $(head -c 200 "$T/body")"
+fi
+
+c=$(code --path-as-is "$URL/../../etc/passwd")
+c2=$(code "$URL/lodge.cfg")
+if [ "$c" != 200 ] && [ "$c2" = 404 ]; then
+	pass "only the page's own files are served ($c, $c2)"
+else
+	fail "static files" "$c $c2"
+fi
+
+c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/logout")
+c2=$(code "${A[@]}" "$URL/api/domains")
+if [ "$c$c2" = 200401 ]; then pass "after logout the session is gone (401)"; else fail "logout" "$c $c2"; fi
+kill $WEB_PID; wait $WEB_PID 2>/dev/null
+
+# HTTPS with a self-signed certificate, on every address
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$T/key.pem" -out "$T/cert.pem" \
+	>/dev/null 2>&1
+PORT2=$(free_port)
+"$LODGE" --root "$ROOT" web --listen "0.0.0.0:$PORT2" --cert "$T/cert.pem" --key "$T/key.pem" \
+	--server-name lodge.test >"$T/web2.log" 2>&1 &
+WEB_PID=$!
+S=https://127.0.0.1:$PORT2
+ups() { curl -sk -o /dev/null "$S/"; }
+if wait_until 20 ups; then
+	curl -sk --cacert "$T/cert.pem" -D "$T/hdr" -o "$T/body" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' \
+		"$S/api/login"
+	plain=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT2/")
+	if grep -qi '^set-cookie: lodge_session=.*; Secure' "$T/hdr" && grep -q '"csrf"' "$T/body" && [ "$plain" != 200 ]; then
+		pass "--listen 0.0.0.0 with a self-signed certificate serves HTTPS (the cookie Secure), not plain HTTP"
+	else
+		fail "HTTPS" "$(cat "$T/hdr" "$T/body"); plain $plain"
+	fi
+	named=$(curl -sk -o /dev/null -w '%{http_code}' -H "Host: lodge.test:$PORT2" "$S/")
+	other=$(curl -sk -o /dev/null -w '%{http_code}' -H "Host: other.test:$PORT2" "$S/")
+	if [ "$named$other" = 200403 ]; then
+		pass "--server-name lodge.test: that Host is served, another name is 403"
+	else
+		fail "--server-name" "lodge.test $named, other.test $other"
+	fi
+else
+	fail "HTTPS" "no answer: $(cat "$T/web2.log")"
+fi
+kill $WEB_PID; wait $WEB_PID 2>/dev/null
