@@ -291,6 +291,7 @@ integ_exit() {
 		wait_until 10 no_own_processes || { own_processes; kill -KILL "${OWN[@]}" 2>/dev/null; }
 		wait 2>/dev/null
 	fi
+	pool_hosts_local   # tests/pool-lib.sh: a pool host's destroy would go through the pool
 	[ -n "${ROOT:-}" ] && INTEG_ROOTS=("$ROOT" "${INTEG_ROOTS[@]}") INTEG_ROOT_NS=("$INTEG_NS" "${INTEG_ROOT_NS[@]}")
 	for i in "${!INTEG_ROOTS[@]}"; do
 		for d in "${INTEG_ROOTS[$i]}"/run/lodge/*/; do

@@ -95,10 +95,42 @@ pool_etcd_up() {
 		at_exit "pool_etcd_stop '$POOL_ETCD_DIR'"
 	fi
 	. "$POOL_ETCD_DIR/env"
+	at_exit pool_procs_end
 	wait_until 60 pool_etcd_healthy || {
 		fail "$INTEG_LABEL" "the test's etcd cluster did not come up: $(tail -n 3 "$POOL_ETCD_DIR"/m1.log | tr '\n' ' ')"
 		exit 1
 	}
+}
+
+# pool_hosts_local: at a test's exit, before lib.sh's integ_exit destroys
+# each root's domains, its roots forget the pool (their pool_* lines
+# removed): a pool host's destroy goes through the pool, whose agents are
+# gone by then, and left the lodge-hyps running.  Only roots under $T.
+pool_hosts_local() {
+	local r
+	for r in "${INTEG_ROOTS[@]}"; do
+		case $r in "$T"/*) ;; *) continue ;; esac
+		[ -f "$r/etc/lodge/lodge.conf" ] && sed -i '/^pool_/d' "$r/etc/lodge/lodge.conf"
+	done
+}
+
+# pool_procs_end: the last step of a pool test's exit (at_exit, from
+# pool_etcd_up): every pool agent and lodge-hyp still running whose
+# command line names this test's own directory ($T) is killed, whatever
+# way the test ended; each pid a number above 1, its command line read
+# from /proc.  An agent the test started with & is its child and has had
+# its SIGTERM from integ_exit; a lodge-hyp is nobody's child.
+pool_procs_end() {
+	local pid args
+	[ -n "${T:-}" ] && [ -d "$T" ] || return 0
+	while read -r pid args; do
+		case $pid in ''|*[!0-9]*) continue ;; esac
+		[ "$pid" -gt 1 ] && [ "$pid" != $$ ] || continue
+		case " $args " in
+		*" lodge-hyp "*"--runtime-dir $T/"*|*"/lodge-hyp "*"--runtime-dir $T/"*|*"/lodge --root $T/"*" pool-agent "*)
+			kill -KILL "$pid" 2>/dev/null ;;
+		esac
+	done < <(ps -eo pid=,args=)
 }
 
 # pool_etcd_stop DIR: the members of DIR's cluster killed (each checked to
@@ -113,6 +145,20 @@ pool_etcd_stop() {
 		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--data-dir $dir/" && kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$dir"
+}
+
+# pool_rev: etcd's revision now.  pool_states_since REV KEY: what KEY (a
+# host's record) said since REV, in order, from etcd's history (no watch
+# left running): its state for each put, "gone" for a delete.
+pool_rev() {
+	pool_etcdctl get / --limit 1 -w json | python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])'
+}
+pool_states_since() {
+	ETCDCTL_API=3 timeout 2 etcdctl --endpoints="$POOL_ETCD_URLS" watch --rev="$1" "$2" 2>/dev/null |
+		awk '$0 == "PUT" { want = 2; next } $0 == "DELETE" { print "gone"; want = 0; next }
+		     want == 2 { want = 1; next }
+		     want == 1 { if (match($0, /"state":"[a-z]*"/)) print substr($0, RSTART + 9, RLENGTH - 10); want = 0 }' |
+		uniq | tr '\n' ' '
 }
 
 # pool_prefix: this test's own key prefix in the shared cluster.
