@@ -108,29 +108,41 @@ int cmd_pool_join(struct cli *c)
 	return 0;
 }
 
-/* pool-leave: refused while the pool's domains are this host's; its
- * member key goes (its agent sees that, revokes its lease and ends), and
- * lodge.conf forgets the pool. */
+/* pool-leave: the host's record says leaving first, so that no create
+ * places a domain here meanwhile (placement takes hosts that are up);
+ * then refused, the record up again, while the pool's domains are this
+ * host's (owned, or placed here to start); else its member key goes (its
+ * agent sees that, revokes its lease and ends), and lodge.conf forgets
+ * the pool. */
 int cmd_pool_leave(struct cli *c)
 {
 	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned[512] = "";
 	struct pool_view v;
 	struct pool p;
+	bool live;
 	size_t n = 0;
 	unsigned i;
 	int rc;
 
 	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
 		return pool_fail(why);
-	if ((rc = pool_view_read(&p, &v, why, sizeof(why)))) {
+	if ((rc = pool_host_set_state(&p, "leaving", &live, why, sizeof(why))) ||
+	    (rc = pool_view_read(&p, &v, why, sizeof(why)))) {
 		pool_close(&p);
 		return pool_fail(why);
 	}
-	for (i = 0; i < v.ndomains; i++)
-		if (strcmp(v.domain[i].owner, p.host) == 0 && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
-			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", v.domain[i].name);
+	for (i = 0; i < v.ndomains; i++) {
+		const struct pool_domain *d = &v.domain[i];
+		bool here = strcmp(d->owner, p.host) == 0 ||
+			    (!d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0);
+
+		if (here && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
+			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", d->name);
+	}
 	pool_view_free(&v);
 	if (n) {
+		if (live && pool_host_set_state(&p, "up", &live, why, sizeof(why)))
+			log_warn("host %s stays shown leaving: %s", p.host, why);
 		log_err("host %s runs pool domains (%s): migrate them to another host first", p.host, owned);
 		pool_close(&p);
 		return EXIT_FAILED;

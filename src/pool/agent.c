@@ -47,6 +47,10 @@ struct agent {
 	bool cut_off;                      /* renewals fail: said once */
 	bool fenced;                       /* the deadline passed while cut off: HA domains destroyed */
 	bool left;                         /* members/H is gone: pool-leave */
+	/* What hosts/H says besides up (README.md, "Keys"): fenced from the
+	 * fence deadline until the first reconcile once back; leaving once
+	 * pool-leave said so in the record (kept by every republish). */
+	bool rejoining, leaving;
 	bool dirty;                        /* the pool changed: reconcile */
 	struct pool_reconciler *rec;
 	unsigned renewals;
@@ -62,7 +66,7 @@ static void host_record(const struct agent *a, struct pool_host *h)
 	memset(h, 0, sizeof(*h));
 	lodge_host_info(&hi);
 	snprintf(h->name, sizeof(h->name), "%s", a->p->host);
-	snprintf(h->state, sizeof(h->state), "up");
+	snprintf(h->state, sizeof(h->state), "%s", a->rejoining ? "fenced" : a->leaving ? "leaving" : "up");
 	h->cpus = hi.ncpus;
 	h->mem_total_mib = hi.mem_total_mib;
 	h->mem_avail_mib = hi.mem_avail_mib;
@@ -163,6 +167,13 @@ static void on_event(const struct etcd_event *ev, void *arg)
 
 	if (ev->deleted && strcmp(ev->key, a->key_member) == 0)
 		a->left = true;
+	/* pool-leave's word in our record, or its taking it back */
+	if (!ev->deleted && strcmp(ev->key, a->key_host) == 0 && ev->lease == a->lease) {
+		struct pool_host h;
+
+		if (pool_host_parse(ev->value, &h) == 0 && !a->rejoining)
+			a->leaving = strcmp(h.state, "leaving") == 0;
+	}
 	a->dirty = true;
 }
 
@@ -224,6 +235,11 @@ static int renew(struct agent *a, char *why, size_t whylen)
 		log_info("host %s reaches etcd again at %s", a->p->host, etcd_endpoint(a->p->etcd));
 	if (a->cut_off && ttl > 0 && !a->fenced)
 		pool_fence(a->rec, a->lg, POOL_FENCE_RESUME);
+	/* Fenced: shown so until it has reconciled (the loop says up then). */
+	if (a->fenced) {
+		a->rejoining = true;
+		a->dirty = true;
+	}
 	a->cut_off = false;
 	a->fenced = false;
 	if (ttl == 0) {
@@ -234,7 +250,7 @@ static int renew(struct agent *a, char *why, size_t whylen)
 	}
 	a->renewed_at = sent;
 	pool_feed(a->rec, a->lg, sent + a->hc->pool_fence_deadline_s * 1000ull);
-	if (++a->renewals % PUBLISH_EVERY == 0) {
+	if (a->rejoining || ++a->renewals % PUBLISH_EVERY == 0) {
 		if ((rc = publish(a, why, whylen)))
 			log_warn("host %s cannot publish its record: %s", a->p->host, why);
 		/* what no event tells: a guest that ended here */
@@ -296,6 +312,13 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 			if (pool_reconcile(a.rec, lg, p, a.lease, reason, sizeof(reason))) {
 				log_warn("%s", reason);
 				a.dirty = true;
+			} else if (a.rejoining) {
+				/* what runs elsewhere now is gone from here: up again */
+				a.rejoining = false;
+				if (publish(&a, reason, sizeof(reason)))
+					log_warn("host %s cannot publish its record: %s", p->host, reason);
+				else
+					log_info("host %s: fenced, reconciled, up again in the pool", p->host);
 			}
 			/* what it started is held to the same deadline at once */
 			pool_feed(a.rec, lg, a.renewed_at + a.hc->pool_fence_deadline_s * 1000ull);

@@ -151,6 +151,51 @@ const char *pool_host_state(const struct pool_host *h)
 	return h->state[0] ? h->state : "up";
 }
 
+/* hosts/H's state rewritten by another process than H's agent (pool-leave),
+ * under the record's own lease, if the record is unchanged meanwhile (the
+ * agent republishes it): tried a few times. */
+int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen)
+{
+	char key[POOL_KEY_MAX];
+	unsigned tries;
+	int rc = 0;
+
+	pool_key(p, key, "hosts/%s", p->host);
+	*live = false;
+	for (tries = 0; tries < 5; tries++) {
+		struct etcd_kvs kvs;
+		struct pool_host h = { .state = "" };
+		struct etcd_cmp same = { .key = key, .target = ETCD_MOD };
+		struct etcd_op put;
+		char *json;
+		bool ok;
+
+		if ((rc = etcd_range(p->etcd, key, false, &kvs, why, whylen)))
+			return rc;
+		if (kvs.n != 1) {
+			etcd_kvs_free(&kvs);
+			return 0;                  /* no agent speaks for the host: nothing to say */
+		}
+		*live = true;
+		if (pool_host_parse(kvs.kv[0].value, &h)) {
+			etcd_kvs_free(&kvs);
+			snprintf(why, whylen, "%s is not a host record", key);
+			return -EPROTO;
+		}
+		snprintf(h.state, sizeof(h.state), "%s", state);
+		same.number = kvs.kv[0].mod_revision;
+		json = pool_host_json(&h);
+		put = ETCD_PUT_OP(key, json, kvs.kv[0].lease);
+		rc = json ? etcd_txn(p->etcd, &same, 1, &put, 1, NULL, 0, &ok, why, whylen) : -ENOMEM;
+		free(json);
+		etcd_kvs_free(&kvs);
+		if (rc || ok)
+			return rc;
+	}
+	snprintf(why, whylen, "%s keeps changing", key);
+	return -EAGAIN;
+}
+
 /* ---- the whole pool at one revision ----------------------------------------------------- */
 
 struct pool_host *pool_view_host(struct pool_view *v, const char *name)

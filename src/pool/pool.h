@@ -85,6 +85,10 @@ const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, c
  * on: that host or none; except: never that one.  NULL with why. */
 const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib, const char *on,
 				    const char *except, char *why, size_t whylen);
+/* This host's hosts/H record given state (up, leaving) by another process
+ * than its agent, under the record's lease; *live false: no record (no
+ * agent runs), nothing written. */
+int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen);
 /* In words: up, fenced, leaving, lost. */
 const char *pool_host_state(const struct pool_host *h);
 

@@ -58,6 +58,7 @@ for d in hac plainc; do
 done
 
 # ---- c's link to etcd cut
+rev=$(pool_rev)
 ip link set "${POOL_VETH[c]}" down
 # one look per try: where hac runs (a paused copy on c counts as c)
 moved() { WHERE=$(runs_on hac); [ -n "$WHERE" ] && [ "$WHERE" != c ]; }
@@ -85,6 +86,12 @@ wait_until $((3 * TTL)) eval '[ "$(host_state c)" = up ] && [ "$(dom_field plain
 	[ "$(dom_field plainc 2)" = c ] &&
 	pass "pool-fence: the link back, c is up again and owns its non-HA domain again" ||
 	fail "pool-fence: rejoin" "c is $(host_state c), plainc $(dom_field plainc 3) on $(dom_field plainc 2)"
+# fenced, from its return until it had reconciled; up after
+states=$(pool_states_since "$rev" "$PREFIX/hosts/c")
+case $states in
+*"fenced up ") pass "pool-fence: c's record said fenced when it came back, up once it had reconciled ($states)" ;;
+*) fail "pool-fence: fenced state" "c's record said: '$states'" ;;
+esac
 sleep "$TTL"   # a few of c's passes
 [ "$(runs_on hac)" = "$where" ] && pass "pool-fence: c did not start its old HA domain again (it runs on $where alone)" ||
 	fail "pool-fence: twice" "hac runs on $(runs_on hac)"

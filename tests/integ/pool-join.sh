@@ -112,19 +112,27 @@ wait_until $((2 * TTL + 5)) eval '[ "$(host_state c a)" = up ]' &&
 
 # ---- pool-leave: refused while the host owns a pool domain
 pool_etcdctl put "$PREFIX/domains/web/owner" b >/dev/null
+rev=$(pool_rev)
 out=$(lh b pool-leave 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q 'runs pool domains (web)' && conf b | grep -q '^pool_etcd' &&
-	pool_etcdctl get "$PREFIX/members/b" --keys-only | grep -q . &&
-	pass "pool-leave: refused while the host owns a pool domain, nothing changed" ||
-	fail "pool-leave: refused" "rc $rc, said: $out"
+	pool_etcdctl get "$PREFIX/members/b" --keys-only | grep -q . && [ "$(host_state b)" = up ] &&
+	pass "pool-leave: refused while the host owns a pool domain, nothing changed (b up again)" ||
+	fail "pool-leave: refused" "rc $rc, said: $out; b is $(host_state b)"
+states=$(pool_states_since "$rev" "$PREFIX/hosts/b")
+[ "$states" = "leaving up " ] && pass "pool-leave refused: b's record said leaving (no placement there) while it looked, then up" ||
+	fail "pool-leave refused: states" "b's record said: '$states'"
 pool_etcdctl del "$PREFIX/domains/web/owner" >/dev/null
 
+rev=$(pool_rev)
 out=$(lh b pool-leave 2>&1); rc=$?
 agent_gone() { ! kill -0 "${AGENT[b]}" 2>/dev/null; }
 if [ $rc -eq 0 ] && wait_until 10 agent_gone && ! conf b | grep -Eq '^pool_(etcd|host|prefix) ' &&
    ! lh a pool-list -o tsv -H | grep -q "^b	" && grep -q 'has left the pool' "$T/agent-b.log"; then
 	wait "${AGENT[b]}"
 	pass "pool-leave: the host leaves: its agent ends at once, lodge.conf forgets the pool, pool-list no longer shows it"
+	states=$(pool_states_since "$rev" "$PREFIX/hosts/b")
+	[ "$states" = "leaving gone " ] && pass "pool-leave: b was shown leaving until its record went" ||
+		fail "pool-leave: states" "b's record said: '$states'"
 else
 	fail "pool-leave" "rc $rc, said: $out; list: $(lh a pool-list 2>&1 | tr '\n' '|')"
 fi
