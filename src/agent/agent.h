@@ -71,6 +71,7 @@ int cmd_pool_agent(struct cli *c);
 int cmd_pool_create(struct cli *c);
 int cmd_pool_domains(struct cli *c);
 int cmd_pool_destroy(struct cli *c);
+int cmd_pool_migrate(struct cli *c);
 /* cmd-network.c */
 int cmd_network_create(struct cli *c);
 int cmd_network_delete(struct cli *c);

@@ -276,6 +276,38 @@ int cmd_pool_destroy(struct cli *c)
 	return rc ? pool_fail(why) : 0;
 }
 
+/* lodge migrate NAME HOST of a pool domain: its owner's agent moves it
+ * and hands ownership over (src/pool/README.md); -ENOENT: not the
+ * pool's (migrated as a local domain). */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int cmd_pool_migrate(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], from[DOMAIN_NAME_MAX];
+	const char *name = c->argv[0], *to = c->argv[1];
+	uint64_t t0 = now_ms();
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_domain_migrate(&p, name, to, from, why, sizeof(why))) == 0)
+		rc = pool_migrate_wait(&p, name, to, 120000, why, sizeof(why));
+	pool_close(&p);
+	if (rc == -ENOENT)
+		return rc;
+	if (rc)
+		return pool_fail(why);
+	printf("migrated %s from %s to %s in %llu ms\n", name, from, to, (unsigned long long)(now_ms() - t0));
+	return 0;
+}
+
 /* lodge list --pool: every domain of the pool with its host. */
 struct dom_row {
 	const struct pool_domain *d;

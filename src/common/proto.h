@@ -68,7 +68,7 @@
  *                       domain ends at MS, a CLOCK_MONOTONIC time in ms
  *                       (every process of the host shares that clock),
  *                       unless a later watchdog moves it; once armed it
- *                       stays armed
+ *                       stays armed; taken during a save or migration too
  *   console [force]     attach to the serial console; one client at a time,
  *                       "force" takes it over from the current one
  *   console-log [BYTES] the last BYTES (default all kept) of console output

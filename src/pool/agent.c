@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ struct agent {
 	 * fence deadline until the first reconcile once back; leaving once
 	 * pool-leave said so in the record (kept by every republish). */
 	bool rejoining, leaving;
+	pid_t receiver;                    /* lodge.conf's migration receiver (migrate.c), 0: none */
 	bool dirty;                        /* the pool changed: reconcile */
 	struct pool_reconciler *rec;
 	unsigned renewals;
@@ -70,6 +72,10 @@ static void host_record(const struct agent *a, struct pool_host *h)
 	h->cpus = hi.ncpus;
 	h->mem_total_mib = hi.mem_total_mib;
 	h->mem_avail_mib = hi.mem_avail_mib;
+	/* where the others send migrations: lodge.conf's listener, which
+	 * must be an address they reach */
+	if (a->receiver > 0)
+		snprintf(h->migrate, sizeof(h->migrate), "%s", a->hc->migration_listen);
 	snprintf(h->version, sizeof(h->version), "%s", LODGE_VERSION);
 }
 
@@ -264,7 +270,7 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 	struct agent a = { .lg = lg, .p = p, .hc = &lg->hc };
 	struct sigaction sa = { .sa_handler = on_stop };
 	char reason[ETCD_WHY_MAX];
-	uint64_t next;
+	uint64_t next, wait_ms;
 	int rc;
 
 	if ((rc = pool_timing_check(a.hc, why, whylen)))
@@ -286,6 +292,13 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 	}
 	a.dirty = true;
 	next = a.renewed_at + a.ttl_ms / 3;
+	if ((a.receiver = pool_receiver_start(lg)) < 0) {
+		log_warn("host %s takes no migrations: %s", p->host, strerror(errno));
+		a.receiver = 0;
+	}
+	if (a.receiver && (rc = publish(&a, reason, sizeof(reason))))
+		log_warn("host %s cannot publish its record: %s", p->host, reason);
+	rc = 0;
 	while (!stop_signal && !a.left) {
 		uint64_t now = now_ms();
 
@@ -307,6 +320,13 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 		}
 		if (!a.dirty && pool_reconcile_due(a.rec))
 			a.dirty = true;
+		if (!a.cut_off && pool_migrations_poll(a.rec, p, a.lease))
+			a.dirty = true;
+		if (a.receiver && waitpid(a.receiver, NULL, WNOHANG) == a.receiver) {
+			a.receiver = 0;            /* said why in the log; the record says no more */
+			if (publish(&a, reason, sizeof(reason)))
+				log_warn("host %s cannot publish its record: %s", p->host, reason);
+		}
 		if (a.dirty && !a.cut_off) {
 			a.dirty = false;
 			if (pool_reconcile(a.rec, lg, p, a.lease, reason, sizeof(reason))) {
@@ -324,10 +344,16 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 			pool_feed(a.rec, lg, a.renewed_at + a.hc->pool_fence_deadline_s * 1000ull);
 			continue;
 		}
-		watch(&a, (int)(next - now < 500 ? next - now : 500));
+		/* a migration's end is looked for often: its hand-over closes it */
+		wait_ms = pool_migrating(a.rec) ? 50 : 500;
+		watch(&a, (int)(next - now < wait_ms ? next - now : wait_ms));
 	}
 	etcd_watch_close(a.watch);
 	pool_reconciler_free(a.rec);
+	if (a.receiver > 0) {
+		kill(a.receiver, SIGTERM);
+		waitpid(a.receiver, NULL, 0);
+	}
 	if (rc)
 		return rc == -EINTR ? 0 : rc;
 	if (a.left) {

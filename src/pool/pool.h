@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "etcd.h"
 #include "lodge.h"
@@ -59,6 +60,7 @@ struct pool_domain {
 	char desired[16];                  /* running, stopped */
 	char placement[DOMAIN_NAME_MAX];   /* "" none */
 	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
+	char migrate[DOMAIN_NAME_MAX];     /* lodge migrate asked for it to move there, "" none */
 	char state[512];                   /* the owner's report (JSON), "" none */
 	unsigned long memory_mib;          /* from its config, 0 if unreadable */
 	bool ha;
@@ -116,6 +118,31 @@ int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whyle
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
 
+/* ---- live migration (migrate.c, README.md "Migration's hand-over") ------------------------- */
+
+/* lodge migrate NAME TO in a pool: refused (one line in why) unless NAME
+ * runs in the pool, TO is up with room for it and takes migrations;
+ * then domains/NAME/migrate = TO for its owner's agent, from the host in
+ * from.  -ENOENT: no pool domain of that name (a local one, then). */
+int pool_domain_migrate(struct pool *p, const char *name, const char *to, char from[DOMAIN_NAME_MAX], char *why,
+			size_t whylen);
+/* Until TO owns NAME (0), the source gave up (-EIO, why its words) or
+ * timeout_ms passed. */
+int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned timeout_ms, char *why,
+		      size_t whylen);
+/* The agent: lodge_migrate of name to dest in a child (its pid, -1), so
+ * that the loop keeps renewing and feeding meanwhile; *why_fd: where the
+ * child writes why it failed, read once it ended. */
+pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *dest, int *why_fd);
+/* The child ended: moved, ownership and placement to TO under TO's lease
+ * in one transaction (compare: still ours, still asked); not moved, the
+ * request dropped and the state says why (failed). */
+int pool_migrate_end(struct pool *p, const char *name, const char *to, bool moved, const char *failed,
+		     int64_t my_lease, char *why, size_t whylen);
+/* lodge.conf's migration receiver in a child of the agent (its pid), 0
+ * without migration_secret_file (no TCP listener without one). */
+pid_t pool_receiver_start(const struct lodge *lg);
+
 /* ---- the agent's side (reconcile.c) -------------------------------------------------------- */
 
 struct pool_reconciler;
@@ -136,6 +163,10 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 /* Feed the watchdog of every HA domain this agent runs: each ends at
  * deadline_ms unless fed again (lodge_watchdog). */
 void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadline_ms);
+/* Migrations whose child ended, handed over (or given up): true if any. */
+bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease);
+/* A migration's child runs or its hand-over is still to write. */
+bool pool_migrating(const struct pool_reconciler *r);
 /* A pass is due by the clock (an HA restart's delay has passed). */
 bool pool_reconcile_due(const struct pool_reconciler *r);
 /* Without asking etcd: a domain this agent started has ended here. */

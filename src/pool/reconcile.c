@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -26,6 +28,11 @@ struct seen {
 	uint64_t lost_since;               /* HA, its host lost: when this agent saw it */
 	bool ha;                           /* as its config in the pool says */
 	bool fence_paused;                 /* paused by the fence, to unpause if etcd comes back in time */
+	pid_t migrating;                   /* its migration's child (migrate.c), 0: none */
+	char migrate_to[DOMAIN_NAME_MAX];  /* where that one goes; kept until handed over */
+	bool moved;                        /* it went there: the hand-over is still to write */
+	int why_fd;                        /* the child's why, if it failed */
+	char failed[LODGE_ERR_MAX];
 };
 
 struct pool_reconciler {
@@ -154,24 +161,133 @@ static bool claim(struct pool *p, const struct pool_domain *d, int64_t lease)
  * it and it is still placed where it was (another host took it first). */
 static bool take_over(struct pool *p, const struct pool_domain *d, int64_t lease)
 {
-	char kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
+	char kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kmigrate[POOL_KEY_MAX];
+	char why[ETCD_WHY_MAX];
 	struct etcd_cmp cmp[3];
-	struct etcd_op put[2];
+	struct etcd_op put[3];
 	bool ok = false;
 
 	pool_key(p, kowner, "domains/%s/owner", d->name);
 	pool_key(p, kplace, "domains/%s/placement", d->name);
 	pool_key(p, kdesired, "domains/%s/desired", d->name);
+	pool_key(p, kmigrate, "domains/%s/migrate", d->name);
 	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
 	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, d->placement);
 	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
 	put[0] = (struct etcd_op)ETCD_PUT_OP(kplace, p->host, 0);
 	put[1] = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
-	if (etcd_txn(p->etcd, cmp, 3, put, 2, NULL, 0, &ok, why, sizeof(why)))
+	put[2] = (struct etcd_op)ETCD_DEL_OP(kmigrate);     /* a migration its old host never ended */
+	if (etcd_txn(p->etcd, cmp, 3, put, 3, NULL, 0, &ok, why, sizeof(why)))
 		log_warn("%s: cannot take it over: %s", d->name, why);
 	else if (ok)
 		log_info("%s: HA: host %s is lost; %s takes the domain over", d->name, d->placement, p->host);
 	return ok;
+}
+
+/* A guest that came here by migration while its source could not hand
+ * it over (its lease ended first): this host's, if nobody owns it and
+ * the request still names this host. */
+static bool claim_incoming(struct pool *p, const struct pool_domain *d, int64_t lease)
+{
+	char kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX], kmigrate[POOL_KEY_MAX], why[ETCD_WHY_MAX];
+	struct etcd_cmp cmp[2];
+	struct etcd_op put[3];
+	bool ok = false;
+
+	pool_key(p, kowner, "domains/%s/owner", d->name);
+	pool_key(p, kplace, "domains/%s/placement", d->name);
+	pool_key(p, kmigrate, "domains/%s/migrate", d->name);
+	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
+	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kmigrate, p->host);
+	put[0] = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
+	put[1] = (struct etcd_op)ETCD_PUT_OP(kplace, p->host, 0);
+	put[2] = (struct etcd_op)ETCD_DEL_OP(kmigrate);
+	if (etcd_txn(p->etcd, cmp, 2, put, 3, NULL, 0, &ok, why, sizeof(why)))
+		log_warn("%s: cannot claim it: %s", d->name, why);
+	else if (ok)
+		log_info("%s: migrated here, its source gone before the hand-over: %s's now", d->name, p->host);
+	return ok;
+}
+
+/* The owner's side of lodge migrate: the child started (or the request
+ * given up: its host not up, or no fork). */
+static void migrate_out(struct pool_view *v, const struct lodge *lg, struct pool *p, const struct pool_domain *d,
+			struct seen *s, int64_t lease)
+{
+	const struct pool_host *h = pool_view_host(v, d->migrate);
+	char why[ETCD_WHY_MAX];
+
+	if (h && h->live && strcmp(pool_host_state(h), "up") == 0 && h->migrate[0] &&
+	    (s->migrating = pool_migrate_start(lg, d->name, h->migrate, &s->why_fd)) > 0) {
+		log_info("%s: migrating to %s at %s", d->name, d->migrate, h->migrate);
+		snprintf(s->migrate_to, sizeof(s->migrate_to), "%s", d->migrate);
+		return;
+	}
+	s->migrating = 0;
+	log_warn("%s: cannot migrate it to %s: %s", d->name, d->migrate,
+		 !h || !h->live ? "that host is not up" : "it takes no migrations");
+	if (pool_migrate_end(p, d->name, d->migrate, false, !h || !h->live ? "that host is not up" :
+			     "it takes no migrations", lease, why, sizeof(why)))
+		log_warn("%s", why);
+}
+
+bool pool_migrating(const struct pool_reconciler *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->s[i].migrating > 0 || r->s[i].migrate_to[0])
+			return true;
+	return false;
+}
+
+bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease)
+{
+	char why[ETCD_WHY_MAX];
+	bool any = false;
+	unsigned i;
+	int status;
+
+	for (i = 0; i < r->n; i++) {
+		struct seen *s = &r->s[i];
+
+		if (s->migrating > 0) {
+			if (waitpid(s->migrating, &status, WNOHANG) != s->migrating)
+				continue;
+			s->migrating = 0;
+			s->moved = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+			s->failed[0] = '\0';
+			if (s->why_fd > 0) {
+				ssize_t n = read(s->why_fd, s->failed, sizeof(s->failed) - 1);
+
+				s->failed[n > 0 ? n : 0] = '\0';
+				close(s->why_fd);
+				s->why_fd = 0;
+			}
+			if (WIFSIGNALED(status))
+				log_warn("%s: its migration's process ended by signal %d", s->name, WTERMSIG(status));
+			if (s->moved) {
+				/* gone from here: neither fed nor reported as ended */
+				s->started = false;
+				s->fence_paused = false;
+				s->reported[0] = '\0';
+			}
+		} else if (!s->migrate_to[0]) {
+			continue;
+		}
+		any = true;
+		/* a hand-over etcd did not take is tried again at the next poll */
+		if (pool_migrate_end(p, s->name, s->migrate_to, s->moved, s->failed, lease, why, sizeof(why))) {
+			log_warn("%s: %s", s->name, why);
+			if (s->moved)
+				continue;
+		} else if (s->moved) {
+			log_info("%s: handed over to %s", s->name, s->migrate_to);
+		}
+		s->migrate_to[0] = '\0';
+		s->moved = false;
+	}
+	return any;
 }
 
 /* An HA domain whose host is lost (README.md, "HA"): the host the
@@ -353,6 +469,17 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		if (!s || !d->desired[0])
 			continue;
 		s->ha = d->ha;
+		/* A migration under way, or its hand-over still to write:
+		 * pool_migrations_poll's. */
+		if (s->migrating || s->migrate_to[0])
+			continue;
+		/* A copy coming in by migration: its source owns it until the
+		 * hand-over, its own transaction. */
+		if (st && strcmp(d->migrate, p->host) == 0 && !mine) {
+			if (!d->owner[0])
+				claim_incoming(p, d, lease);
+			continue;
+		}
 		/* Never beside another host's copy. */
 		if (st && d->owner[0] && !mine) {
 			log_warn("%s: owned by %s: destroyed here", d->name, d->owner);
@@ -380,6 +507,13 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		}
 		if (!mine)
 			continue;
+		if (d->migrate[0] && strcmp(d->desired, "running") == 0) {
+			if (st)
+				migrate_out(&v, lg, p, d, s, lease);
+			else    /* gone from here, moved or not: never started again here */
+				log_warn("%s: asked to move to %s, but it does not run here", d->name, d->migrate);
+			continue;
+		}
 		if (strcmp(d->desired, "running")) {
 			if (st && lodge_destroy(lg, d->name, &err))
 				log_warn("%s", err.msg);

@@ -339,7 +339,9 @@ static const struct ctl_command commands[] = {
 	{ "migrate",     CTL_CONTROL, RUNNING,                         ctl_migrate },
 	{ "pause",       CTL_CONTROL, RUNNING,                         ctl_pause },
 	{ "unpause",     CTL_CONTROL, RUNNING,                         ctl_unpause },
-	{ "watchdog",    CTL_CONTROL, RUNNING,                         ctl_watchdog },
+	/* fed through a save or migration too: a pool's live migration of an
+	 * HA domain may outlast the deadline (src/pool/README.md) */
+	{ "watchdog",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_watchdog },
 	{ "shutdown",    CTL_CONTROL, RUNNING,                         ctl_shutdown },
 	{ "reboot",      CTL_CONTROL, RUNNING,                         ctl_reboot },
 	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
