@@ -153,10 +153,14 @@ pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *d
 			*why_fd = fds[0];
 		return pid;                    /* the agent, or -1 */
 	}
-	close(fds[0]);
-	/* The child: the guest, nothing of the agent's etcd connections.
-	 * It ends with the agent: a migration nobody will hand over is
-	 * aborted, and the guest runs on here. */
+	/* The child: the guest, nothing of the agent's etcd connections (it
+	 * keeps the why pipe alone, as fd 3).  It ends with the agent: a
+	 * migration nobody will hand over is aborted, and the guest runs on
+	 * here. */
+	if (dup2(fds[1], 3) != 3)
+		_exit(2);
+	close_range(4, ~0U, 0);
+	fds[1] = 3;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
@@ -247,6 +251,7 @@ pid_t pool_receiver_start(const struct lodge *lg)
 		return 0;                      /* no secret: no TCP listener (the library's rule) */
 	if ((pid = fork()))
 		return pid;
+	close_range(3, ~0U, 0);            /* the agent's etcd connections stay its own */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);

@@ -31,6 +31,7 @@ struct seen {
 	pid_t migrating;                   /* its migration's child (migrate.c), 0: none */
 	char migrate_to[DOMAIN_NAME_MAX];  /* where that one goes; kept until handed over */
 	bool moved;                        /* it went there: the hand-over is still to write */
+	bool told_gone;                    /* said: asked to move, not running here */
 	int why_fd;                        /* the child's why, if it failed */
 	char failed[LODGE_ERR_MAX];
 };
@@ -510,8 +511,9 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		if (d->migrate[0] && strcmp(d->desired, "running") == 0) {
 			if (st)
 				migrate_out(&v, lg, p, d, s, lease);
-			else    /* gone from here, moved or not: never started again here */
+			else if (!s->told_gone)   /* moved or not: never started again here */
 				log_warn("%s: asked to move to %s, but it does not run here", d->name, d->migrate);
+			s->told_gone = !st;
 			continue;
 		}
 		if (strcmp(d->desired, "running")) {
