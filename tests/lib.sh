@@ -291,6 +291,7 @@ integ_exit() {
 		wait_until 10 no_own_processes || { own_processes; kill -KILL "${OWN[@]}" 2>/dev/null; }
 		wait 2>/dev/null
 	fi
+	pool_hosts_local   # tests/pool-lib.sh: a pool host's destroy would go through the pool
 	[ -n "${ROOT:-}" ] && INTEG_ROOTS=("$ROOT" "${INTEG_ROOTS[@]}") INTEG_ROOT_NS=("$INTEG_NS" "${INTEG_ROOT_NS[@]}")
 	for i in "${!INTEG_ROOTS[@]}"; do
 		for d in "${INTEG_ROOTS[$i]}"/run/lodge/*/; do
@@ -308,3 +309,5 @@ integ_exit() {
 trap integ_exit EXIT
 # For a script that still sets its own EXIT trap (and so replaces integ_exit).
 cleanup_tmp() { rm -rf "$TMPDIR_TEST"; }
+# The pool's fixture (etcd cluster): tests/pool-lib.sh.
+. "$TOP/tests/pool-lib.sh"

@@ -7,7 +7,12 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 export TOP BUILD
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+# One etcd cluster for every pool test of the run (tests/pool-lib.sh),
+# started by the first that needs it, stopped here at the end.
+export LODGE_POOL_FIXTURE
+LODGE_POOL_FIXTURE=$(mktemp -d /tmp/lodge-pool.XXXXXX)
+pool_fixture_stop() { (T=/nonexistent; . "$TOP/tests/pool-lib.sh"; pool_etcd_stop "$LODGE_POOL_FIXTURE"); rm -rf "$LODGE_POOL_FIXTURE"; }
+trap 'rm -f "$results"; pool_fixture_stop' EXIT
 # make check SANITIZE=1: ASan and UBSan reports from every process (the
 # detached lodge-hyps included) go to files, each a failure at the end.
 # Leaks are not counted: lodge and lodge-hyp exit without freeing on purpose.

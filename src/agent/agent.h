@@ -63,6 +63,15 @@ int cmd_template_delete(struct cli *c);
 int cmd_bridge_create(struct cli *c);
 int cmd_bridge_delete(struct cli *c);
 int cmd_bridge_list(struct cli *c);
+/* cmd-pool.c */
+int cmd_pool_join(struct cli *c);
+int cmd_pool_leave(struct cli *c);
+int cmd_pool_list(struct cli *c);
+int cmd_pool_agent(struct cli *c);
+int cmd_pool_create(struct cli *c);
+int cmd_pool_domains(struct cli *c);
+int cmd_pool_destroy(struct cli *c);
+int cmd_pool_migrate(struct cli *c);
 /* cmd-network.c */
 int cmd_network_create(struct cli *c);
 int cmd_network_delete(struct cli *c);

@@ -13,6 +13,11 @@ int cmd_create(struct cli *c)
 	static struct domain_config dc;
 	struct lodge_err err;
 
+	/* A host in a pool places its domains in the pool (src/pool/README.md). */
+	if (c->lg.hc.pool_etcd[0])
+		return cmd_pool_create(c);
+	if (c->set['O'])
+		return cli_usage_error(c->cmd, "--on HOST: this host is in no pool (lodge pool-join)");
 	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
 		return cli_fail(&err);
 	/* The config's checks are lodge check's, the host's memory included. */
@@ -47,6 +52,11 @@ int cmd_reboot(struct cli *c)
 int cmd_destroy(struct cli *c)
 {
 	struct lodge_err err;
+	int rc;
+
+	/* A domain of this host's pool is stopped wherever it runs. */
+	if (c->lg.hc.pool_etcd[0] && (rc = cmd_pool_destroy(c)) != -ENOENT)
+		return rc;
 
 	return lodge_destroy(&c->lg, c->argv[0], &err) ? cli_fail(&err) : 0;
 }

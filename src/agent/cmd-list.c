@@ -79,6 +79,11 @@ int cmd_list(struct cli *c)
 	unsigned i, n;
 	int rc;
 
+	if (c->set['P']) {
+		if (c->argc || c->set['l'])
+			return cli_usage_error(c->cmd, "--pool lists the whole pool: no DOMAIN, no --long");
+		return cmd_pool_domains(c);
+	}
 	if ((rc = out_begin(&o, c, domain_list_cols, domain_list_ncols)))
 		return rc;
 	if (c->argc)

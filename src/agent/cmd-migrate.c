@@ -21,7 +21,11 @@ int cmd_migrate(struct cli *c)
 	struct lodge_migrate_opts o = { .secret_file = c->text['s'], .progress = c->set['q'] ? NULL : print_round };
 	struct lodge_migrate_result res;
 	struct lodge_err err;
+	int rc;
 
+	/* A domain of this host's pool moves to a host of the pool, by name. */
+	if (c->lg.hc.pool_etcd[0] && (rc = cmd_pool_migrate(c)) != -ENOENT)
+		return rc;
 	if (lodge_migrate(&c->lg, c->argv[0], c->argv[1], &o, &res, &err))
 		return cli_fail(&err);
 	printf("migrated %s to %s in %ld ms, downtime %.2f ms, %u rounds, %llu pages\n", res.name, res.peer, res.ms,

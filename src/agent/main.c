@@ -28,10 +28,12 @@ static const struct cli_option top_opts[] = {
 static const struct cli_option create_opts[] = {
 	FLAG('c', "console", "attach to its console once it runs"),
 	FLAG('p', "paused", "hold its vCPUs before the guest's first instruction (unpause lets it run)"),
+	TEXT('O', "on", "HOST", "in a pool: on this host (default: the one up with the most memory not yet placed)"),
 	{ 0 },
 };
 static const struct cli_option list_opts[] = {
 	FLAG('l', "long", "more columns: memory, balloon, save, KSM, THP, addresses"),
+	FLAG('P', "pool", "every domain of this host's pool, with its host"),
 	OUT_OPTIONS,
 	{ 0 },
 };
@@ -90,6 +92,12 @@ static const struct cli_option capture_opts[] = {
 static const struct cli_option bridge_opts[] = {
 	TEXT('n', "nic", "NIC", "move this host NIC and its addresses and routes onto the bridge"),
 	FLAG('f', "force", "with --nic: even the NIC this ssh session comes in on"),
+	{ 0 },
+};
+static const struct cli_option pool_join_opts[] = {
+	TEXT('e', "etcd", "URL[,URL...]", "the pool's etcd client URLs (http://HOST:PORT)"),
+	TEXT('n', "host", "NAME", "this host's name in the pool (default its hostname)"),
+	TEXT('p', "prefix", "KEY", "where the pool's keys are in etcd (default /lodge/pool)"),
 	{ 0 },
 };
 static const struct cli_option log_opts[] = {
@@ -241,6 +249,12 @@ static const struct command commands[] = {
 	  "stop a network's dnsmasq, remove its rules and bridge (refused while vifs are on it)", 0,
 	  cmd_network_stop },
 	{ "bridge-list", output_opts, "", 0, 0, "list bridges with their port counts", CMD_NO_HOST, cmd_bridge_list },
+	{ "pool-join", pool_join_opts, "", 0, 0, "join a pool of Lodge hosts on etcd (recorded in lodge.conf)", 0,
+	  cmd_pool_join },
+	{ "pool-leave", no_opts, "", 0, 0, "leave the pool (refused while its domains run here)", 0, cmd_pool_leave },
+	{ "pool-list", output_opts, "", 0, 0, "the pool's hosts: state, CPUs, memory, domains", 0, cmd_pool_list },
+	{ "pool-agent", no_opts, "", 0, 0, "this host's pool agent, in the foreground (lodge-pool.service)", 0,
+	  cmd_pool_agent },
 	{ "web", web_opts, "", 0, 0, "serve the web interface (lodge-web(8)) in the foreground", 0, cmd_web },
 	{ "web-passwd", web_passwd_opts, "USER", 1, 1,
 	  "add a web interface user or set its password (read from standard input) and role", 0, cmd_web_passwd },

@@ -64,6 +64,11 @@
  *   mem-set MIB         balloon the guest to MIB: from the floor (32 MiB, or
  *                       memory_mib if less) to maxmem_mib, else an error
  *   destroy             end the domain at once
+ *   watchdog MS         the pool agent's watchdog (src/pool/README.md): the
+ *                       domain ends at MS, a CLOCK_MONOTONIC time in ms
+ *                       (every process of the host shares that clock),
+ *                       unless a later watchdog moves it; once armed it
+ *                       stays armed; taken during a save or migration too
  *   console [force]     attach to the serial console; one client at a time,
  *                       "force" takes it over from the current one
  *   console-log [BYTES] the last BYTES (default all kept) of console output

@@ -55,6 +55,19 @@
 #define HOST_SHUTDOWN_TIMEOUT_MAX_S     86400
 #define HOST_SHUTDOWN_TIMEOUT_DEFAULT_S 300
 #define HOST_CGROUP_MAX        256         /* the cgroup parent's path, with its NUL */
+/* The pool (src/pool/README.md): the host's lease, the deadline by which
+ * a host cut off from etcd has ended its HA domains, and how long the
+ * others wait after a lease expired before they restart them.  Checked
+ * together at the pool agent's start: T >= 2, T/3 + 1 <= F, F + 1 <= T. */
+#define POOL_LEASE_TTL_MIN_S        2      /* etcd's minimum at its default election timeout */
+#define POOL_LEASE_TTL_MAX_S        3600
+#define POOL_LEASE_TTL_DEFAULT_S    10
+#define POOL_FENCE_DEADLINE_MIN_S   1
+#define POOL_FENCE_DEADLINE_DEFAULT_S 6
+#define POOL_RESTART_DELAY_MAX_S    3600
+#define POOL_RESTART_DELAY_DEFAULT_S 2
+#define POOL_ETCD_MAX          512         /* pool_etcd's URLs, comma-separated, with the NUL */
+#define POOL_PREFIX_MAX        128
 #define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
 #define HOST_MIRROR_MAX        256         /* template_mirror's URL, with its NUL */

@@ -24,7 +24,7 @@ void options_usage(FILE *f)
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
-		"                  [--control-idle-timeout SECONDS]\n"
+		"                  [--control-idle-timeout SECONDS] [--watchdog SECONDS]\n"
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
 		"                  destroy|restart|preserve]\n"
 		"                  [--on-crash coredump-destroy|coredump-restart]\n"
@@ -112,6 +112,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "control-group", required_argument, NULL, 'g' },
 		{ "stats-group", required_argument, NULL, 'r' },
 		{ "control-idle-timeout", required_argument, NULL, 'T' },
+		{ "watchdog", required_argument, NULL, 'w' },
 		{ "incoming", required_argument, NULL, 'J' },
 		{ "paused", no_argument, NULL, 'Q' },
 		{ "user", required_argument, NULL, 'Y' },
@@ -215,6 +216,19 @@ int options_parse(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->access.idle_timeout_s = s;
+			break;
+		}
+		case 'w': {
+			unsigned long s;
+
+			if (parse_number(optarg, "--watchdog", &s))
+				return -EINVAL;
+			if (s < CTL_WATCHDOG_MIN_S || s > CTL_WATCHDOG_MAX_S) {
+				log_err("--watchdog %s is out of range (%d to %d seconds)", optarg, CTL_WATCHDOG_MIN_S,
+					CTL_WATCHDOG_MAX_S);
+				return -EINVAL;
+			}
+			o->access.watchdog_s = s;
 			break;
 		}
 		case 'J': {

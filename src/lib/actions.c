@@ -145,6 +145,20 @@ int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib,
 	return rc;
 }
 
+int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err)
+{
+	char req[64], name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];
+	struct reply r;
+	int rc;
+
+	snprintf(req, sizeof(req), "watchdog %llu", (unsigned long long)deadline_ms);
+	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
+		snprintf(why, sizeof(why), "%s", r.error);
+		return lodge_fail(err, rc, "watchdog %s: %s", name, why);
+	}
+	return rc;
+}
+
 /* A CPU request's refusal names the domain. */
 static int cpu_request(const struct lodge *lg, const char *domain, const char *cmd, bool keys, struct reply *r,
 		       char *name, struct lodge_err *err)

@@ -384,6 +384,53 @@ static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsig
 	return 0;
 }
 
+/* pool_etcd = "http://10.0.0.1:2379,http://10.0.0.2:2379": etcd's client
+ * URLs ("": no pool).  Only plain http: the gateway the pool talks to. */
+static int check_pool_etcd(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i), *p = s;
+
+	if (strlen(s) >= POOL_ETCD_MAX) {
+		snprintf(why, whylen, "longer than %d bytes", POOL_ETCD_MAX - 1);
+		return -E2BIG;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n <= 7 || strncmp(p, "http://", 7) || strcspn(p + 7, " ?#@/,") < n - 7 - (p[n - 1] == '/')) {
+			snprintf(why, whylen, "'%.*s' is not an etcd client URL like http://10.0.0.1:2379", (int)n, p);
+			return -EINVAL;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+/* pool_host = "NAME": this host's name in the pool ("": its hostname). */
+static int check_pool_host(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (*s && !domain_name_valid(s)) {
+		snprintf(why, whylen, "'%.64s' is not a host name: %s", s, domain_name_rule());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* pool_prefix = "/lodge/pool": where the pool's keys are in etcd. */
+static int check_pool_prefix(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	if (s[0] != '/' || strlen(s) >= POOL_PREFIX_MAX || s[strlen(s) - 1] == '/' || strpbrk(s, " \t\n")) {
+		snprintf(why, whylen, "'%.64s' is not a key prefix like /lodge/pool (from /, no trailing /, under %d bytes)",
+			 s, POOL_PREFIX_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* bootloader = "lodge": Lodge reads the kernel from the guest's disk
  * itself (bootdisk.h); xl's pygrub does that job in Xen. */
 static int check_bootloader(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
@@ -442,6 +489,8 @@ const struct cfg_key domain_keys[] = {
 		"most CPU it may use, in percent of one CPU, per vCPU at most all of one"),
 	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)"),
 	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages"),
+	KEY_INT("ha", 0, 0, 1, NULL, NULL, NULL,
+		"in a pool: 1 restarts it on another host when its host is lost (src/pool/README.md)"),
 	{ .name = NULL }
 };
 
@@ -477,6 +526,15 @@ const struct cfg_key host_keys[] = {
 		"how long lodge host-stop waits for the saves or shutdowns before it destroys what still runs"),
 	KEY_STR("save_dir", "/var/lib/lodge/save", check_dir,
 		"where lodge host-stop saves the domains and lodge host-start restores them from"),
+	KEY_STR("pool_etcd", "", check_pool_etcd, "the pool's etcd client URLs, comma-separated (lodge pool-join)"),
+	KEY_STR("pool_host", "", check_pool_host, "this host's name in the pool (default its hostname)"),
+	KEY_STR("pool_prefix", "/lodge/pool", check_pool_prefix, "where the pool's keys are in etcd"),
+	KEY_INT("pool_lease_ttl", POOL_LEASE_TTL_DEFAULT_S, POOL_LEASE_TTL_MIN_S, POOL_LEASE_TTL_MAX_S, " s", NULL, NULL,
+		"the host's lease in the pool: its domains are another host's this long after it lost etcd"),
+	KEY_INT("pool_fence_deadline", POOL_FENCE_DEADLINE_DEFAULT_S, POOL_FENCE_DEADLINE_MIN_S, POOL_LEASE_TTL_MAX_S,
+		" s", NULL, NULL, "a host cut off from etcd has ended its HA domains this long after its last renewal"),
+	KEY_INT("pool_restart_delay", POOL_RESTART_DELAY_DEFAULT_S, 0, POOL_RESTART_DELAY_MAX_S, " s", NULL, NULL,
+		"how long after a host's lease expired the others restart its HA domains"),
 	KEY_STR("template_mirror", "", check_mirror,
 		"the Debian mirror templates are built from (its DIST and DIST-updates suites; security updates "
 		"from Debian's security archive); empty: the host's own apt sources"),

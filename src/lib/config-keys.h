@@ -8,7 +8,7 @@
 #include <confuse.h>
 #include <stdio.h>
 
-#define MAX_KEYS     24      /* per table */
+#define MAX_KEYS     32      /* per table */
 #define MAX_KEY_LEN  32
 #define MAX_SITES    256     /* key statements noted per file */
 #define MAX_VALUES   512     /* values noted per file */

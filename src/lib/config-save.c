@@ -101,6 +101,8 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		fprintf(f, "ksm = true\n");
 	if (dc->hugepages)
 		fprintf(f, "hugepages = true\n");
+	if (dc->ha)
+		fprintf(f, "ha = 1\n");
 }
 
 /* A regular file (or a new one) is replaced atomically: a reader never

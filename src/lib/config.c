@@ -459,6 +459,12 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	host_list(&ctx, cfg, "bridges", &hc->bridges);
 	hc->host_shutdown_saves = strcmp(cfg_getstr(cfg, "on_host_shutdown"), "save") == 0;
 	hc->shutdown_timeout_s = (unsigned)cfg_getint(cfg, "shutdown_timeout");
+	snprintf(hc->pool_etcd, sizeof(hc->pool_etcd), "%s", cfg_getstr(cfg, "pool_etcd"));
+	snprintf(hc->pool_host, sizeof(hc->pool_host), "%s", cfg_getstr(cfg, "pool_host"));
+	snprintf(hc->pool_prefix, sizeof(hc->pool_prefix), "%s", cfg_getstr(cfg, "pool_prefix"));
+	hc->pool_lease_ttl_s = (unsigned)cfg_getint(cfg, "pool_lease_ttl");
+	hc->pool_fence_deadline_s = (unsigned)cfg_getint(cfg, "pool_fence_deadline");
+	hc->pool_restart_delay_s = (unsigned)cfg_getint(cfg, "pool_restart_delay");
 	snprintf(hc->template_mirror, sizeof(hc->template_mirror), "%s", cfg_getstr(cfg, "template_mirror"));
 	cfg_free(cfg);
 	return 0;
@@ -601,6 +607,7 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 	}
 	dc->ksm = cfg_getbool(cfg, "ksm");
 	dc->hugepages = cfg_getbool(cfg, "hugepages");
+	dc->ha = cfg_getint(cfg, "ha") == 1;
 	return 0;
 }
 

@@ -66,6 +66,7 @@ struct domain_config {
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
 	bool ksm;                  /* same-page merging of guest RAM (MADV_MERGEABLE) */
 	bool hugepages;            /* transparent huge pages for guest RAM (MADV_HUGEPAGE) */
+	bool ha;                   /* in a pool: restarted elsewhere when its host is lost */
 };
 
 /* One of lodge.conf's lists of paths, patterns or names. */
@@ -95,6 +96,11 @@ struct host_config {
 	bool host_shutdown_saves;          /* on_host_shutdown = "save" (default), else "shutdown" */
 	unsigned shutdown_timeout_s;       /* then what still runs is destroyed */
 	char save_dir[CFG_PATH_MAX];       /* default /var/lib/lodge/save */
+	/* The pool (src/pool/README.md); pool_etcd "": not in one. */
+	char pool_etcd[POOL_ETCD_MAX];
+	char pool_host[DOMAIN_NAME_MAX];   /* "": the hostname */
+	char pool_prefix[POOL_PREFIX_MAX];
+	unsigned pool_lease_ttl_s, pool_fence_deadline_s, pool_restart_delay_s;
 	char template_mirror[HOST_MIRROR_MAX];   /* "": the host's apt sources */
 };
 

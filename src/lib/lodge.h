@@ -290,6 +290,10 @@ int lodge_call_start(const struct lodge *lg, const char *domain, enum lodge_verb
 int lodge_call_collect(struct lodge_call *c, int *result, struct lodge_err *err);
 void lodge_call_close(struct lodge_call *c);
 
+/* A pool domain's watchdog (src/pool/README.md, "Fencing"): it ends at
+ * deadline_ms (CLOCK_MONOTONIC, ms) unless fed a later one. */
+int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err);
+
 /* ---- memory and CPUs ------------------------------------------------------------------- */
 
 /* Balloon a running domain to mib (its floor up to its maxmem). */

@@ -289,7 +289,7 @@ struct hyp_args {
 	char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
-	char control_gid[24], stats_gid[24], incoming[16];
+	char control_gid[24], stats_gid[24], incoming[16], watchdog[16];
 	char event_log[CFG_PATH_MAX];
 };
 
@@ -317,6 +317,12 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 		argv[a++] = "--maxmem"; argv[a++] = h->maxmem;
 	}
 	if (dc->ksm) argv[a++] = "--ksm";
+	/* An HA domain of a pool is armed from its first instant: the pool
+	 * agent's feeds move the deadline (src/pool/README.md, "Fencing"). */
+	if (dc->ha && hc->pool_etcd[0]) {
+		snprintf(h->watchdog, sizeof(h->watchdog), "%u", hc->pool_fence_deadline_s);
+		argv[a++] = "--watchdog"; argv[a++] = h->watchdog;
+	}
 	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
 	for (i = 0; i < dc->ndisks; i++) {

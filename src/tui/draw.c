@@ -307,10 +307,10 @@ void draw_bars(struct tui *t)
  * and rx/tx and read/write apart.  Then, where room is left, an address
  * and the CPU sparkline. */
 enum column_id {
-	COL_ID, COL_NAME, COL_STATE, COL_CPU, COL_MEM, COL_RSS, COL_VCPUS, COL_UPTIME, COL_FREE, COL_NETRX,
+	COL_ID, COL_NAME, COL_HOST, COL_STATE, COL_CPU, COL_MEM, COL_RSS, COL_VCPUS, COL_UPTIME, COL_FREE, COL_NETRX,
 	COL_NETTX, COL_DSKRD, COL_DSKWR, COL_NET, COL_DISK, COL_ADDR, COL_SPARK, NCOLUMNS
 };
-enum column_when { ALWAYS, WIDE, NARROW, ROOM };
+enum column_when { ALWAYS, WIDE, NARROW, ROOM, POOL };
 
 struct column {
 	const char *head;
@@ -324,6 +324,7 @@ struct column {
 static const struct column columns[NCOLUMNS] = {
 	[COL_ID] = { "ID", 4, 4, 0, 0, false, ALWAYS },
 	[COL_NAME] = { "NAME", 16, 0, 1, 1, true, ALWAYS },
+	[COL_HOST] = { "HOST", 8, 16, 0, 1, true, POOL },         /* a host in a pool: where each runs */
 	[COL_STATE] = { "ST", 5, 5, 0, 1, true, ALWAYS },
 	[COL_CPU] = { "%CPU", 6, 6, 0, 1, false, ALWAYS },
 	[COL_MEM] = { "MEM(M)", 7, 7, 0, 1, false, ALWAYS },
@@ -349,10 +350,11 @@ struct table_layout {
  * rates, the address or the sparkline take the room: telling the
  * domains apart comes first. */
 #define NAME_FIRST 32
+#define NAME_LEAST_POOL 10
 
 /* name_need: the longest name to show.  The screen's last column is
  * left empty: curses moves the cursor to the next line after it. */
-static void table_layout(struct table_layout *l, unsigned name_need)
+static void table_layout(struct table_layout *l, unsigned name_need, bool pool)
 {
 	unsigned min[NCOLUMNS], max[NCOLUMNS], used = 0, wide = 0, shares, c;
 	int room = COLS - 1;
@@ -364,7 +366,7 @@ static void table_layout(struct table_layout *l, unsigned name_need)
 	}
 	min[COL_NAME] = name_need < min[COL_NAME] ? min[COL_NAME] : name_need > NAME_FIRST ? NAME_FIRST : name_need;
 	for (c = 0; c < NCOLUMNS; c++) {
-		if (columns[c].when == ALWAYS)
+		if (columns[c].when == ALWAYS || (columns[c].when == POOL && pool))
 			used += columns[c].gap + min[c];
 		if (columns[c].when == WIDE)
 			wide += columns[c].gap + columns[c].min;
@@ -373,15 +375,17 @@ static void table_layout(struct table_layout *l, unsigned name_need)
 	used = 0;
 	for (c = 0; c < NCOLUMNS; c++) {
 		enum column_when w = columns[c].when;
-		bool on = w == ALWAYS || (w == WIDE && split) || (w == NARROW && !split);
+		bool on = w == ALWAYS || (w == WIDE && split) || (w == NARROW && !split) || (w == POOL && pool);
 
 		l->width[c] = on ? min[c] : 0;
 		if (on)
 			used += columns[c].gap + min[c];
 	}
-	/* Too narrow for the names whole: they give way, down to the least. */
+	/* Too narrow for the names whole: they give way, down to the least
+	 * (less on a pool host, so that its HOST column fits 80 columns). */
 	if ((int)used > room) {
-		unsigned over = used - room, give = l->width[COL_NAME] - columns[COL_NAME].min;
+		unsigned least = pool ? NAME_LEAST_POOL : columns[COL_NAME].min;
+		unsigned over = used - room, give = l->width[COL_NAME] > least ? l->width[COL_NAME] - least : 0;
 
 		give = give < over ? give : over;
 		l->width[COL_NAME] -= give;
@@ -453,8 +457,8 @@ struct row_rates {
 	double net_rx, net_tx, disk_rd, disk_wr;
 };
 
-static void draw_row(const struct table_layout *l, int y, const struct lodge_status *st, double cpu,
-		     const struct row_rates *r, const char *spk, bool selected)
+static void draw_row(const struct table_layout *l, int y, const struct lodge_status *st, const char *host,
+		     double cpu, const struct row_rates *r, const char *spk, bool selected)
 {
 	char cell[NCOLUMNS][DOMAIN_NAME_MAX + 16];
 	char addrs[LODGE_MAX_ADDRS * 48];
@@ -465,6 +469,7 @@ static void draw_row(const struct table_layout *l, int y, const struct lodge_sta
 		snprintf(cell[c], sizeof(cell[c]), "-");
 	snprintf(cell[COL_ID], sizeof(cell[0]), "%u", st->id);
 	fit_name(cell[COL_NAME], sizeof(cell[0]), st->name, l->width[COL_NAME]);
+	snprintf(cell[COL_HOST], sizeof(cell[0]), "%s", host && host[0] ? host : "-");
 	snprintf(cell[COL_STATE], sizeof(cell[0]), "%s", state_word(st, r->stale, &attr));
 	snprintf(cell[COL_CPU], sizeof(cell[0]), "%.1f", cpu);
 	snprintf(cell[COL_MEM], sizeof(cell[0]), "%lu", st->target_mib);
@@ -519,6 +524,8 @@ static void draw_install_row(const struct table_layout *l, int y, const struct d
 		attron(A_REVERSE);
 	put_cell(l, COL_ID, "-");
 	put_cell(l, COL_NAME, name);
+	if (l->width[COL_HOST])
+		put_cell(l, COL_HOST, "-");       /* this host's, not yet the pool's */
 	if (in->state == INSTALL_DONE) {
 		for (c = COL_STATE; c < NCOLUMNS; c++) {
 			if (!l->width[c])
@@ -547,6 +554,43 @@ static void draw_install_row(const struct table_layout *l, int y, const struct d
 	attroff(A_REVERSE);
 }
 
+/* A domain of the pool that another host runs: its host and the pool's
+ * word for it; the figures are that host's to show. */
+static void draw_remote_row(const struct table_layout *l, int y, const struct dom_sample *d, const char *host,
+			    bool selected)
+{
+	char name[DOMAIN_NAME_MAX + 16], cell[DOMAIN_NAME_MAX + 16];
+	unsigned c;
+
+	fit_name(name, sizeof(name), d->st.name, l->width[COL_NAME]);
+	move(y, 0);
+	if (selected)
+		attron(A_REVERSE);
+	for (c = 0; c < NCOLUMNS; c++) {
+		if (!l->width[c])
+			continue;
+		if (c == COL_HOST)
+			snprintf(cell, sizeof(cell), "%s", host && host[0] ? host : "-");
+		else if (c == COL_STATE)   /* running elsewhere; lost, stopped, failed... as the pool says */
+			snprintf(cell, sizeof(cell), "%.5s", strcmp(d->st.state, "running") ? d->st.state : "run");
+		else if (c == COL_MEM)
+			snprintf(cell, sizeof(cell), "%lu", d->st.target_mib);
+		else
+			snprintf(cell, sizeof(cell), "%s", c == COL_SPARK ? "" : "-");
+		put_cell(l, c, c == COL_NAME ? name : cell);
+	}
+	clrtoeol();
+	attroff(A_REVERSE);
+}
+
+/* The host a row's domain is on in the pool's last sample ("" none). */
+static const char *host_of(const struct tui *t, const char *name)
+{
+	const struct tui_pool_row *r = pool_row(t, name);
+
+	return r ? r->host : "";
+}
+
 void draw_table(struct tui *t)
 {
 	int rows = LINES - 3 - bars_rows(t), y = 3, i;
@@ -560,7 +604,7 @@ void draw_table(struct tui *t)
 	for (c = 0; c < t->ndoms; c++)
 		if (strlen(t->doms[c].st.name) > name_need)
 			name_need = strlen(t->doms[c].st.name);
-	table_layout(&l, name_need);
+	table_layout(&l, name_need, pool_in_use(t));
 	draw_header(t);
 	move(2, 0);
 	attron(A_REVERSE);
@@ -590,7 +634,11 @@ void draw_table(struct tui *t)
 			dom0.uptime_s = t->host.uptime_s;
 			dom0.guest_stats = true;
 			dom0.guest_free_kib = t->host.mem_avail_mib * 1024;
-			draw_row(&l, y, &dom0, t->host.cpu_pct, &no_rates, "", t->selected == 0);
+			draw_row(&l, y, &dom0, t->hc.pool_host, t->host.cpu_pct, &no_rates, "", t->selected == 0);
+		} else if (row <= t->nshown && t->doms[t->order[row - 1]].remote) {
+			const struct dom_sample *d = &t->doms[t->order[row - 1]];
+
+			draw_remote_row(&l, y, d, host_of(t, d->st.name), t->selected == row);
 		} else if (row <= t->nshown && t->doms[t->order[row - 1]].install) {
 			draw_install_row(&l, y, &t->doms[t->order[row - 1]], t->selected == row);
 		} else if (row <= t->nshown) {
@@ -602,7 +650,7 @@ void draw_table(struct tui *t)
 			if (l.width[COL_SPARK])
 				spark(spk, d->cpu_hist, d->hist_len, l.width[COL_SPARK],
 				      100.0f * (d->st.vcpus ? d->st.vcpus : 1));
-			draw_row(&l, y, &d->st, d->cpu_pct, &r, spk, t->selected == row);
+			draw_row(&l, y, &d->st, host_of(t, d->st.name), d->cpu_pct, &r, spk, t->selected == row);
 		} else {
 			move(y, 0);
 			clrtoeol();

@@ -62,6 +62,7 @@ static void on_domain(const struct lodge_status *st, void *arg)
 
 	if (!d)
 		return;
+	d->remote = false;             /* a domain of the pool that came here */
 	install_forget(t, d);          /* an installed domain, started: a domain like any */
 	dt_ns = d->answered_ns ? (double)(now - d->answered_ns) : 0;
 	if (dt_ns > 0 && d->st.pid == st->pid) {
@@ -268,6 +269,7 @@ void sample_start(struct tui *t)
 	lodge_host_sample(&t->host);
 	if (t->view == VIEW_NETWORKS)
 		networks_sample(t);
+	pool_sample_start(t);
 	if (!t->poller && (t->poller = lodge_poller_new()))
 		lodge_poller_on_unasked(t->poller, on_unasked);
 	if (!t->poller)
@@ -275,7 +277,7 @@ void sample_start(struct tui *t)
 	lodge_poller_send(t->poller, t->lg, t);
 	/* Domains that are gone leave the table; an install's row stays. */
 	for (i = j = 0; i < t->ndoms; i++) {
-		if (t->doms[i].install || lodge_poller_knows(t->poller, t->doms[i].st.name))
+		if (t->doms[i].install || t->doms[i].remote || lodge_poller_knows(t->poller, t->doms[i].st.name))
 			t->doms[j++] = t->doms[i];
 		else
 			detail_free(t->doms[i].detail);
@@ -302,13 +304,16 @@ unsigned sample_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 		if (x && x->conq.fd >= 0 && n < max)
 			fds[n++] = (struct pollfd){ x->conq.fd, POLLIN, 0 };
 	}
-	return n;
+	return n + pool_pollfds(t, fds + n, max - n);
 }
 
 bool sample_collect(struct tui *t, uint64_t now, const struct pollfd *fds)
 {
 	int due = t->poller ? lodge_poller_collect(t->poller, t->lg, fds, t->npoller_fds, on_domain, t) : 0;
 	bool show = collect_details(t, now);
+
+	if (pool_collect(t))
+		show = true;
 
 	/* The sample's replies are shown together once all are in (or the
 	 * slow ones are left for later); a late one, when it comes. */
@@ -336,7 +341,7 @@ void sample_all(struct tui *t)
 	static struct pollfd fds[1024];
 
 	sample_start(t);
-	while (t->gathering) {
+	while (t->gathering || pool_waiting(t)) {
 		unsigned n = sample_pollfds(t, fds, sizeof(fds) / sizeof(fds[0]));
 		uint64_t now = tui_now_ns();
 
@@ -357,6 +362,7 @@ void sample_free(struct tui *t)
 	t->ndoms = 0;
 	lodge_poller_free(t->poller);
 	t->poller = NULL;
+	pool_free(t);
 }
 
 static const char *const sort_names[SORT_NKEYS] = {

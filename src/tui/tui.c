@@ -139,6 +139,7 @@ static void batch_header(const struct tui *t)
 /* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */
 static int batch(struct tui *t, int iterations)
 {
+	bool pool = pool_in_use(t);
 	int i;
 	unsigned k;
 
@@ -152,18 +153,35 @@ static int batch(struct tui *t, int iterations)
 		}
 		batch_header(t);
 		/* Rates in bytes a second, as the guest sees them, for scripts. */
-		printf("%4s %-16s %-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "ID", "NAME", "STATE", "%CPU",
-		       "MEM(M)", "RSS(M)", "VCPUS", "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)",
-		       "DSKWR(B/s)");
-		printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", 0, "Domain-0", "running",
-		       t->host.cpu_pct, t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib,
-		       t->host.ncpus, "-", "-", "-", "-", "-");
+		/* A host in a pool: the HOST column, and a row for each domain of
+		 * the pool another host runs (its figures are that host's: "-"). */
+		printf("%4s %-16s ", "ID", "NAME");
+		if (pool)
+			printf("%-16s ", "HOST");
+		printf("%-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "STATE", "%CPU", "MEM(M)", "RSS(M)", "VCPUS",
+		       "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)", "DSKWR(B/s)");
+		printf("%4u %-16s ", 0, "Domain-0");
+		if (pool)
+			printf("%-16s ", t->hc.pool_host[0] ? t->hc.pool_host : "-");
+		printf("%-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", "running", t->host.cpu_pct,
+		       t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib, t->host.ncpus, "-", "-",
+		       "-", "-", "-");
 		for (k = 0; k < t->nshown; k++) {
 			struct dom_sample *d = &t->doms[t->order[k]];
+			const struct tui_pool_row *r = pool ? pool_row(t, d->st.name) : NULL;
 
-			printf("%4u %-16s %-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", d->st.id,
-			       d->st.name, d->st.state, d->cpu_pct, d->st.target_mib, d->st.rss_kib / 1024, d->st.vcpus,
-			       d->st.uptime_s, d->net_rx_bps, d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps);
+			if (d->remote) {
+				printf("%4s %-16s %-16s %-8s %6s %7lu %7s %5s %9s %10s %10s %10s %10s\n", "-", d->st.name,
+				       r && r->host[0] ? r->host : "-", d->st.state, "-", d->st.target_mib, "-", "-", "-",
+				       "-", "-", "-", "-");
+				continue;
+			}
+			printf("%4u %-16s ", d->st.id, d->st.name);
+			if (pool)
+				printf("%-16s ", r && r->host[0] ? r->host : "-");
+			printf("%-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", d->st.state, d->cpu_pct,
+			       d->st.target_mib, d->st.rss_kib / 1024, d->st.vcpus, d->st.uptime_s, d->net_rx_bps,
+			       d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps);
 		}
 		printf("\n");
 		fflush(stdout);

@@ -82,6 +82,28 @@ struct dom_sample {
 	struct dom_detail *detail;     /* NULL until its detail view is first opened */
 	struct tui_install *install;   /* a Debian guest the form is installing, or installed and
 					* not yet started: not a running domain (install.c) */
+	bool remote;                   /* a domain of the pool that runs on another host (pool.c):
+					* st has its name, the pool's state word and memory only */
+};
+
+/* The pool's domains as `lodge list --pool` said them last (pool.c). */
+#define TUI_POOL_MAX 256
+struct tui_pool_row {
+	char name[DOMAIN_NAME_MAX];
+	char host[DOMAIN_NAME_MAX];        /* "": none (a stopped domain) */
+	char state[16];                    /* the pool's word: running, lost, stopped, ... */
+	unsigned long memory_mib;
+};
+struct tui_pool {
+	bool init;
+	pid_t pid;                         /* the child asking, 0: none out */
+	int fd;                            /* its pipe, -1: closed */
+	char *buf;                         /* its output so far */
+	size_t len, cap;
+	struct tui_pool_row row[TUI_POOL_MAX];
+	unsigned n;
+	uint64_t asked_ns, got_ns;         /* got_ns 0: no sample yet */
+	bool failed;                       /* the last child failed (etcd not answering, ...) */
 };
 
 /* An install from the create form (install.c): lodge_install in a child
@@ -163,6 +185,7 @@ struct tui {
 	uint64_t console_deadline_ns;
 	bool resample;                     /* an action finished: sample before the next draw */
 	struct tui_install installs[TUI_MAX_INSTALLS];
+	struct tui_pool pool;              /* lodge.conf has pool_etcd: the pool's view (pool.c) */
 };
 
 /* sample.c */
@@ -186,6 +209,17 @@ const char *sort_name(enum sort_key k);
 bool sample_stale(const struct tui *t, const struct dom_sample *d, uint64_t now_ns);
 /* A query of the detail view out longer than it should be. */
 bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns);
+
+/* pool.c: the pool's domains and their hosts, sampled without waiting. */
+bool pool_in_use(const struct tui *t);
+void pool_sample_start(struct tui *t);
+unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max);
+/* Take in what the child wrote: true once a sample came whole (or failed). */
+bool pool_collect(struct tui *t);
+bool pool_waiting(const struct tui *t);
+/* name's row in the last sample, NULL if the pool has no such domain. */
+const struct tui_pool_row *pool_row(const struct tui *t, const char *name);
+void pool_free(struct tui *t);
 
 /* draw.c */
 void fmt_rate(char *buf, size_t len, double bytes_per_s);

@@ -49,6 +49,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/tui.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 	echo
+	echo "## A pool of hosts on etcd (tests/bench/pool.sh)"
+	echo
+	BUILD=$BUILD bash "$TOP/tests/bench/pool.sh"
+	echo
 	echo "## Web interface (tests/bench/web.py)"
 	echo
 	/usr/bin/python3 "$TOP/tests/bench/web.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"

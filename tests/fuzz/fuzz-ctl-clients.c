@@ -241,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	any_control = false;
 	running = true;
 	fake_ms = 1000000;
-	ctl_init(&c, &dom, uart, -1, -1, -1, &(struct ctl_access){ -1, -1, 1 + (data[0] & 31) });
+	ctl_init(&c, &dom, uart, -1, -1, -1, &(struct ctl_access){ -1, -1, 1 + (data[0] & 31), 0 });
 	c.clock_ms = fake_clock;
 	c.now_ms = fake_ms;
 

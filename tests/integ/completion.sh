@@ -73,7 +73,7 @@ else
 	fail "bridge-delete <TAB>" "$(tr '\n' ' ' <<<"$got")"
 fi
 got=$(comp list --)
-if [ "$(tr '\n' ' ' <<<"$got")" = "--header --help --long --output " ]; then
+if [ "$(tr '\n' ' ' <<<"$got")" = "--header --help --long --output --pool " ]; then
 	pass "lodge list --<TAB>: list's options"
 else
 	fail "list --<TAB>" "$(tr '\n' ' ' <<<"$got")"

@@ -27,7 +27,7 @@
 #define CYCLES 1000
 
 static char run[64];
-static const struct ctl_access private_access = { -1, -1, 0 };
+static const struct ctl_access private_access = { -1, -1, 0, 0 };
 
 static void path(char *out, const char *name, const char *file)
 {
@@ -167,7 +167,7 @@ int main(void)
 	mkdir(p, 0755);
 	dead_socket("old");
 	put_file("old", "lodge-hyp.log", "the last boot\n");
-	fd = rundir_create(run, "old", &(struct ctl_access){ 1234, -1, 0 }, dir, sizeof(dir));
+	fd = rundir_create(run, "old", &(struct ctl_access){ 1234, -1, 0, 0 }, dir, sizeof(dir));
 	CHECK("a dead domain's directory gets the new socket", fd >= 0 && answers("old"));
 	CHECK("... shared: the directory 0711, the socket 0666",
 	      mode_of("old", NULL) == 0711 && (mode_of("old", "control") & 0777) == 0666);

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "save/core.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,27 @@ static void ctl_pause(struct ctl *c, struct ctl_client *cl, int argc, char **arg
 	client_send(cl, "ok\n");
 }
 
+/* watchdog MS: the pool agent moves the deadline by which this domain
+ * ends unless fed again (README.md in src/pool, "Fencing"). */
+static void ctl_watchdog(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	unsigned long long ms;
+	char *end;
+
+	if (argc != 1 || argv[0][0] < '0' || argv[0][0] > '9') {
+		client_send(cl, "error watchdog takes a CLOCK_MONOTONIC time in ms\n");
+		return;
+	}
+	errno = 0;
+	ms = strtoull(argv[0], &end, 10);
+	if (errno || *end || ms == 0) {
+		client_send(cl, "error watchdog takes a CLOCK_MONOTONIC time in ms\n");
+		return;
+	}
+	c->watchdog_ms = ms;
+	client_send(cl, "ok\n");
+}
+
 static void ctl_unpause(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	vcpu_unpause_all(c->dom);
@@ -317,6 +339,9 @@ static const struct ctl_command commands[] = {
 	{ "migrate",     CTL_CONTROL, RUNNING,                         ctl_migrate },
 	{ "pause",       CTL_CONTROL, RUNNING,                         ctl_pause },
 	{ "unpause",     CTL_CONTROL, RUNNING,                         ctl_unpause },
+	/* fed through a save or migration too: a pool's live migration of an
+	 * HA domain may outlast the deadline (src/pool/README.md) */
+	{ "watchdog",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_watchdog },
 	{ "shutdown",    CTL_CONTROL, RUNNING,                         ctl_shutdown },
 	{ "reboot",      CTL_CONTROL, RUNNING,                         ctl_reboot },
 	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },

@@ -88,6 +88,9 @@ struct ctl {
 	bool told_preserved;           /* the log says why a preserved domain stopped */
 	bool end_told;                 /* the event log has the domain's end (events.h) */
 	char job_who[80];              /* WHO of the save or migration's client, for its event */
+	/* The pool agent's watchdog (proto.h "watchdog"): the guest ends at
+	 * this CLOCK_MONOTONIC ms unless fed a later one; 0: not armed. */
+	uint64_t watchdog_ms;
 	/* A detach waiting for the guest's eject (ctl-hotplug.c): its client,
 	 * slot and deadline; one at a time. */
 	struct ctl_client *detach_client;

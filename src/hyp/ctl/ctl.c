@@ -396,6 +396,7 @@ void ctl_init(struct ctl *c, struct domain *dom, struct uart *com1, int in_fd, i
 	c->line_ms = CTL_LINE_TIMEOUT_S * 1000 < c->idle_ms ? CTL_LINE_TIMEOUT_S * 1000 : c->idle_ms;
 	c->clock_ms = monotonic_ms;
 	c->now_ms = c->clock_ms();
+	c->watchdog_ms = access && access->watchdog_s ? c->now_ms + access->watchdog_s * 1000ull : 0;
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		c->clients[i] = (struct ctl_client){ .ctl = c, .fd = -1, .passed_fd = -1 };
 }
@@ -415,6 +416,8 @@ static int ctl_poll_timeout(const struct ctl *c, int max_wait_ms)
 		next = d;
 	if (c->pending_len && (wait < 0 || wait > 10))
 		wait = 10;
+	if (c->watchdog_ms && c->watchdog_ms < next)
+		next = c->watchdog_ms;
 	if (next != UINT64_MAX) {
 		d = next > c->now_ms ? next - c->now_ms : 0;
 		if (wait < 0 || d < (uint64_t)wait)
@@ -472,6 +475,15 @@ bool ctl_step(struct ctl *c, int max_wait_ms)
 					   "by signal %s", strsignal(si.ssi_signo));
 			c->end_told = true;
 		}
+	}
+	/* The pool agent did not feed its watchdog in time: it may be dead,
+	 * and another host may start this domain once its lease ends. */
+	if (c->watchdog_ms && c->now_ms >= c->watchdog_ms && !ended) {
+		domain_end(dom, DOMAIN_STOPPED, "the pool agent's watchdog was not fed by its deadline");
+		c->destroyed = true;
+		event_send(EV_DESTROYED, "watchdog", "the pool agent did not feed it by its deadline");
+		c->end_told = true;
+		c->watchdog_ms = 0;
 	}
 	if (pfd[P_STDIN].revents & (POLLIN | POLLHUP))
 		ctl_stdin(c);

@@ -19,7 +19,12 @@ struct ctl_access {
 	long control_gid;          /* every command */
 	long stats_gid;            /* the commands that only read */
 	unsigned idle_timeout_s;   /* 0: CTL_IDLE_TIMEOUT_S */
+	/* lodge-hyp --watchdog: each boot ends this long after it began
+	 * unless the pool agent feeds it (proto.h "watchdog"); 0: none. */
+	unsigned watchdog_s;
 };
+#define CTL_WATCHDOG_MIN_S 1
+#define CTL_WATCHDOG_MAX_S 3600
 /* lodge-hyp --control-idle-timeout: the default and the range. */
 #define CTL_IDLE_TIMEOUT_S     60
 #define CTL_IDLE_TIMEOUT_MIN_S 1

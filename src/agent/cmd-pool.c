@@ -1,0 +1,378 @@
+/* lodge pool-join, pool-leave, pool-list and pool-agent: this host in a
+ * pool of Lodge hosts on etcd (src/pool/README.md). */
+#include "agent.h"
+#include "output.h"
+#include "pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "version.h"
+
+static int pool_fail(const char *why)
+{
+	log_err("%s", why);
+	return EXIT_FAILED;
+}
+
+/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY]: the pool
+ * answers and speaks our protocol, the name is free (or this host's
+ * own, joining again), then lodge.conf says so. */
+int cmd_pool_join(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], key[POOL_KEY_MAX], member[POOL_KEY_MAX], host[POOL_KEY_MAX], *json;
+	const char *prefix = c->set['p'] ? c->text['p'] : NULL;
+	struct pool p;
+	struct etcd_kvs kvs;
+	bool ok;
+	int rc;
+
+	if (!c->set['e'])
+		return cli_usage_error(c->cmd, "--etcd URL[,URL...] is required");
+	if (*c->lg.hc.pool_etcd && strcmp(c->lg.hc.pool_etcd, c->text['e']))
+		log_warn("this host was in the pool at %s: it joins %s instead", c->lg.hc.pool_etcd, c->text['e']);
+	if (prefix && (prefix[0] != '/' || strlen(prefix) >= POOL_PREFIX_MAX || prefix[strlen(prefix) - 1] == '/' ||
+		       strpbrk(prefix, " \t\n\"\\")))
+		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (from /, no trailing /)",
+				       prefix);
+	if ((rc = pool_open(&p, &c->lg.hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why,
+			    sizeof(why))))
+		return pool_fail(why);
+	/* The pool's version, set by whoever came first. */
+	pool_key(&p, key, "version");
+	{
+		struct etcd_cmp absent = ETCD_ABSENT(key);
+		struct etcd_op put = ETCD_PUT_OP(key, POOL_PROTOCOL, 0);
+
+		if ((rc = etcd_txn(p.etcd, &absent, 1, &put, 1, NULL, 0, &ok, why, sizeof(why))) ||
+		    (rc = etcd_range(p.etcd, key, false, &kvs, why, sizeof(why)))) {
+			pool_close(&p);
+			log_err("cannot join the pool at %s: %s", c->text['e'], why);
+			return EXIT_FAILED;
+		}
+	}
+	if (kvs.n != 1 || strcmp(kvs.kv[0].value, POOL_PROTOCOL)) {
+		log_err("the pool at %s speaks protocol %s; this Lodge (%s) speaks %s", c->text['e'],
+			kvs.n ? kvs.kv[0].value : "?", LODGE_VERSION, POOL_PROTOCOL);
+		etcd_kvs_free(&kvs);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	etcd_kvs_free(&kvs);
+	/* The name: free, or ours joining again (no agent of it up). */
+	pool_key(&p, member, "members/%s", p.host);
+	pool_key(&p, host, "hosts/%s", p.host);
+	{
+		json_t *o = json_pack("{s:s, s:I}", "host", p.host, "joined", (json_int_t)time(NULL));
+		struct etcd_cmp cmp = ETCD_ABSENT(host);
+		struct etcd_op put;
+
+		json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+		if (!json) {
+			pool_close(&p);
+			return pool_fail("out of memory");
+		}
+		put = ETCD_PUT_OP(member, json, 0);
+		rc = etcd_txn(p.etcd, &cmp, 1, &put, 1, NULL, 0, &ok, why, sizeof(why));
+		free(json);
+	}
+	if (rc) {
+		pool_close(&p);
+		log_err("cannot join the pool at %s: %s", c->text['e'], why);
+		return EXIT_FAILED;
+	}
+	if (!ok) {
+		log_err("host %s is up in the pool at %s already: another host has that name, or this one's pool "
+			"agent runs (--host NAME for another)", p.host, c->text['e']);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	if ((rc = pool_conf_write(c->text['e'], p.host, prefix, why, sizeof(why)))) {
+		char err[ETCD_WHY_MAX];
+
+		/* nothing half-made: the pool forgets the host again */
+		etcd_delete(p.etcd, member, false, NULL, err, sizeof(err));
+		pool_close(&p);
+		log_err("cannot record the pool in lodge.conf: %s", why);
+		return EXIT_FAILED;
+	}
+	pool_close(&p);
+	printf("host %s joined the pool at %s; start its agent: lodge pool-agent\n", p.host, c->text['e']);
+	return 0;
+}
+
+/* pool-leave: the host's record says leaving first, so that no create
+ * places a domain here meanwhile (placement takes hosts that are up);
+ * then refused, the record up again, while the pool's domains are this
+ * host's (owned, or placed here to start); else its member key goes (its
+ * agent sees that, revokes its lease and ends), and lodge.conf forgets
+ * the pool. */
+int cmd_pool_leave(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned[512] = "";
+	struct pool_view v;
+	struct pool p;
+	bool live;
+	size_t n = 0;
+	unsigned i;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_host_set_state(&p, "leaving", &live, why, sizeof(why))) ||
+	    (rc = pool_view_read(&p, &v, why, sizeof(why)))) {
+		pool_close(&p);
+		return pool_fail(why);
+	}
+	for (i = 0; i < v.ndomains; i++) {
+		const struct pool_domain *d = &v.domain[i];
+		bool here = strcmp(d->owner, p.host) == 0 ||
+			    (!d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0);
+
+		if (here && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
+			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", d->name);
+	}
+	pool_view_free(&v);
+	if (n) {
+		if (live && pool_host_set_state(&p, "up", &live, why, sizeof(why)))
+			log_warn("host %s stays shown leaving: %s", p.host, why);
+		log_err("host %s runs pool domains (%s): migrate them to another host first", p.host, owned);
+		pool_close(&p);
+		return EXIT_FAILED;
+	}
+	pool_key(&p, member, "members/%s", p.host);
+	rc = etcd_delete(p.etcd, member, false, NULL, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = pool_conf_write(NULL, NULL, NULL, why, sizeof(why)))) {
+		log_err("left the pool, but cannot record it: %s", why);
+		return EXIT_FAILED;
+	}
+	printf("host %s left the pool\n", p.host);
+	return 0;
+}
+
+/* ---- pool-list -------------------------------------------------------------------------------- */
+
+struct host_row {
+	const struct pool_host *h;
+	char domains[1024];
+	unsigned long free_mib;
+};
+
+OUT_GETTER(get_host, struct host_row, out_str(v, r->h->name))
+OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state(r->h)))
+OUT_GETTER(get_cpus, struct host_row, r->h->live ? out_uint(v, r->h->cpus) : out_null(v))
+OUT_GETTER(get_total, struct host_row, r->h->live ? out_uint(v, r->h->mem_total_mib) : out_null(v))
+OUT_GETTER(get_free, struct host_row, r->h->live ? out_uint(v, r->free_mib) : out_null(v))
+OUT_GETTER(get_committed, struct host_row, out_uint(v, r->h->committed_mib))
+OUT_GETTER(get_domains, struct host_row, out_list(v, r->domains))
+
+static const struct out_col host_cols[] = {
+	{ "Host", "host", -16, 0, 0, get_host, NULL },
+	{ "State", "state", -8, 0, 0, get_state, NULL },
+	{ "CPUs", "cpus", 4, 0, 0, get_cpus, NULL },
+	{ "Mem(MiB)", "memory_mib", 9, 0, 0, get_total, NULL },
+	{ "Free", "free_mib", 9, 0, 0, get_free, NULL },
+	{ "Placed", "committed_mib", 9, 0, 0, get_committed, NULL },
+	{ "Domains", "domains", -1, 0, OUT_GAP2, get_domains, NULL },
+};
+
+int cmd_pool_list(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool_view v;
+	struct pool p;
+	struct out o;
+	unsigned i, k;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_view_read(&p, &v, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = out_begin(&o, c, host_cols, OUT_NCOLS(host_cols)))) {
+		pool_view_free(&v);
+		return rc;
+	}
+	for (i = 0; i < v.nhosts; i++) {
+		struct host_row r = { .h = &v.host[i] };
+		size_t n = 0;
+
+		if (!v.host[i].member && !v.host[i].live)
+			continue;
+		/* What this host may still place: its memory less what is placed there. */
+		r.free_mib = r.h->mem_total_mib > r.h->committed_mib ? r.h->mem_total_mib - r.h->committed_mib : 0;
+		for (k = 0; k < v.ndomains; k++)
+			if (strcmp(v.domain[k].placement, v.host[i].name) == 0 && n + DOMAIN_NAME_MAX + 2 < sizeof(r.domains))
+				n += (size_t)snprintf(r.domains + n, sizeof(r.domains) - n, "%s%s", n ? "," : "",
+						      v.domain[k].name);
+		out_row(&o, &r);
+	}
+	out_end(&o);
+	pool_view_free(&v);
+	return 0;
+}
+
+/* lodge create NAME on a host of a pool: placed, then watched until its
+ * host runs it; a start that failed there leaves nothing in the pool. */
+int cmd_pool_create(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], name[DOMAIN_NAME_MAX], host[DOMAIN_NAME_MAX], state[64], err[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if (c->set['p'] || c->set['c'])
+		return cli_usage_error(c->cmd, "--paused and --console are not for a pool's domains");
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_domain_place(&p, &c->lg.hc, c->argv[0], c->set['O'] ? c->text['O'] : NULL, name, host, why,
+				    sizeof(why)))) {
+		pool_close(&p);
+		log_err("cannot place %s in the pool: %s", c->argv[0], why);
+		return EXIT_FAILED;
+	}
+	rc = pool_domain_wait(&p, name, 60000, state, sizeof(state), why, sizeof(why));
+	if (rc == -EIO && pool_domain_forget(&p, name, err, sizeof(err)))
+		log_warn("%s", err);
+	pool_close(&p);
+	if (rc == -EIO) {
+		log_err("%s cannot start on host %s: %s", name, host, why);
+		return EXIT_FAILED;
+	}
+	if (rc) {
+		log_err("%s is placed on host %s but %s", name, host,
+			rc == -ETIMEDOUT ? "not running after 60 s (lodge list --pool)" : why);
+		return EXIT_FAILED;
+	}
+	printf("%s runs on host %s\n", name, host);
+	return 0;
+}
+
+/* lodge destroy NAME on a pool host: -ENOENT if the pool has no NAME
+ * (destroyed here as a local one), else an exit status. */
+int cmd_pool_destroy(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_domain_stop(&p, c->argv[0], 30000, why, sizeof(why));
+	pool_close(&p);
+	if (rc == -ENOENT)
+		return rc;
+	return rc ? pool_fail(why) : 0;
+}
+
+/* lodge migrate NAME HOST of a pool domain: its owner's agent moves it
+ * and hands ownership over (src/pool/README.md); -ENOENT: not the
+ * pool's (migrated as a local domain). */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int cmd_pool_migrate(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], from[DOMAIN_NAME_MAX];
+	const char *name = c->argv[0], *to = c->argv[1];
+	uint64_t t0 = now_ms();
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	if ((rc = pool_domain_migrate(&p, name, to, from, why, sizeof(why))) == 0)
+		rc = pool_migrate_wait(&p, name, to, 120000, why, sizeof(why));
+	pool_close(&p);
+	if (rc == -ENOENT)
+		return rc;
+	if (rc)
+		return pool_fail(why);
+	printf("migrated %s from %s to %s in %llu ms\n", name, from, to, (unsigned long long)(now_ms() - t0));
+	return 0;
+}
+
+/* lodge list --pool: every domain of the pool with its host. */
+struct dom_row {
+	const struct pool_domain *d;
+	const char *host, *word;
+};
+
+OUT_GETTER(get_dname, struct dom_row, out_str(v, r->d->name))
+OUT_GETTER(get_dhost, struct dom_row, r->host[0] ? out_str(v, r->host) : out_null(v))
+OUT_GETTER(get_dstate, struct dom_row, out_str(v, r->word))
+OUT_GETTER(get_dmem, struct dom_row, out_uint(v, r->d->memory_mib))
+OUT_GETTER(get_dha, struct dom_row, out_uint(v, r->d->ha))
+
+static const struct out_col dom_cols[] = {
+	{ "Name", "name", -24, 0, 0, get_dname, NULL },
+	{ "Host", "host", -16, 0, 0, get_dhost, NULL },
+	{ "State", "state", -9, 0, 0, get_dstate, NULL },
+	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
+	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
+};
+
+int cmd_pool_domains(struct cli *c)
+{
+	char why[ETCD_WHY_MAX], word[64];
+	struct pool_view v;
+	struct pool p;
+	struct out o;
+	unsigned i;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_view_read(&p, &v, why, sizeof(why));
+	pool_close(&p);
+	if (rc)
+		return pool_fail(why);
+	if ((rc = out_begin(&o, c, dom_cols, OUT_NCOLS(dom_cols)))) {
+		pool_view_free(&v);
+		return rc;
+	}
+	for (i = 0; i < v.ndomains; i++) {
+		const struct pool_domain *d = &v.domain[i];
+		struct dom_row r = { .d = d, .host = d->owner[0] ? d->owner : d->placement };
+
+		if (!d->desired[0])
+			continue;          /* a half-written or foreign key: not a domain */
+		r.word = pool_domain_word(&v, d, word, sizeof(word));
+		out_row(&o, &r);
+	}
+	out_end(&o);
+	pool_view_free(&v);
+	return 0;
+}
+
+/* pool-agent: this host's agent, in the foreground (lodge-pool.service). */
+int cmd_pool_agent(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	log_set_timestamps(true);
+	if ((rc = pool_timing_check(&c->lg.hc, why, sizeof(why))) ||
+	    (rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_agent_run(&c->lg, &p, why, sizeof(why));
+	pool_close(&p);
+	return rc ? pool_fail(why) : 0;
+}

@@ -1,0 +1,193 @@
+/* The pool's keys and records (src/pool/README.md), shared by the
+ * commands (src/agent/cmd-pool.c) and the pool agent (agent.c). */
+#ifndef LODGE_POOL_H
+#define LODGE_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "etcd.h"
+#include "lodge.h"
+
+/* The version of the keys and records below: hosts of one pool agree on
+ * it (pool-join refuses a pool whose version differs). */
+#define POOL_PROTOCOL "1"
+#define POOL_KEY_MAX 512
+#define POOL_HOSTS_MAX 64
+#define POOL_DOMAINS_MAX 1024
+
+struct pool {
+	struct etcd *etcd;
+	char prefix[POOL_PREFIX_MAX];
+	char host[DOMAIN_NAME_MAX];        /* this host's name in the pool */
+};
+
+/* This host's default name in the pool: its hostname up to the first
+ * dot; -EINVAL with why if that is not a name Lodge takes. */
+int pool_default_host(char name[DOMAIN_NAME_MAX], char *why, size_t whylen);
+/* The pool of lodge.conf (hc), each of etcd, host, prefix replaced when
+ * not NULL: 0, or -errno with why (-ENOENT: this host is in no pool). */
+int pool_open(struct pool *p, const struct host_config *hc, const char *etcd, const char *host,
+	      const char *prefix, char *why, size_t whylen);
+void pool_close(struct pool *p);
+/* prefix/what: what a printf format. */
+const char *pool_key(const struct pool *p, char buf[POOL_KEY_MAX], const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A host as hosts/H says (live: the key exists, bound to its lease) and
+ * members/H (member: it joined and has not left). */
+struct pool_host {
+	char name[DOMAIN_NAME_MAX];
+	char state[16];                    /* up, fenced, leaving; "lost" when not live */
+	bool live, member;
+	unsigned cpus;
+	unsigned long mem_total_mib;       /* what the host has for guests */
+	unsigned long mem_avail_mib;       /* free now, as the host saw it */
+	unsigned long committed_mib;       /* memory of the pool's domains placed there */
+	char migrate[128];                 /* where its agent takes migrations, "" none */
+	char version[32];                  /* Lodge's */
+	int64_t lease;
+};
+/* hosts/H's value for h (malloc'd). */
+char *pool_host_json(const struct pool_host *h);
+/* The other way: 0, or -EPROTO if text is not such a record. */
+int pool_host_parse(const char *text, struct pool_host *h);
+
+/* A domain of the pool as its keys say. */
+struct pool_domain {
+	char name[DOMAIN_NAME_MAX];
+	char desired[16];                  /* running, stopped */
+	char placement[DOMAIN_NAME_MAX];   /* "" none */
+	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
+	char migrate[DOMAIN_NAME_MAX];     /* lodge migrate asked for it to move there, "" none */
+	char state[512];                   /* the owner's report (JSON), "" none */
+	unsigned long memory_mib;          /* from its config, 0 if unreadable */
+	bool ha;
+};
+
+/* Everything under the prefix at one revision. */
+struct pool_view {
+	unsigned nhosts, ndomains;
+	struct pool_host host[POOL_HOSTS_MAX];
+	struct pool_domain *domain;        /* ndomains of them, sorted by name */
+	char version[32];                  /* the pool's protocol, "" if none yet */
+	int64_t revision;
+};
+int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen);
+void pool_view_free(struct pool_view *v);
+struct pool_host *pool_view_host(struct pool_view *v, const char *name);
+/* A domain in words, as lodge list --pool shows it: the owner's word
+ * (running, paused, fenced, failed), "starting" (owned, not reported
+ * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
+ * it), "placed" (waiting for its host's agent). */
+const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* Where mib goes (README.md, "Placement"): the host up with the most
+ * memory not yet placed that has room (and mib free now), ties by name;
+ * on: that host or none; except: never that one.  NULL with why. */
+const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib, const char *on,
+				    const char *except, char *why, size_t whylen);
+/* This host's hosts/H record given state (up, leaving) by another process
+ * than its agent, under the record's lease; *live false: no record (no
+ * agent runs), nothing written. */
+int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen);
+/* In words: up, fenced, leaving, lost. */
+const char *pool_host_state(const struct pool_host *h);
+
+/* ---- the pool's domains (domains.c) ----------------------------------------------------- */
+
+/* lodge create in a pool: the config (a name in domains_dir or a file)
+ * read and checked by the schema, the host chosen (on, or the one up with
+ * the most memory not yet placed: README.md, "Placement"), and its keys
+ * written in one transaction.  0 with name and host; -ENOSPC no host
+ * fits, -EEXIST the name is taken in the pool; why says so. */
+int pool_domain_place(struct pool *p, const struct host_config *hc, const char *arg, const char *on,
+		      char name[DOMAIN_NAME_MAX], char host[DOMAIN_NAME_MAX], char *why, size_t whylen);
+/* Until its owner reports it running or paused (0), failed (-EIO, why
+ * its reason) or timeout_ms passed (-ETIMEDOUT); state its last word. */
+int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char *state, size_t statelen,
+		     char *why, size_t whylen);
+/* Stop a pool domain wherever it runs (desired stopped), then wait up to
+ * timeout_ms for its owner to let go: 0; -ENOENT if the pool has no such
+ * domain (a local one, then). */
+int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char *why, size_t whylen);
+/* Every key of the domain deleted. */
+int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
+/* Its config's text (malloc'd) and the file it was read from (relative
+ * paths in it are relative to that file's directory). */
+int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
+		     size_t whylen);
+
+/* ---- live migration (migrate.c, README.md "Migration's hand-over") ------------------------- */
+
+/* lodge migrate NAME TO in a pool: refused (one line in why) unless NAME
+ * runs in the pool, TO is up with room for it and takes migrations;
+ * then domains/NAME/migrate = TO for its owner's agent, from the host in
+ * from.  -ENOENT: no pool domain of that name (a local one, then). */
+int pool_domain_migrate(struct pool *p, const char *name, const char *to, char from[DOMAIN_NAME_MAX], char *why,
+			size_t whylen);
+/* Until TO owns NAME (0), the source gave up (-EIO, why its words) or
+ * timeout_ms passed. */
+int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned timeout_ms, char *why,
+		      size_t whylen);
+/* The agent: lodge_migrate of name to dest in a child (its pid, -1), so
+ * that the loop keeps renewing and feeding meanwhile; *why_fd: where the
+ * child writes why it failed, read once it ended. */
+pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *dest, int *why_fd);
+/* The child ended: moved, ownership and placement to TO under TO's lease
+ * in one transaction (compare: still ours, still asked); not moved, the
+ * request dropped and the state says why (failed). */
+int pool_migrate_end(struct pool *p, const char *name, const char *to, bool moved, const char *failed,
+		     int64_t my_lease, char *why, size_t whylen);
+/* lodge.conf's migration receiver in a child of the agent (its pid), 0
+ * without migration_secret_file (no TCP listener without one). */
+pid_t pool_receiver_start(const struct lodge *lg);
+
+/* ---- the agent's side (reconcile.c) -------------------------------------------------------- */
+
+struct pool_reconciler;
+struct pool_reconciler *pool_reconciler_new(void);
+void pool_reconciler_free(struct pool_reconciler *r);
+/* Make this host match the pool: claim and start what is placed here,
+ * stop what is to stop, destroy what another host owns, report states
+ * under the lease (README.md, "The agent").  0, or -errno with why when
+ * the pool could not be read. */
+int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, int64_t lease, char *why,
+		   size_t whylen);
+
+/* Fencing (README.md, "Fencing"): this host's HA domains paused when a
+ * renewal fails, destroyed at the deadline, unpaused if a renewal came in
+ * time. */
+enum pool_fence_step { POOL_FENCE_PAUSE, POOL_FENCE_DESTROY, POOL_FENCE_RESUME };
+void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fence_step step);
+/* Feed the watchdog of every HA domain this agent runs: each ends at
+ * deadline_ms unless fed again (lodge_watchdog). */
+void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadline_ms);
+/* Migrations whose child ended, handed over (or given up): true if any. */
+bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease);
+/* A migration's child runs or its hand-over is still to write. */
+bool pool_migrating(const struct pool_reconciler *r);
+/* A pass is due by the clock (an HA restart's delay has passed). */
+bool pool_reconcile_due(const struct pool_reconciler *r);
+/* Without asking etcd: a domain this agent started has ended here. */
+bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg);
+
+/* The rule between lodge.conf's pool timings (README.md, "Fencing"):
+ * 0, or -EINVAL with why naming the keys. */
+int pool_timing_check(const struct host_config *hc, char *why, size_t whylen);
+
+/* lodge.conf under the root with its pool_etcd, pool_host and pool_prefix
+ * lines replaced by these (etcd NULL: removed, the host leaves; prefix
+ * NULL: left at its default), written whole under a new name and renamed
+ * over it: 0 or -errno with why.  The result is read back as lodge.conf
+ * is; if it does not load, the old file stays. */
+int pool_conf_write(const char *etcd, const char *host, const char *prefix, char *why, size_t whylen);
+
+/* ---- the pool agent (agent.c) ------------------------------------------------------------- */
+
+/* Run this host's agent until it leaves the pool (0) or a signal ends it
+ * (0: its lease is left to expire, see README.md), or it cannot go on
+ * (-errno with why).  lg: this host's Lodge. */
+int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t whylen);
+
+#endif
