@@ -88,7 +88,6 @@ static const struct field_spec specs[F_COUNT] = {
 };
 
 #define NEW_DISK_MAX_MIB (1u << 20)     /* new:SIZE: a typo guard (1 TiB), the file is sparse */
-#define PICK_MAX         64             /* block devices the picker lists */
 
 /* Copy a string, cut to fit: form values are shorter than any limit
  * the checks accept, so a cut never happens to a valid value. */
@@ -302,62 +301,6 @@ static void hint_of(const struct tui *t, const struct form_state *s, unsigned i,
 		snprintf(out, len, "%s", specs[i].hint);
 	else
 		domain_form_hint(specs[i].form, out, len);
-}
-
-static int by_path(const void *a, const void *b)
-{
-	return strcmp(((const struct lodge_blockdev *)a)->path, ((const struct lodge_blockdev *)b)->path);
-}
-
-/* Pick a partition, LV or loop device (Ctrl-B on a disk field): ones that
- * are mounted, used, or smaller than min_bytes are marked, and refused. */
-static void pick_blockdev(struct tui *t, struct field *disk, uint64_t min_bytes, const char *for_what)
-{
-	static struct lodge_blockdev devs[PICK_MAX];
-	unsigned n = lodge_host_blockdevs(t->lg, devs, PICK_MAX), sel = 0, top = 0, i;
-	char refused[sizeof(devs[0].path) + sizeof(devs[0].taken) + 16] = "";
-	int c, rows = LINES - 4 > 1 ? LINES - 4 : 1;
-
-	if (!n) {
-		tui_status(t, true, "no block devices found");
-		return;
-	}
-	qsort(devs, n, sizeof(devs[0]), by_path);
-	for (i = 0; i < n; i++)
-		if (!devs[i].taken[0] && devs[i].bytes < min_bytes)
-			snprintf(devs[i].taken, sizeof(devs[i].taken), "too small for %s", for_what);
-	timeout(-1);
-	for (;;) {
-		if (sel < top)
-			top = sel;
-		if (sel >= top + (unsigned)rows)
-			top = sel - (unsigned)rows + 1;
-		erase();
-		mvprintw(0, 0, "Block devices (Enter picks, Esc cancels); marked ones are refused:");
-		for (i = top; i < n && i < top + (unsigned)rows; i++) {
-			if (i == sel)
-				attron(A_REVERSE);
-			mvprintw(1 + (int)(i - top), 2, "%-20s %8llu MiB  %.*s", devs[i].path,
-				 (unsigned long long)(devs[i].bytes >> 20), COLS > 40 ? COLS - 40 : 0, devs[i].taken);
-			attroff(A_REVERSE);
-		}
-		if (refused[0])
-			put_wrapped(LINES - 3, 0, 0, LINES, refused);
-		refresh();
-		c = getch();
-		refused[0] = '\0';
-		if (c == KEY_UP && sel) sel--;
-		else if (c == KEY_DOWN && sel + 1 < n) sel++;
-		else if (c == 27 || c == ERR) break;     /* ERR: a signal, or the terminal gone */
-		else if ((c == '\n' || c == '\r' || c == KEY_ENTER) && devs[sel].taken[0])
-			snprintf(refused, sizeof(refused), "refused: %s: %s", devs[sel].path, devs[sel].taken);
-		else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
-			copy(disk->value, sizeof(disk->value), devs[sel].path);
-			break;
-		}
-	}
-	timeout(t->delay_ms);
-	erase();
 }
 
 /* mkdir -p: every missing level of path, 0755 as a package would make
@@ -642,7 +585,7 @@ void view_create(struct tui *t)
 			char what[LODGE_DIST_MAX + 32];
 
 			snprintf(what, sizeof(what), "the %s template", s.tmpl.dist);
-			pick_blockdev(t, &f[cur], cur == F_PART ? s.tmpl.bytes : 0, what);
+			tui_pick_blockdev(t, f[cur].value, sizeof(f[cur].value), cur == F_PART ? s.tmpl.bytes : 0, what);
 			validate(t, &s, cur);
 		} else if (c == '\n' || c == '\r' || c == KEY_ENTER) {
 			if (cur != F_CREATE) {

@@ -101,11 +101,19 @@ void devices_attach_disk(struct tui *t)
 	struct dom_sample *d = shown(t, "attach a disk");
 	char spec[CFG_PATH_MAX] = "";
 
-	if (!d || !tui_prompt(t, "attach a disk (PATH,VDEV[,ro], e.g. /srv/data.img,xvdb): ", spec, sizeof(spec)))
+	if (!d || !tui_prompt(t, "attach a disk (PATH,VDEV[,ro], e.g. /srv/data.img,xvdb; empty: pick a block "
+			      "device): ", spec, sizeof(spec)))
 		return;
-	if (!spec[0]) {
-		tui_status(t, true, "attach a disk: no disk given");
-		return;
+	if (!spec[0]) {              /* the picker, then the device's vdev */
+		char dev[CFG_PATH_MAX - 64], vdev[32] = "";
+
+		if (!tui_pick_blockdev(t, dev, sizeof(dev), 0, "a disk"))
+			return;
+		if (!tui_prompt(t, "as which disk of the guest (a vdev, e.g. xvdb): ", vdev, sizeof(vdev)) || !vdev[0]) {
+			tui_status(t, true, "attach a disk: no vdev given");
+			return;
+		}
+		snprintf(spec, sizeof(spec), "%s,%s", dev, vdev);
 	}
 	/* The picker's rules (a block device mounted or used on the host, a
 	 * disk of a running domain: lodge_disk_taken) are the library's
@@ -118,8 +126,10 @@ void devices_attach_vif(struct tui *t)
 	struct dom_sample *d = shown(t, "attach a vif");
 	char spec[256] = "";
 
-	if (!d || !tui_prompt(t, "attach a vif (bridge=BR or network=NET[,mac=MAC]; empty: the default bridge): ",
+	if (!d || !tui_prompt(t, "attach a vif (bridge=BR or network=NET[,mac=MAC]; empty: pick one): ",
 			      spec, sizeof(spec)))
+		return;
+	if (!spec[0] && !tui_pick_link(t, spec, sizeof(spec)))
 		return;
 	start(t, d, OP_NETWORK_ATTACH, spec);
 }

@@ -278,6 +278,11 @@ void action_filter(struct tui *t);
 void action_delay(struct tui *t);
 /* A line of input in the status line (buf holds its start); false on Esc. */
 bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len);
+/* picker.c: pick a block device (one mounted, used, or smaller than
+ * min_bytes is marked and refused) into out: false if none was picked. */
+bool tui_pick_blockdev(struct tui *t, char *out, size_t len, uint64_t min_bytes, const char *for_what);
+/* Pick a Lodge network or a bridge: "network=NAME" or "bridge=NAME". */
+bool tui_pick_link(struct tui *t, char *out, size_t len);
 /* A free pending slot for domain name, NULL with the status line saying why. */
 struct pending_action *action_slot(struct tui *t, const char *name, const char *cmd);
 

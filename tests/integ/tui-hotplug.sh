@@ -93,4 +93,49 @@ if shows 15 'network-attach th: .*nosuchbr9' && [ -z "$(lodge network-list th 2>
 else
 	fail "dashboard vif refusal" "$(screen | tail -3)"
 fi
+# ---- a, then empty: the block-device picker, its rules, a pick --------------------
+truncate -s 8M "$STORE/part.img"
+if loop_attach PICKDEV "$STORE/part.img"; then
+	press a
+	shows 5 'attach a disk' && press Enter
+	if shows 5 'Block devices \(Enter picks'; then
+		# Down to the loop device's row (rows start on the screen's second line).
+		row=$(screen | grep -n -- " $PICKDEV " | head -1 | cut -d: -f1)
+		for _ in $(seq $((row - 2))); do press Down; done
+		press Enter
+		if shows 5 'as which disk of the guest' && { type_text vdc; press Enter; } &&
+		   shows 15 'block-attach th: done' && [ "$(listed)" = "vdc " ]; then
+			pass "a, Enter: the block-device picker lists $PICKDEV; picked as vdc, the guest has it"
+		else
+			fail "dashboard disk picker" "row $row; disks $(listed); $(screen | tail -3)"
+		fi
+	else
+		fail "dashboard disk picker" "no picker: $(screen | tail -3)"
+	fi
+else
+	skip "the dashboard's block-device picker" "no loop device"
+fi
+
+# ---- v, then empty: the bridge and network picker ------------------------------
+BR=thp$$
+if lodge bridge-create "$BR" >/dev/null 2>&1; then
+	at_exit "lodge bridge-delete $BR >/dev/null 2>&1"
+	press v
+	shows 5 'attach a vif' && press Enter
+	if shows 5 'Networks and bridges \(Enter picks' && has "bridge +$BR "; then
+		row=$(screen | grep -n -- "bridge  *$BR " | head -1 | cut -d: -f1)
+		for _ in $(seq $((row - 2))); do press Down; done
+		press Enter
+		if shows 15 'network-attach th: done' && wait_until 10 eval 'lodge network-list th 2>/dev/null | grep -q " $BR "'; then
+			pass "v, Enter: the picker lists bridge $BR; picked, the domain has a vif on it"
+		else
+			fail "dashboard vif picker" "$(lodge network-list th 2>&1 | tail -2); $(screen | tail -3)"
+		fi
+	else
+		fail "dashboard vif picker" "no picker with $BR: $(screen | head -8)"
+	fi
+else
+	skip "the dashboard's bridge picker" "cannot make bridge $BR"
+fi
+
 lodge destroy th >/dev/null 2>&1
