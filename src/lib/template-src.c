@@ -335,12 +335,14 @@ int template_cmd(struct template_cmd *c, const struct dist_info *dist, const cha
 	 * zstd, e2fsprogs) add hooks, each run seconds of copying modules
 	 * and compressing.  update-initramfs is diverted to a no-op while
 	 * the packages go in (what live-build does), then put back and run
-	 * once with every hook in place.  A guest's own apt runs it as usual. */
+	 * once with every hook in place, at zstd level 3 (initramfs.conf's
+	 * own suggestion; its default 9 spends 2.3 s more CPU for a 11%
+	 * smaller initrd).  A guest's own apt runs it as usual. */
 	rc |= arg(c, "--essential-hook=chroot \"$1\" dpkg-divert --quiet --local --rename --add "
 		  "/usr/sbin/update-initramfs && printf '#!/bin/sh\\nexit 0\\n' >\"$1/usr/sbin/update-initramfs\" && "
 		  "chmod 755 \"$1/usr/sbin/update-initramfs\"");
 	rc |= arg(c, "--customize-hook=rm \"$1/usr/sbin/update-initramfs\" && chroot \"$1\" dpkg-divert --quiet "
-		  "--local --rename --remove /usr/sbin/update-initramfs && chroot \"$1\" update-initramfs -c -k all");
+		  "--local --rename --remove /usr/sbin/update-initramfs && chroot \"$1\" env COMPRESSLEVEL=3 update-initramfs -c -k all");
 	rc |= arg(c, dist->name);
 	rc |= arg(c, target);
 	if (rc || (rc = add_sources(c, dist->name, mirror))) {
