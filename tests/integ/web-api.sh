@@ -124,6 +124,26 @@ else
 	fail "domains JSON" "$same $one; web $j; cli $cli"
 fi
 
+# GET /api/networks is lodge network-list -o json (no domain): a network's
+# file written here (network-create would start its bridge and dnsmasq on
+# this host; a stopped one is listed all the same)
+mkdir -p "$ROOT/etc/lodge/networks"
+printf 'subnet = "10.79.0.0/24"\nmode = "isolated"\nbridge = "lwebnet%s"\nautostart = false\n' $$ \
+	>"$ROOT/etc/lodge/networks/wnet.cfg"
+c=$(code "${A[@]}" "$URL/api/networks")
+cli=$(lodge network-list -o json 2>&1)
+same=$(python3 -c '
+import json, sys
+web, cli = json.load(open(sys.argv[1])), json.loads(sys.argv[2])
+print(web == cli and [n["network"] for n in web] == ["wnet"] and web[0]["mode"] == "isolated" and
+      web[0]["subnet"] == "10.79.0.0/24" and web[0]["dnsmasq"] == "stopped")
+' "$T/body" "$cli" 2>&1)
+if [ "$c" = 200 ] && [ "$same" = True ]; then
+	pass "GET /api/networks is lodge network-list -o json: wnet, isolated, 10.79.0.0/24, dnsmasq stopped"
+else
+	fail "GET /api/networks" "$c $(cat "$T/body") / cli: $cli / $same"
+fi
+
 detail=$(curl -s "${A[@]}" "$URL/api/domains/wapi" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
