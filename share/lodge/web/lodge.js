@@ -297,19 +297,25 @@ $("create-open").addEventListener("click", async () => {
   box.replaceChildren();
   $("create-guest").textContent = f.defaults.why;
   const devs = await api("GET", "/api/blockdevs");
-  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
-    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  // The disk's choices, as the dashboard's form has them: a new sparse
+  // image file (new:SIZE in MiB; disk_format says blank or ext4), or a
+  // free block device of the host's.
+  $("blockdevs").replaceChildren(el("option", { value: "new:1024" }, "a new 1 GiB image file (new:SIZE in MiB)"),
+    ...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+      el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
   // The vif's choices, as the dashboard's form takes them: a bridge, or
   // net:NAME for a Lodge network (its bridge, a fixed address).
   const [brs, nets] = await Promise.all([api("GET", "/api/bridges"), api("GET", "/api/networks")]);
   $("bridges").replaceChildren(
     ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "net:" + n.network },
       "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
-    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")));
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")),
+    el("option", { value: "new:" }, "a new bridge: new:NAME"));
   for (const { key, hint } of f.fields) {
     const input = el("input", { id: "create-" + key, name: key });
     if (key === "disk") input.setAttribute("list", "blockdevs");
     if (key === "bridge") input.setAttribute("list", "bridges");
+    if (key === "disk_format") input.setAttribute("list", "disk-formats");
     if (key in f.defaults) input.value = f.defaults[key];
     box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
                   el("span", { class: "error", id: "create-error-" + key })));
