@@ -67,3 +67,41 @@ json_t *cols_json_row(const struct out_col *cols, size_t ncols, const void *row)
 	}
 	return obj;
 }
+
+/* Set j to v where it holds a value of v's type: false if it does not
+ * (or the value is a list: made anew). */
+static bool json_value_set(json_t *j, const struct out_val *v)
+{
+	switch (v->kind) {
+	case OV_UINT:
+		return json_is_integer(j) && json_integer_set(j, (json_int_t)v->u) == 0;
+	case OV_INT:
+		return json_is_integer(j) && json_integer_set(j, v->i) == 0;
+	case OV_REAL:
+		return json_is_real(j) && json_real_set(j, round(v->d * 1000) / 1000) == 0;
+	case OV_STR:
+		return json_is_string(j) && strcmp(json_string_value(j), v->s) == 0;
+	case OV_NULL:
+		return json_is_null(j);
+	case OV_LIST:
+		break;
+	}
+	return false;
+}
+
+void cols_json_update(json_t *obj, const struct out_col *cols, size_t ncols, const void *row)
+{
+	size_t i;
+
+	for (i = 0; i < ncols; i++) {
+		struct out_val v = { OV_NULL };
+		json_t *old;
+
+		if (cols[i].flags & OUT_TEXT_ONLY)
+			continue;
+		cols[i].get(row, &v);
+		old = json_object_get(obj, cols[i].key);
+		if (!old || !json_value_set(old, &v))
+			json_object_set_new(obj, cols[i].key, cols_json_value(&v));
+	}
+}

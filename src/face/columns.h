@@ -57,5 +57,9 @@ static inline void out_list(struct out_val *v, const char *s) { v->kind = OV_LIS
 json_t *cols_json_value(const struct out_val *v);
 /* A row as a JSON object of its data columns (all but OUT_TEXT_ONLY). */
 json_t *cols_json_row(const struct out_col *cols, size_t ncols, const void *row);
+/* The same into obj, kept from an earlier row: its values changed in
+ * place where their type is the same (the web's live updates keep each
+ * domain's object between updates rather than make it anew). */
+void cols_json_update(json_t *obj, const struct out_col *cols, size_t ncols, const void *row);
 
 #endif

@@ -22,6 +22,11 @@ enum form_field {
 
 #define FORM_VALUE_MAX 256
 #define FORM_NETWORK_PREFIX "net:"
+/* A create form's disk "new:SIZE" (MiB) and bridge "new:NAME" are made by
+ * the face before the form is read (the dashboard's, the web's): a sparse
+ * image file in image_dir, a bridge. */
+#define FORM_NEW_PREFIX "new:"
+#define FORM_NEW_DISK_MAX_MIB (1u << 20)   /* a typo guard (1 TiB): the file is sparse */
 
 struct domain_form {
 	char value[FORM_FIELDS][FORM_VALUE_MAX];    /* as typed; "": the key left out */

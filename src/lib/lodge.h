@@ -193,13 +193,16 @@ void lodge_poller_free(struct lodge_poller *p);
  * Its ready[nready] are pollfds' as poll() returned them (only those with
  * revents are read); NULL: it looks at every socket itself.  A domain slow
  * to answer keeps its request out until it does: no second one is sent
- * meanwhile.  knows: NAME was running at the last send. */
+ * meanwhile.  knows: NAME was running at the last send.  late: the
+ * patient poller's late hears of each domain whose reply is still due
+ * (the web's update goes out without it, the domain listed as slow). */
 struct pollfd;
 int lodge_poller_send(struct lodge_poller *p, const struct lodge *lg, void *arg);
 unsigned lodge_poller_pollfds(const struct lodge_poller *p, struct pollfd *fds, unsigned max);
 int lodge_poller_collect(struct lodge_poller *p, const struct lodge *lg, const struct pollfd *ready, unsigned nready,
 			 void (*fn)(const struct lodge_status *st, void *arg), void *arg);
 bool lodge_poller_knows(const struct lodge_poller *p, const char *name);
+void lodge_poller_late(const struct lodge_poller *p, void *arg);
 
 /* ---- configs and creating a domain --------------------------------------------------- */
 

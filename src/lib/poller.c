@@ -446,3 +446,12 @@ bool lodge_poller_knows(const struct lodge_poller *p, const char *name)
 			return true;
 	return false;
 }
+
+void lodge_poller_late(const struct lodge_poller *p, void *arg)
+{
+	unsigned i;
+
+	for (i = 0; i < p->n && p->late; i++)
+		if (p->conn[i].waiting)
+			p->late(p->conn[i].name, arg);
+}

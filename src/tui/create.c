@@ -87,7 +87,7 @@ static const struct field_spec specs[F_COUNT] = {
 	[F_CREATE] = { "[ Create ]", ON_ALL, -1, "Enter creates, Esc cancels", NULL },
 };
 
-#define NEW_DISK_MAX_MIB (1u << 20)     /* new:SIZE: a typo guard (1 TiB), the file is sparse */
+#define NEW_DISK_MAX_MIB FORM_NEW_DISK_MAX_MIB
 
 /* Copy a string, cut to fit: form values are shorter than any limit
  * the checks accept, so a cut never happens to a valid value. */

@@ -8,6 +8,7 @@
 #include "config-keys.h"
 #include "domain-list.h"
 #include "incoming.h"
+#include "network-list.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -343,6 +344,25 @@ static void get_bridges(const struct web_request *req, const char *word, struct 
 	web_reply_json(resp, 200, a);
 }
 
+/* What `lodge network-list -o json` gives (no domain): the same columns. */
+#define WEB_NETWORKS_MAX 64
+static void get_networks(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	static struct lodge_network nets[WEB_NETWORKS_MAX];
+	struct lodge_err err;
+	json_t *a;
+	int n, i;
+
+	if ((n = lodge_network_list(web_lodge(), nets, WEB_NETWORKS_MAX, &err)) < 0) {
+		web_reply_lodge_err(resp, n, &err);
+		return;
+	}
+	a = json_array();
+	for (i = 0; i < n && i < WEB_NETWORKS_MAX; i++)
+		json_array_append_new(a, cols_json_row(network_list_cols, network_list_ncols, &nets[i]));
+	web_reply_json(resp, 200, a);
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 static const struct route routes[] = {
@@ -369,6 +389,7 @@ static const struct route routes[] = {
 	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
 	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
+	{ false, "/api/networks", NULL, NEED_VIEWER, get_networks },
 	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
 };
 

@@ -33,29 +33,70 @@ static struct {
 	const struct lws_protocols *protocol;
 } up;
 
+/* What an update costs the server is mostly building it: fifty domains'
+ * objects a second.  Each domain's object is kept from one update to the
+ * next and its values changed in place (cols_json_update), and the text
+ * goes into one buffer kept between updates, sent as it is to every
+ * client. */
+static json_t *dom_objs;                  /* name -> its object, the last update's domains */
+static json_t *next_objs;                 /* the same, being filled for this one */
+static char *buf;                         /* LWS_PRE bytes, then the message */
+static size_t buf_size;
+
 static json_t *domain_json(const struct lodge_status *st)
 {
 	struct list_row r;
-	json_t *o;
+	json_t *o = json_object_get(dom_objs, st->name), *io;
 
+	if (!o || json_object_get(o, "why"))      /* new, or last listed as not asked */
+		o = json_object();
+	else
+		json_incref(o);
 	domain_list_row(&r, st);
-	o = cols_json_row(domain_list_cols, domain_list_ncols, &r);
-	json_object_set_new(o, "io", json_pack("{s:I,s:I,s:I,s:I}", "disk_rd_bytes", (json_int_t)st->disk_sum.in_bytes,
-					       "disk_wr_bytes", (json_int_t)st->disk_sum.out_bytes, "net_rx_bytes",
-					       (json_int_t)st->vif_sum.in_bytes, "net_tx_bytes",
-					       (json_int_t)st->vif_sum.out_bytes));
+	cols_json_update(o, domain_list_cols, domain_list_ncols, &r);
+	if (!(io = json_object_get(o, "io"))) {
+		io = json_object();
+		json_object_set_new(o, "io", io);
+	}
+	json_object_set_new(io, "disk_rd_bytes", json_integer((json_int_t)st->disk_sum.in_bytes));
+	json_object_set_new(io, "disk_wr_bytes", json_integer((json_int_t)st->disk_sum.out_bytes));
+	json_object_set_new(io, "net_rx_bytes", json_integer((json_int_t)st->vif_sum.in_bytes));
+	json_object_set_new(io, "net_tx_bytes", json_integer((json_int_t)st->vif_sum.out_bytes));
+	json_object_set(next_objs, st->name, o);
 	return o;
 }
 
 /* The poller keeps a connection to each domain between updates and asks
- * them all at once (the dashboard's sampler); a domain slow to answer is
- * left for the next update after UPDATE_WAIT_MS, so none holds the loop. */
+ * them all at once without waiting, as the dashboard samples: requests go
+ * out on the second, the replies are taken from the loop every
+ * GATHER_STEP_MS (one poll of the sockets whose replies are due), and the
+ * update goes out once all are in or after UPDATE_WAIT_MS, a slower
+ * domain listed as unknown (its reply taken at the next update). */
 #define UPDATE_WAIT_MS 200
+#define GATHER_STEP_MS 10
 static struct lodge_poller *poller;
+static struct {
+	struct lodge_status *got;             /* this update's replies */
+	unsigned n, cap;
+	json_t *unasked;                      /* rows of the domains not asked, or slow */
+	unsigned waited_ms;
+	bool gathering;
+	lws_sorted_usec_list_t sul;
+} gather;
 
 static void on_domain(const struct lodge_status *st, void *arg)
 {
-	json_array_append_new(arg, domain_json(st));
+	(void)arg;
+	if (gather.n == gather.cap) {
+		unsigned cap = gather.cap ? gather.cap * 2 : 64;
+		struct lodge_status *got = realloc(gather.got, cap * sizeof(*got));
+
+		if (!got)
+			return;
+		gather.got = got;
+		gather.cap = cap;
+	}
+	gather.got[gather.n++] = *st;
 }
 
 static void on_unasked(const char *name, const char *why, void *arg)
@@ -64,12 +105,13 @@ static void on_unasked(const char *name, const char *why, void *arg)
 	struct list_row r;
 	json_t *o;
 
+	(void)arg;
 	snprintf(u.name, sizeof(u.name), "%s", name);
 	snprintf(u.why, sizeof(u.why), "%s", why);
 	domain_list_row_unasked(&r, &u);
 	o = cols_json_row(domain_list_cols, domain_list_ncols, &r);
 	json_object_set_new(o, "why", json_string(why));
-	json_array_append_new(arg, o);
+	json_array_append_new(gather.unasked, o);
 }
 
 /* A domain slower than UPDATE_WAIT_MS: listed, its state unknown this
@@ -79,22 +121,32 @@ static void on_late(const char *name, void *arg)
 	on_unasked(name, "slow to answer", arg);
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct lodge_status *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The message from what was gathered, into buf. */
 static void build(void)
 {
 	static struct lodge_host h;
 	struct lodge_status dom0;
 	struct timespec ts;
 	json_t *a = json_array(), *msg;
-	char *text;
+	size_t len;
+	unsigned i;
 
-	if (!poller && (poller = lodge_poller_new())) {
-		lodge_poller_patient(poller, UPDATE_WAIT_MS, on_late);
-		lodge_poller_on_unasked(poller, on_unasked);
-	}
+	next_objs = json_object();
 	lodge_host_status(&dom0);
 	json_array_append_new(a, domain_json(&dom0));
-	if (poller)
-		lodge_poller_scan(poller, web_lodge(), on_domain, a);
+	qsort(gather.got, gather.n, sizeof(gather.got[0]), by_id);
+	for (i = 0; i < gather.n; i++)
+		json_array_append_new(a, domain_json(&gather.got[i]));
+	json_array_extend(a, gather.unasked);
+	json_decref(dom_objs);                /* the domains gone go with it */
+	dom_objs = next_objs;
 	lodge_host_sample(&h);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	msg = json_pack("{s:I,s:{s:i,s:I,s:I,s:f,s:f,s:I},s:o}", "t", (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
@@ -102,23 +154,70 @@ static void build(void)
 			(json_int_t)h.mem_avail_mib, "load1", h.load1, "cpu_pct", h.cpu_pct, "uptime_s",
 			(json_int_t)h.uptime_s, "domains", a);
 	json_object_set_new(msg, "jobs", web_jobs_json());
-	text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	len = json_dumpb(msg, buf ? buf + LWS_PRE : NULL, buf ? buf_size - LWS_PRE : 0,
+			 JSON_COMPACT | JSON_REAL_PRECISION(15));
+	if (len && (!buf || LWS_PRE + len > buf_size)) {
+		size_t size = LWS_PRE + len + len / 4;
+		char *b = realloc(buf, size);
+
+		if (b) {
+			buf = b;
+			buf_size = size;
+			len = json_dumpb(msg, buf + LWS_PRE, buf_size - LWS_PRE, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		} else {
+			len = 0;
+		}
+	}
 	json_decref(msg);
-	if (!text)
+	if (!len)
 		return;
-	free(up.msg);
-	up.len = strlen(text);
-	if ((up.msg = malloc(LWS_PRE + up.len)))
-		memcpy(up.msg + LWS_PRE, text, up.len);
-	free(text);
+	up.msg = buf;
+	up.len = len;
 	up.gen++;
+}
+
+static void gather_step(lws_sorted_usec_list_t *sul);
+
+/* Ask every domain; the replies come in through gather_step. */
+static void gather_start(void)
+{
+	if (!poller && (poller = lodge_poller_new())) {
+		lodge_poller_patient(poller, UPDATE_WAIT_MS, on_late);
+		lodge_poller_on_unasked(poller, on_unasked);
+	}
+	gather.n = 0;
+	json_decref(gather.unasked);
+	gather.unasked = json_array();
+	gather.waited_ms = 0;
+	gather.gathering = true;
+	if (poller)
+		lodge_poller_send(poller, web_lodge(), NULL);
+	gather_step(&gather.sul);
+}
+
+static void gather_step(lws_sorted_usec_list_t *sul)
+{
+	int due = poller ? lodge_poller_collect(poller, web_lodge(), NULL, 0, on_domain, NULL) : 0;
+
+	(void)sul;
+	if (due > 0 && gather.waited_ms < UPDATE_WAIT_MS) {
+		gather.waited_ms += GATHER_STEP_MS;
+		lws_sul_schedule(up.ctx, 0, &gather.sul, gather_step, GATHER_STEP_MS * LWS_US_PER_MS);
+		return;
+	}
+	if (due > 0)
+		lodge_poller_late(poller, NULL);
+	gather.gathering = false;
+	build();
+	lws_callback_on_writable_all_protocol(up.ctx, up.protocol);
 }
 
 static void tick(lws_sorted_usec_list_t *sul)
 {
+	(void)sul;
 	if (up.clients) {
-		build();
-		lws_callback_on_writable_all_protocol(up.ctx, up.protocol);
+		if (!gather.gathering)
+			gather_start();
 		lws_sul_schedule(up.ctx, 0, &up.sul, tick, LWS_US_PER_SEC);
 	}
 }
@@ -138,7 +237,7 @@ static int updates_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 		up.ctx = lws_get_context(wsi);
 		up.protocol = lws_get_protocol(wsi);
 		if (!up.clients++) {
-			build();
+			gather_start();
 			lws_sul_schedule(up.ctx, 0, &up.sul, tick, LWS_US_PER_SEC);
 		}
 		lws_callback_on_writable(wsi);
@@ -158,8 +257,12 @@ static int updates_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 		if (c->established && up.clients && !--up.clients) {
 			/* No one watches: no timer, no connections to the domains. */
 			lws_sul_cancel(&up.sul);
+			lws_sul_cancel(&gather.sul);
+			gather.gathering = false;
 			lodge_poller_free(poller);
 			poller = NULL;
+			json_decref(dom_objs);
+			dom_objs = NULL;
 		}
 		c->established = false;
 		return 0;

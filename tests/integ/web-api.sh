@@ -127,6 +127,26 @@ else
 	fail "domains JSON" "$same $one; web $j; cli $cli"
 fi
 
+# GET /api/networks is lodge network-list -o json (no domain): a network's
+# file written here (network-create would start its bridge and dnsmasq on
+# this host; a stopped one is listed all the same)
+mkdir -p "$ROOT/etc/lodge/networks"
+printf 'subnet = "10.79.0.0/24"\nmode = "isolated"\nbridge = "lwebnet%s"\nautostart = false\n' $$ \
+	>"$ROOT/etc/lodge/networks/wnet.cfg"
+c=$(code "${A[@]}" "$URL/api/networks")
+cli=$(lodge network-list -o json 2>&1)
+same=$(python3 -c '
+import json, sys
+web, cli = json.load(open(sys.argv[1])), json.loads(sys.argv[2])
+print(web == cli and [n["network"] for n in web] == ["wnet"] and web[0]["mode"] == "isolated" and
+      web[0]["subnet"] == "10.79.0.0/24" and web[0]["dnsmasq"] == "stopped")
+' "$T/body" "$cli" 2>&1)
+if [ "$c" = 200 ] && [ "$same" = True ]; then
+	pass "GET /api/networks is lodge network-list -o json: wnet, isolated, 10.79.0.0/24, dnsmasq stopped"
+else
+	fail "GET /api/networks" "$c $(cat "$T/body") / cli: $cli / $same"
+fi
+
 detail=$(curl -s "${A[@]}" "$URL/api/domains/wapi" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -167,6 +187,25 @@ if [ "$c" = 403 ] && grep -q "not this host's to give" "$T/body" && [ ! -e "$DOM
 	pass "POST /api/domains with a kernel outside kernel_dirs (/etc/passwd): 403, nothing made: $(cat "$T/body")"
 else
 	fail "a kernel the host does not lend" "$c $(cat "$T/body")"
+fi
+
+# the dashboard form's choices: a new:SIZE disk made (sparse, ext4 if
+# asked) in the image directory; a bad size, format or new bridge name is
+# 400 naming its field, with nothing made
+post() { code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "$1" "$URL/api/domains"; }
+f1=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:0\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
+f2=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"xfs\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
+f3=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"bridge\":\"new:a-bridge-name-too-long\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
+left=$(ls "$ROOT"/var/lib/lodge/images/wdisk* 2>/dev/null; ip link show a-bridge-name-too-long 2>/dev/null)
+c=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"ext4\"}")
+img=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("disk", ""))' "$T/body" 2>/dev/null)
+if [ "$f1$f2$f3" = '400"field":"disk"400"field":"disk_format"400"field":"bridge"' ] && [ -z "$left" ] &&
+   [ "$c" = 201 ] && [ "$img" = "$ROOT/var/lib/lodge/images/wdisk-vda.img" ] &&
+   [ "$(stat -c %s "$img")" = $((16 << 20)) ] && [ "$(blkid -o value -s TYPE "$img")" = ext4 ] &&
+   [ "$(state wdisk)" = running ] && grep -q "wdisk-vda.img" "$DOMS/wdisk.cfg"; then
+	pass "POST /api/domains with disk new:16 and ext4: $img made (16 MiB, ext4), the domain runs on it; new:0, format xfs, a bad new bridge: 400 naming the field, nothing made"
+else
+	fail "new:SIZE disk" "$f1 / $f2 / $f3 / left: $left / $c $(cat "$T/body") / $img: $(ls -l "$img"; blkid "$img") state $(state wdisk)"
 fi
 
 # the WebSockets (python3-websocket, for Debian's /usr/bin/python3)
@@ -314,6 +353,35 @@ c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/logout")
 c2=$(code "${A[@]}" "$URL/api/domains")
 if [ "$c$c2" = 200401 ]; then pass "after logout the session is gone (401)"; else fail "logout" "$c $c2"; fi
 kill $WEB_PID; wait $WEB_PID 2>/dev/null
+
+# a new bridge (new:NAME) is the host's: made in a network namespace of the
+# test's own, by a lodge web running there; the domain's vif on it.  One
+# of a name there already is 409, and its new:SIZE disk is removed again.
+NSB=lodge-webbr-$$
+netns_add "$NSB"
+ip netns exec "$NSB" ip link set lo up
+ip netns exec "$NSB" ip link add lwebtaken type bridge
+PORTB=$(free_port)
+ip netns exec "$NSB" "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORTB" >"$T/webb.log" 2>&1 &
+WEBB_PID=$!                # ip netns exec execs: this is lodge web
+at_exit 'kill $WEBB_PID 2>/dev/null; ip netns exec "$NSB" "$LODGE" --root "$ROOT" destroy wbr >/dev/null 2>&1'
+nsb() { ip netns exec "$NSB" curl -s -o "$T/body" -w '%{http_code}' "$@"; }
+wait_until 20 nsb "http://127.0.0.1:$PORTB/" >/dev/null
+nsb -c "$T/b.jar" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "http://127.0.0.1:$PORTB/api/login" >/dev/null
+BCSRF=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" 2>/dev/null)
+bpost() { nsb -b "$T/b.jar" -H "X-CSRF-Token: $BCSRF" -H "$J" -d "$1" "http://127.0.0.1:$PORTB/api/domains"; }
+c1=$(bpost "{\"name\":\"wbr\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:8\",\"bridge\":\"new:lwebtaken\"}"; grep -o '"field":"[a-z]*"' "$T/body")
+left=$(ls "$ROOT"/var/lib/lodge/images/wbr* "$DOMS/wbr.cfg" 2>/dev/null)
+c2=$(bpost "{\"name\":\"wbr\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"bridge\":\"new:lwebnew\"}")
+if [ "$c1" = '409"field":"bridge"' ] && [ -z "$left" ] && [ "$c2" = 201 ] &&
+   ip netns exec "$NSB" ip -d link show lwebnew | grep -q ' bridge ' &&
+   wait_until 10 test -n "$(ip netns exec "$NSB" ip -o link show master lwebnew)" && grep -q lwebnew "$DOMS/wbr.cfg"; then
+	pass "bridge new:lwebnew makes the bridge and the domain's vif is on it; new: of a bridge there is 409 and its new disk is removed"
+else
+	fail "new:NAME bridge" "$c1 left: $left / $c2 $(cat "$T/body") / $(ip netns exec "$NSB" ip -o link 2>&1 | cut -c1-80) / $(cat "$T/webb.log")"
+fi
+kill $WEBB_PID; wait $WEBB_PID 2>/dev/null
+ip netns exec "$NSB" "$LODGE" --root "$ROOT" destroy wbr >/dev/null 2>&1
 
 # HTTPS with a self-signed certificate, on every address
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout "$T/key.pem" -out "$T/cert.pem" \

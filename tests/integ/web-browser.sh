@@ -23,5 +23,5 @@ wait_until 20 up || { fail "web page" "lodge web did not answer: $(cat "$T/web.l
 timeout 300 /usr/bin/python3 "$(dirname "$0")/web-browser.py" "http://127.0.0.1:$PORT/" "$LODGE" "$ROOT" "$SHOTS" \
 	alice browser-secret-1 "$MINIOS" 2>"$T/py.err"
 rc=$?
-[ $rc -eq 0 ] || fail "web page in a browser" "web-browser.py exited $rc: $(tail -5 "$T/py.err")"
+[ $rc -eq 0 ] || fail "web page in a browser" "web-browser.py exited $rc: $(grep -m1 -E "(Exception|Error)[:(]" "$T/py.err") $(tail -2 "$T/py.err")"
 echo "screenshots: $SHOTS"

@@ -47,9 +47,25 @@ function confirmDialog(text, yes) {
 // ---- log in and out --------------------------------------------------------------------
 
 function show(view) {
-  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", "jobs-view"])
-    $(v).hidden = !view.includes(v) && !(v === "jobs-view" && view.includes("domains-view"));
+  const beside = ["jobs-view", "networks-view"];   // shown with the domains
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", ...beside])
+    $(v).hidden = !view.includes(v) && !(beside.includes(v) && view.includes("domains-view"));
+  if (view.includes("domains-view")) networks();
 }
+
+// The host's networks (lodge network-list): looked at when the domains
+// are shown and on Refresh; they change seldom, so not once a second.
+async function networks() {
+  const r = await api("GET", "/api/networks");
+  if (!r.ok) return;
+  $("networks").tBodies[0].replaceChildren(...r.json.map((n) => el("tr", { "data-network": n.network },
+    el("td", {}, n.network), el("td", {}, n.mode), el("td", {}, n.bridge + " (" + n.bridge_state + ")"),
+    el("td", {}, n.subnet || "-"), el("td", {}, "dnsmasq " + n.dnsmasq), el("td", {}, String(n.leases)),
+    el("td", {}, String(n.vifs)))));
+  $("networks-none").hidden = r.json.length > 0;
+  $("networks").hidden = !r.json.length;
+}
+$("networks-refresh").addEventListener("click", networks);
 
 function showLogin() {
   if (app.ws) { app.ws.onclose = null; app.ws.close(); app.ws = null; }
@@ -281,11 +297,25 @@ $("create-open").addEventListener("click", async () => {
   box.replaceChildren();
   $("create-guest").textContent = f.defaults.why;
   const devs = await api("GET", "/api/blockdevs");
-  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
-    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  // The disk's choices, as the dashboard's form has them: a new sparse
+  // image file (new:SIZE in MiB; disk_format says blank or ext4), or a
+  // free block device of the host's.
+  $("blockdevs").replaceChildren(el("option", { value: "new:1024" }, "a new 1 GiB image file (new:SIZE in MiB)"),
+    ...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+      el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  // The vif's choices, as the dashboard's form takes them: a bridge, or
+  // net:NAME for a Lodge network (its bridge, a fixed address).
+  const [brs, nets] = await Promise.all([api("GET", "/api/bridges"), api("GET", "/api/networks")]);
+  $("bridges").replaceChildren(
+    ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "net:" + n.network },
+      "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")),
+    el("option", { value: "new:" }, "a new bridge: new:NAME"));
   for (const { key, hint } of f.fields) {
     const input = el("input", { id: "create-" + key, name: key });
     if (key === "disk") input.setAttribute("list", "blockdevs");
+    if (key === "bridge") input.setAttribute("list", "bridges");
+    if (key === "disk_format") input.setAttribute("list", "disk-formats");
     if (key in f.defaults) input.value = f.defaults[key];
     box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
                   el("span", { class: "error", id: "create-error-" + key })));
