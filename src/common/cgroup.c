@@ -235,6 +235,23 @@ int cgroup_cpu_at(struct cgroup_cpu *cg, const char *dir)
 	return 0;
 }
 
+/* pid is in cg already (cgroup.procs lists it). */
+static bool cgroup_has(const struct cgroup_cpu *cg, pid_t pid)
+{
+	char path[2300];
+	bool found = false;
+	FILE *f;
+	int p;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dir);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fscanf(f, "%d", &p) == 1)
+		found = p == (int)pid;
+	fclose(f);
+	return found;
+}
+
 int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
 {
 	char buf[32];
@@ -246,6 +263,12 @@ int cgroup_cpu_create(struct cgroup_cpu *cg, pid_t pid)
 		;
 	if (rc)
 		return rc;
+	/* A move waits for an RCU grace period (10 to 20 ms) under a lock
+	 * the whole host shares (cgroup_threadgroup_rwsem): every create at
+	 * once queues on it.  A domain process forked by a supervisor that
+	 * joined is born in the cgroup, and moves nowhere. */
+	if (cgroup_has(cg, pid))
+		return 0;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	return write_file(cg->dir, "cgroup.procs", buf);
 }

@@ -20,21 +20,22 @@
 
 /* Descriptors the caller left open (a shell's redirections, an agent's
  * pipes) are none of the domain's business: neither the supervisor nor
- * the sandboxed child may hold them.  Only stdio and --incoming's stream
- * stay.  Done once the options are read (they name that stream) and
- * before anything of our own is opened. */
-static void close_inherited(long keep)
+ * the sandboxed child may hold them.  Only stdio, --incoming's stream and
+ * --id-lock's lock stay.  Done once the options are read (they name
+ * those) and before anything of our own is opened. */
+static void close_inherited(long keep_a, long keep_b)
 {
+	long keep[2] = { keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a };
 	struct rlimit rl;
-	unsigned lo = 3;
+	unsigned lo = 3, i;
 	int fd;
 
-	if (keep > (long)lo) {
-		if (close_range(lo, (unsigned)keep - 1, 0) < 0)
+	for (i = 0; i < 2; i++) {
+		if (keep[i] < (long)lo)
+			continue;
+		if (keep[i] > (long)lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
 			goto by_hand;
-		lo = (unsigned)keep + 1;
-	} else if (keep == (long)lo) {
-		lo++;
+		lo = (unsigned)keep[i] + 1;
 	}
 	if (close_range(lo, ~0U, 0) == 0)
 		return;
@@ -43,7 +44,7 @@ by_hand:
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
 		rl.rlim_cur = 1 << 20;
 	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
-		if (fd != keep)
+		if (fd != keep_a && fd != keep_b)
 			close(fd);
 }
 
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	if (options_parse(argc, argv, &o))
 		return DOMAIN_ERROR;
-	close_inherited(o.incoming_fd);
+	close_inherited(o.incoming_fd, o.id_lock_fd);
 	if (o.probe)
 		return domain_probe();
 	/* Who asked for the domain: the process that ran this one (a face of

@@ -22,7 +22,7 @@ void options_usage(FILE *f)
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
 		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
-		"                 [--name NAME --runtime-dir DIR [--id N] [--detach]\n"
+		"                 [--name NAME --runtime-dir DIR [--id N [--id-lock FD]] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
 		"                  [--control-idle-timeout SECONDS] [--watchdog SECONDS]\n"
 		"                  [--on-poweroff|--on-reboot|--on-crash\n"
@@ -114,6 +114,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "control-idle-timeout", required_argument, NULL, 'T' },
 		{ "watchdog", required_argument, NULL, 'w' },
 		{ "incoming", required_argument, NULL, 'J' },
+		{ "id-lock", required_argument, NULL, 'j' },
 		{ "paused", no_argument, NULL, 'Q' },
 		{ "user", required_argument, NULL, 'Y' },
 		{ "no-sandbox", no_argument, NULL, 'Z' },
@@ -138,6 +139,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
 	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
 	o->incoming_fd = -1;
+	o->id_lock_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		const struct option *lo = longopts;
@@ -241,6 +243,19 @@ int options_parse(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->incoming_fd = (long)fd;
+			break;
+		}
+		case 'j': {
+			unsigned long fd;
+
+			if (parse_number(optarg, "--id-lock", &fd))
+				return -EINVAL;
+			if (fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+				log_err("--id-lock %s is not an open descriptor", optarg);
+				return -EINVAL;
+			}
+			o->id_lock_fd = (long)fd;
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);   /* ours alone, never a program's we run */
 			break;
 		}
 		case 'Q': o->paused = 1; break;

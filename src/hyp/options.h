@@ -45,6 +45,7 @@ struct options {
 	struct ctl_access access;
 	/* --incoming FD: restore from a stream on FD instead of booting. */
 	long incoming_fd;
+	long id_lock_fd;           /* --id-lock: held for our life, so no other start takes --id (or -1) */
 	/* --paused: the vCPUs stay parked until unpause (xl create -p). */
 	int paused;
 	/* The sandbox's user (NULL: lodge, else nobody), or none at all. */

@@ -276,21 +276,21 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 		status = DOMAIN_ERROR;
 	} else {
 		int start_lock = -1;
+		bool cg_open = o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0;
 
 		status = WIFEXITED(st) ? WEXITSTATUS(st) : DOMAIN_ERROR;
-		/* The runtime directory goes first, so that a caller waiting
-		 * for the domain to be gone (lodge save) returns now: leaving
-		 * the cgroup below waits for an RCU grace period, 10 to 20 ms.
-		 * The lock on RUNDIR, which every start takes first, is held
-		 * until the cgroup is gone too, so a domain of the same name
-		 * started at once never finds this process still in it. */
+		/* Leaving the cgroup waits for an RCU grace period (10 to 20
+		 * ms): done first, outside RUNDIR's lock, which every start
+		 * takes, so that no create waits for a destroy's teardown.
+		 * Then under the lock the runtime directory and the now empty
+		 * cgroup go together, so a domain of the same name started
+		 * at once never finds this process still in it. */
+		if (cg_open && held)
+			cgroup_cpu_leave(&cg, self);
 		if (dir[0])
 			rundir_remove(o->runtime_dir, o->name, &start_lock);
-		if (o->cgroup && cgroup_cpu_open(&cg, o->cgroup) == 0) {
-			if (held)
-				cgroup_cpu_leave(&cg, self);
+		if (cg_open)
 			cgroup_cpu_remove(&cg);
-		}
 		if (start_lock >= 0)
 			close(start_lock);
 	}

@@ -3,9 +3,11 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #define DESTROY_WAIT_S 10
@@ -42,28 +44,97 @@ int lodge_reboot(const struct lodge *lg, const char *domain, struct lodge_err *e
 	return verb(lg, domain, LODGE_REBOOT, NULL, err);
 }
 
-/* Wait (bounded) until the domain's lodge-hyp no longer answers. */
-static int wait_ended(const struct lodge *lg, const char *name, int seconds)
+/* The parent of process pid, as /proc says: 0 if it cannot say. */
+static int parent_of(int pid)
+{
+	char path[64], line[128];
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+/* The domain's processes, to wait for their end: pidfds of its lodge-hyp
+ * (the pid its status gives) and of that one's parent, the supervisor,
+ * which removes the runtime directory and the cgroup and exits last.
+ * Unset ones are -1 (a pid gone already, a kernel without pidfds: then
+ * only the runtime directory is waited for). */
+static void domain_pidfds(const struct lodge *lg, const char *name, int fds[2])
+{
+	struct lodge_status st;
+	int ppid;
+
+	fds[0] = fds[1] = -1;
+	if (lodge_status_of(lg, name, &st) || st.pid <= 0)
+		return;
+	ppid = parent_of(st.pid);
+	if ((fds[0] = pidfd_open(st.pid, 0)) < 0 || ppid <= 1)
+		return;
+	/* The parent read before the pidfd: still the same process if the
+	 * child still has it (a gone supervisor takes its child with it,
+	 * PR_SET_PDEATHSIG, or leaves it another parent). */
+	if ((fds[1] = pidfd_open(ppid, 0)) >= 0 && parent_of(st.pid) != ppid) {
+		close(fds[1]);
+		fds[1] = -1;
+	}
+}
+
+static void pidfds_close(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* Wait (bounded) until the domain's processes (pidfds from domain_pidfds,
+ * closed here) have exited and its lodge-hyp no longer answers. */
+static int wait_ended(const struct lodge *lg, const char *name, int fds[2], int seconds)
 {
 	long until = lodge_now_ms() + seconds * 1000L;
 	struct lodge_status st;
+	int i, rc = 0;
 
-	while (lodge_status_of(lg, name, &st) != -ENOENT) {
+	for (i = 0; i < 2; i++) {
+		struct pollfd p = { fds[i], POLLIN, 0 };
+		long left;
+
+		if (fds[i] < 0)
+			continue;
+		while ((left = until - lodge_now_ms()) > 0 && poll(&p, 1, (int)left) < 0 && errno == EINTR)
+			;
+		if (!(p.revents & POLLIN))
+			rc = -ETIMEDOUT;
+	}
+	pidfds_close(fds);
+	while (!rc && lodge_status_of(lg, name, &st) != -ENOENT) {
 		if (lodge_now_ms() > until)
 			return -ETIMEDOUT;
-		usleep(50000);
+		usleep(10000);
 	}
-	return 0;
+	return rc;
 }
 
 int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err)
 {
 	char name[DOMAIN_NAME_MAX];
-	int rc = verb(lg, domain, LODGE_SHUTDOWN, name, err);
+	int fds[2] = { -1, -1 }, rc;
 
-	if (rc || wait_s <= 0)
+	if ((rc = lodge_resolve(lg, domain, name, err)))
 		return rc;
-	if (wait_ended(lg, name, wait_s))
+	if (wait_s > 0)
+		domain_pidfds(lg, name, fds);
+	if ((rc = verb(lg, domain, LODGE_SHUTDOWN, NULL, err)) || wait_s <= 0) {
+		pidfds_close(fds);
+		return rc;
+	}
+	if (wait_ended(lg, name, fds, wait_s))
 		return lodge_fail(err, -ETIMEDOUT, "domain %s did not shut down within %d s (lodge destroy ends it)",
 				  name, wait_s);
 	return 0;
@@ -72,12 +143,18 @@ int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struc
 int lodge_destroy(const struct lodge *lg, const char *domain, struct lodge_err *err)
 {
 	char name[DOMAIN_NAME_MAX];
-	int rc = verb(lg, domain, LODGE_DESTROY, name, err);
+	int fds[2] = { -1, -1 }, rc;
 
-	if (rc)
+	if ((rc = lodge_resolve(lg, domain, name, err)))
 		return rc;
-	/* destroy is done when the process and its runtime directory are. */
-	if (wait_ended(lg, name, DESTROY_WAIT_S))
+	domain_pidfds(lg, name, fds);
+	if ((rc = verb(lg, domain, LODGE_DESTROY, NULL, err))) {
+		pidfds_close(fds);
+		return rc;
+	}
+	/* destroy is done when its processes and its runtime directory are
+	 * (xl destroy returns with the domain gone). */
+	if (wait_ended(lg, name, fds, DESTROY_WAIT_S))
 		return lodge_fail(err, -ETIMEDOUT, "domain %s did not go away within %d s", name, DESTROY_WAIT_S);
 	return 0;
 }

@@ -10,10 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/acl.h>
+#include <sys/file.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -289,12 +292,12 @@ struct hyp_args {
 	char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
-	char control_gid[24], stats_gid[24], incoming[16], watchdog[16];
+	char control_gid[24], stats_gid[24], incoming[16], watchdog[16], id_lock[16];
 	char event_log[CFG_PATH_MAX];
 };
 
 static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, const struct domain_config *dc,
-			   unsigned id, bool paused, int incoming_fd)
+			   unsigned id, int id_lock_fd, bool paused, int incoming_fd)
 {
 	const char **argv = h->argv;
 	unsigned i, a = 0;
@@ -347,6 +350,8 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	}
 	argv[a++] = "--name"; argv[a++] = dc->name;
 	argv[a++] = "--id"; argv[a++] = h->id;
+	snprintf(h->id_lock, sizeof(h->id_lock), "%d", id_lock_fd);
+	argv[a++] = "--id-lock"; argv[a++] = h->id_lock;
 	argv[a++] = "--runtime-dir"; argv[a++] = hc->runtime_dir;
 	argv[a++] = "--console-log-size"; argv[a++] = h->logsize;
 	argv[a++] = "--on-poweroff"; argv[a++] = domain_action_name(dc->on_poweroff);
@@ -444,13 +449,42 @@ static void hyp_output_deliver(const struct lodge *lg, struct hyp_output *o, boo
 			lg->notice(LODGE_NOTICE_HYP, line, lg->notice_arg);
 }
 
+/* The lowest domain id neither a running domain has (used, from a scan)
+ * nor another start holds: RUNDIR/.id:N locked, the fd returned in
+ * *lock_fd; lodge-hyp inherits it (--id-lock) and holds it for the
+ * domain's life, so two creates at once never get the same id.  The id,
+ * or -ENOSPC, or -errno.  (':' is in no domain name, so these files are
+ * no domain's temporary directory RUNDIR/.NAME.) */
+static int id_reserve(const char *rundir, const uint8_t *used, int *lock_fd)
+{
+	char path[CFG_PATH_MAX + 32];
+	unsigned id;
+	int fd;
+
+	for (id = 1; id < MAX_DOMAIN_IDS; id++) {
+		if (used[id])
+			continue;
+		snprintf(path, sizeof(path), "%s/.id:%u", rundir, id);
+		if ((fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*lock_fd = fd;
+			return (int)id;
+		}
+		close(fd);
+		if (errno != EWOULDBLOCK)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
 /* Run lodge-hyp --detach and wait for it: its exit status, or -errno.
  * *sig: the signal that killed it, 0 if none. */
-static int run_hyp(const char *const *argv, int incoming_fd, struct hyp_output *out, void (*tick)(void *),
+static int run_hyp(const char *const *argv, int incoming_fd, int id_lock_fd, struct hyp_output *out, void (*tick)(void *),
 		   void *tick_arg, pid_t *pidp, int *sig, struct lodge_err *err)
 {
 	long next_tick = lodge_now_ms() + 500;
-	int outp[2], execp[2], wst, exec_errno = 0;
+	int outp[2], execp[2], wst, exec_errno = 0, pidfd;
 	pid_t pid;
 
 	*sig = 0;
@@ -476,6 +510,7 @@ static int run_hyp(const char *const *argv, int incoming_fd, struct hyp_output *
 		dup2(outp[1], STDERR_FILENO);           /* dup2 clears close-on-exec */
 		if (incoming_fd >= 0)
 			fcntl(incoming_fd, F_SETFD, 0); /* the stream is lodge-hyp's to read */
+		fcntl(id_lock_fd, F_SETFD, 0);          /* the id's lock is lodge-hyp's to hold */
 		execvp(argv[0], (char *const *)argv);
 		e = errno;
 		if (write(execp[1], &e, sizeof(e)) < 0) {
@@ -487,23 +522,30 @@ static int run_hyp(const char *const *argv, int incoming_fd, struct hyp_output *
 	close(outp[1]);
 	close(execp[1]);
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
+	/* Woken by its exit itself where the kernel can say (a pidfd), so a
+	 * create returns the moment lodge-hyp does; else polled. */
+	pidfd = pidfd_open(pid, 0);
 	/* Read as it comes: lodge-hyp must never block on a full pipe, and a
 	 * warning is worth seeing while a long restore runs.  Its processes
 	 * may keep the pipe past the exit of the one we wait for, so the
 	 * wait ends at that exit, not at end of file. */
-	for (;;) {
-		struct pollfd p = { outp[0], POLLIN, 0 };
+	for (bool out_open = true;;) {
+		/* A pipe at its end (or a full buffer) would wake us at once: then only the exit. */
+		struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { out_open ? outp[0] : -1, POLLIN, 0 } };
 		pid_t w;
 
 		hyp_output_read(outp[0], out);
 		if ((w = waitpid(pid, &wst, WNOHANG)) == pid || (w < 0 && errno != EINTR))
 			break;
-		poll(&p, 1, 50);
+		if (poll(p, 2, 50) > 0 && (p[1].revents & (POLLHUP | POLLERR) || out->n + 1 >= sizeof(out->buf)))
+			out_open = false;
 		if (tick && lodge_now_ms() >= next_tick) {
 			tick(tick_arg);
 			next_tick += 500;
 		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	hyp_output_read(outp[0], out);
 	close(outp[0]);
 	if (read(execp[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
@@ -568,7 +610,7 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	struct lodge_status st;
 	unsigned nextid;
 	pid_t pid = -1;
-	int rc, sig;
+	int rc, sig, id_lock = -1;
 
 	if (lodge_status_of(lg, dc->name, &st) == 0)
 		return lodge_fail(err, -EEXIST, "domain %s is already running (id %u)", dc->name, st.id);
@@ -581,8 +623,6 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 			return lodge_fail(err, -EEXIST, "domain %s: a MAC of its vifs is already used by domain %s",
 					  dc->name, m.clash);
 	}
-	for (nextid = 1; nextid < MAX_DOMAIN_IDS && used[nextid]; nextid++)
-		;
 	if ((rc = resolve_networks(lg, dc, &resolved, err)))
 		return rc;
 	if (resolved)
@@ -591,15 +631,26 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 		free(resolved);
 		return lodge_fail(err, rc, "cannot create %s: %s", hc->runtime_dir, strerror(-rc));
 	}
+	if ((rc = id_reserve(hc->runtime_dir, used, &id_lock)) < 0) {
+		free(resolved);
+		if (rc == -ENOSPC)
+			return lodge_fail(err, rc, "domain %s: all %u domain ids are in use", dc->name,
+					  (unsigned)MAX_DOMAIN_IDS - 1);
+		return lodge_fail(err, rc, "domain %s: cannot reserve a domain id in %s: %s", dc->name,
+				  hc->runtime_dir, strerror(-rc));
+	}
+	nextid = (unsigned)rc;
 	if (!(args = malloc(sizeof(*args))) || !(out = calloc(1, sizeof(*out)))) {
 		free(args);
 		free(resolved);
+		close(id_lock);
 		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
 	}
-	hyp_args_build(args, hc, dc, nextid, paused, incoming_fd);
+	hyp_args_build(args, hc, dc, nextid, id_lock, paused, incoming_fd);
 	/* lodge-hyp --detach returns once the domain runs, having said why
 	 * otherwise; it leaves nothing behind on failure. */
-	rc = run_hyp(args->argv, incoming_fd, out, tick, tick_arg, &pid, &sig, err);
+	rc = run_hyp(args->argv, incoming_fd, id_lock, out, tick, tick_arg, &pid, &sig, err);
+	close(id_lock);         /* lodge-hyp holds it now, or it is free again */
 	if (rc > 0 || rc == -EINTR || rc == -ECHILD) {
 		/* Its exit status says lodge-hyp spoke; a signal, that it could not. */
 		if (sig)

@@ -37,6 +37,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/lifecycle.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 	echo
+	echo "## Scaling with domains: 1, 10, 50 and 100 (tests/bench/scale.py)"
+	echo
+	python3 "$TOP/tests/bench/scale.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
 	echo "## Density and ballooning (tests/bench/density.py)"
 	echo
 	python3 "$TOP/tests/bench/density.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
