@@ -14,6 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 from selenium.webdriver.support import expected_conditions as EC
+from selenium.common.exceptions import StaleElementReferenceException
 
 url, lodge, root, shots, user, password, minios = sys.argv[1:8]
 
@@ -39,7 +40,20 @@ opts.binary_location = "/usr/bin/chromium"
 for a in ("--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
     opts.add_argument(a)
 drv = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-wait = WebDriverWait(drv, 20)
+# The table is drawn anew at each live update (once a second): an element
+# found just before may be gone when used, so waits pass over that and
+# clicks on rows retry until one lands.
+STALE = (StaleElementReferenceException,)
+wait = WebDriverWait(drv, 20, ignored_exceptions=STALE)
+
+def click(css):
+    def attempt(d):
+        try:
+            d.find_element(By.CSS_SELECTOR, css).click()
+            return True
+        except StaleElementReferenceException:
+            return False
+    wait.until(attempt)
 try:
     drv.get(url)
     wait.until(EC.visibility_of_element_located((By.ID, "login-user"))).send_keys(user)
@@ -60,13 +74,13 @@ try:
         # An event waited for, not a deadline: the live updates come once a
         # second (2 s at most on a quiet host: information, as the latency
         # belongs to tests/bench/web.py; a loaded machine may take longer).
-        WebDriverWait(drv, 30, poll_frequency=0.05).until(lambda d: "paused" in state_text("wb1"))
+        WebDriverWait(drv, 30, poll_frequency=0.05, ignored_exceptions=STALE).until(lambda d: "paused" in state_text("wb1"))
         ok(f"the table shows wb1 paused {time.monotonic() - t0:.2f} s after lodge pause (live updates)", rc == 0)
     except Exception:
         ok("the table shows wb1 paused", False, f"lodge pause rc {rc}, state '{state_text('wb1')}'")
     shot("3-paused")
 
-    drv.find_element(By.CSS_SELECTOR, 'tr[data-name="wb1"] a[data-action="detail"]').click()
+    click('tr[data-name="wb1"] a[data-action="detail"]')
     try:
         wait.until(lambda d: " wb1 paused " in d.find_element(By.ID, "detail-history").text)
         ok("the detail view shows wb1's history from the event log (its pause) and its vCPU",
@@ -93,7 +107,7 @@ try:
         ok("create from the page", False, drv.find_element(By.ID, "create-error").text + repr(e)[:200])
     shot("5-created")
 
-    drv.find_element(By.CSS_SELECTOR, 'tr[data-name="wbnew"] button[data-action="console"]').click()
+    click('tr[data-name="wbnew"] button[data-action="console"]')
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#terminal .xterm-rows")))
     rows = lambda: drv.find_element(By.CSS_SELECTOR, "#terminal .xterm-rows").text
     try:
@@ -109,7 +123,7 @@ try:
     shot("6-console")
     drv.find_element(By.ID, "console-close").click()
 
-    drv.find_element(By.CSS_SELECTOR, 'tr[data-name="wbnew"] button[data-action="destroy"]').click()
+    click('tr[data-name="wbnew"] button[data-action="destroy"]')
     wait.until(EC.visibility_of_element_located((By.ID, "confirm-yes")))
     asked = drv.find_element(By.ID, "confirm-text").text
     shot("7-confirm")
