@@ -331,3 +331,20 @@ pool_wait_agents() {
 	if [ -n "$check" ]; then wait_until 20 "$check"; else wait_until 20 pool_all_up $hosts; fi ||
 		{ fail "$INTEG_LABEL" "agents not up: $(cat "$T"/agent-*.log | tr '\n' '|')"; exit 1; }
 }
+
+# pool_minios_cfg NAME HA: a 32 MiB Mini-OS domain NAME (ha = HA, 1 or 0)
+# in host a's domains_dir.  pool_create_on HOST NAME:HA...: each made so
+# and created on HOST through the pool; the test fails and ends on the
+# first that is not.
+pool_minios_cfg() {
+	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$1" "$MINIOS" "$2" \
+		>"$(pool_root a)/etc/lodge/domains/$1.cfg"
+}
+pool_create_on() {
+	local host=$1 d
+	shift
+	for d; do
+		pool_minios_cfg "${d%:*}" "${d#*:}"
+		pool_lh a create "${d%:*}" --on "$host" >/dev/null || { fail "$INTEG_LABEL" "create ${d%:*} on $host"; exit 1; }
+	done
+}

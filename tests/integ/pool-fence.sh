@@ -14,12 +14,7 @@ TTL=3 FENCE=2
 pool_hosts_up --ns "a b c" $TTL $FENCE 1
 pass "pool-fence: three hosts in their own namespaces reach etcd over their veths, all up"
 
-for d in hac plainc; do
-	ha=1; [ $d = plainc ] && ha=0
-	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$d" "$MINIOS" $ha \
-		>"$(pool_root a)/etc/lodge/domains/$d.cfg"
-	pool_lh a create "$d" --on c >/dev/null || { fail pool-fence "create $d on c"; exit 1; }
-done
+pool_create_on c hac:1 plainc:0
 
 # ---- c's link to etcd cut
 rev=$(pool_rev)

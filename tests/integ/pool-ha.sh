@@ -13,12 +13,7 @@ pool_test_prefix
 TTL=3
 pool_hosts_up "a b c" $TTL 2 1
 
-for n in ha1 ha2 plain; do
-	ha=1; [ $n = plain ] && ha=0
-	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$n" "$MINIOS" $ha \
-		>"$(pool_root a)/etc/lodge/domains/$n.cfg"
-	pool_lh a create "$n" --on c >/dev/null || { fail pool-ha "create $n on c"; exit 1; }
-done
+pool_create_on c ha1:1 ha2:1 plain:0
 [ "$(pool_runs_on ha1)$(pool_runs_on ha2)$(pool_runs_on plain)" = ccc ] && pass "pool-ha: two HA and one plain domain run on c" ||
 	fail "pool-ha: setup" "$(pool_lh a list --pool | tr '\n' '|')"
 

@@ -12,9 +12,7 @@ pool_test_prefix
 TTL=3
 pool_hosts_up "a b c" $TTL 2 1
 
-cfg() { printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$1" "$MINIOS" "$2" \
-	>"$(pool_root a)/etc/lodge/domains/$1.cfg"; }
-cfg hac 1; cfg plainb 0; cfg more 0; cfg late 0
+pool_minios_cfg hac 1; pool_minios_cfg plainb 0; pool_minios_cfg more 0; pool_minios_cfg late 0
 pool_lh a create hac --on c >/dev/null && pool_lh a create plainb --on b >/dev/null ||
 	{ fail pool-quorum "cannot create the domains"; exit 1; }
 

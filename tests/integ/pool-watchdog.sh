@@ -12,12 +12,7 @@ pool_test_prefix
 TTL=3
 pool_hosts_up "a b c" $TTL 2 1
 
-for n in hac plainc; do
-	ha=1; [ $n = plainc ] && ha=0
-	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$n" "$MINIOS" $ha \
-		>"$(pool_root a)/etc/lodge/domains/$n.cfg"
-	pool_lh a create "$n" --on c >/dev/null || { fail pool-watchdog "create $n on c"; exit 1; }
-done
+pool_create_on c hac:1 plainc:0
 
 # Armed from the start: lodge started c's HA domain with the fence deadline.
 args=$(ps -eo args= | grep -F -- "--runtime-dir $(pool_root c)/run/lodge " | grep -F -- '--name hac ' | head -n1)
