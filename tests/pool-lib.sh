@@ -211,3 +211,140 @@ pool_host_ns() {
 	at_exit "ip link del '$veth' 2>/dev/null"
 	POOL_NS[$name]=$ns POOL_VETH[$name]=$veth
 }
+
+# A pool test's hosts: each a Lodge root of its own, $T/host-NAME, joined
+# to the test's prefix ($PREFIX, set and its keys removed at the test's
+# exit by pool_test_prefix).  POOL_HOSTS names them, in order.
+POOL_HOSTS=
+declare -A POOL_AGENT
+pool_test_prefix() {
+	PREFIX=$(pool_prefix)
+	at_exit 'pool_etcdctl del --prefix "$PREFIX/" >/dev/null 2>&1'
+}
+
+# pool_root HOST: HOST's root.  pool_lh HOST ARGS...: lodge on HOST's root,
+# in HOST's namespace where pool_host_ns gave it one.
+pool_root() { echo "$T/host-$1"; }
+pool_lh() { local h=$1; shift; lodge_at "$(pool_root "$h")" "${POOL_NS[$h]:-}" "$@"; }
+
+# pool_agent_start HOST: HOST's pool agent in the background (in HOST's
+# namespace, if any), its stderr in $T/agent-HOST.log, its pid ($!) in
+# POOL_AGENT[HOST].  pool_agent_kill HOST: that agent killed (-9) and
+# reaped: only the pid this test started, a number above 1, never another.
+pool_agent_start() {
+	if [ -n "${POOL_NS[$1]:-}" ]; then
+		ip netns exec "${POOL_NS[$1]}" "$LODGE" --root "$(pool_root "$1")" pool-agent 2>>"$T/agent-$1.log" &
+	else
+		"$LODGE" --root "$(pool_root "$1")" pool-agent 2>>"$T/agent-$1.log" &
+	fi
+	POOL_AGENT[$1]=$!
+}
+pool_agent_kill() {
+	local p=${POOL_AGENT[$1]:-}
+	case $p in ''|*[!0-9]*) return 1 ;; esac
+	[ "$p" -gt 1 ] || return 1
+	{ kill -KILL "$p"; wait "$p"; } 2>/dev/null
+}
+
+# pool_host_state HOST [VIEWER]: HOST's state in the pool (up, leaving,
+# fenced...), as VIEWER's (default a) pool-list shows it.  pool_dom_field DOMAIN COLUMN: a column
+# of DOMAIN's row in host a's list --pool (2 host, 3 state).
+pool_host_state() { pool_lh "${2:-a}" pool-list -o tsv -H 2>/dev/null | awk -F'\t' -v h="$1" '$1 == h { print $2 }'; }
+pool_dom_field() { pool_lh a list --pool -o tsv -H 2>/dev/null | awk -F'\t' -v d="$1" -v c="$2" '$1 == d { print $c }'; }
+
+# pool_all_up [HOST...]: every HOST (default: $POOL_HOSTS) is up.
+pool_all_up() {
+	local h
+	[ $# -gt 0 ] || set -- $POOL_HOSTS
+	for h in "$@"; do [ "$(pool_host_state "$h")" = up ] || return 1; done
+}
+
+# pool_runs_on DOMAIN: the hosts (of $POOL_HOSTS, run together) whose own
+# lodge list shows DOMAIN.
+pool_runs_on() {
+	local h r=""
+	for h in $POOL_HOSTS; do pool_lh "$h" list -o tsv -H 2>/dev/null | cut -f1 | grep -qx "$1" && r+="$h"; done
+	echo "$r"
+}
+
+# pool_hyps DOMAIN: how many lodge-hyp supervisors of this test's roots run
+# DOMAIN (the sandboxed child of each shares its command line: parents only).
+pool_hyps() {
+	local pid ppid args n=0
+	while read -r pid ppid args; do
+		case " $args " in *"lodge-hyp "*"--name $1 "*"--runtime-dir $T/"*) ;; *) continue ;; esac
+		case "$(ps -o args= -p "$ppid" 2>/dev/null)" in *lodge-hyp*) continue ;; esac
+		n=$((n + 1))
+	done < <(ps -eo pid=,ppid=,args=)
+	echo $n
+}
+
+# pool_event_ms HOST DOMAIN EVENT: when HOST's event log first has it (ms
+# since the epoch); nothing if it has not.
+pool_event_ms() {
+	local when
+	when=$(awk -v d="$2" -v e="$3" '$2 == d && $3 == e { print $1; exit }' "$(pool_root "$1")/var/log/lodge/lodge.log" 2>/dev/null)
+	[ -n "$when" ] && echo $(($(date -d "$when" +%s%N) / 1000000))
+}
+
+# pool_hosts_up [--ns] [--no-agents] "HOSTS" TTL FENCE RESTART: each host of
+# HOSTS made (appended to POOL_HOSTS): with --ns in a namespace of its own
+# (pool_host_ns, host N of HOSTS at $POOL_NET.(10+N)) joining over its veth
+# ($POOL_ETCD_NET_URLS), else on the loopback URLs; an integ_root with a
+# domains dir, joined to $PREFIX with its lease TTL, fence deadline and
+# restart delay in lodge.conf.  Then, unless --no-agents, each host's agent
+# started and all of them up within 20 s.  The test fails and ends on the
+# first host that cannot be made.
+pool_hosts_up() {
+	local ns=0 agents=1 h n=0 urls=$POOL_ETCD_URLS how=""
+	while :; do
+		case $1 in --ns) ns=1 urls=$POOL_ETCD_NET_URLS how=" over its veth" ;; --no-agents) agents=0 ;; *) break ;; esac
+		shift
+	done
+	local hosts=$1 ttl=$2 fence=$3 restart=$4
+	for h in $hosts; do
+		n=$((n + 1))
+		[ $ns = 1 ] && pool_host_ns "$h" $n
+		integ_root "$(pool_root "$h")" "${POOL_NS[$h]:-}"
+		mkdir -p "$(pool_root "$h")/etc/lodge/domains"
+		pool_lh "$h" pool-join --etcd "$urls" --host "$h" --prefix "$PREFIX" >/dev/null ||
+			{ fail "$INTEG_LABEL" "host $h cannot join$how"; exit 1; }
+		pool_host_timing "$h" "$ttl" "$fence" "$restart"
+		POOL_HOSTS+="${POOL_HOSTS:+ }$h"
+		[ $agents = 1 ] && pool_agent_start "$h"
+	done
+	[ $agents = 1 ] && pool_wait_agents "$hosts"
+	return 0
+}
+
+# pool_host_timing HOST TTL FENCE RESTART: HOST's lodge.conf given its lease
+# TTL, fence deadline and restart delay.
+pool_host_timing() {
+	printf 'pool_lease_ttl = %s\npool_fence_deadline = %s\npool_restart_delay = %s\n' "$2" "$3" "$4" \
+		>>"$(pool_root "$1")/etc/lodge/lodge.conf"
+}
+
+# pool_wait_agents "HOSTS" [CHECK]: every one of HOSTS up within 20 s (or
+# CHECK true), else the test fails with the agents' logs and ends.
+pool_wait_agents() {
+	local hosts=$1 check=${2:-}
+	if [ -n "$check" ]; then wait_until 20 "$check"; else wait_until 20 pool_all_up $hosts; fi ||
+		{ fail "$INTEG_LABEL" "agents not up: $(cat "$T"/agent-*.log | tr '\n' '|')"; exit 1; }
+}
+
+# pool_minios_cfg NAME HA: a 32 MiB Mini-OS domain NAME (ha = HA, 1 or 0)
+# in host a's domains_dir.  pool_create_on HOST NAME:HA...: each made so
+# and created on HOST through the pool; the test fails and ends on the
+# first that is not.
+pool_minios_cfg() {
+	printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$1" "$MINIOS" "$2" \
+		>"$(pool_root a)/etc/lodge/domains/$1.cfg"
+}
+pool_create_on() {
+	local host=$1 d
+	shift
+	for d; do
+		pool_minios_cfg "${d%:*}" "${d#*:}"
+		pool_lh a create "${d%:*}" --on "$host" >/dev/null || { fail "$INTEG_LABEL" "create ${d%:*} on $host"; exit 1; }
+	done
+}

@@ -186,25 +186,34 @@ static const struct out_col host_cols[] = {
 	{ "Domains", "domains", -1, 0, OUT_GAP2, get_domains, NULL },
 };
 
-int cmd_pool_list(struct cli *c)
+/* The pool as it is now read into V, and O begun with COLS: the start of
+ * every table of the pool.  On an error nothing is left to free. */
+static int view_begin(struct cli *c, struct pool_view *v, struct out *o, const struct out_col *cols, size_t ncols)
 {
 	char why[ETCD_WHY_MAX];
-	struct pool_view v;
 	struct pool p;
-	struct out o;
-	unsigned i, k;
 	int rc;
 
 	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
 		return pool_fail(why);
-	rc = pool_view_read(&p, &v, why, sizeof(why));
+	rc = pool_view_read(&p, v, why, sizeof(why));
 	pool_close(&p);
 	if (rc)
 		return pool_fail(why);
-	if ((rc = out_begin(&o, c, host_cols, OUT_NCOLS(host_cols)))) {
-		pool_view_free(&v);
+	if ((rc = out_begin(o, c, cols, ncols)))
+		pool_view_free(v);
+	return rc;
+}
+
+int cmd_pool_list(struct cli *c)
+{
+	struct pool_view v;
+	struct out o;
+	unsigned i, k;
+	int rc;
+
+	if ((rc = view_begin(c, &v, &o, host_cols, OUT_NCOLS(host_cols))))
 		return rc;
-	}
 	for (i = 0; i < v.nhosts; i++) {
 		struct host_row r = { .h = &v.host[i] };
 		size_t n = 0;
@@ -330,23 +339,14 @@ static const struct out_col dom_cols[] = {
 
 int cmd_pool_domains(struct cli *c)
 {
-	char why[ETCD_WHY_MAX], word[64];
+	char word[64];
 	struct pool_view v;
-	struct pool p;
 	struct out o;
 	unsigned i;
 	int rc;
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
-		return pool_fail(why);
-	rc = pool_view_read(&p, &v, why, sizeof(why));
-	pool_close(&p);
-	if (rc)
-		return pool_fail(why);
-	if ((rc = out_begin(&o, c, dom_cols, OUT_NCOLS(dom_cols)))) {
-		pool_view_free(&v);
+	if ((rc = view_begin(c, &v, &o, dom_cols, OUT_NCOLS(dom_cols))))
 		return rc;
-	}
 	for (i = 0; i < v.ndomains; i++) {
 		const struct pool_domain *d = &v.domain[i];
 		struct dom_row r = { .d = d, .host = d->owner[0] ? d->owner : d->placement };

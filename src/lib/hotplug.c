@@ -196,6 +196,45 @@ out:
 	return rc;
 }
 
+/* lodge-hyp asked to eject the device in PCI slot SLOT, waiting up to
+ * TIMEOUT_MS for the guest (FORCE: pulled after that); its refusal, or a
+ * guest that did not let go in time (-ETIMEDOUT), as its one line. */
+static int detach_slot(const struct lodge *lg, const char *name, unsigned slot, bool force, unsigned timeout_ms,
+		       struct lodge_err *err)
+{
+	char cmd[64];
+	struct reply r;
+	int rc, ctl;
+
+	snprintf(cmd, sizeof(cmd), "detach %u %u%s", slot, timeout_ms, force ? " force" : "");
+	if ((ctl = client_connect(lg->hc.runtime_dir, name)) < 0)
+		return ctl == -ENOENT || ctl == -ECONNREFUSED ? lodge_not_running(err, name)
+			: lodge_fail(err, ctl, "domain %s: %s", name, strerror(-ctl));
+	rc = client_request(ctl, cmd, 1, &r, (int)timeout_ms + LODGE_REPLY_MS);
+	close(ctl);
+	if (rc)
+		return lodge_fail(err, rc, "domain %s: %s", name, strerror(-rc));
+	if (r.error[0])
+		return lodge_fail(err, strstr(r.error, "in time") ? -ETIMEDOUT : -EPROTO, "%s", r.error);
+	return 0;
+}
+
+/* DC, a device (WHAT ID: "disk xvdb", "vif 1") just detached and taken out
+ * of it, is the domain's runtime config from now on, with its slots. */
+static int save_detached(const struct lodge *lg, const char *name, struct domain_config *dc, const char *what,
+			 const char *id, struct lodge_err *err)
+{
+	char why[512];
+	int rc;
+
+	if ((rc = note_slots(lg, name, dc, err)))
+		snprintf(why, sizeof(why), "%.400s", err->msg);
+	if (rc || (rc = save_runtime_config(lg, name, dc, why, sizeof(why))))
+		return lodge_fail(err, rc, "%s %s is detached from domain %s, but its runtime config cannot say so: %s",
+				  what, id, name, why);
+	return 0;
+}
+
 /* The slot of the i-th disk, from lodge-hyp's status ("disk_slots 1 4"). */
 static int disk_slot(const struct lodge *lg, const char *name, unsigned i, unsigned *slot, struct lodge_err *err)
 {
@@ -221,8 +260,7 @@ int lodge_block_detach(const struct lodge *lg, const char *domain, const char *v
 		       unsigned timeout_ms, struct lodge_err *err)
 {
 	static struct domain_config dc;
-	char name[DOMAIN_NAME_MAX], cmd[64], why[512];
-	struct reply r;
+	char name[DOMAIN_NAME_MAX];
 	unsigned i, slot;
 	int rc;
 
@@ -235,28 +273,11 @@ int lodge_block_detach(const struct lodge *lg, const char *domain, const char *v
 		return lodge_fail(err, -ENOENT, "domain %s has no disk %s", name, vdev);
 	if ((rc = disk_slot(lg, name, i, &slot, err)))
 		return rc;
-	snprintf(cmd, sizeof(cmd), "detach %u %u%s", slot, timeout_ms, force ? " force" : "");
-	{
-		int ctl = client_connect(lg->hc.runtime_dir, name);
-
-		if (ctl < 0)
-			return ctl == -ENOENT || ctl == -ECONNREFUSED ? lodge_not_running(err, name)
-				: lodge_fail(err, ctl, "domain %s: %s", name, strerror(-ctl));
-		rc = client_request(ctl, cmd, 1, &r, (int)timeout_ms + LODGE_REPLY_MS);
-		close(ctl);
-	}
-	if (rc)
-		return lodge_fail(err, rc, "domain %s: %s", name, strerror(-rc));
-	if (r.error[0])
-		return lodge_fail(err, strstr(r.error, "in time") ? -ETIMEDOUT : -EPROTO, "%s", r.error);
+	if ((rc = detach_slot(lg, name, slot, force, timeout_ms, err)))
+		return rc;
 	memmove(&dc.disks[i], &dc.disks[i + 1], (dc.ndisks - i - 1) * sizeof(dc.disks[0]));
 	dc.ndisks--;
-	if ((rc = note_slots(lg, name, &dc, err)))
-		snprintf(why, sizeof(why), "%.400s", err->msg);
-	if (rc || (rc = save_runtime_config(lg, name, &dc, why, sizeof(why))))
-		return lodge_fail(err, rc, "disk %s is detached from domain %s, but its runtime config cannot say so: %s",
-				  vdev, name, why);
-	return 0;
+	return save_detached(lg, name, &dc, "disk", vdev, err);
 }
 
 /* Every vif's tap name and MAC written out, so that they stay when the
@@ -419,13 +440,12 @@ int lodge_network_detach(const struct lodge *lg, const char *domain, const char 
 			 unsigned timeout_ms, struct lodge_err *err)
 {
 	static struct domain_config dc;
-	char name[DOMAIN_NAME_MAX], cmd[64], why[512], *end;
+	char name[DOMAIN_NAME_MAX], why[512], *end;
 	struct lodge_status st;
 	uint8_t mac[6];
-	struct reply r;
 	unsigned i, slot;
 	unsigned long devid;
-	int rc, ctl;
+	int rc;
 
 	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)) ||
 	    (rc = may_keep_config(lg, name, err)))
@@ -448,21 +468,9 @@ int lodge_network_detach(const struct lodge *lg, const char *domain, const char 
 	}
 	if ((rc = vif_slot(lg, name, i, &slot, err)))
 		return rc;
-	snprintf(cmd, sizeof(cmd), "detach %u %u%s", slot, timeout_ms, force ? " force" : "");
-	if ((ctl = client_connect(lg->hc.runtime_dir, name)) < 0)
-		return lodge_fail(err, ctl, "domain %s: %s", name, strerror(-ctl));
-	rc = client_request(ctl, cmd, 1, &r, (int)timeout_ms + LODGE_REPLY_MS);
-	close(ctl);
-	if (rc)
-		return lodge_fail(err, rc, "domain %s: %s", name, strerror(-rc));
-	if (r.error[0])
-		return lodge_fail(err, strstr(r.error, "in time") ? -ETIMEDOUT : -EPROTO, "%s", r.error);
+	if ((rc = detach_slot(lg, name, slot, force, timeout_ms, err)))
+		return rc;
 	memmove(&dc.vifs[i], &dc.vifs[i + 1], (dc.nvifs - i - 1) * sizeof(dc.vifs[0]));
 	dc.nvifs--;
-	if ((rc = note_slots(lg, name, &dc, err)))
-		snprintf(why, sizeof(why), "%.400s", err->msg);
-	if (rc || (rc = save_runtime_config(lg, name, &dc, why, sizeof(why))))
-		return lodge_fail(err, rc, "vif %s is detached from domain %s, but its runtime config cannot say so: %s",
-				  which, name, why);
-	return 0;
+	return save_detached(lg, name, &dc, "vif", which, err);
 }

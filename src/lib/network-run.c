@@ -321,6 +321,16 @@ static int empty_file(const char *path)
 	return 0;
 }
 
+/* N's paths in P and its state as it is now (net_state): where net_up and
+ * net_down begin. */
+static int net_look(const struct lodge *lg, struct lodge_network *n, struct net_paths *p, struct lodge_err *err)
+{
+	if (net_paths(lg, n->name, p))
+		return lodge_fail(err, -ENAMETOOLONG, "network %s: its paths are too long", n->name);
+	net_state(lg, n);
+	return 0;
+}
+
 int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *err)
 {
 	struct netfilter_net nf = { n->name, n->bridge, { htonl(n->net) }, n->prefix, n->mode };
@@ -329,9 +339,8 @@ int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *er
 	struct net_paths p;
 	int rc;
 
-	if (net_paths(lg, n->name, &p))
-		return lodge_fail(err, -ENAMETOOLONG, "network %s: its paths are too long", n->name);
-	net_state(lg, n);
+	if ((rc = net_look(lg, n, &p, err)))
+		return rc;
 	if ((rc = net_mkdirs(p.run_dir)) || (rc = net_mkdirs(p.state_dir)) || (rc = empty_file(p.hosts)) ||
 	    (rc = empty_file(p.addn)))
 		return lodge_fail(err, rc, "network %s: cannot make its files under %s and %s: %s", n->name, p.run_dir,
@@ -383,9 +392,8 @@ int net_down(const struct lodge *lg, struct lodge_network *n, struct lodge_err *
 	struct net_paths p;
 	int rc;
 
-	if (net_paths(lg, n->name, &p))
-		return lodge_fail(err, -ENAMETOOLONG, "network %s: its paths are too long", n->name);
-	net_state(lg, n);
+	if ((rc = net_look(lg, n, &p, err)))
+		return rc;
 	if (n->ports)
 		return lodge_fail(err, -EBUSY, "network %s: %d vif%s on its bridge %s: destroy %s domains first",
 				  n->name, n->ports, n->ports == 1 ? " is" : "s are", n->bridge,

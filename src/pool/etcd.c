@@ -550,13 +550,23 @@ int etcd_txn(struct etcd *e, const struct etcd_cmp *cmp, unsigned ncmp, const st
 
 /* ---- leases ------------------------------------------------------------------------- */
 
+/* A lease call: a request of one number, FIELD = N, to PATH; its reply in
+ * *REPLY (the caller's to free). */
+static int lease_call(struct etcd *e, const char *path, const char *field, int64_t n, json_t **reply, char *why,
+		      size_t whylen)
+{
+	json_t *req = json_object();
+
+	json_object_set_new(req, field, etcd_num_json(n));
+	return call(e, path, req, reply, why, whylen);
+}
+
 int etcd_lease_grant(struct etcd *e, int64_t ttl, int64_t *id, char *why, size_t whylen)
 {
-	json_t *req = json_object(), *reply = NULL;
+	json_t *reply = NULL;
 	int rc;
 
-	json_object_set_new(req, "TTL", etcd_num_json(ttl));
-	if ((rc = call(e, "/v3/lease/grant", req, &reply, why, whylen)))
+	if ((rc = lease_call(e, "/v3/lease/grant", "TTL", ttl, &reply, why, whylen)))
 		return rc;
 	*id = etcd_num(reply, "ID");
 	json_decref(reply);
@@ -569,11 +579,10 @@ int etcd_lease_grant(struct etcd *e, int64_t ttl, int64_t *id, char *why, size_t
 
 int etcd_lease_keepalive(struct etcd *e, int64_t id, int64_t *ttl, char *why, size_t whylen)
 {
-	json_t *req = json_object(), *reply = NULL;
+	json_t *reply = NULL;
 	int rc;
 
-	json_object_set_new(req, "ID", etcd_num_json(id));
-	if ((rc = call(e, "/v3/lease/keepalive", req, &reply, why, whylen)))
+	if ((rc = lease_call(e, "/v3/lease/keepalive", "ID", id, &reply, why, whylen)))
 		return rc;
 	/* One result per ID sent; a lease that is gone comes back without TTL. */
 	*ttl = etcd_num(json_object_get(reply, "result"), "TTL");
@@ -585,11 +594,10 @@ int etcd_lease_keepalive(struct etcd *e, int64_t id, int64_t *ttl, char *why, si
 
 int etcd_lease_revoke(struct etcd *e, int64_t id, char *why, size_t whylen)
 {
-	json_t *req = json_object(), *reply = NULL;
+	json_t *reply = NULL;
 	int rc;
 
-	json_object_set_new(req, "ID", etcd_num_json(id));
-	rc = call(e, "/v3/lease/revoke", req, &reply, why, whylen);
+	rc = lease_call(e, "/v3/lease/revoke", "ID", id, &reply, why, whylen);
 	json_decref(reply);
 	return rc;
 }

@@ -12,77 +12,54 @@
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-domains kvm root minios
 pool_etcd_up
-PREFIX=$(pool_prefix)
-at_exit 'pool_etcdctl del --prefix "$PREFIX/" >/dev/null 2>&1'
+pool_test_prefix
 TTL=3
-
-host_root() { echo "$T/host-$1"; }
-lh() { local h=$1; shift; lodge_at "$(host_root "$h")" "" "$@"; }
-declare -A AGENT
-agent_start() { "$LODGE" --root "$(host_root "$1")" pool-agent 2>>"$T/agent-$1.log" & AGENT[$1]=$!; }
-host_state() { lh a pool-list -o tsv -H 2>/dev/null | awk -F'\t' -v h="$1" '$1 == h { print $2 }'; }
-dom_field() {   # DOMAIN COLUMN (2 host, 3 state), from list --pool on host a
-	lh a list --pool -o tsv -H 2>/dev/null | awk -F'\t' -v d="$1" -v c="$2" '$1 == d { print $c }'
-}
-all_up() { [ "$(host_state a)$(host_state b)$(host_state c)" = upupup ]; }
-
-for h in a b c d; do
-	integ_root "$(host_root "$h")"
-	mkdir -p "$(host_root "$h")/etc/lodge/domains"
-	lh "$h" pool-join --etcd "$POOL_ETCD_URLS" --host "$h" --prefix "$PREFIX" >/dev/null ||
-		{ fail pool-domains "host $h cannot join"; exit 1; }
-	printf 'pool_lease_ttl = %s\npool_fence_deadline = 2\npool_restart_delay = 1\n' $TTL >>"$(host_root "$h")/etc/lodge/lodge.conf"
-done
-# d joined but its agent never runs: a member that is not up.
-for h in a b c; do agent_start "$h"; done
-wait_until 20 all_up || { fail pool-domains "agents not up: $(cat "$T"/agent-*.log | tr '\n' '|')"; exit 1; }
+# d joins but its agent never runs: "a host that is not up" below
+pool_hosts_up --no-agents "a b c d" $TTL 2 1
+for h in a b c; do pool_agent_start "$h"; done
+pool_wait_agents "a b c"
 
 cfg() {   # NAME MEMORY [MORE]: a Mini-OS config in host a's domains_dir
 	printf 'name = "%s"\nmemory = %s\nvcpus = 1\nkernel = "%s"\n%s' "$1" "$2" "$MINIOS" "${3:-}" \
-		>"$(host_root a)/etc/lodge/domains/$1.cfg"
+		>"$(pool_root a)/etc/lodge/domains/$1.cfg"
 }
 
 # ---- five domains: each on the host with the most memory not yet placed
 cfg p1 64; cfg p2 32; cfg p3 32; cfg p4 32; cfg p5 32
 ok=1
 for n in p1 p2 p3 p4 p5; do
-	out=$(lh a create "$n" 2>&1) || { ok=0; echo "$out"; }
+	out=$(pool_lh a create "$n" 2>&1) || { ok=0; echo "$out"; }
 done
 want="p1:a p2:b p3:c p4:b p5:c"
 got=""
-for n in p1 p2 p3 p4 p5; do got+="$n:$(dom_field "$n" 2) "; done
+for n in p1 p2 p3 p4 p5; do got+="$n:$(pool_dom_field "$n" 2) "; done
 [ $ok = 1 ] && [ "${got% }" = "$want" ] &&
 	pass "pool create: five domains spread by the memory not yet placed on each host ($want)" ||
 	fail "pool create: placement" "got $got, want $want"
 
 # Each runs on its host alone: every root's own list.
-runs_on() {   # DOMAIN: the roots whose lodge list shows it
-	local h r=""
-	for h in a b c d; do lh "$h" list -o tsv -H 2>/dev/null | cut -f1 | grep -qx "$1" && r+="$h"; done
-	echo "$r"
-}
 ok=1 where=""
 for n in p1 p2 p3 p4 p5; do
-	w=$(runs_on "$n"); where+="$n:$w "
-	[ "$w" = "$(dom_field "$n" 2)" ] || ok=0
+	w=$(pool_runs_on "$n"); where+="$n:$w "
+	[ "$w" = "$(pool_dom_field "$n" 2)" ] || ok=0
 done
 [ $ok = 1 ] && pass "pool create: each domain's lodge-hyp runs on its host and no other ($where)" ||
 	fail "pool create: where they run" "$where"
 
 ok=1
 for h in a b c; do
-	n=$(lh "$h" list --pool -o tsv -H | awk -F'\t' '$3 == "running"' | wc -l)
+	n=$(pool_lh "$h" list --pool -o tsv -H | awk -F'\t' '$3 == "running"' | wc -l)
 	[ "$n" = 5 ] || ok=0
 done
-json=$(lh c list --pool -o json)
+json=$(pool_lh c list --pool -o json)
 [ $ok = 1 ] && echo "$json" | python3 -c '
 import json, sys
 d = {x["name"]: x for x in json.load(sys.stdin)}
 assert d["p1"]["host"] == "a" and d["p1"]["memory_mib"] == 64 and d["p2"]["state"] == "running", d' 2>/dev/null &&
 	pass "list --pool from every host shows the five running with their hosts (and as JSON)" ||
-	fail "list --pool" "$(lh c list --pool 2>&1 | tr '\n' '|')"
+	fail "list --pool" "$(pool_lh c list --pool 2>&1 | tr '\n' '|')"
 
-placed=$(lh b pool-list -o tsv -H | awk -F'\t' '$1 == "b" { print $6 " " $7 }')
+placed=$(pool_lh b pool-list -o tsv -H | awk -F'\t' '$1 == "b" { print $6 " " $7 }')
 [ "$placed" = "64 p2,p4" ] && pass "pool-list: each host's placed memory and domains (b: $placed)" ||
 	fail "pool-list placed" "b: $placed"
 
@@ -90,7 +67,7 @@ placed=$(lh b pool-list -o tsv -H | awk -F'\t' '$1 == "b" { print $6 " " $7 }')
 refused() {   # LABEL PATTERN NAME ARGS...: create refused, NAME not in the pool
 	local label=$1 pat=$2 name=$3 out rc
 	shift 3
-	out=$(lh a create "$@" 2>&1); rc=$?
+	out=$(pool_lh a create "$@" 2>&1); rc=$?
 	if [ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q -- "$pat" &&
 	   [ -z "$(pool_etcdctl get --prefix "$PREFIX/domains/$name/" --keys-only)" ]; then
 		pass "pool create refused: $label"
@@ -103,15 +80,15 @@ refused "a domain that fits no host" "fits on no host that is up" huge huge
 cfg q1 32
 refused "--on a host that is not up" "host d is not up in the pool (lost)" q1 q1 --on d
 refused "--on a host not in the pool" "no host zz in the pool" q1 q1 --on zz
-out=$(lh a create p1 2>&1); rc=$?
-[ $rc -ne 0 ] && echo "$out" | grep -q 'a domain p1 is in the pool already' && [ "$(runs_on p1)" = a ] &&
+out=$(pool_lh a create p1 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q 'a domain p1 is in the pool already' && [ "$(pool_runs_on p1)" = a ] &&
 	pass "pool create refused: a name the pool has (its domain untouched)" ||
 	fail "pool create refused: name taken" "rc $rc, said: $out"
 cfg nobridge 32 'vif = [ "bridge=lpnobr0" ]
 '
 refused "the host's own check (a bridge it lacks), in its words" "lpnobr0" nobridge nobridge --on b
 
-out=$(lh a create q1 --on c 2>&1) && [ "$(dom_field q1 2)" = c ] && [ "$(runs_on q1)" = c ] &&
+out=$(pool_lh a create q1 --on c 2>&1) && [ "$(pool_dom_field q1 2)" = c ] && [ "$(pool_runs_on q1)" = c ] &&
 	pass "pool create --on c: placed and run there" || fail "pool create --on" "$out"
 
 # ---- a guest that ends by itself (its lodge-hyp killed): shown stopped, its owner gone
@@ -124,19 +101,19 @@ hyp_pids() {
 		case " $args " in *"lodge-hyp "*"--name $2 "*"--runtime-dir $1/run/lodge "*) echo "$pid" ;; esac
 	done < <(ps -eo pid=,args=)
 }
-pids=$(hyp_pids "$(host_root c)" q1)
+pids=$(hyp_pids "$(pool_root c)" q1)
 [ -n "$pids" ] && kill -KILL $pids
-wait_until $((2 * TTL + 5)) eval '[ "$(dom_field q1 3)" = stopped ]' &&
-	[ -z "$(pool_etcdctl get "$PREFIX/domains/q1/owner" --keys-only)" ] && [ -z "$(runs_on q1)" ] &&
+wait_until $((2 * TTL + 5)) eval '[ "$(pool_dom_field q1 3)" = stopped ]' &&
+	[ -z "$(pool_etcdctl get "$PREFIX/domains/q1/owner" --keys-only)" ] && [ -z "$(pool_runs_on q1)" ] &&
 	pass "pool: a domain whose lodge-hyp ended is shown stopped, its ownership released" ||
-	fail "pool: ended by itself" "q1 is $(dom_field q1 3)"
+	fail "pool: ended by itself" "q1 is $(pool_dom_field q1 3)"
 
 # ---- a stopped pool domain created again: placed and run anew
-out=$(lh a create q1 2>&1) && w=$(runs_on q1) && [ -n "$w" ] && [ "$(dom_field q1 3)" = running ] &&
+out=$(pool_lh a create q1 2>&1) && w=$(pool_runs_on q1) && [ -n "$w" ] && [ "$(pool_dom_field q1 3)" = running ] &&
 	pass "pool create: a stopped domain of the pool starts again (on $w)" || fail "pool create again" "$out"
 
 # ---- destroy from any host: the domain stops where it runs
-out=$(lh a destroy p2 2>&1); rc=$?
-[ $rc -eq 0 ] && [ -z "$(runs_on p2)" ] && [ "$(dom_field p2 3)" = stopped ] &&
+out=$(pool_lh a destroy p2 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -z "$(pool_runs_on p2)" ] && [ "$(pool_dom_field p2 3)" = stopped ] &&
 	pass "pool destroy on host a: p2 stopped on b, where it ran" ||
-	fail "pool destroy" "rc $rc: $out; p2 runs on '$(runs_on p2)', $(dom_field p2 3)"
+	fail "pool destroy" "rc $rc: $out; p2 runs on '$(pool_runs_on p2)', $(pool_dom_field p2 3)"

@@ -10,37 +10,21 @@
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-tui kvm root minios cmd:tmux
 pool_etcd_up
-PREFIX=$(pool_prefix)
-at_exit 'pool_etcdctl del --prefix "$PREFIX/" >/dev/null 2>&1'
+pool_test_prefix
 S=lodge-pooltui-$$
 tmux() { command tmux -L "$S" -f /dev/null "$@"; }
 tmux new-session -d -s keeper "sleep 86400"
 at_exit 'tmux kill-server 2>/dev/null'
 
-host_root() { echo "$T/host-$1"; }
-lh() { local h=$1; shift; lodge_at "$(host_root "$h")" "" "$@"; }
-declare -A AGENT
-agent_start() { "$LODGE" --root "$(host_root "$1")" pool-agent 2>>"$T/agent-$1.log" & AGENT[$1]=$!; }
-host_state() { lh a pool-list -o tsv -H 2>/dev/null | awk -F'\t' -v h="$1" '$1 == h { print $2 }'; }
-both_up() { [ "$(host_state a)$(host_state b)" = upup ]; }
-
-for h in a b; do
-	integ_root "$(host_root "$h")"
-	mkdir -p "$(host_root "$h")/etc/lodge/domains"
-	lh "$h" pool-join --etcd "$POOL_ETCD_URLS" --host "$h" --prefix "$PREFIX" >/dev/null ||
-		{ fail pool-tui "host $h cannot join"; exit 1; }
-	printf 'pool_lease_ttl = 3\npool_fence_deadline = 2\npool_restart_delay = 1\n' >>"$(host_root "$h")/etc/lodge/lodge.conf"
-	agent_start "$h"
-done
-wait_until 20 both_up || { fail pool-tui "agents not up: $(cat "$T"/agent-*.log | tr '\n' '|')"; exit 1; }
+pool_hosts_up "a b" 3 2 1
 for d in d1:a:48 d2:b:40; do
 	IFS=: read -r n h m <<<"$d"
-	printf 'name = "%s"\nmemory = %s\nvcpus = 1\nkernel = "%s"\n' "$n" "$m" "$MINIOS" >"$(host_root a)/etc/lodge/domains/$n.cfg"
-	lh a create "$n" --on "$h" >/dev/null || { fail pool-tui "create $n on $h"; exit 1; }
+	printf 'name = "%s"\nmemory = %s\nvcpus = 1\nkernel = "%s"\n' "$n" "$m" "$MINIOS" >"$(pool_root a)/etc/lodge/domains/$n.cfg"
+	pool_lh a create "$n" --on "$h" >/dev/null || { fail pool-tui "create $n on $h"; exit 1; }
 done
 
 # ---- lodge top -b on a
-out=$(lh a top -b -n 1 -d 0.2 2>&1)
+out=$(pool_lh a top -b -n 1 -d 0.2 2>&1)
 hdr=$(echo "$out" | grep -E '^ +ID +NAME ')
 d1=$(echo "$out" | awk '$2 == "d1"') d2=$(echo "$out" | awk '$2 == "d2"')
 echo "$hdr" | grep -Eq '^ +ID +NAME +HOST +STATE' && echo "$d1" | grep -Eq '^ +[0-9]+ +d1 +a +running ' &&
@@ -55,14 +39,14 @@ shows() {
 	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" && return 0; sleep 0.2; i=$((i + 1)); done
 	return 1
 }
-tmux new-session -d -s "$S" -x 100 -y 24 "TERM=xterm $LODGE --root $(host_root a) -d 0.5; sleep 30"
+tmux new-session -d -s "$S" -x 100 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && shows 10 '^ +- d2 +b +run ' && screen | sed -n 3p | grep -q 'ID.*NAME.*HOST.*ST'; then
 	pass "the dashboard on a pool host: a HOST column, d1 on a with its figures, d2's row on b"
 else
 	fail "pool-tui: dashboard" "$(screen | sed -n 3,8p | tr '\n' '|')"
 fi
 # d2 moves its state in the pool: the row follows (stopped from b's side)
-lh b destroy d2 >/dev/null 2>&1
+pool_lh b destroy d2 >/dev/null 2>&1
 if shows 10 '^ +- d2 +- +stopp' || shows 2 '^ +- d2 +b +stopp'; then
 	pass "the dashboard follows the pool: d2 destroyed on b shows stopped"
 else
@@ -70,7 +54,7 @@ else
 fi
 # 80 columns: the names give way (down to 10), every column still fits
 tmux kill-session -t "$S"
-tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $(host_root a) -d 0.5; sleep 30"
+tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && screen | sed -n 3p | grep -q 'ID NAME.*HOST.*DISK/s' && [ "$(screen | wc -L)" -le 80 ]; then
 	pass "the dashboard on a pool host at 80x24: every column fits, HOST among them"
 else
