@@ -9,9 +9,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ANNOUNCE_MAX_ADDRS 16          /* per vif */
@@ -101,22 +104,81 @@ static void send_frame(const struct tap *t, uint16_t ethertype, uint16_t op,
 		log_debug("announce on %s: %m", t->name);
 }
 
-void announce_send(void)
+/* One round: on every vif a RARP "request reverse" (who has this MAC: any
+ * bridge on the way learns the port it came in on) and a gratuitous ARP
+ * for each of its addresses (sender and target address both the guest's). */
+static void send_round(const struct tap *nics, unsigned nnics)
 {
 	static const uint8_t zero[6];
 	unsigned i, k;
 
-	for (i = 0; i < an.dom->nnics; i++) {
-		const struct tap *t = &an.dom->nics[i];
+	for (i = 0; i < nnics; i++) {
+		const struct tap *t = &nics[i];
 
 		if (t->fd < 0)
 			continue;
-		/* RARP "request reverse": who has this MAC -- any bridge on the
-		 * way learns the port it came in on. */
 		send_frame(t, 0x8035, 3, zero, t->mac, zero);
-		/* Gratuitous ARP: sender and target address both the guest's. */
 		for (k = 0; k < an.naddr[i]; k++)
 			send_frame(t, 0x0806, 1, (const uint8_t *)&an.addr[i][k], zero,
 				   (const uint8_t *)&an.addr[i][k]);
 	}
+}
+
+/* A frame can be lost (a switch port still learning, a bridge's new port
+ * not yet forwarding), and a lost RARP leaves the network sending to the
+ * old host until its forwarding entry ages out (300 s on Linux).  So the
+ * announcement is repeated as QEMU repeats it (announce-rounds 5, the
+ * first again after 50 ms, each later one 100 ms after the one before),
+ * by a thread of its own on its own copies of the taps' descriptors: the
+ * domain may end meanwhile and close its own. */
+#define ANNOUNCE_ROUNDS   5
+#define ANNOUNCE_FIRST_MS 50
+#define ANNOUNCE_STEP_MS  100
+
+static struct {
+	struct tap nics[ANNOUNCE_MAX_VIFS];
+	unsigned nnics;
+} rounds;
+
+static void *announce_rounds(void *arg)
+{
+	unsigned r, i, ms = ANNOUNCE_FIRST_MS;
+
+	for (r = 1; r < ANNOUNCE_ROUNDS; r++, ms += ANNOUNCE_STEP_MS) {
+		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+		send_round(rounds.nics, rounds.nnics);
+	}
+	for (i = 0; i < rounds.nnics; i++)
+		if (rounds.nics[i].fd >= 0)
+			close(rounds.nics[i].fd);
+	return NULL;
+}
+
+void announce_send(void)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	unsigned i;
+
+	send_round(an.dom->nics, an.dom->nnics);
+	rounds.nnics = an.dom->nnics < ANNOUNCE_MAX_VIFS ? an.dom->nnics : ANNOUNCE_MAX_VIFS;
+	for (i = 0; i < rounds.nnics; i++) {
+		rounds.nics[i] = an.dom->nics[i];
+		if (rounds.nics[i].fd >= 0)
+			rounds.nics[i].fd = fcntl(an.dom->nics[i].fd, F_DUPFD_CLOEXEC, 0);
+	}
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&thread, &attr, announce_rounds, NULL) == 0) {
+			pthread_attr_destroy(&attr);
+			return;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	log_debug("announce: no thread for the later rounds; the first was sent");
+	for (i = 0; i < rounds.nnics; i++)
+		if (rounds.nics[i].fd >= 0)
+			close(rounds.nics[i].fd);
 }

@@ -11,7 +11,8 @@ struct domain;
 
 /* The "announce" entry, for the domain's vifs (dom->nics). */
 int announce_register(struct domain *dom);
-/* Send the announcement on every vif (the guest runs here now). */
+/* Send the announcement on every vif (the guest runs here now), and four
+ * times more in the next 800 ms from a thread of its own. */
 void announce_send(void);
 
 #endif
