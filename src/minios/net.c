@@ -444,6 +444,21 @@ static void cmd_ping(int argc, char **argv)
 	printf("ping: %u/%u replies\n", echo_replies - start, count);
 }
 
+/* Wait (10 s at most) until the host has taken every frame queued since
+ * t0: the microseconds since t0, at least 1 (a sender's rate). */
+static uint64_t tx_drain_us(uint64_t t0)
+{
+	uint64_t us;
+
+	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
+		while (vq_get(&nd->tx, NULL) >= 0)
+			;
+		cpu_relax();
+	}
+	us = (time_ns() - t0) / 1000;
+	return us ? us : 1;
+}
+
 /* net-send COUNT SIZE: broadcast COUNT frames of SIZE bytes, numbered from
  * 0 in the first four payload bytes, as fast as the queue takes them. */
 static void cmd_net_send(int argc, char **argv)
@@ -471,14 +486,7 @@ static void cmd_net_send(int argc, char **argv)
 		/* Kick once per batch: the host drains many frames per notify. */
 		tx_send(head, size, (i % 32) == 31 || i + 1 == count);
 	}
-	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
-		while (vq_get(&nd->tx, NULL) >= 0)
-			;
-		cpu_relax();
-	}
-	us = (time_ns() - t0) / 1000;
-	if (!us)
-		us = 1;
+	us = tx_drain_us(t0);
 	printf("net-send: %lu frames of %lu bytes in %lu us: %lu frames/s\n", count, size, us,
 	       count * 1000000 / us);
 }
@@ -523,14 +531,7 @@ static void cmd_udp_send(int argc, char **argv)
 		put_be32(udp + 8, (uint32_t)i);
 		tx_send(head, 42 + (unsigned)size, (i % 32) == 31 || i + 1 == count);
 	}
-	while (nd->tx.nfree < nd->tx.size && time_ns() - t0 < 10000000000ULL) {
-		while (vq_get(&nd->tx, NULL) >= 0)
-			;
-		cpu_relax();
-	}
-	us = (time_ns() - t0) / 1000;
-	if (!us)
-		us = 1;
+	us = tx_drain_us(t0);
 	printf("udp-send: %lu datagrams of %lu bytes in %lu us: %lu datagrams/s\n", count, size, us,
 	       count * 1000000 / us);
 }
