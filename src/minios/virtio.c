@@ -26,7 +26,7 @@
 
 /* Bump allocation from the bottom of the page pool (page.c), which hands
  * pages out from the top: the pages kalloc crosses leave the pool. */
-void *kalloc(uint64_t size, uint64_t align)
+void *kalloc_dirty(uint64_t size, uint64_t align)
 {
 	extern char _end[];
 	static uint64_t next, reserved;
@@ -47,8 +47,15 @@ void *kalloc(uint64_t size, uint64_t align)
 		reserved = to;
 	}
 	next = end;
-	memset((void *)p, 0, size);
 	return (void *)p;
+}
+
+void *kalloc(uint64_t size, uint64_t align)
+{
+	void *p = kalloc_dirty(size, align);
+
+	memset(p, 0, size);
+	return p;
 }
 
 /* The virtio device type in slot dev, or -1 if there is none. */
