@@ -21,6 +21,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/net.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
 	echo
+	echo "## The VMM's own CPU per request and per frame (tests/bench/vmmcpu.py)"
+	echo
+	python3 "$TOP/tests/bench/vmmcpu.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
+	echo
 	echo "## NAT network against bridged (tests/bench/nat.py)"
 	echo
 	python3 "$TOP/tests/bench/nat.py" "$BUILD/tests/test-lib-netfilter"
