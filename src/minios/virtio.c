@@ -203,9 +203,16 @@ int vq_add(struct vq *q, const struct vbuf *bufs, unsigned n)
 	return head;
 }
 
+/* A device that is already working through the ring sets NO_NOTIFY in
+ * the used ring's flags (2.7.10): a notify then costs this guest an exit
+ * and the device a wake-up for nothing.  The flag is read after the avail
+ * index is published, so a device that clears it and looks again sees
+ * the new buffers either way. */
 void vq_kick(struct vq *q)
 {
-	mb();                         /* avail idx visible before the notify */
+	mb();                         /* avail idx visible before the flags are read */
+	if (q->used->flags & VRING_USED_F_NO_NOTIFY)
+		return;
 	mmio_write16(q->notify, q->index);
 }
 

@@ -9,6 +9,7 @@
 #define VRING_DESC_F_NEXT  1
 #define VRING_DESC_F_WRITE 2
 #define VRING_AVAIL_F_NO_INTERRUPT 1
+#define VRING_USED_F_NO_NOTIFY     1
 #define VEC_VIRTIO         0x30
 
 struct vring_desc { uint64_t addr; uint32_t len; uint16_t flags, next; };
@@ -48,6 +49,7 @@ void virtio_driver_ok(struct vdev *d);
 uint8_t virtio_status(struct vdev *d);
 /* Chain n buffers; returns the head, or -1 if the ring has no room. */
 int vq_add(struct vq *q, const struct vbuf *bufs, unsigned n);
+/* Notify the device of new buffers, unless it said it will look by itself. */
 void vq_kick(struct vq *q);
 /* Next completed chain: its head (descriptors freed), or -1. */
 int vq_get(struct vq *q, uint32_t *len);
