@@ -164,6 +164,7 @@ static const char *const allowed[] = {
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
 	"preadv2", "pwritev2", "lseek", "close", "dup", "dup2", "dup3", "fcntl",
 	"fstat", "newfstatat", "statx",
+	"fstatfs",             /* is a disk attached later a file in memory (disk.c) */
 	/* Allowed: there is nothing to open in the empty root (pthread
 	 * names, glibc's lazy files fail with ENOENT), and no directory
 	 * descriptor is kept to open relative to. */

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -109,7 +111,11 @@ static int disk_finish(struct disk *d, const struct stat *st, char *err, size_t 
 			return -EIO;
 		}
 	} else {
+		struct statfs fs;
+
 		size = st->st_size;
+		d->in_memory = fstatfs(d->fd_buffered, &fs) == 0 &&
+			       (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
 	}
 	if (size % 512)
 		log_warn("disk %s: size %llu is not a multiple of 512; the last %llu bytes are not used",

@@ -21,6 +21,7 @@ struct disk {
 	bool readonly;
 	bool direct;         /* O_DIRECT requested (cache=none) */
 	bool is_blockdev;
+	bool in_memory;      /* a file in tmpfs or ramfs: its reads and writes are copies, never disk waits */
 	bool lock_later;     /* an incoming migration: the sender holds the lock until it lets go */
 	unsigned slot;       /* its PCI slot (slot=N), 0: the first free */
 	int fd;              /* O_DIRECT when direct; else buffered */

@@ -2,7 +2,15 @@
  * io_uring: it waits on the queue's kick eventfd and on completions in the
  * same ring, so many requests are in flight and no vCPU thread ever waits
  * for the disk.  FLUSH is an fdatasync ordered after every earlier write
- * (IOSQE_IO_DRAIN): what the guest flushed is on the host's disk. */
+ * (IOSQE_IO_DRAIN): what the guest flushed is on the host's disk.
+ *
+ * A disk that is a file in memory (tmpfs, ramfs) is read and written by
+ * the I/O thread itself: such a request is a copy that never waits for a
+ * device, and io_uring would hand each one to a worker thread (shmem has
+ * no non-blocking path), a wake-up and a thread switch either side of
+ * every copy.  While the thread works through the ring it asks the driver
+ * not to notify it (VIRTQ_USED_F_NO_NOTIFY), and looks again once it has
+ * asked for notifications back. */
 #include "blk.h"
 #include "backend/disk.h"
 #include "domain.h"
@@ -138,6 +146,18 @@ static struct blk_slot *blk_free_slot(struct virtio_blk *b)
 	return NULL;
 }
 
+static void blk_finish(struct virtio_blk *b, struct blk_slot *s, int res);
+
+/* A file in memory: the copy, now, in this thread (see the top). */
+static void blk_rw_now(struct virtio_blk *b, struct blk_slot *s)
+{
+	int fd = b->disk->fd_buffered;
+	ssize_t n = s->type == VIRTIO_BLK_T_IN ? preadv(fd, s->iov, s->niov, s->offset)
+					       : pwritev(fd, s->iov, s->niov, s->offset);
+
+	blk_finish(b, s, n < 0 ? -errno : (int)n);
+}
+
 static void blk_submit_rw(struct virtio_blk *b, struct blk_slot *s, int fd)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
@@ -198,6 +218,10 @@ static int blk_start_request(struct virtio_blk *b, struct blk_slot *s)
 		}
 		if (data_len == 0) {
 			blk_complete(b, s, VIRTIO_BLK_S_OK);
+			return 0;
+		}
+		if (b->disk->in_memory) {
+			blk_rw_now(b, s);
 			return 0;
 		}
 		blk_submit_rw(b, s, b->disk->fd);
@@ -346,26 +370,45 @@ static void blk_disarm(struct virtio_blk *b)
 	}
 }
 
-/* Take requests while there are free slots. */
+/* Take requests while there are free slots, with the driver's
+ * notifications off meanwhile; they are asked for again before the ring
+ * is found empty for good (a request posted in between is seen by the
+ * second look).  Requests done here and now (a disk in memory) interrupt
+ * the driver every BLK_IRQ_BATCH completions, not only at the end. */
+#define BLK_IRQ_BATCH 16
+
 static void blk_process_queue(struct virtio_blk *b)
 {
 	struct virtq *q = &b->vdev.vq[0];
+	unsigned done = 0;
 
-	while (!b->broken && b->inflight < BLK_QUEUE_SIZE) {
+	virtq_set_notify(q, false);
+	while (!b->broken && b->inflight < BLK_QUEUE_SIZE &&
+	       !virtio_worker_stopping(&b->vdev.worker)) {
 		struct blk_slot *s = blk_free_slot(b);
+		unsigned before = b->inflight;
 		int rc;
 
 		if (!s)
 			break;
 		rc = virtq_pop(q, &b->req);
-		if (rc == 0)
-			break;
+		if (rc == 0) {
+			virtq_set_notify(q, true);
+			if ((rc = virtq_pop(q, &b->req)) == 0)
+				return;
+			virtq_set_notify(q, false);
+		}
 		if (rc < 0 || blk_start_request(b, s) < 0) {
 			b->broken = true;
 			virtio_needs_reset(&b->vdev, "malformed request on the virtqueue");
 			break;
 		}
+		if (b->inflight == before && ++done % BLK_IRQ_BATCH == 0)
+			virtio_queue_interrupt(&b->vdev, 0);
 	}
+	/* Stopped early (slots full, a stop, a broken ring): a completion or
+	 * the next start looks at the ring again; notify meanwhile. */
+	virtq_set_notify(q, true);
 }
 
 /* The I/O thread (worker.h): requests in, completions out, until asked
