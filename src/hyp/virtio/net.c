@@ -74,18 +74,26 @@ static void net_broken(struct virtio_net *n, const char *what)
 }
 
 /* Guest to tap: each chain is a virtio_net_hdr and a frame, readable only.
- * Returns false when the tap cannot take more now. */
+ * The driver's notifications are off while the ring is worked through
+ * (and while the tap is full: its POLLOUT brings us back), asked for again
+ * before the ring is found empty for good.  Returns false when the tap
+ * cannot take more now. */
 static bool net_tx(struct virtio_net *n)
 {
 	struct virtq *q = &n->vdev.vq[NET_TX];
 	int sent = 0;
 
+	virtq_set_notify(q, false);
 	while (!n->broken) {
 		int rc = virtq_pop(q, &n->req);
 		ssize_t w;
 
-		if (rc == 0)
-			break;
+		if (rc == 0) {
+			virtq_set_notify(q, true);
+			if ((rc = virtq_pop(q, &n->req)) == 0)
+				break;
+			virtq_set_notify(q, false);
+		}
 		if (rc < 0 || n->req.n_in || n->req.out_len < NET_HDR_LEN) {
 			net_broken(n, "transmit");
 			break;
@@ -182,9 +190,13 @@ static int net_rx_one(struct virtio_net *n)
 static void net_serve(struct virtio_dev *vdev)
 {
 	struct virtio_net *n = vdev->priv;
-	bool rx_starved = false, tx_blocked = false;
+	bool rx_starved = false, tx_blocked;
 	uint64_t v;
 
+	/* Frames posted while the thread was stopped (a save, a migration's
+	 * last round) with notifications off would otherwise wait for a
+	 * kick that does not come. */
+	tx_blocked = !net_tx(n);
 	while (!virtio_worker_stopping(&vdev->worker)) {
 		struct pollfd pfd[4] = {
 			{ .fd = vdev->worker.stop_fd, .events = POLLIN },
@@ -207,11 +219,22 @@ static void net_serve(struct virtio_dev *vdev)
 			tx_blocked = !net_tx(n);
 		}
 		if (!rx_starved && !n->broken) {
+			/* A driver posting receive buffers need not say so
+			 * while some are left: it is asked to once they run
+			 * out, and the ring is looked at once more after. */
+			virtq_set_notify(&n->vdev.vq[NET_RX], false);
 			while ((rc = net_rx_one(n)) > 0)
 				if (++delivered % 64 == 0)
 					virtio_queue_interrupt(&n->vdev, NET_RX);
-			if (rc == -ENOBUFS)
-				rx_starved = true;   /* until the guest posts buffers */
+			if (rc == -ENOBUFS) {
+				virtq_set_notify(&n->vdev.vq[NET_RX], true);
+				while ((rc = net_rx_one(n)) > 0)
+					delivered++;
+				if (rc == -ENOBUFS)
+					rx_starved = true;   /* until the guest posts buffers */
+				else
+					virtq_set_notify(&n->vdev.vq[NET_RX], false);
+			}
 			if (delivered)
 				virtio_queue_interrupt(&n->vdev, NET_RX);
 		}
