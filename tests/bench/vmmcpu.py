@@ -31,10 +31,11 @@ is 1 - frames the guest counted / frames sent.  The first load is meant
 to be one both VMMs take, the second one above it; the achieved offered
 rate is printed.
 
-The clock is the kernel's tick (utime and stime count in 1/CLK_TCK s,
-10 ms here): the defaults are sized, from short runs, so each figure
-spans tens of ticks (a smaller run's figures are as coarse as its tick
-count; one under a tick gives "n/a", not a ratio).
+Each VMM runs in a cgroup of its own, whose CPU the kernel sums in
+nanoseconds (cpu.stat on cgroup v2, cpuacct.usage on v1), less its vCPU
+threads' run time from schedstat.  Without a cgroup (none can be made)
+the clock is the kernel's tick (utime and stime count in 1/CLK_TCK s, 10
+ms here): a figure under a tick then gives "n/a", not a ratio.
 
 VMMCPU_ROUNDS (5) rounds, lodge-hyp and QEMU in turn; each figure is the
 median with the range (min-max).  VMMCPU_PARTS (blk,net) picks parts.
@@ -92,23 +93,91 @@ def process_tree(pid):
     return out
 
 
-def vmm_cpu(pid, vcpu_comm):
-    """Seconds of CPU the VMM's processes have used outside their vCPU
-    threads: each process's total (dead threads included) minus its live
-    vCPU threads'."""
-    ticks = vcpus = 0
+class CpuCgroup:
+    """A cgroup of the VMM's own, so that the kernel sums its CPU in
+    nanoseconds over every thread that ever ran in it (io_uring's workers
+    come and go); utime and stime count in 10 ms ticks, as coarse as a
+    whole O_DIRECT figure here.  cgroup v2 (cpu.stat) or v1 (cpuacct);
+    None where neither can be made (the ticks are used then)."""
+    seq = 0
+
+    @classmethod
+    def make(cls):
+        cls.seq += 1
+        name = "lodge-bench-vmmcpu-%d-%d" % (os.getpid(), cls.seq)
+        for root, usage in (("/sys/fs/cgroup", "cpu.stat"), ("/sys/fs/cgroup/cpuacct", "cpuacct.usage")):
+            if (usage == "cpu.stat") != os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+                continue
+            try:
+                os.mkdir(os.path.join(root, name))
+            except OSError:
+                return None
+            return cls(os.path.join(root, name), usage)
+        return None
+
+    def __init__(self, path, usage):
+        self.path, self.usage = path, usage
+
+    def join(self):
+        """In the child before exec (preexec_fn): the VMM and all it starts are in it."""
+        with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+    def ns(self):
+        with open(os.path.join(self.path, self.usage)) as f:
+            text = f.read()
+        if self.usage == "cpu.stat":
+            return int(re.search(r"usage_usec (\d+)", text).group(1)) * 1000
+        return int(text)
+
+    def remove(self):
+        """Once its last process is gone (lodge-hyp's domain process may
+        outlive the supervisor by a moment)."""
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                os.rmdir(self.path)
+                return
+            except OSError:
+                time.sleep(0.01)
+
+
+def vcpu_threads(pid, vcpu_comm):
+    """(process, thread id) of each live vCPU thread under pid."""
+    out = []
     for p in process_tree(pid):
         try:
-            ticks += stat_ticks("/proc/%d/stat" % p)
             for tid in os.listdir("/proc/%d/task" % p):
                 with open("/proc/%d/task/%s/comm" % (p, tid)) as f:
                     if vcpu_comm.match(f.read().strip()):
-                        ticks -= stat_ticks("/proc/%d/task/%s/stat" % (p, tid))
-                        vcpus += 1
+                        out.append((p, tid))
         except (FileNotFoundError, ProcessLookupError):
             pass
-    if not vcpus:       # a renamed thread would count the guest's time as the VMM's
+    if not out:         # a renamed thread would count the guest's time as the VMM's
         raise RuntimeError("no vCPU thread named %s under pid %d" % (vcpu_comm.pattern, pid))
+    return out
+
+
+def vmm_cpu(pid, vcpu_comm, cgroup=None):
+    """Seconds of CPU the VMM's processes have used outside their vCPU
+    threads: with a cgroup, its total in ns less the vCPU threads' run
+    time (schedstat, ns); else each process's utime + stime (dead threads
+    included) less its live vCPU threads', in ticks."""
+    vcpus = vcpu_threads(pid, vcpu_comm)
+    if cgroup:
+        total = cgroup.ns()
+        for p, tid in vcpus:
+            with open("/proc/%d/task/%s/schedstat" % (p, tid)) as f:
+                total -= int(f.read().split()[0])
+        return total / 1e9
+    ticks = 0
+    for p in process_tree(pid):
+        try:
+            ticks += stat_ticks("/proc/%d/stat" % p)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    for p, tid in vcpus:
+        ticks -= stat_ticks("/proc/%d/task/%s/stat" % (p, tid))
     return ticks / TICK
 
 
@@ -117,8 +186,10 @@ def vmm_cpu(pid, vcpu_comm):
 class Guest:
     def __init__(self, who, argv, timeout=60):
         self.who, self.out = who, b""
+        self.cgroup = CpuCgroup.make()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=self.cgroup.join if self.cgroup else None)
         try:
             self.expect(rb"minios> ", timeout)
         except BaseException:
@@ -142,7 +213,7 @@ class Guest:
         return start
 
     def cpu(self):
-        return vmm_cpu(self.proc.pid, VCPU_COMM[self.who])
+        return vmm_cpu(self.proc.pid, VCPU_COMM[self.who], self.cgroup)
 
     def run(self, line, pattern, timeout=300):
         """Run one command; (match, VMM CPU seconds it took)."""
@@ -154,6 +225,7 @@ class Guest:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self.forget_cgroup()
 
     def close(self):
         try:
@@ -162,6 +234,12 @@ class Guest:
         except (subprocess.TimeoutExpired, BrokenPipeError):
             self.proc.kill()
             self.proc.wait()
+        self.forget_cgroup()
+
+    def forget_cgroup(self):
+        if self.cgroup:
+            self.cgroup.remove()
+            self.cgroup = None
 
 
 # ---- virtio-blk ----------------------------------------------------------------
@@ -382,17 +460,20 @@ def cpu_target(ratios):
     return "met" if all(r <= 0.7 for r in ratios) else "NOT met (worst %.2f)" % max(ratios)
 
 
+CPU_HOW = "the VMM's cgroup's CPU time less its vCPU threads', in ns"
+
+
 def report_blk(results, memcpy):
-    print("virtio-blk: host CPU outside the guest (utime + stime of every VMM thread but the vCPUs'), "
+    print("virtio-blk: host CPU outside the guest (%s), "
           "ms; sequential %d MiB in 1 MiB requests, 32 in flight; random 4 KiB reads over the whole "
           "disk, %d MiB of them, 32 in flight; lodge-hyp --hugepages; median (min-max) of %d rounds\n"
-          % (SEQ_MIB, RAND_MIB, ROUNDS))
+          % (CPU_HOW, SEQ_MIB, RAND_MIB, ROUNDS))
     print("| backing, figure | lodge-hyp | QEMU virtio-blk-pci | lodge / QEMU |")
     print("|---|---|---|---|")
     ratios = []
     for backing, runs in results.items():
-        row(backing + ", ms per GiB read", runs, "read", "%.0f", ratios)
-        row(backing + ", ms per GiB written", runs, "write", "%.0f", ratios)
+        row(backing + ", ms per GiB read", runs, "read", "%.1f", ratios)
+        row(backing + ", ms per GiB written", runs, "write", "%.1f", ratios)
         row(backing + ", ms per 1,000 random 4 KiB reads", runs, "randread", "%.1f", ratios)
     tmpfs = results["tmpfs"]
     lr, qr = med(r["read-rate"] for r in tmpfs["lodge"]), med(r["read-rate"] for r in tmpfs["qemu"])
@@ -406,9 +487,9 @@ def report_blk(results, memcpy):
 
 def report_net(runs):
     print("virtio-net on a tap on a bridge (network namespace; QEMU without vhost-net): host CPU outside "
-          "the guest, ms per 1,000 frames; %d frames per send; receive = a host-side flood of 64-byte "
+          "the guest (%s), ms per 1,000 frames; %d frames per send; receive = a host-side flood of 64-byte "
           "frames for %d s, then paced loads for %d s each; median (min-max) of %d rounds\n"
-          % (NET_FRAMES, NET_RECV_SECS, NET_LOAD_SECS, ROUNDS))
+          % (CPU_HOW, NET_FRAMES, NET_RECV_SECS, NET_LOAD_SECS, ROUNDS))
     print("| figure | lodge-hyp | QEMU virtio-net-pci | lodge / QEMU |")
     print("|---|---|---|---|")
     ratios = []
@@ -435,6 +516,12 @@ def main():
         send_frames(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return
     hyp, minios = sys.argv[1], sys.argv[2]
+    probe = CpuCgroup.make()
+    if probe:
+        probe.remove()
+    else:
+        global CPU_HOW
+        CPU_HOW = "utime + stime of every VMM thread but the vCPUs', in 10 ms ticks: no cgroup could be made"
     # Stopped (timeout, ^C): the files, guests and namespace still go.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     if "blk" in PARTS:
