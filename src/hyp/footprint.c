@@ -43,6 +43,21 @@ static int collect_read_only(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* The main thread's stack below where it runs now is dead (start-up's
+ * deeper calls, its large buffers).  Only this far down: the kernel keeps
+ * 1 MiB (stack_guard_gap) free under the stack, so nothing else is mapped
+ * there, and a hole in the range is skipped.  A thread's stack has other
+ * mappings under it: not touched. */
+#define STACK_DROP_MAX (256 << 10)
+
+static void drop_stack_below(uintptr_t page)
+{
+	uintptr_t here = ((uintptr_t)__builtin_frame_address(0) & ~(page - 1)) - page;
+
+	if (gettid() == getpid() && here > STACK_DROP_MAX)
+		madvise((void *)(here - STACK_DROP_MAX), STACK_DROP_MAX, MADV_DONTNEED);
+}
+
 void footprint_trim(void)
 {
 	static struct ranges rs;
@@ -54,4 +69,5 @@ void footprint_trim(void)
 	dl_iterate_phdr(collect_read_only, &rs);
 	for (i = 0; i < rs.n; i++)
 		madvise((void *)rs.r[i].start, rs.r[i].end - rs.r[i].start, MADV_DONTNEED);
+	drop_stack_below(rs.page);
 }

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,29 @@ static long read_only_present(void)
 	return c.present;
 }
 
+static bool page_present(uintptr_t va)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t e = 0;
+
+	if (fd >= 0 && pread(fd, &e, sizeof(e), (off_t)(va / 4096 * 8)) != sizeof(e))
+		e = 0;
+	if (fd >= 0)
+		close(fd);
+	return e >> 63;
+}
+
+/* A deep call, as start-up's: where its buffer was on the main stack. */
+static __attribute__((noinline)) uintptr_t deep_call(void)
+{
+	volatile char buf[96 << 10];
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i += 4096)
+		buf[i] = 1;
+	return (uintptr_t)&buf[0];
+}
+
 /* Written after start: a copy of its page is this process's own. */
 static char written[8192] = "before";
 /* Relocated at load (a pointer in a read-only table): in RELRO, a
@@ -67,6 +91,8 @@ int main(void)
 {
 	int (*volatile fn)(int, int) = add;
 	long before, after;
+	uintptr_t deep;
+	bool deep_was;
 	char buf[64], *big;
 
 	/* Run a good part of libc first, as lodge-hyp's start-up does. */
@@ -75,6 +101,8 @@ int main(void)
 	memset(big, 1, 4 << 20);
 	free(big);
 	strcpy(written, "after");
+	deep = deep_call();
+	deep_was = page_present(deep);
 	before = read_only_present();
 
 	footprint_trim();
@@ -84,6 +112,7 @@ int main(void)
 	CHECK("the read-only segments' pages are given back (at most half left)", after >= 0 && after * 2 <= before);
 	if (after * 2 > before)
 		printf("   read-only pages present: %ld before, %ld after\n", before, after);
+	CHECK("the main stack's pages under where it runs are given back", deep_was && !page_present(deep));
 	CHECK("what the process wrote is kept", strcmp(written, "after") == 0);
 	CHECK("relocated read-only data is kept", strcmp(table[1], "pointers") == 0);
 	CHECK("code runs again from the file", fn(2, 3) == 5 && snprintf(buf, sizeof(buf), "%d", 7) == 1 &&
