@@ -207,9 +207,10 @@ def run(vmm):
         if len(doms) != DOMAINS:
             raise RuntimeError("%s: %d domains found, %d started" % (vmm.name, len(doms), DOMAINS))
         states = {"prompt": sample(doms)}
+        detail = {"prompt": [(label, breakdown(pid)) for label, pid in doms[0]]}
         settle(doms)
         states["idle"] = sample(doms)
-        detail = [(label, breakdown(pid)) for label, pid in doms[0]]
+        detail["idle"] = [(label, breakdown(pid)) for label, pid in doms[0]]
     finally:
         vmm.stop()
     return states, detail
@@ -250,9 +251,9 @@ def main():
             results.append((vmm.name,) + run(vmm))
         except (RuntimeError, OSError, subprocess.SubprocessError) as e:
             print("vmmmem: %s failed: %s\n" % (vmm.name, e))
-    print("The VMM's own memory outside guest RAM: Mini-OS domains (%d MiB, 1 vCPU) at their prompt, "
-          "%d at once per VMM, per domain (MiB). kvmtool, issue 25's peer, is not packaged in Debian 12 "
-          "and cannot be started on this host: QEMU stands in.\n" % (MEM_MIB, DOMAINS))
+    print("The VMM's own memory outside guest RAM: Mini-OS domains (%d MiB, 1 vCPU), %d at once per VMM, "
+          "per domain (MiB), at their prompt and once idle. kvmtool, issue 25's peer, is not packaged in "
+          "Debian 12 and cannot be started on this host: QEMU stands in.\n" % (MEM_MIB, DOMAINS))
     print("| VMM | state | processes | Rss outside guest RAM | Pss outside guest RAM | Rss / QEMU microvm's "
           "| Pss / QEMU microvm's |")
     print("|---|---|---|---|---|---|---|")
@@ -268,12 +269,16 @@ def main():
             print("| %s | %s | %s | %.2f | %.2f | %s | %s |" % (
                 name, state, ", ".join(per_proc), mib(rss), mib(pss),
                 "%.2f" % (rss / base[0]) if base else "-", "%.2f" % (pss / base[1]) if base else "-"))
-    for name, _, detail in results:
-        print("\n%s, one domain, idle, by kind of mapping (KiB, Rss / Pss):\n" % name)
+    for name, _, details in results:
+        print("\n%s, one domain, by kind of mapping (KiB, Rss / Pss; at the prompt, then idle):\n" % name)
+        detail = [("%s, %s" % (label, state), b) for state in ("prompt", "idle") for label, b in details[state]]
         print("| kind | " + " | ".join(label for label, _ in detail) + " |")
         print("|---|" + "---|" * len(detail))
         for k in KINDS:
             print("| %s | " % k + " | ".join("%d / %d" % tuple(kinds[k]) for _, (kinds, _) in detail) + " |")
+        print("| **outside guest RAM** | " + " | ".join(
+            "%d / %d" % tuple(sum(v[i] for k, v in kinds.items() if k != "guest RAM") for i in (0, 1))
+            for _, (kinds, _) in detail) + " |")
         libs = sorted({lib for _, (_, l) in detail for lib in l})
         for lib in libs:
             print("| - %s | " % lib + " | ".join("%d / %d" % tuple(l.get(lib, (0, 0)))
