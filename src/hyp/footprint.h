@@ -1,25 +1,19 @@
-/* What a lodge-hyp process keeps mapped once it runs (footprint.c).
+/* What a lodge-hyp process keeps of its start-up (footprint.c).
  *
  * Why: a domain's two processes ran their start-up (options, the config's
- * checks, building devices, loading the kernel, the sandbox) through most
- * of libc, lodge-hyp and its libraries, and kept all of it mapped: about
- * 2 MiB resident in each process for code that never runs again, which
- * `ps`, top and the benchmarks count against every domain.  The
- * supervisor then only waits, and the domain process runs a vCPU loop and
- * a few devices. */
+ * checks, building devices, loading the kernel, the sandbox) with large
+ * temporary buffers on the heap and deep on the main stack; then the
+ * supervisor only waits, and the domain process runs a vCPU loop and a
+ * few devices.  Those pages are each process's own, counted against every
+ * domain.  (Code and constants are the files' pages, shared with every
+ * process in the page cache: unmapping them would lower the Rss that ps
+ * shows but not the host memory a domain costs, and is not done.) */
 #ifndef LODGE_HYP_FOOTPRINT_H
 #define LODGE_HYP_FOOTPRINT_H
 
-/* Give back what has run so far: the malloc heap's free pages, and the
- * mappings of the read-only segments (code, constants, symbol tables) of
- * lodge-hyp and every library loaded.  Those segments are never written,
- * so their pages are the file's own: unmapping them loses nothing (they
- * stay in the page cache, shared with every process), and what runs next
- * maps its pages again on first use.  Never fails: a step the kernel
- * refuses is fewer pages given back.  Needs lodge-hyp linked -z now: with
- * lazy binding, the first call of each library function after it would
- * run the dynamic linker's lookup through every library's symbol tables,
- * mapping them all again. */
+/* Give back what start-up used and freed: the malloc heap's free pages,
+ * and the main thread's stack below where it runs now.  Never fails: a
+ * step the kernel refuses is fewer pages given back. */
 void footprint_trim(void);
 
 #endif

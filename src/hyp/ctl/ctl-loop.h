@@ -137,8 +137,4 @@ void ctl_hotplug_expire(struct ctl *c);
 void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
 void ctl_peers(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
 
-/* Pages resident in this process (guest RAM included), from the statm
- * descriptor kept open (ctl_keep_open); 0 if it cannot be read. */
-unsigned long ctl_resident_pages(void);
-
 #endif

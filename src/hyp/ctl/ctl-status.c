@@ -115,7 +115,7 @@ static bool read_kept(int fd, char *buf, size_t len)
 	return true;
 }
 
-unsigned long ctl_resident_pages(void)
+static unsigned long resident_pages(void)
 {
 	unsigned long size, rss;
 	char buf[128];
@@ -175,7 +175,7 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 		snprintf(vcpu_wait_ns + len, sizeof(vcpu_wait_ns) - len, "%s%llu", i ? " " : "",
 			 (unsigned long long)ns);
 	}
-	rss_pages = ctl_resident_pages();
+	rss_pages = resident_pages();
 	ksm_pages = ksm_merged_pages();
 	rss_pages = ksm_pages < rss_pages ? rss_pages - ksm_pages : 0;
 	format_io(dom, io, sizeof(io));

@@ -14,7 +14,6 @@
 #include "dev/devices.h"
 #include "domain.h"
 #include "events.h"
-#include "footprint.h"
 #include "log.h"
 
 #include <errno.h>
@@ -541,32 +540,14 @@ bool ctl_finish(struct ctl *c)
 	return c->destroyed;
 }
 
-/* A domain gives back what its boot ran (footprint.h) once it is quiet:
- * its resident pages the same over this long, the guest's and its
- * devices' alike.  Once a boot; a guest never quiet keeps what it runs,
- * and one quiet from the start pays a wake-up a second until then. */
-#define FOOTPRINT_QUIET_MS 1000
-
 bool ctl_run(struct domain *dom, struct uart *com1, int in_fd, int listen_fd, int sig_fd,
 	     const struct ctl_access *access)
 {
 	static struct ctl c;      /* 64 clients' slots: not for the stack */
-	unsigned long resident = 0, now_resident;
-	uint64_t checked_ms = 0;
-	bool trim_due = true;
 
 	ctl_init(&c, dom, com1, in_fd, listen_fd, sig_fd, access);
-	while (ctl_step(&c, trim_due ? FOOTPRINT_QUIET_MS : -1)) {
-		if (!trim_due || c.now_ms - checked_ms < FOOTPRINT_QUIET_MS)
-			continue;
-		now_resident = ctl_resident_pages();
-		if (now_resident && now_resident == resident) {
-			footprint_trim();
-			trim_due = false;
-		}
-		resident = now_resident;
-		checked_ms = c.now_ms;
-	}
+	while (ctl_step(&c, -1))
+		;
 	crash_announce(dom);      /* an attached console's last words say where the evidence is */
 	return ctl_finish(&c);
 }
