@@ -1,5 +1,6 @@
 /* A guest's kernel and initrd from its own disk (bootdisk.h). */
 #include "bootdisk.h"
+#include "bootdisk-lib.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -8,9 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <blkid/blkid.h>
-#include <et/com_err.h>
-#include <ext2fs/ext2fs.h>
 
 /* ---- the choice of kernel and the command line (pure) ---------------------- */
 
@@ -532,6 +530,8 @@ int bootdisk_read(int disk_fd, const char *disk_name, int kernel_fd, int initrd_
 	int rc;
 
 	memset(found, 0, sizeof(*found));
+	if (bootdisk_lib_load(why, whylen))
+		return -ELIBACC;
 	ext2_tables_once();
 	if ((rc = locate(disk_fd, &ch.r, found->where, sizeof(found->where), what, sizeof(what)))) {
 		snprintf(why, whylen, "%s", what);

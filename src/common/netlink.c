@@ -13,21 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int netif_name_check(const char *name, char *err, size_t errlen)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len >= IFNAMSIZ) {
-		snprintf(err, errlen, "interface name '%s' must be 1 to %d characters", name, IFNAMSIZ - 1);
-		return -EINVAL;
-	}
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strpbrk(name, "/: \t\n")) {
-		snprintf(err, errlen, "interface name '%s' may not contain '/', ':' or spaces", name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static struct nl_sock *nl_open(char *err, size_t errlen)
 {
 	struct nl_sock *sk = nl_socket_alloc();
@@ -188,40 +173,6 @@ int nl_bridge_list(void (*fn)(const char *name, int ports, int up, void *arg), v
 	nl_cache_free(w.cache);
 	nl_socket_free(sk);
 	return 0;
-}
-
-int nl_link_attach(const char *ifname, const char *bridge, char *err, size_t errlen)
-{
-	struct nl_sock *sk;
-	struct rtnl_link *link = NULL, *br = NULL, *change = NULL;
-	int rc;
-
-	if (!(sk = nl_open(err, errlen)))
-		return -EIO;
-	if ((rc = nl_get_link(sk, ifname, &link, err, errlen)))
-		goto out;
-	if (rtnl_link_get_kernel(sk, 0, bridge, &br) < 0 || !rtnl_link_is_bridge(br)) {
-		snprintf(err, errlen, "no bridge named %s", bridge);
-		rc = -ENODEV;
-		goto out;
-	}
-	change = rtnl_link_alloc();
-	rtnl_link_set_master(change, rtnl_link_get_ifindex(br));
-	rtnl_link_set_flags(change, IFF_UP);
-	rc = rtnl_link_change(sk, link, change, 0);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot attach %s to bridge %s: %s", ifname, bridge, nl_geterror(rc));
-		rc = nl_errno(rc);
-	}
-out:
-	if (change)
-		rtnl_link_put(change);
-	if (br)
-		rtnl_link_put(br);
-	if (link)
-		rtnl_link_put(link);
-	nl_socket_free(sk);
-	return rc;
 }
 
 int nl_link_stats(const char *ifname, struct link_stats *st, char *err, size_t errlen)

@@ -11,7 +11,8 @@ struct link_stats {
 	uint64_t tx_packets, tx_bytes, tx_dropped, tx_errors;
 };
 
-/* Is name a valid interface name (1..15 bytes, no '/', ':', space)? */
+/* Is name a valid interface name (1..15 bytes, no '/', ':', space)?
+ * (netlink-attach.c, with nl_link_attach: lodge-hyp's part.) */
 int netif_name_check(const char *name, char *err, size_t errlen);
 
 /* All return 0 or -errno with a one-line message in err. */
@@ -21,7 +22,8 @@ int nl_bridge_delete(const char *name, char *err, size_t errlen);
 /* Calls fn for every bridge with its number of attached ports. */
 int nl_bridge_list(void (*fn)(const char *name, int ports, int up, void *arg), void *arg,
 		   char *err, size_t errlen);
-/* Attach ifname to bridge and bring ifname up. */
+/* Attach ifname to bridge and bring ifname up (libnl loaded on first
+ * use, netlink-attach.c; -ELIBACC if it cannot be). */
 int nl_link_attach(const char *ifname, const char *bridge, char *err, size_t errlen);
 /* Put a host NIC on a bridge (made if needed) and move its addresses and
  * routes onto the bridge; refused (-EPERM) for the NIC carrying the

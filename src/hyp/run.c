@@ -2,6 +2,7 @@
  * parked, the process confined, then the guest let run while the control
  * loop serves the host until the domain is over. */
 #include "run.h"
+#include "footprint.h"
 #include "bootload.h"
 #include "build.h"
 #include "console.h"
@@ -142,6 +143,9 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 	if (o->incoming_fd >= 0)
 		log_info("domain %s restored%s", dom->name, incoming_live ? " from a live migration" : "");
 	sandbox_test_forbidden(sb);
+	/* Start-up is over: from here on this process maps what the
+	 * guest's devices and the control socket run. */
+	footprint_trim();
 	destroyed = ctl_run(dom, com1, o->runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd, &o->access);
 	vcpu_stop_all(dom);
 	crash_report(dom);

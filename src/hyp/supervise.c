@@ -5,6 +5,7 @@
 #include "crash.h"
 #include "domain.h"
 #include "events.h"
+#include "footprint.h"
 #include "log.h"
 #include "run.h"
 #include "rundir.h"
@@ -150,6 +151,9 @@ static int wait_domain(pid_t pid, const sigset_t *sigs)
 				kill(pid, info.si_signo);
 			continue;
 		}
+		/* Woken only by an event or a signal, rarely: between them
+		 * the supervisor keeps mapped none of the code it ran. */
+		footprint_trim();
 		if (poll(p, 2, -1) < 0)
 			continue;
 		if (p[1].revents & POLLIN)

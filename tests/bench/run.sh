@@ -45,6 +45,10 @@ out=$BUILD/bench/results.md
 	echo
 	python3 "$TOP/tests/bench/scale.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
 	echo
+	echo "## The VMM's own memory outside guest RAM (tests/bench/vmmmem.py)"
+	echo
+	python3 "$TOP/tests/bench/vmmmem.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"
+	echo
 	echo "## Density and ballooning (tests/bench/density.py)"
 	echo
 	python3 "$TOP/tests/bench/density.py" "$BUILD/lodge-hyp" "$BUILD/minios/minios.elf"
