@@ -268,6 +268,24 @@ int cmd_pool_create(struct cli *c)
 	return 0;
 }
 
+/* A stop the pool could not record (-ENOTCONN): a domain that runs here
+ * is stopped here alone (-ENOENT: the caller's local way), as when the
+ * host is in no pool: its agent, once it reaches etcd again, sees it
+ * gone by a power-off or a destroy and records it stopped. */
+static int stop_unrecorded(struct cli *c, int rc, const char *why)
+{
+	struct lodge_status st;
+	struct lodge_err err;
+
+	if (rc == -ENOTCONN && lodge_status(&c->lg, c->argv[0], &st, &err) == 0) {
+		log_warn("the pool does not answer (%s): %s is stopped here only", why, c->argv[0]);
+		return -ENOENT;
+	}
+	if (rc == -ENOENT)
+		return rc;
+	return rc ? pool_fail(why) : 0;
+}
+
 /* lodge destroy NAME on a pool host: -ENOENT if the pool has no NAME
  * (destroyed here as a local one), else an exit status. */
 int cmd_pool_destroy(struct cli *c)
@@ -280,9 +298,7 @@ int cmd_pool_destroy(struct cli *c)
 		return pool_fail(why);
 	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why));
 	pool_close(&p);
-	if (rc == -ENOENT)
-		return rc;
-	return rc ? pool_fail(why) : 0;
+	return stop_unrecorded(c, rc, why);
 }
 
 /* lodge shutdown NAME on a pool host: desired stopped in the pool first,
@@ -300,9 +316,7 @@ int cmd_pool_shutdown(struct cli *c)
 		return pool_fail(why);
 	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why, sizeof(why));
 	pool_close(&p);
-	if (rc == -ENOENT)
-		return rc;
-	return rc ? pool_fail(why) : 0;
+	return stop_unrecorded(c, rc, why);
 }
 
 /* lodge pool-forget NAME: a stopped domain's keys gone from the pool. */

@@ -283,13 +283,13 @@ int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned
 		struct etcd_cmp cmp[2] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "running") };
 		struct etcd_op put[2] = { ETCD_PUT_OP(kdesired, "stopped", 0), ETCD_PUT_OP(kstop, how, 0) };
 
-		if ((rc = etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen)))
-			return rc;
+		if (etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen))
+			return -ENOTCONN;
 	}
 	if (!ok) {
 		/* not to run: not the pool's, stopped, or stopping */
 		if ((rc = pool_domain_known(p, name, why, whylen)) <= 0)
-			return rc ? rc : -ENOENT;
+			return rc ? -ENOTCONN : -ENOENT;
 		if (destroy) {
 			/* a destroy hastens a shutdown under way */
 			struct etcd_cmp cmp[2] = { ETCD_PRESENT(kowner), ETCD_VALUE_IS(kdesired, "stopped") };

@@ -115,7 +115,8 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 /* Stop a pool domain wherever it runs: desired stopped and how (a
  * POOL_STOP_*) recorded first, then, if timeout_ms, wait that long for
  * its owner to let go.  0; -ENOENT if the pool has no such domain (a
- * local one, then); -EALREADY (shutdown only) it is stopped already. */
+ * local one, then); -EALREADY (shutdown only) it is stopped already;
+ * -ENOTCONN the pool did not answer (nothing recorded). */
 int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned timeout_ms, char *why,
 		     size_t whylen);
 /* Every key of the domain deleted (a create whose start failed). */

@@ -184,6 +184,25 @@ out=$(pool_lh a shutdown -w -t 30 loc 2>&1); rc=$?
 	pass "pool-stop: shutdown of the local domain: shut down on a, as on a host in no pool" ||
 	fail "pool-stop: shutdown loc" "rc $rc: $out"
 
+# ---- the pool out of reach (a's lodge.conf names a port nobody serves;
+# its agent keeps its own): a local domain is made and shut down all the same
+conf=$(pool_root a)/etc/lodge/lodge.conf
+cp "$conf" "$T/lodge.conf.a"
+sed -i "s|^pool_etcd *=.*|pool_etcd = \"http://127.0.0.1:$(pool_free_port)\"|" "$conf"
+out=$(pool_lh a create --local loc 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q 'warning: cannot ask the pool whether it has a domain loc' && [ "$(pool_runs_on loc)" = a ]; then
+	pass "pool-stop: create --local with the pool out of reach: made, with a warning"
+else
+	fail "pool-stop: create --local, no pool" "rc $rc: $out"
+fi
+out=$(pool_lh a shutdown -w -t 30 loc 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q 'warning: the pool does not answer.*loc is stopped here only' && [ -z "$(pool_runs_on loc)" ]; then
+	pass "pool-stop: shutdown of a local domain with the pool out of reach: shut down here, with a warning"
+else
+	fail "pool-stop: shutdown loc, no pool" "rc $rc: $out; loc runs on '$(pool_runs_on loc)'"
+fi
+cp "$T/lodge.conf.a" "$conf"
+
 # ---- an HA guest that crashes (on_crash destroy) runs again; a plain one is stopped
 cfg s6 1
 cfg s7 0
