@@ -11,7 +11,9 @@
 # that ignores the button is destroyed after shutdown_timeout.
 # `lodge pool-forget` is refused while the domain runs, then drops its
 # keys; `lodge create --local` on a pool host makes a plain domain the
-# pool does not know (refused for a name the pool has).
+# pool does not know (refused for a name the pool has), made and shut
+# down with a warning when etcd does not answer.  An HA guest that
+# crashes runs again on its host; a plain one is stopped.
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-stop kvm root minios
 pool_etcd_up
