@@ -13,13 +13,18 @@ int cmd_create(struct cli *c)
 	static struct domain_config dc;
 	struct lodge_err err;
 
-	/* A host in a pool places its domains in the pool (src/pool/README.md). */
-	if (c->lg.hc.pool_etcd[0])
+	/* A host in a pool places its domains in the pool (src/pool/README.md),
+	 * unless asked for a plain local one. */
+	if (c->set['L'] && c->set['O'])
+		return cli_usage_error(c->cmd, "--local and --on: a local domain is placed nowhere");
+	if (c->lg.hc.pool_etcd[0] && !c->set['L'])
 		return cmd_pool_create(c);
 	if (c->set['O'])
 		return cli_usage_error(c->cmd, "--on HOST: this host is in no pool (lodge pool-join)");
 	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
 		return cli_fail(&err);
+	if (c->lg.hc.pool_etcd[0] && cmd_pool_local_check(c, dc.name))
+		return EXIT_FAILED;
 	/* The config's checks are lodge check's, the host's memory included. */
 	if (lodge_create(&c->lg, &dc, c->set['p'] ? LODGE_CREATE_PAUSED : 0, &err))
 		return cli_fail(&err);
@@ -64,8 +69,11 @@ int cmd_destroy(struct cli *c)
 int cmd_shutdown(struct cli *c)
 {
 	struct lodge_err err;
-	int wait = c->set['w'] ? (c->set['t'] ? (int)c->num['t'] : 60) : 0;
+	int wait = c->set['w'] ? (c->set['t'] ? (int)c->num['t'] : 60) : 0, rc;
 
+	/* A domain of this host's pool: stopped there first, wherever it runs. */
+	if (c->lg.hc.pool_etcd[0] && (rc = cmd_pool_shutdown(c)) != -ENOENT)
+		return rc;
 	return lodge_shutdown(&c->lg, c->argv[0], wait, &err) ? cli_fail(&err) : 0;
 }
 

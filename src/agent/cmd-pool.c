@@ -268,6 +268,24 @@ int cmd_pool_create(struct cli *c)
 	return 0;
 }
 
+/* A stop the pool could not record (-ENOTCONN): a domain that runs here
+ * is stopped here alone (-ENOENT: the caller's local way), as when the
+ * host is in no pool: its agent, once it reaches etcd again, sees it
+ * gone by a power-off or a destroy and records it stopped. */
+static int stop_unrecorded(struct cli *c, int rc, const char *why)
+{
+	struct lodge_status st;
+	struct lodge_err err;
+
+	if (rc == -ENOTCONN && lodge_status(&c->lg, c->argv[0], &st, &err) == 0) {
+		log_warn("the pool does not answer (%s): %s is stopped here only", why, c->argv[0]);
+		return -ENOENT;
+	}
+	if (rc == -ENOENT)
+		return rc;
+	return rc ? pool_fail(why) : 0;
+}
+
 /* lodge destroy NAME on a pool host: -ENOENT if the pool has no NAME
  * (destroyed here as a local one), else an exit status. */
 int cmd_pool_destroy(struct cli *c)
@@ -278,11 +296,71 @@ int cmd_pool_destroy(struct cli *c)
 
 	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
 		return pool_fail(why);
-	rc = pool_domain_stop(&p, c->argv[0], 30000, why, sizeof(why));
+	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why));
 	pool_close(&p);
-	if (rc == -ENOENT)
-		return rc;
-	return rc ? pool_fail(why) : 0;
+	return stop_unrecorded(c, rc, why);
+}
+
+/* lodge shutdown NAME on a pool host: desired stopped in the pool first,
+ * then its owner's agent asks the guest to power off (README.md,
+ * "Stopping"); with --wait, until its host has let it go.  -ENOENT: not
+ * the pool's (shut down here as a local one). */
+int cmd_pool_shutdown(struct cli *c)
+{
+	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : 60) : 0;
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why, sizeof(why));
+	pool_close(&p);
+	return stop_unrecorded(c, rc, why);
+}
+
+/* lodge pool-forget NAME: a stopped domain's keys gone from the pool. */
+int cmd_pool_forget(struct cli *c)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+		return pool_fail(why);
+	rc = pool_domain_drop(&p, c->argv[0], why, sizeof(why));
+	pool_close(&p);
+	if (rc) {
+		log_err("cannot forget %s: %s", c->argv[0], why);
+		return EXIT_FAILED;
+	}
+	printf("%s is no longer in the pool\n", c->argv[0]);
+	return 0;
+}
+
+/* lodge create --local NAME on a pool host: refused if the pool has a
+ * domain of that name (its agent would take the local one for a stray
+ * copy); 0 when the pool has none or cannot say (a warning: a local
+ * domain must not need etcd). */
+int cmd_pool_local_check(struct cli *c, const char *name)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))) == 0) {
+		rc = pool_domain_known(&p, name, why, sizeof(why));
+		pool_close(&p);
+	}
+	if (rc < 0) {
+		log_warn("cannot ask the pool whether it has a domain %s: %s", name, why);
+		return 0;
+	}
+	if (rc) {
+		log_err("the pool has a domain %s: a local one of that name would be taken for its copy", name);
+		return -EEXIST;
+	}
+	return 0;
 }
 
 /* lodge migrate NAME HOST of a pool domain: its owner's agent moves it

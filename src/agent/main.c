@@ -29,6 +29,7 @@ static const struct cli_option create_opts[] = {
 	FLAG('c', "console", "attach to its console once it runs"),
 	FLAG('p', "paused", "hold its vCPUs before the guest's first instruction (unpause lets it run)"),
 	TEXT('O', "on", "HOST", "in a pool: on this host (default: the one up with the most memory not yet placed)"),
+	FLAG('L', "local", "on a pool host: a plain domain of this host, not in the pool"),
 	{ 0 },
 };
 static const struct cli_option list_opts[] = {
@@ -177,7 +178,8 @@ static const struct command commands[] = {
 	  cmd_console },
 	{ "pause", no_opts, "DOMAIN", 1, 1, "stop a domain's vCPUs", 0, cmd_pause },
 	{ "unpause", no_opts, "DOMAIN", 1, 1, "let a paused domain run again", 0, cmd_unpause },
-	{ "shutdown", shutdown_opts, "DOMAIN", 1, 1, "ask the guest to power off (ACPI power button)", 0, cmd_shutdown },
+	{ "shutdown", shutdown_opts, "DOMAIN", 1, 1,
+	  "ask the guest to power off (ACPI power button); a pool's stays stopped", 0, cmd_shutdown },
 	{ "reboot", no_opts, "DOMAIN", 1, 1, "reset the domain (on_reboot decides what follows)", 0, cmd_reboot },
 	{ "destroy", no_opts, "DOMAIN", 1, 1, "end a domain at once", 0, cmd_destroy },
 	{ "save", save_opts, "DOMAIN FILE", 2, 2, "save a domain to FILE and destroy it (or keep it running)",
@@ -252,6 +254,8 @@ static const struct command commands[] = {
 	{ "pool-join", pool_join_opts, "", 0, 0, "join a pool of Lodge hosts on etcd (recorded in lodge.conf)", 0,
 	  cmd_pool_join },
 	{ "pool-leave", no_opts, "", 0, 0, "leave the pool (refused while its domains run here)", 0, cmd_pool_leave },
+	{ "pool-forget", no_opts, "NAME", 1, 1, "drop a stopped domain from the pool (its config and state)", 0,
+	  cmd_pool_forget },
 	{ "pool-list", output_opts, "", 0, 0, "the pool's hosts: state, CPUs, memory, domains", 0, cmd_pool_list },
 	{ "pool-agent", no_opts, "", 0, 0, "this host's pool agent, in the foreground (lodge-pool.service)", 0,
 	  cmd_pool_agent },

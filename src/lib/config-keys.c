@@ -523,7 +523,8 @@ const struct cfg_key host_keys[] = {
 		"what lodge host-stop does with each running domain: save or shutdown"),
 	KEY_INT("shutdown_timeout", HOST_SHUTDOWN_TIMEOUT_DEFAULT_S, HOST_SHUTDOWN_TIMEOUT_MIN_S,
 		HOST_SHUTDOWN_TIMEOUT_MAX_S, " s", NULL, NULL,
-		"how long lodge host-stop waits for the saves or shutdowns before it destroys what still runs"),
+		"how long lodge host-stop waits for the saves or shutdowns before it destroys what still runs "
+		"(and a pool agent for a pool domain's shutdown)"),
 	KEY_STR("save_dir", "/var/lib/lodge/save", check_dir,
 		"where lodge host-stop saves the domains and lodge host-start restores them from"),
 	KEY_STR("pool_etcd", "", check_pool_etcd, "the pool's etcd client URLs, comma-separated (lodge pool-join)"),

@@ -50,13 +50,52 @@ static char *read_text(const char *path, size_t *len, char *why, size_t whylen)
 	return text;
 }
 
+/* key's value into buf: 1, 0 if absent (or unreadable: why has it). */
+static int key_value(struct pool *p, const char *key, char *buf, size_t len)
+{
+	char why[ETCD_WHY_MAX];
+	struct etcd_kvs kvs;
+	int found;
+
+	buf[0] = '\0';
+	if (etcd_range(p->etcd, key, false, &kvs, why, sizeof(why)))
+		return 0;
+	if ((found = kvs.n == 1))
+		snprintf(buf, len, "%s", kvs.kv[0].value);
+	etcd_kvs_free(&kvs);
+	return found;
+}
+
+static bool key_is(struct pool *p, const char *key, const char *value)
+{
+	char buf[64];
+
+	return key_value(p, key, buf, sizeof(buf)) == 1 && strcmp(buf, value) == 0;
+}
+
+int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen)
+{
+	char key[POOL_KEY_MAX];
+	struct etcd_kvs kvs;
+	int rc;
+
+	if (!domain_name_valid(name))
+		return 0;
+	pool_key(p, key, "domains/%s/config", name);
+	if ((rc = etcd_range(p->etcd, key, false, &kvs, why, whylen)))
+		return rc;
+	rc = kvs.n > 0;
+	etcd_kvs_free(&kvs);
+	return rc;
+}
+
 int pool_domain_place(struct pool *p, const struct host_config *hc, const char *arg, const char *on,
 		      char name[DOMAIN_NAME_MAX], char host[DOMAIN_NAME_MAX], char *why, size_t whylen)
 {
 	static struct domain_config dc;
 	char path[CFG_PATH_MAX + 80], abspath[CFG_PATH_MAX + 80], err[1024];
 	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kplace[POOL_KEY_MAX], khost[POOL_KEY_MAX];
-	char kowner[POOL_KEY_MAX];
+	char kowner[POOL_KEY_MAX], kstop[POOL_KEY_MAX];
 	const struct pool_host *h;
 	struct pool_view v;
 	json_t *o;
@@ -100,30 +139,35 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	pool_key(p, kdesired, "domains/%s/desired", name);
 	pool_key(p, kplace, "domains/%s/placement", name);
 	pool_key(p, kowner, "domains/%s/owner", name);
+	pool_key(p, kstop, "domains/%s/stop", name);
 	pool_key(p, khost, "hosts/%s", host);
 	{
-		/* The name free in the pool, the host still up: then all three at once. */
+		/* The name free in the pool, the host still up: then all at once
+		 * (an earlier stop's way forgotten). */
 		struct etcd_cmp cmp[2] = { ETCD_ABSENT(kconfig), ETCD_PRESENT(khost) };
-		struct etcd_op put[3] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
-					  ETCD_PUT_OP(kplace, host, 0) };
+		struct etcd_op put[4] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
+					  ETCD_PUT_OP(kplace, host, 0), ETCD_DEL_OP(kstop) };
 		/* A domain of the pool that was stopped starts again, its config
 		 * as the file says now: only if still stopped and owned by none. */
 		struct etcd_cmp again[3] = { ETCD_VALUE_IS(kdesired, "stopped"), ETCD_ABSENT(kowner),
 					     ETCD_PRESENT(khost) };
 
-		rc = etcd_txn(p->etcd, cmp, 2, put, 3, NULL, 0, &ok, why, whylen);
+		rc = etcd_txn(p->etcd, cmp, 2, put, 4, NULL, 0, &ok, why, whylen);
 		if (rc == 0 && !ok)
-			rc = etcd_txn(p->etcd, again, 3, put, 3, NULL, 0, &ok, why, whylen);
+			rc = etcd_txn(p->etcd, again, 3, put, 4, NULL, 0, &ok, why, whylen);
 	}
 	free(spec);
 	if (rc)
 		return rc;
 	if (!ok) {
-		struct etcd_kvs kvs;
+		char owner[DOMAIN_NAME_MAX];
 
-		if (etcd_range(p->etcd, kconfig, false, &kvs, why, whylen) == 0 && kvs.n) {
-			snprintf(why, whylen, "a domain %s is in the pool already (not stopped)", name);
-			etcd_kvs_free(&kvs);
+		if (pool_domain_known(p, name, why, whylen) == 1) {
+			if (key_value(p, kowner, owner, sizeof(owner)) == 1)
+				snprintf(why, whylen, "a domain %s is in the pool already (on host %s%s)", name, owner,
+					 key_is(p, kdesired, "stopped") ? ", stopping: try again once it has stopped" : "");
+			else
+				snprintf(why, whylen, "a domain %s is in the pool already (not stopped)", name);
 			return -EEXIST;
 		}
 		snprintf(why, whylen, "host %s left the pool meanwhile; try again", host);
@@ -218,12 +262,13 @@ int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, 
 	return *text ? 0 : -ENOMEM;
 }
 
-int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char *why, size_t whylen)
+int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen)
 {
-	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kowner[POOL_KEY_MAX];
+	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kowner[POOL_KEY_MAX], kstop[POOL_KEY_MAX];
+	char owner[DOMAIN_NAME_MAX];
 	uint64_t end = now_ms() + timeout_ms;
-	struct etcd_kvs kvs;
-	bool ok, owned;
+	bool ok, destroy = strcmp(how, POOL_STOP_DESTROY) == 0;
 	int rc;
 
 	if (!domain_name_valid(name))
@@ -231,28 +276,83 @@ int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char
 	pool_key(p, kconfig, "domains/%s/config", name);
 	pool_key(p, kdesired, "domains/%s/desired", name);
 	pool_key(p, kowner, "domains/%s/owner", name);
+	pool_key(p, kstop, "domains/%s/stop", name);
 	{
-		struct etcd_cmp cmp = ETCD_PRESENT(kconfig);
-		struct etcd_op put = ETCD_PUT_OP(kdesired, "stopped", 0);
+		/* The admin's word first, in the pool: from then on no agent
+		 * starts it again, HA or not (README.md, "Stopping"). */
+		struct etcd_cmp cmp[2] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "running") };
+		struct etcd_op put[2] = { ETCD_PUT_OP(kdesired, "stopped", 0), ETCD_PUT_OP(kstop, how, 0) };
 
-		if ((rc = etcd_txn(p->etcd, &cmp, 1, &put, 1, NULL, 0, &ok, why, whylen)))
-			return rc;
+		if (etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen))
+			return -ENOTCONN;
 	}
-	if (!ok)
-		return -ENOENT;
+	if (!ok) {
+		/* not to run: not the pool's, stopped, or stopping */
+		if ((rc = pool_domain_known(p, name, why, whylen)) <= 0)
+			return rc ? -ENOTCONN : -ENOENT;
+		if (destroy) {
+			/* a destroy hastens a shutdown under way */
+			struct etcd_cmp cmp[2] = { ETCD_PRESENT(kowner), ETCD_VALUE_IS(kdesired, "stopped") };
+			struct etcd_op put = ETCD_PUT_OP(kstop, POOL_STOP_DESTROY, 0);
+
+			if ((rc = etcd_txn(p->etcd, cmp, 2, &put, 1, NULL, 0, &ok, why, whylen)))
+				return rc;
+		} else if (key_value(p, kowner, owner, sizeof(owner)) != 1) {
+			snprintf(why, whylen, "%s is stopped already (lodge create %s starts it again)", name, name);
+			return -EALREADY;
+		}
+	}
 	/* Its owner's agent ends it and lets go. */
-	for (;;) {
-		if ((rc = etcd_range(p->etcd, kowner, false, &kvs, why, whylen)))
-			return rc;
-		owned = kvs.n > 0;
-		etcd_kvs_free(&kvs);
-		if (!owned)
+	while (timeout_ms) {
+		if (key_value(p, kowner, owner, sizeof(owner)) != 1)
 			return 0;
 		if (now_ms() >= end) {
-			snprintf(why, whylen, "%s is to stop, but its host has not stopped it after %u s", name,
+			snprintf(why, whylen, "%s is to stop, but host %s has not stopped it after %u s", name, owner,
 				 timeout_ms / 1000);
 			return -ETIMEDOUT;
 		}
 		usleep(100000);
 	}
+	return 0;
+}
+
+int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen)
+{
+	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kowner[POOL_KEY_MAX], kplace[POOL_KEY_MAX];
+	char kdomain[POOL_KEY_MAX], owner[DOMAIN_NAME_MAX], place[DOMAIN_NAME_MAX];
+	bool ok;
+	int rc;
+
+	if ((rc = pool_domain_known(p, name, why, whylen)) <= 0) {
+		if (rc == 0)
+			snprintf(why, whylen, "no domain %s in the pool", name);
+		return rc ? rc : -ENOENT;
+	}
+	pool_key(p, kconfig, "domains/%s/config", name);
+	pool_key(p, kdesired, "domains/%s/desired", name);
+	pool_key(p, kowner, "domains/%s/owner", name);
+	pool_key(p, kplace, "domains/%s/placement", name);
+	pool_key(p, kdomain, "domains/%s/", name);
+	{
+		/* stopped and nobody's, at the revision the keys go */
+		struct etcd_cmp cmp[3] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "stopped"),
+					   ETCD_ABSENT(kowner) };
+		struct etcd_op del = ETCD_DEL_PREFIX(kdomain);
+
+		if ((rc = etcd_txn(p->etcd, cmp, 3, &del, 1, NULL, 0, &ok, why, whylen)))
+			return rc;
+	}
+	if (ok)
+		return 0;
+	if (key_value(p, kowner, owner, sizeof(owner)) == 1)
+		snprintf(why, whylen, "%s runs on host %s%s", name, owner,
+			 key_is(p, kdesired, "stopped") ? " (stopping: try again once it has stopped)" :
+			 ": lodge shutdown or destroy it first");
+	else if (key_is(p, kdesired, "running") && key_value(p, kplace, place, sizeof(place)) == 1)
+		snprintf(why, whylen, "%s is to run on host %s: lodge shutdown or destroy it first", name, place);
+	else if (pool_domain_known(p, name, why, whylen) == 0)
+		snprintf(why, whylen, "no domain %s in the pool", name);
+	else
+		snprintf(why, whylen, "%s is not stopped: lodge destroy it first", name);
+	return -EBUSY;
 }

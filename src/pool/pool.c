@@ -296,6 +296,8 @@ static void view_add(struct pool_view *v, const char *rel, const struct etcd_kv 
 			snprintf(d->owner, sizeof(d->owner), "%s", kv->value);
 		else if (strcmp(what, "migrate") == 0)
 			snprintf(d->migrate, sizeof(d->migrate), "%s", kv->value);
+		else if (strcmp(what, "stop") == 0)
+			snprintf(d->stop, sizeof(d->stop), "%s", kv->value);
 		else if (strcmp(what, "state") == 0)
 			snprintf(d->state, sizeof(d->state), "%s", kv->value);
 	}

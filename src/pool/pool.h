@@ -61,6 +61,8 @@ struct pool_domain {
 	char placement[DOMAIN_NAME_MAX];   /* "" none */
 	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
 	char migrate[DOMAIN_NAME_MAX];     /* lodge migrate asked for it to move there, "" none */
+	char stop[16];                     /* how desired stopped is reached: "destroy" at once,
+					      else the guest shut down (POOL_STOP_*) */
 	char state[512];                   /* the owner's report (JSON), "" none */
 	unsigned long memory_mib;          /* from its config, 0 if unreadable */
 	bool ha;
@@ -107,12 +109,24 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
  * its reason) or timeout_ms passed (-ETIMEDOUT); state its last word. */
 int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char *state, size_t statelen,
 		     char *why, size_t whylen);
-/* Stop a pool domain wherever it runs (desired stopped), then wait up to
- * timeout_ms for its owner to let go: 0; -ENOENT if the pool has no such
- * domain (a local one, then). */
-int pool_domain_stop(struct pool *p, const char *name, unsigned timeout_ms, char *why, size_t whylen);
-/* Every key of the domain deleted. */
+/* domains/D/stop: how its owner's agent reaches desired stopped. */
+#define POOL_STOP_SHUTDOWN "shutdown"      /* the guest powers off; destroyed after shutdown_timeout */
+#define POOL_STOP_DESTROY  "destroy"       /* at once */
+/* Stop a pool domain wherever it runs: desired stopped and how (a
+ * POOL_STOP_*) recorded first, then, if timeout_ms, wait that long for
+ * its owner to let go.  0; -ENOENT if the pool has no such domain (a
+ * local one, then); -EALREADY (shutdown only) it is stopped already;
+ * -ENOTCONN the pool did not answer (nothing recorded). */
+int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen);
+/* Every key of the domain deleted (a create whose start failed). */
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
+/* lodge pool-forget: the keys of a stopped domain that no host owns
+ * deleted in one transaction; refused (-EBUSY, why says where it runs
+ * or is to run) otherwise, -ENOENT not in the pool. */
+int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen);
+/* Whether the pool has a domain of that name: 1, 0, or -errno with why. */
+int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen);
 /* Its config's text (malloc'd) and the file it was read from (relative
  * paths in it are relative to that file's directory). */
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,

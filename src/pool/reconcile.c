@@ -32,6 +32,8 @@ struct seen {
 	char migrate_to[DOMAIN_NAME_MAX];  /* where that one goes; kept until handed over */
 	bool moved;                        /* it went there: the hand-over is still to write */
 	bool told_gone;                    /* said: asked to move, not running here */
+	uint64_t shutdown_at;              /* asked to power off then (desired stopped), 0: not */
+	int shutdown_pid;                  /* the boot asked (its lodge-hyp child: another is a new boot) */
 	int why_fd;                        /* the child's why, if it failed */
 	char failed[LODGE_ERR_MAX];
 };
@@ -360,6 +362,92 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	report(p, s, lease, "running", NULL);
 }
 
+/* The words of the event log (evlog.c) that end a boot: the crash ones first. */
+static const char *const crash_words[] = { "crashed", "crash-kept", "killed", "failed" };
+static const char *const end_words[] = { "powered-off", "stopped", "destroyed", "saved", "migrated-out" };
+
+static bool word_in(const char *word, const char *const *set, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(word, set[i]) == 0)
+			return true;
+	return false;
+}
+
+static int end_event(const char *line, void *arg)
+{
+	char *how = arg, word[32];
+
+	/* TIME DOMAIN EVENT WHO DETAIL (evlog.h): the last that ends a boot */
+	if (sscanf(line, "%*s %*s %31s", word) == 1 &&
+	    (word_in(word, crash_words, 4) || word_in(word, end_words, 5)))
+		snprintf(how, 32, "%s", word);
+	return 0;
+}
+
+/* How the domain's last boot here ended, as this host's event log says
+ * ("?" if it does not): true for a crash (its evidence kept or not), its
+ * lodge-hyp killed or failed; not for a power-off or a stop someone
+ * asked for. */
+static bool crashed(const struct lodge *lg, const char *name, char *how, size_t len)
+{
+	struct lodge_err err;
+	char word[32] = "";
+
+	if (lodge_log_read(lg, name, 4, false, end_event, word, &err))
+		log_warn("%s: cannot read the event log: %s", name, err.msg);
+	snprintf(how, len, "%s", word[0] ? word : "?");
+	return word_in(word, crash_words, 4);
+}
+
+/* Desired stopped, the guest still here (README.md, "Stopping"): asked
+ * to power off once (lodge shutdown), destroyed when the stop says so
+ * (lodge destroy), when it came back after its power-off (on_poweroff
+ * restart: the admin's stop wins) or shutdown_timeout after the asking.
+ * True while it is left to end by itself: the pass after its end lets
+ * it go. */
+static bool stopping(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, const struct pool_domain *d,
+		     const struct lodge_status *st, struct seen *s, int64_t lease)
+{
+	bool destroy = strcmp(d->stop, POOL_STOP_DESTROY) == 0;
+	uint64_t now = now_ms(), end;
+	struct lodge_err err;
+
+	if (!destroy && !s->shutdown_at) {
+		s->shutdown_at = now;
+		s->shutdown_pid = st->pid;
+		if (lodge_shutdown(lg, d->name, 0, &err)) {
+			log_warn("%s: cannot ask it to power off: %s; destroyed", d->name, err.msg);
+			destroy = true;
+		} else {
+			log_info("%s: asked to power off on %s (destroyed in %u s if it has not)", d->name, p->host,
+				 lg->hc.shutdown_timeout_s);
+			s->started = true;         /* its end wakes the loop (pool_reconcile_needed) */
+			report(p, s, lease, "stopping", NULL);
+		}
+	}
+	end = s->shutdown_at + lg->hc.shutdown_timeout_s * 1000ull;
+	if (!destroy && st->pid != s->shutdown_pid) {
+		log_info("%s: powered off and started again (its on_poweroff); stopped as asked: destroyed",
+			 d->name);
+		destroy = true;
+	} else if (!destroy && now >= end) {
+		log_warn("%s: still running %u s after it was asked to power off: destroyed", d->name,
+			 lg->hc.shutdown_timeout_s);
+		destroy = true;
+	}
+	if (!destroy) {
+		if (!r->wake_at || end < r->wake_at)
+			r->wake_at = end;
+		return true;
+	}
+	if (lodge_destroy(lg, d->name, &err))
+		log_warn("%s", err.msg);
+	return false;
+}
+
 void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fence_step step)
 {
 	struct lodge_err err;
@@ -413,10 +501,12 @@ void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadl
 {
 	struct lodge_err err;
 	unsigned i;
+	int rc;
 
+	/* one that ended meanwhile (-ENOENT) is the next pass's */
 	for (i = 0; i < r->n; i++)
 		if (r->s[i].ha && r->s[i].started && !r->s[i].fence_paused &&
-		    lodge_watchdog(lg, r->s[i].name, deadline_ms, &err))
+		    (rc = lodge_watchdog(lg, r->s[i].name, deadline_ms, &err)) && rc != -ENOENT)
 			log_warn("%s", err.msg);
 }
 
@@ -436,8 +526,12 @@ bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
 		return true;
 	if (lodge_list(lg, &l, &err))
 		return true;
-	for (i = 0; i < r->n && !changed; i++)
-		changed = r->s[i].started && !running_here(&l, r->s[i].name);
+	for (i = 0; i < r->n && !changed; i++) {
+		const struct lodge_status *st = running_here(&l, r->s[i].name);
+
+		/* ended; or asked to power off, and a new boot (stopping()) */
+		changed = (r->s[i].started && !st) || (r->s[i].shutdown_at && st && st->pid != r->s[i].shutdown_pid);
+	}
 	lodge_list_free(&l);
 	return changed;
 }
@@ -517,17 +611,27 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			continue;
 		}
 		if (strcmp(d->desired, "running")) {
-			if (st && lodge_destroy(lg, d->name, &err))
-				log_warn("%s", err.msg);
+			if (st && stopping(r, lg, p, d, st, s, lease))
+				continue;
 			log_info("%s: stopped on %s", d->name, p->host);
 			release(p, d->name, NULL, false);
 			s->started = false;
+			s->shutdown_at = 0;
 			s->reported[0] = '\0';
 		} else if (!st && s->started) {
-			/* It ended by itself here (powered off, destroyed by hand). */
-			log_info("%s: ended on %s", d->name, p->host);
-			release(p, d->name, "stopped", false);
+			/* It ended by itself here: an HA one that crashed runs
+			 * again (README.md, "Stopping"), else it is stopped. */
+			char how[32];
+			bool crash = crashed(lg, d->name, how, sizeof(how));
+
 			s->started = false;
+			if (d->ha && crash) {
+				log_info("%s: HA: it ended on %s (%s); started again", d->name, p->host, how);
+				start(p, lg, s, lease);
+				continue;
+			}
+			log_info("%s: ended on %s (%s)", d->name, p->host, how);
+			release(p, d->name, "stopped", false);
 			s->reported[0] = '\0';
 		} else if (!st) {
 			start(p, lg, s, lease);
@@ -536,6 +640,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			report(p, s, lease, st->state, NULL);
 		}
 	}
+	log_debug("reconciled: %u domains in the pool, %u here", v.ndomains, l.n);
 	lodge_list_free(&l);
 	pool_view_free(&v);
 	return 0;
