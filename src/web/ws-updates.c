@@ -263,6 +263,10 @@ static int updates_cb(struct lws *wsi, enum lws_callback_reasons reason, void *u
 			poller = NULL;
 			json_decref(dom_objs);
 			dom_objs = NULL;
+			/* Nor a last message: the next first watcher would be
+			 * sent it at once, domains long gone and all. */
+			up.msg = NULL;
+			up.len = 0;
 		}
 		c->established = false;
 		return 0;
