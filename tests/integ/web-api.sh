@@ -233,6 +233,8 @@ if mode == "updates":
     ts = [m["t"] for m in msgs]
     print("ok", "wapi" in names, "io" in b["domains"][-1], len(msgs) <= 4, all(x < y for x, y in zip(ts, ts[1:])),
           "ms:" + ",".join(str(y - x) for x, y in zip(ts, ts[1:])))
+elif mode == "first":
+    print(" ".join(d["name"] for d in json.loads(w.recv())["domains"]))
 elif mode == "console":
     w.send_binary(b"help\r")
     got, end = b"", time.monotonic() + 15
@@ -253,6 +255,15 @@ if [[ $out == "ok True True True True ms:"* ]] && [[ $bad == refused* ]] && [[ $
 	pass "the updates WebSocket sends the domains (with I/O counters) once a second (by the server's clock, ${out##* ms:} ms apart); another Origin or none is refused"
 else
 	fail "updates WebSocket" "$out; evil: $bad; none: $none"
+fi
+# The first message to a first watcher is a fresh one: not the last one
+# built for the watchers before, with a domain destroyed since.
+lodge destroy wdisk >/dev/null 2>&1
+first=$(ws first /api/ws/updates)
+if [ -z "$(state wdisk)" ] && [[ " $first " == *" wapi "* ]] && [[ " $first " != *" wdisk "* ]]; then
+	pass "a first watcher's first update is fresh: wdisk, destroyed after the last watcher left, is not in it ($first)"
+else
+	fail "a first watcher's first update" "domains: $first (wdisk $(state wdisk))"
 fi
 out=$(ws console /api/ws/console/wnew)
 again=$(ws console /api/ws/console/wnew)
