@@ -365,6 +365,7 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 /* The words of the event log (evlog.c) that end a boot: the crash ones first. */
 static const char *const crash_words[] = { "crashed", "crash-kept", "killed", "failed" };
 static const char *const end_words[] = { "powered-off", "stopped", "destroyed", "saved", "migrated-out" };
+#define WORDS(set) (set), sizeof(set) / sizeof((set)[0])
 
 static bool word_in(const char *word, const char *const *set, size_t n)
 {
@@ -382,7 +383,7 @@ static int end_event(const char *line, void *arg)
 
 	/* TIME DOMAIN EVENT WHO DETAIL (evlog.h): the last that ends a boot */
 	if (sscanf(line, "%*s %*s %31s", word) == 1 &&
-	    (word_in(word, crash_words, 4) || word_in(word, end_words, 5)))
+	    (word_in(word, WORDS(crash_words)) || word_in(word, WORDS(end_words))))
 		snprintf(how, 32, "%s", word);
 	return 0;
 }
@@ -399,7 +400,7 @@ static bool crashed(const struct lodge *lg, const char *name, char *how, size_t 
 	if (lodge_log_read(lg, name, 4, false, end_event, word, &err))
 		log_warn("%s: cannot read the event log: %s", name, err.msg);
 	snprintf(how, len, "%s", word[0] ? word : "?");
-	return word_in(word, crash_words, 4);
+	return word_in(word, WORDS(crash_words));
 }
 
 /* Desired stopped, the guest still here (README.md, "Stopping"): asked
