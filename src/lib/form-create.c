@@ -105,14 +105,15 @@ static int make_disk(const struct lodge *lg, const struct domain_form *form, con
 {
 	const char *argv[] = { "mkfs.ext4", "-q", "-F", img, NULL };
 	struct tool_run mkfs = { .argv = argv, .keep_fd = -1 };
-	char why[LODGE_ERR_MAX];
+	char why[LODGE_ERR_MAX], at[CFG_PATH_MAX];
 	unsigned long mib;
 	int fd, rc;
 
 	img[0] = '\0';
 	domain_form_new_disk_mib(form->value[FORM_DISK], &mib, why, sizeof(why));      /* checked */
-	if ((rc = make_dirs(lg->hc.image_dir)))
-		return lodge_fail(err, rc, "cannot make the image directory %s: %s", lg->hc.image_dir, strerror(-rc));
+	if ((rc = make_dirs_at(lg->hc.image_dir, at, sizeof(at))))
+		return lodge_fail(err, rc, "cannot make the image directory %s (at %s): %s", lg->hc.image_dir, at,
+				  strerror(-rc));
 	if (o->lent_only && (rc = incoming_admit_new_file(lg->hc.image_dir, &lg->hc, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);
 	if ((rc = new_disk_path(lg, form->value[FORM_NAME], img))) {
@@ -200,8 +201,9 @@ int lodge_form_create(const struct lodge *lg, const struct domain_form *form, co
 			goto undo;
 		}
 	}
-	if ((rc = make_dirs(lg->hc.domains_dir))) {
-		lodge_fail(err, rc, "cannot make the domains directory %s: %s", lg->hc.domains_dir, strerror(-rc));
+	if ((rc = make_dirs_at(lg->hc.domains_dir, why, sizeof(why)))) {
+		lodge_fail(err, rc, "cannot make the domains directory %s (at %s): %s", lg->hc.domains_dir, why,
+			   strerror(-rc));
 		goto undo;
 	}
 	if ((rc = save_new_config(res->config, &dc, err))) {
