@@ -15,6 +15,10 @@
 #define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16
 #define DOMAIN_VIFS_MAX        8
+/* A disk a create form makes (new:SIZE, MiB): a typo guard (1 TiB), the
+ * file is sparse. */
+#define DOMAIN_NEW_DISK_MIN_MIB 1
+#define DOMAIN_NEW_DISK_MAX_MIB (1u << 20)
 /* PCI slots a disk or vif may be given (disk and vif slot=N, which the
  * runtime config carries once devices were hot-plugged, so that a restore
  * or migration rebuilds the same bus): slot 0 is the host bridge, 31 the

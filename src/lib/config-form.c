@@ -50,21 +50,50 @@ static size_t vif_spec(const char *v, char *spec, size_t len)
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
+bool domain_form_new(const char *value)
+{
+	return strncmp(value, FORM_NEW_PREFIX, strlen(FORM_NEW_PREFIX)) == 0;
+}
+
+int domain_form_new_disk_mib(const char *value, unsigned long *mib, char *why, size_t whylen)
+{
+	const char *digits = value + strlen(FORM_NEW_PREFIX);
+	char *end;
+
+	errno = 0;
+	*mib = strtoul(digits, &end, 10);
+	if (!domain_form_new(value) || errno || *end || end == digits || *digits == '-' ||
+	    *mib < DOMAIN_NEW_DISK_MIN_MIB || *mib > DOMAIN_NEW_DISK_MAX_MIB) {
+		snprintf(why, whylen, "new:SIZE in MiB, %u to %u, e.g. new:512", DOMAIN_NEW_DISK_MIN_MIB,
+			 DOMAIN_NEW_DISK_MAX_MIB);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int domain_form_check(const struct domain_form *form, enum form_field f, const struct host_config *hc,
 		      char *why, size_t whylen)
 {
 	const char *v = f < FORM_FIELDS ? form->value[f] : "";
 	char spec[FORM_VALUE_MAX + 32];
+	unsigned long mib;
 
 	switch (f) {
 	case FORM_DISK:
 		if (!v[0])
 			return 0;
+		if (domain_form_new(v))
+			return domain_form_new_disk_mib(v, &mib, why, whylen);
 		snprintf(spec, sizeof(spec), FORM_DISK_SPEC, v);
 		return domain_key_check("disk", spec, hc, true, why, whylen);
 	case FORM_BRIDGE:
 		if (!v[0])
 			return 0;
+		/* A bridge to be made: its name alone (it is not there yet). */
+		if (domain_form_new(v)) {
+			snprintf(spec, sizeof(spec), "bridge=%s", v + strlen(FORM_NEW_PREFIX));
+			return domain_key_check("vif", spec, hc, false, why, whylen);
+		}
 		vif_spec(v, spec, sizeof(spec));
 		return domain_key_check("vif", spec, hc, !form->make_bridge, why, whylen);
 	case FORM_MAC:

@@ -22,11 +22,16 @@ enum form_field {
 
 #define FORM_VALUE_MAX 256
 #define FORM_NETWORK_PREFIX "net:"
-/* A create form's disk "new:SIZE" (MiB) and bridge "new:NAME" are made by
- * the face before the form is read (the dashboard's, the web's): a sparse
- * image file in image_dir, a bridge. */
+/* A create form's disk "new:SIZE" (MiB, DOMAIN_NEW_DISK_*_MIB) and bridge
+ * "new:NAME" are made for the domain by lodge_form_create (lodge.h), for
+ * every face: a sparse image file IMAGE_DIR/NAME-vda.img, a bridge.  The
+ * field checks below check the size and the name. */
 #define FORM_NEW_PREFIX "new:"
-#define FORM_NEW_DISK_MAX_MIB (1u << 20)   /* a typo guard (1 TiB): the file is sparse */
+
+/* value is "new:...": a thing the create makes. */
+bool domain_form_new(const char *value);
+/* A new:SIZE disk's size: 0 with *mib, or -EINVAL with why. */
+int domain_form_new_disk_mib(const char *value, unsigned long *mib, char *why, size_t whylen);
 
 struct domain_form {
 	char value[FORM_FIELDS][FORM_VALUE_MAX];    /* as typed; "": the key left out */

@@ -239,3 +239,23 @@ int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *
 			 "nor a block device matching storage_devices in lodge.conf", d->path);
 	return rc;
 }
+
+int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen)
+{
+	char real[PATH_MAX];
+	size_t len;
+	int rc;
+
+	if ((rc = real_path(dir, real))) {
+		snprintf(why, whylen, "%s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	/* dir itself may be a storage_dirs entry: a file in it is under it. */
+	len = strlen(real);
+	if (len + 2 > sizeof(real) || !under_dir(strcat(real, "/"), &hc->storage_dirs)) {
+		snprintf(why, whylen, "a new disk in %s is not this host's to give: it is not under storage_dirs in "
+			 "lodge.conf", dir);
+		return -EACCES;
+	}
+	return 0;
+}

@@ -34,5 +34,8 @@ int incoming_admit(struct domain_config *dc, const struct host_config *hc, char 
  * (a web user: the server runs as root, its users are not): 0 with its
  * real path in d->path, or -errno with why. */
 int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *why, size_t whylen);
+/* A new disk file to be made in dir by such a caller: 0 if dir lies under
+ * storage_dirs, or -errno (-EACCES) with why. */
+int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen);
 
 #endif

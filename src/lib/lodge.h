@@ -221,6 +221,41 @@ int lodge_running_config_text(const struct lodge *lg, const char *domain, char *
  * their bridges.  Returns 0 once it runs.  lodge-hyp's refusal comes
  * back in err (from_hyp); its warnings as notices. */
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err);
+
+/* A domain from a create form (config-form.h: the dashboard's form, the
+ * web page's), and what the form asks to be made for it: a disk field
+ * "new:SIZE" a sparse image file IMAGE_DIR/NAME-vda.img (never over one
+ * that is there), a bridge field "new:NAME" that bridge. */
+struct domain_form;
+struct lodge_form_opts {
+	bool ext4;                     /* the new disk made ext4 (mkfs.ext4), else left blank */
+	/* The caller is not the host's root (a web user; the server is):
+	 * the kernel, ramdisk, disks and bridges only what lodge.conf lends
+	 * (kernel_dirs, storage_dirs, storage_devices, bridges; a bridge
+	 * made for the domain is lent to it), a new disk only under
+	 * storage_dirs. */
+	bool lent_only;
+};
+struct lodge_form_result {
+	char config[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8];     /* domains_dir/NAME.cfg */
+	char disk[256];                /* the new disk's path; "" none */
+	int field;                     /* a failure's field (enum form_field); -1: the form whole */
+};
+/* Check the whole form as lodge_form_create will, with nothing made:
+ * 0, or -EINVAL (a field, or the form whole), -EEXIST (the name runs or
+ * has a config; the new disk's file or the new bridge is there),
+ * -EACCES (not this host's to lend), with err and res->field. */
+int lodge_form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		     struct lodge_form_result *res, struct lodge_err *err);
+/* Check it, make the new disk and bridge, save its config as
+ * domains_dir/NAME.cfg (never over one) and start it: 0 once it runs.
+ * On any failure, start included, nothing it made is left: the config,
+ * the disk file and the bridge are removed.  A new ext4 disk takes
+ * seconds (mkfs.ext4): a face with an event loop runs this apart. */
+int lodge_form_create(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		      struct lodge_form_result *res, struct lodge_err *err);
+/* The form makes a new disk. */
+bool lodge_form_new_disk(const struct domain_form *form);
 /* Start every network marked autostart that is not running (fn hears
  * "network NAME"), then every domain of domains_dir marked autostart that
  * is not running; each outcome goes to fn (err NULL: started).  One whose saved

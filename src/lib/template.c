@@ -44,20 +44,33 @@ int template_cache_dir(char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s%s", cfg_root(), CACHE_SUBDIR) < len ? 0 : -ENAMETOOLONG;
 }
 
-int make_dirs(const char *path)
+int make_dirs_at(const char *path, char *failed, size_t len)
 {
 	char p[CFG_PATH_MAX], *s;
+	int rc;
 
 	snprintf(p, sizeof(p), "%s", path);
-	for (s = p + (p[0] != '\0'); *s; s++) {
-		if (*s != '/')
+	for (s = p + (p[0] != '\0');; s++) {
+		bool end = *s == '\0';
+
+		if (*s != '/' && !end)
 			continue;
 		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			if (failed)
+				snprintf(failed, len, "%s", p);
+			return rc;
+		}
+		if (end)
+			return 0;
 		*s = '/';
 	}
-	return mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int make_dirs(const char *path)
+{
+	return make_dirs_at(path, NULL, 0);
 }
 
 static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)

@@ -1,9 +1,10 @@
 /* The create form (n): every field checked as it is typed, by the
  * library's form (config-form.h: the code and the messages of lodge check
- * and lodge create), the error shown beside it; the dashboard adds what
- * only it does: a new disk image or bridge made for the domain, and a
- * name or disk already taken.  Nothing is made until the whole form is
- * valid, and what was made is removed again if the domain does not start.
+ * and lodge create), the error shown beside it; the dashboard adds a name
+ * or disk already taken.  The domain, and the new disk image or bridge
+ * the form asks for, are made by the library (lodge_form_create, as the
+ * web page's are): nothing until the whole form is valid, and what was
+ * made is removed again if the domain does not start.
  *
  * Its first field chooses the guest: Mini-OS (or the Debian kernel the
  * host's default guest is) started at once, or a Debian guest installed
@@ -22,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* The guests the form makes, each asked only its own fields. */
@@ -87,8 +87,6 @@ static const struct field_spec specs[F_COUNT] = {
 	[F_CREATE] = { "[ Create ]", ON_ALL, -1, "Enter creates, Esc cancels", NULL },
 };
 
-#define NEW_DISK_MAX_MIB FORM_NEW_DISK_MAX_MIB
-
 /* Copy a string, cut to fit: form values are shorter than any limit
  * the checks accept, so a cut never happens to a valid value. */
 static void __attribute__((noinline)) copy(char *dst, size_t len, const char *src)
@@ -124,15 +122,9 @@ static bool debian(const struct form_state *s)
 	return s->guest != G_MINIOS;
 }
 
-/* new:SIZE, new:NAME: the dashboard makes the disk image or the bridge. */
-static bool to_make(const char *value)
-{
-	return strncmp(value, "new:", 4) == 0;
-}
-
-/* Our fields as the library's form: a disk to be made is not there yet
- * (checked below), a bridge to be made is checked by its name alone, as
- * is an installed guest's (lodge install: it need not exist yet). */
+/* Our fields as the library's form (its new:SIZE and new:NAME are its
+ * own to check and make); an installed guest's bridge is checked by its
+ * name alone (lodge install: it need not exist yet). */
 static void to_form(const struct form_state *s, struct domain_form *form)
 {
 	const struct field *f = s->f;
@@ -142,12 +134,6 @@ static void to_form(const struct form_state *s, struct domain_form *form)
 	for (i = 0; i < F_COUNT; i++)
 		if (specs[i].form >= 0 && asked(s, i))
 			copy(form->value[specs[i].form], FORM_VALUE_MAX, f[i].value);
-	if (to_make(f[F_DISK].value))
-		form->value[FORM_DISK][0] = '\0';
-	if (to_make(f[F_BRIDGE].value)) {
-		copy(form->value[FORM_BRIDGE], FORM_VALUE_MAX, f[F_BRIDGE].value + 4);
-		form->make_bridge = true;
-	}
 	if (debian(s))
 		form->make_bridge = true;
 }
@@ -170,20 +156,12 @@ static void check_name(struct tui *t, struct form_state *s, struct field *x)
 		snprintf(x->error, sizeof(x->error), "name taken");
 }
 
+/* A block device mounted here, or a running domain's disk (a new:SIZE
+ * one, the library's form checked). */
 static void check_disk(struct tui *t, struct form_state *s, struct field *x)
 {
-	const char *v = x->value;
-	char *end;
-	long n;
-
-	if (to_make(v)) {
-		n = strtol(v + 4, &end, 10);
-		if (*end || n < 1 || n > NEW_DISK_MAX_MIB)
-			snprintf(x->error, sizeof(x->error), "new:SIZE in MiB, 1 to %u, e.g. new:512", NEW_DISK_MAX_MIB);
-	} else if (*v) {
-		/* A block device mounted here, or a running domain's disk. */
-		lodge_disk_taken(t->lg, v, x->error, sizeof(x->error));
-	}
+	if (x->value[0] && !domain_form_new(x->value))
+		lodge_disk_taken(t->lg, x->value, x->error, sizeof(x->error));
 }
 
 static void check_format(struct tui *t, struct form_state *s, struct field *x)
@@ -303,30 +281,6 @@ static void hint_of(const struct tui *t, const struct form_state *s, unsigned i,
 		domain_form_hint(specs[i].form, out, len);
 }
 
-/* mkdir -p: every missing level of path, 0755 as a package would make
- * them.  On failure -errno, and the level that failed in failed. */
-static int make_dirs(const char *path, char *failed, size_t len)
-{
-	char buf[CFG_PATH_MAX];
-	char *p;
-
-	copy(buf, sizeof(buf), path);
-	for (p = buf + (buf[0] == '/');; p++) {
-		bool end = *p == '\0';
-
-		if (*p != '/' && !end)
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
-			copy(failed, len, buf);
-			return -errno;
-		}
-		if (end)
-			return 0;
-		*p = '/';
-	}
-}
-
 /* prefix and text from line y on, wrapped: the next free line. */
 static int put_message(int y, const char *prefix, const char *text)
 {
@@ -336,111 +290,27 @@ static int put_message(int y, const char *prefix, const char *text)
 	return put_wrapped(y, 0, 0, LINES, line);
 }
 
-static int run_quiet(const char *const argv[])
-{
-	int st;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], (char *const *)argv);     /* execvp does not change them */
-		_exit(127);
-	}
-	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-/* Everything valid: make the disk and bridge, read the form as a domain
- * file, save it, start. */
+/* Everything valid: the library makes the domain, its new disk and
+ * bridge (mkfs.ext4 may take seconds: the bottom line says so). */
 static int create_domain(struct tui *t, struct form_state *s)
 {
-	struct field *f = s->f;
 	static struct domain_form form;
-	static struct domain_config dc;
-	char cfgpath[CFG_PATH_MAX + 80], img[CFG_PATH_MAX + FORM_VALUE_MAX + 16] = "", err[2048], nic[IFNAMSIZ];
-	struct lodge_err lerr;
-	bool made_bridge = false;
-	const char *name = f[F_NAME].value, *br = f[F_BRIDGE].value;
+	struct lodge_form_opts o = { .ext4 = strcmp(s->f[F_FORMAT].value, "ext4") == 0 };
+	struct lodge_form_result res;
+	struct lodge_err err;
 
 	to_form(s, &form);
-	if (to_make(f[F_DISK].value)) {
-		char failed[CFG_PATH_MAX];
-		int fd, rc;
-
-		/* A fresh host has none of /var/lib/lodge/images yet. */
-		if ((rc = make_dirs(t->hc.image_dir, failed, sizeof(failed)))) {
-			tui_status(t, true, "cannot make the image directory %s (at %s): %s", t->hc.image_dir, failed,
-				   strerror(-rc));
-			return -1;
-		}
-		snprintf(img, sizeof(img), "%s/%s-vda.img", t->hc.image_dir, name);
-		if (strlen(img) >= FORM_VALUE_MAX) {
-			tui_status(t, true, "%s: path too long", img);
-			return -1;
-		}
-		fd = open(img, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		if (fd < 0 || ftruncate(fd, (off_t)atoi(f[F_DISK].value + 4) << 20) < 0) {
-			tui_status(t, true, "cannot create %s: %s", img, strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-				unlink(img);
-			}
-			return -1;
-		}
-		close(fd);
-		if (strcmp(f[F_FORMAT].value, "ext4") == 0 &&
-		    run_quiet((const char *[]){ "mkfs.ext4", "-q", "-F", img, NULL })) {
-			tui_status(t, true, "mkfs.ext4 failed on %s", img);
-			unlink(img);
-			return -1;
-		}
-		copy(form.value[FORM_DISK], FORM_VALUE_MAX, img);
+	if (lodge_form_new_disk(&form)) {
+		mvprintw(LINES - 1, 0, "making %s's disk...", form.value[FORM_NAME]);
+		clrtoeol();
+		refresh();
 	}
-	if (to_make(br)) {
-		br += 4;
-		if (lodge_bridge_create(br, NULL, false, &lerr)) {
-			tui_status(t, true, "%s", lerr.msg);
-			goto undo;
-		}
-		made_bridge = true;
-		form.make_bridge = false;      /* it is there now: checked as any */
-	}
-	if (domain_form_load(&form, &t->hc, &dc, err, sizeof(err))) {
-		tui_status(t, true, "%s", err);
-		goto undo;
-	}
-	{
-		char failed[CFG_PATH_MAX];
-		int rc = make_dirs(t->hc.domains_dir, failed, sizeof(failed));
-
-		if (rc) {
-			tui_status(t, true, "cannot make the domains directory %s (at %s): %s", t->hc.domains_dir,
-				   failed, strerror(-rc));
-			goto undo;
-		}
-	}
-	snprintf(cfgpath, sizeof(cfgpath), "%s/%s.cfg", t->hc.domains_dir, dc.name);
-	if (domain_config_save(cfgpath, &dc, err, sizeof(err))) {
-		tui_status(t, true, "%s", err);
-		goto undo;
-	}
-	if (lodge_create(t->lg, &dc, 0, &lerr)) {
-		/* lodge-hyp's own lines: the last says why. */
-		const char *why = strrchr(lerr.msg, '\n') ? strrchr(lerr.msg, '\n') + 1 : lerr.msg;
-
-		tui_status(t, true, "domain %s did not start: %s (its config is kept in %s)", dc.name, why, cfgpath);
+	if (lodge_form_create(t->lg, &form, &o, &res, &err)) {
+		tui_status(t, true, "%s", err.msg);
 		return -1;
 	}
-	tui_status(t, false, "created %s; its config is %s", dc.name, cfgpath);
+	tui_status(t, false, "created %s; its config is %s", form.value[FORM_NAME], res.config);
 	return 0;
-undo:
-	if (img[0])
-		unlink(img);
-	if (made_bridge)
-		lodge_bridge_delete(br, nic, &lerr);
-	return -1;
 }
 
 /* Everything valid: the install checked whole by the library (its

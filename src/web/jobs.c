@@ -8,8 +8,11 @@
  * save_dir/NAME.save (a path from the browser would let a web admin have
  * root write any file); restore takes a name and reads that file.  A
  * migration goes to HOST[:PORT] only, with lodge.conf's secret (never a
- * Unix socket path of this host). */
+ * Unix socket path of this host).  A create that makes a new disk is a
+ * job too (mkfs.ext4 takes seconds): the library's lodge_form_create in
+ * the child, the form checked whole before (api-create.c). */
 #include "web.h"
+#include "config-form.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +31,8 @@
 
 /* A detach is a job too: it waits for the guest to eject the device (up
  * to its timeout, 10 s unless told). */
-enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH };
-static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach" };
+enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH, JOB_CREATE };
+static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach", "create" };
 #define DETACH_TIMEOUT_MAX_S 3600     /* as lodge block-detach --timeout */
 
 struct job {
@@ -39,6 +42,8 @@ struct job {
 	char which[32];                   /* a detach's vdev, or vif MAC or index */
 	bool force;
 	unsigned timeout_ms;
+	struct domain_form form;          /* a create's */
+	struct lodge_form_opts form_opts;
 	pid_t pid;
 	struct lws *pipe;
 	char line[1024];                  /* the child's line being read */
@@ -96,6 +101,10 @@ static void child_run(const struct job *jb, bool compress)
 		rc = lodge_block_detach(lg, jb->name, jb->which, jb->force, jb->timeout_ms, &err);
 	} else if (jb->kind == JOB_NETWORK_DETACH) {
 		rc = lodge_network_detach(lg, jb->name, jb->which, jb->force, jb->timeout_ms, &err);
+	} else if (jb->kind == JOB_CREATE) {
+		struct lodge_form_result res;
+
+		rc = lodge_form_create(lg, &jb->form, &jb->form_opts, &res, &err);
 	} else {
 		struct lodge_migrate_opts o = { .progress = child_progress };
 		struct lodge_migrate_result res;
@@ -253,6 +262,39 @@ void web_get_jobs(const struct web_request *req, const char *word, struct web_re
 	web_reply_json(resp, 200, web_jobs_json());
 }
 
+/* A slot for a job of kind on name, cleared, with its id and user; NULL
+ * with a 409 in resp. */
+static struct job *job_take(const struct web_request *req, const char *name, enum job_kind kind,
+			    struct web_response *resp)
+{
+	struct job *jb = job_slot(name);
+
+	if (!jb) {
+		web_error(resp, 409, "a job of %s runs, or %d jobs do", name, JOBS_MAX);
+		return NULL;
+	}
+	json_decref(jb->progress);
+	memset(jb, 0, sizeof(*jb));
+	jb->used = jb->running = true;
+	jb->kind = kind;
+	jb->id = next_id++;
+	snprintf(jb->name, sizeof(jb->name), "%s", name);
+	snprintf(jb->user, sizeof(jb->user), "%s", req->session->user);
+	return jb;
+}
+
+/* jb, taken and filled, started: its id in a 202. */
+static void job_go(const struct web_request *req, struct job *jb, bool compress, struct web_response *resp)
+{
+	web_as_user(req);
+	if (job_start(jb, compress, resp)) {
+		jb->used = jb->running = false;
+		return;
+	}
+	web_reply_json(resp, 202, json_pack("{s:I,s:s,s:s}", "id", (json_int_t)jb->id, "kind", kind_words[jb->kind],
+					    "name", jb->name));
+}
+
 /* POST /api/domains/NAME/{save,migrate,block-detach,network-detach},
  * POST /api/restore: the job's id, 202. */
 static void start(const struct web_request *req, const char *name, enum job_kind kind, struct web_response *resp)
@@ -292,30 +334,28 @@ static void start(const struct web_request *req, const char *name, enum job_kind
 		web_error(resp, 400, "the body is {\"name\": NAME} (save_dir/NAME.save)");
 		return;
 	}
-	if (!(jb = job_slot(name))) {
+	if (!(jb = job_take(req, name, kind, resp))) {
 		json_decref(j);
-		web_error(resp, 409, "a job of %s runs, or %d jobs do", name, JOBS_MAX);
 		return;
 	}
-	json_decref(jb->progress);
-	memset(jb, 0, sizeof(*jb));
-	jb->used = jb->running = true;
-	jb->kind = kind;
-	jb->id = next_id++;
-	snprintf(jb->name, sizeof(jb->name), "%s", name);
-	snprintf(jb->user, sizeof(jb->user), "%s", req->session->user);
 	snprintf(jb->dest, sizeof(jb->dest), "%s", dest);
 	snprintf(jb->which, sizeof(jb->which), "%s", which);
 	jb->force = force;
 	jb->timeout_ms = (unsigned)timeout_s * 1000u;
 	json_decref(j);
-	web_as_user(req);
-	if (job_start(jb, compress, resp)) {
-		jb->used = jb->running = false;
+	job_go(req, jb, compress, resp);
+}
+
+void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
+		    struct web_response *resp)
+{
+	struct job *jb = job_take(req, form->value[FORM_NAME], JOB_CREATE, resp);
+
+	if (!jb)
 		return;
-	}
-	web_reply_json(resp, 202, json_pack("{s:I,s:s,s:s}", "id", (json_int_t)jb->id, "kind", kind_words[kind], "name",
-					    jb->name));
+	jb->form = *form;
+	jb->form_opts = *o;
+	job_go(req, jb, false, resp);
 }
 
 void web_save(const struct web_request *req, const char *name, struct web_response *resp)

@@ -121,10 +121,14 @@ void web_as_user(const struct web_request *req);
 /* api-create.c: the create form's fields, and a domain made from them. */
 void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp);
 void web_create(const struct web_request *req, const char *word, struct web_response *resp);
+struct domain_form;
+/* jobs.c: a create that makes a new disk (checked whole already), as a job: 202. */
+void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
+		    struct web_response *resp);
 /* api-detail.c: one domain in detail; the host's block devices. */
 void web_get_domain(const struct web_request *req, const char *name, struct web_response *resp);
 void web_get_blockdevs(const struct web_request *req, const char *word, struct web_response *resp);
-/* jobs.c: save, restore and migrate, each in a child process. */
+/* jobs.c: save, restore, migrate and a create with a new disk, each in a child process. */
 void web_save(const struct web_request *req, const char *name, struct web_response *resp);
 void web_migrate(const struct web_request *req, const char *name, struct web_response *resp);
 void web_restore(const struct web_request *req, const char *word, struct web_response *resp);

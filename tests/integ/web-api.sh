@@ -6,7 +6,9 @@
 # a 10 MiB body is refused unread; a non-loopback --listen without TLS
 # does not start; with a self-signed certificate it serves HTTPS; an
 # admin's pause through the API is the domain's and the event log names
-# the web user.
+# the web user.  A create with a new disk is a job: the server answers
+# while it runs, and one that fails after its disk (and bridge) were made
+# leaves none of them.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "web API" kvm root minios "cmd:curl" "cmd:openssl" "cmd:python3"
@@ -45,7 +47,24 @@ fi
 # What this host lends a web user: Mini-OS's directory for kernels.
 mkdir -p "$ROOT/etc/lodge"
 printf 'kernel_dirs = [ "%s" ]\n' "$(dirname "$MINIOS")" >>"$ROOT/etc/lodge/lodge.conf"
-${WEB_WRAP:-} "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
+# The web server's lodge-hyp, held while the FIFO $T/hold is there: it says
+# so ($T/held), then reads one word from it: go starts the domain, fail
+# refuses it (as lodge-hyp refusing a domain would).  A create is thus
+# stopped at a known point, after its disk and bridge were made.
+cat >"$T/hyp" <<EOF
+#!/bin/sh
+if [ -p "$T/hold" ]; then
+	: >"$T/held"
+	read word <"$T/hold"
+	[ "\$word" = go ] || { echo "lodge-hyp: refused by the test" >&2; exit 1; }
+fi
+exec "$HYP" "\$@"
+EOF
+chmod +x "$T/hyp"
+hold() { rm -f "$T/held"; mkfifo "$T/hold"; }
+release() { timeout 20 sh -c 'echo "$1" >"$2"' - "$1" "$T/hold"; rm -f "$T/hold"; }
+held() { [ -e "$T/held" ]; }
+LODGE_HYP=$T/hyp ${WEB_WRAP:-} "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
 WEB_PID=$!
 up() { curl -s -o /dev/null "$URL/"; }
 if ! wait_until 20 up; then
@@ -192,20 +211,66 @@ fi
 # the dashboard form's choices: a new:SIZE disk made (sparse, ext4 if
 # asked) in the image directory; a bad size, format or new bridge name is
 # 400 naming its field, with nothing made
-post() { code "${A[@]}" "${ACSRF[@]}" -H "$J" -d "$1" "$URL/api/domains"; }
+job_state() {  # ID: the job's state
+	curl -s "${A[@]}" "$URL/api/jobs" | python3 -c '
+import json, sys
+print(next((j["state"] + ":" + (j.get("error") or "") for j in json.load(sys.stdin) if j["id"] == int(sys.argv[1])), "none"))' "$1"
+}
+job_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/body"; }
+ended() { [[ $(job_state "$1") != running* ]]; }
+post() { code --max-time 60 "${A[@]}" "${ACSRF[@]}" -H "$J" -d "$1" "$URL/api/domains"; }   # a create held in the loop fails, not hangs
 f1=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:0\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
 f2=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"xfs\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
 f3=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"bridge\":\"new:a-bridge-name-too-long\"}"; grep -o '"field":"[a-z_]*"' "$T/body")
 left=$(ls "$ROOT"/var/lib/lodge/images/wdisk* 2>/dev/null; ip link show a-bridge-name-too-long 2>/dev/null)
-c=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"ext4\"}")
-img=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("disk", ""))' "$T/body" 2>/dev/null)
-if [ "$f1$f2$f3" = '400"field":"disk"400"field":"disk_format"400"field":"bridge"' ] && [ -z "$left" ] &&
-   [ "$c" = 201 ] && [ "$img" = "$ROOT/var/lib/lodge/images/wdisk-vda.img" ] &&
-   [ "$(stat -c %s "$img")" = $((16 << 20)) ] && [ "$(blkid -o value -s TYPE "$img")" = ext4 ] &&
-   [ "$(state wdisk)" = running ] && grep -q "wdisk-vda.img" "$DOMS/wdisk.cfg"; then
-	pass "POST /api/domains with disk new:16 and ext4: $img made (16 MiB, ext4), the domain runs on it; new:0, format xfs, a bad new bridge: 400 naming the field, nothing made"
+if [ "$f1$f2$f3" = '400"field":"disk"400"field":"disk_format"400"field":"bridge"' ] && [ -z "$left" ]; then
+	pass "POST /api/domains with new:0, disk_format xfs, a new bridge name too long: 400 naming the field, nothing made"
 else
-	fail "new:SIZE disk" "$f1 / $f2 / $f3 / left: $left / $c $(cat "$T/body") / $img: $(ls -l "$img"; blkid "$img") state $(state wdisk)"
+	fail "new:SIZE refusals" "$f1 / $f2 / $f3 / left: $left"
+fi
+
+# A create with a new disk is a job (mkfs.ext4 takes seconds): held at its
+# lodge-hyp, after the disk was made, the server answers a GET meanwhile.
+img=$ROOT/var/lib/lodge/images/wdisk-vda.img
+hold
+c=$(post "{\"name\":\"wdisk\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"ext4\"}")
+id=$(job_id 2>/dev/null)
+if [ "$c" = 202 ] && wait_until 60 held; then
+	g=$(code "${A[@]}" "$URL/api/domains")
+	during=$(job_state "$id")
+	release go
+	if [ "$g" = 200 ] && [ "$during" = "running:" ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] &&
+	   [ "$(stat -c %s "$img")" = $((16 << 20)) ] && [ "$(blkid -o value -s TYPE "$img")" = ext4 ] &&
+	   [ "$(state wdisk)" = running ] && grep -q "wdisk-vda.img" "$DOMS/wdisk.cfg"; then
+		pass "POST /api/domains with disk new:16 and ext4: a job (202); a GET answered (200) while it still ran; then $img (16 MiB, ext4) and wdisk running on it"
+	else
+		fail "new:SIZE disk as a job" "GET $g while the job was $during; job $(job_state "$id"); $img: $(ls -l "$img"; blkid "$img") state $(state wdisk)"
+	fi
+else
+	release fail
+	fail "new:SIZE disk as a job" "$c $(cat "$T/body"); held: $(ls "$T/held" 2>&1); job $(job_state "$id")"
+fi
+
+# One that fails after its disk was made (its lodge-hyp refuses it) leaves
+# neither the disk nor the config; the same name meanwhile is 409.
+img=$ROOT/var/lib/lodge/images/wfail-vda.img
+hold
+c=$(post "{\"name\":\"wfail\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:16\",\"disk_format\":\"ext4\"}")
+id=$(job_id 2>/dev/null)
+if [ "$c" = 202 ] && wait_until 60 held; then
+	made=$(ls "$img" "$DOMS/wfail.cfg" 2>/dev/null | wc -l)
+	again=$(post "{\"name\":\"wfail\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:8\"}")
+	release fail
+	if [ "$made" = 2 ] && [ "$again" = 409 ] && wait_until 60 ended "$id" &&
+	   [[ $(job_state "$id") == "failed:domain wfail did not start: "*"refused by the test"* ]] &&
+	   [ ! -e "$img" ] && [ ! -e "$DOMS/wfail.cfg" ] && [ -z "$(state wfail)" ]; then
+		pass "a create whose domain does not start after its disk was made: the job failed ($(job_state "$id")), its disk and config removed; the name meanwhile 409"
+	else
+		fail "a failed create's disk" "made $made, again $again, job $(job_state "$id"); left: $(ls "$img" "$DOMS/wfail.cfg" 2>&1)"
+	fi
+else
+	release fail
+	fail "a failed create's disk" "$c $(cat "$T/body"); job $(job_state "$id")"
 fi
 
 # the WebSockets (python3-websocket, for Debian's /usr/bin/python3)
@@ -314,13 +379,6 @@ fi
 
 # save and restore, jobs in a child process each: the file always save_dir/NAME.save
 mkdir -p -m 700 "$ROOT/var/lib/lodge/save"
-job_state() {  # ID: the job's state
-	curl -s "${A[@]}" "$URL/api/jobs" | python3 -c '
-import json, sys
-print(next((j["state"] + ":" + (j.get("error") or "") for j in json.load(sys.stdin) if j["id"] == int(sys.argv[1])), "none"))' "$1"
-}
-job_id() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/body"; }
-ended() { [[ $(job_state "$1") != running* ]]; }
 c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/save"); id=$(job_id)
 if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] &&
    [ -s "$ROOT/var/lib/lodge/save/wapi.save" ] && ! lodge list wapi >/dev/null 2>&1 &&
@@ -377,16 +435,17 @@ kill $WEB_PID; wait $WEB_PID 2>/dev/null
 
 # a new bridge (new:NAME) is the host's: made in a network namespace of the
 # test's own, by a lodge web running there; the domain's vif on it.  One
-# of a name there already is 409, and its new:SIZE disk is removed again.
+# of a name there already is 409, with nothing made; one made for a
+# domain that then does not start is deleted again, with its new disk.
 NSB=lodge-webbr-$$
 netns_add "$NSB"
 ip netns exec "$NSB" ip link set lo up
 ip netns exec "$NSB" ip link add lwebtaken type bridge
 PORTB=$(free_port)
-ip netns exec "$NSB" "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORTB" >"$T/webb.log" 2>&1 &
-WEBB_PID=$!                # ip netns exec execs: this is lodge web
+ip netns exec "$NSB" env LODGE_HYP="$T/hyp" "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORTB" >"$T/webb.log" 2>&1 &
+WEBB_PID=$!                # ip netns exec and env exec: this is lodge web
 at_exit 'kill $WEBB_PID 2>/dev/null; ip netns exec "$NSB" "$LODGE" --root "$ROOT" destroy wbr >/dev/null 2>&1'
-nsb() { ip netns exec "$NSB" curl -s -o "$T/body" -w '%{http_code}' "$@"; }
+nsb() { ip netns exec "$NSB" curl -s --max-time 60 -o "$T/body" -w '%{http_code}' "$@"; }
 wait_until 20 nsb "http://127.0.0.1:$PORTB/" >/dev/null
 nsb -c "$T/b.jar" -H "$J" -d '{"user":"alice","password":"alice-secret-1"}' "http://127.0.0.1:$PORTB/api/login" >/dev/null
 BCSRF=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body" 2>/dev/null)
@@ -397,9 +456,34 @@ c2=$(bpost "{\"name\":\"wbr\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"bridge\
 if [ "$c1" = '409"field":"bridge"' ] && [ -z "$left" ] && [ "$c2" = 201 ] &&
    ip netns exec "$NSB" ip -d link show lwebnew | grep -q ' bridge ' &&
    wait_until 10 test -n "$(ip netns exec "$NSB" ip -o link show master lwebnew)" && grep -q lwebnew "$DOMS/wbr.cfg"; then
-	pass "bridge new:lwebnew makes the bridge and the domain's vif is on it; new: of a bridge there is 409 and its new disk is removed"
+	pass "bridge new:lwebnew makes the bridge and the domain's vif is on it; new: of a bridge there is 409, no disk made"
 else
 	fail "new:NAME bridge" "$c1 left: $left / $c2 $(cat "$T/body") / $(ip netns exec "$NSB" ip -o link 2>&1 | cut -c1-80) / $(cat "$T/webb.log")"
+fi
+bjob_state() {  # ID: the job's state, from the server in the namespace
+	nsb -b "$T/b.jar" "http://127.0.0.1:$PORTB/api/jobs" >/dev/null
+	python3 -c '
+import json, sys
+print(next((j["state"] + ":" + (j.get("error") or "") for j in json.load(open(sys.argv[2])) if j["id"] == int(sys.argv[1])), "none"))' "$1" "$T/body"
+}
+bended() { [[ $(bjob_state "$1") != running* ]]; }
+img=$ROOT/var/lib/lodge/images/wbrx-vda.img
+hold
+c=$(bpost "{\"name\":\"wbrx\",\"memory_mib\":32,\"kernel\":\"$MINIOS\",\"disk\":\"new:8\",\"bridge\":\"new:lwebgone\"}")
+id=$(job_id 2>/dev/null)
+if [ "$c" = 202 ] && wait_until 60 held; then
+	made=$(ls "$img" 2>/dev/null; ip netns exec "$NSB" ip -o link show lwebgone 2>/dev/null | grep -c lwebgone)
+	release fail
+	if [ "$made" = "$img
+1" ] && wait_until 60 bended "$id" && [[ $(bjob_state "$id") == failed:* ]] && [ ! -e "$img" ] &&
+	   [ ! -e "$DOMS/wbrx.cfg" ] && ! ip netns exec "$NSB" ip link show lwebgone >/dev/null 2>&1; then
+		pass "a create that made bridge lwebgone and its disk, then did not start: both removed, and its config ($(bjob_state "$id"))"
+	else
+		fail "a failed create's bridge" "made: $made; job $(bjob_state "$id"); left: $(ls "$img" "$DOMS/wbrx.cfg" 2>&1; ip netns exec "$NSB" ip -o link show lwebgone 2>&1)"
+	fi
+else
+	release fail
+	fail "a failed create's bridge" "$c $(cat "$T/body")"
 fi
 kill $WEBB_PID; wait $WEBB_PID 2>/dev/null
 ip netns exec "$NSB" "$LODGE" --root "$ROOT" destroy wbr >/dev/null 2>&1

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "unit.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -172,6 +173,33 @@ static void test_form(void)
 	CHECK("... but the form does not load until it exists",
 	      domain_form_load(&form, &hc, &dc, err, sizeof(err)) < 0 &&
 	      strstr(err, FORM_LABEL ":") == err && strstr(err, ": vif: bridge 'lodge-nosuch0' does not exist"));
+	form.make_bridge = false;
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:lodge-nosuch0");
+	CHECK("new:NAME, a bridge the create makes: only its name is checked",
+	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == 0);
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:a-bridge-name-too-long");
+	CHECK("... and a name too long for an interface refused",
+	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == -EINVAL);
+	{
+		static const char *const sizes[] = { "new:", "new:0", "new:-1", "new:12x", "new:1048577",
+						   "new:99999999999999999999999" };
+		unsigned long mib = 0;
+		unsigned i, refused = 0;
+
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "%s", sizes[i]);
+			refused += domain_form_check(&form, FORM_DISK, &hc, why, sizeof(why)) == -EINVAL &&
+				   strstr(why, "new:SIZE in MiB, 1 to 1048576") != NULL;
+		}
+		CHECK("new:SIZE out of the schema's 1 to DOMAIN_NEW_DISK_MAX_MIB, or no number, refused",
+		      refused == sizeof(sizes) / sizeof(sizes[0]));
+		snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "new:%u", DOMAIN_NEW_DISK_MAX_MIB);
+		CHECK("... the largest taken",
+		      domain_form_check(&form, FORM_DISK, &hc, why, sizeof(why)) == 0 &&
+		      domain_form_new_disk_mib(form.value[FORM_DISK], &mib, why, sizeof(why)) == 0 &&
+		      mib == DOMAIN_NEW_DISK_MAX_MIB);
+		snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "%s", disk);
+	}
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "%s", "");
 	snprintf(form.value[FORM_MAC], FORM_VALUE_MAX, "02:4c:00:00:00:08");
 	CHECK("a MAC is checked alone, not against a bridge", domain_form_check(&form, FORM_MAC, &hc, why, sizeof(why)) == 0);

@@ -1,0 +1,232 @@
+/* A domain made from a create form, and what the form asks to be made
+ * for it (lodge.h: lodge_form_create): the one way for every face (the
+ * dashboard's form, the web page's).  Everything that can be known is
+ * checked before anything is made; then the disk, the bridge, the config
+ * and the domain, in that order, and on a failure at any step what the
+ * earlier ones made is removed again. */
+#include "internal.h"
+#include "config-form.h"
+#include "incoming.h"
+#include "install.h"
+#include "netlink.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int field_fail(struct lodge_form_result *res, int field, struct lodge_err *err, int rc, const char *why)
+{
+	res->field = field;
+	return lodge_fail(err, rc, "%s", why);
+}
+
+bool lodge_form_new_disk(const struct domain_form *form)
+{
+	return domain_form_new(form->value[FORM_DISK]);
+}
+
+static const char *new_bridge(const struct domain_form *form)
+{
+	const char *v = form->value[FORM_BRIDGE];
+
+	return domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : NULL;
+}
+
+/* IMAGE_DIR/NAME-vda.img into path: 0, or -ENAMETOOLONG (it must fit a form's value). */
+static int new_disk_path(const struct lodge *lg, const char *name, char path[FORM_VALUE_MAX])
+{
+	return (size_t)snprintf(path, FORM_VALUE_MAX, "%s/%s-vda.img", lg->hc.image_dir, name) >= FORM_VALUE_MAX
+		? -ENAMETOOLONG : 0;
+}
+
+int lodge_form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		     struct lodge_form_result *res, struct lodge_err *err)
+{
+	static struct domain_form now;          /* the form without what is still to be made */
+	static struct domain_config dc;
+	static struct lodge_status st;
+	const char *name = form->value[FORM_NAME], *bridge = new_bridge(form);
+	char why[LODGE_ERR_MAX], img[FORM_VALUE_MAX];
+	struct lodge_err ignored;
+	unsigned f;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->field = -1;
+	for (f = 0; f < FORM_FIELDS; f++)
+		if (domain_form_check(form, f, &lg->hc, why, sizeof(why)))
+			return field_fail(res, (int)f, err, -EINVAL, why);
+	if (!name[0])
+		return field_fail(res, FORM_NAME, err, -EINVAL, "a domain needs a name");
+	snprintf(res->config, sizeof(res->config), "%s/%.*s.cfg", lg->hc.domains_dir, DOMAIN_NAME_MAX - 1,
+		 name);                         /* checked: a name fits */
+	if (lodge_status(lg, name, &st, &ignored) == 0 || access(res->config, F_OK) == 0)
+		return field_fail(res, FORM_NAME, err, -EEXIST, "taken: a domain of that name runs, or has a config");
+	if (lodge_form_new_disk(form)) {
+		if (new_disk_path(lg, name, img)) {
+			snprintf(why, sizeof(why), "%.200s/%.64s-vda.img: path too long", lg->hc.image_dir, name);
+			return field_fail(res, FORM_DISK, err, -EINVAL, why);
+		}
+		if (access(img, F_OK) == 0) {
+			snprintf(why, sizeof(why), "%s is there already: a new disk is never made over a file", img);
+			return field_fail(res, FORM_DISK, err, -EEXIST, why);
+		}
+		/* A fresh host has no image directory yet: lodge_form_create
+		 * checks it again once it has made it. */
+		if (o->lent_only && access(lg->hc.image_dir, F_OK) == 0 &&
+		    (rc = incoming_admit_new_file(lg->hc.image_dir, &lg->hc, why, sizeof(why))))
+			return field_fail(res, FORM_DISK, err, rc == -EACCES ? rc : -EINVAL, why);
+	}
+	if (bridge && nl_link_exists(bridge)) {
+		snprintf(why, sizeof(why), "%s is there already: new:%s makes a bridge, %s alone uses one", bridge,
+			 bridge, bridge);
+		return field_fail(res, FORM_BRIDGE, err, -EEXIST, why);
+	}
+	/* The rest read whole as a domain file, and what the caller may use. */
+	now = *form;
+	if (lodge_form_new_disk(form))
+		now.value[FORM_DISK][0] = '\0';
+	if (bridge)
+		now.value[FORM_BRIDGE][0] = now.value[FORM_MAC][0] = '\0';
+	if (domain_form_load(&now, &lg->hc, &dc, why, sizeof(why)))
+		return field_fail(res, -1, err, -EINVAL, why);
+	if (o->lent_only && (rc = incoming_admit(&dc, &lg->hc, why, sizeof(why))))
+		return field_fail(res, -1, err, rc == -EACCES ? rc : -EINVAL, why);
+	return 0;
+}
+
+/* The new disk, sparse, ext4 if asked: 0 with its path in img, or -errno
+ * with nothing left (img ""). */
+static int make_disk(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		     char img[FORM_VALUE_MAX], struct lodge_err *err)
+{
+	const char *argv[] = { "mkfs.ext4", "-q", "-F", img, NULL };
+	struct tool_run mkfs = { .argv = argv, .keep_fd = -1 };
+	char why[LODGE_ERR_MAX], at[CFG_PATH_MAX];
+	unsigned long mib;
+	int fd, rc;
+
+	img[0] = '\0';
+	domain_form_new_disk_mib(form->value[FORM_DISK], &mib, why, sizeof(why));      /* checked */
+	if ((rc = make_dirs_at(lg->hc.image_dir, at, sizeof(at))))
+		return lodge_fail(err, rc, "cannot make the image directory %s (at %s): %s", lg->hc.image_dir, at,
+				  strerror(-rc));
+	if (o->lent_only && (rc = incoming_admit_new_file(lg->hc.image_dir, &lg->hc, why, sizeof(why))))
+		return lodge_fail(err, rc, "%s", why);
+	if ((rc = new_disk_path(lg, form->value[FORM_NAME], img))) {
+		img[0] = '\0';
+		return lodge_fail(err, rc, "%s/%s-vda.img: path too long", lg->hc.image_dir, form->value[FORM_NAME]);
+	}
+	if ((fd = open(img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+		rc = lodge_fail(err, -errno, "cannot create %s: %s", img, strerror(errno));
+		img[0] = '\0';                  /* not ours to remove */
+		return rc;
+	}
+	if (ftruncate(fd, (off_t)mib << 20) < 0)
+		rc = lodge_fail(err, -errno, "cannot make %s %lu MiB: %s", img, mib, strerror(errno));
+	close(fd);
+	if (!rc && o->ext4 && (rc = tool_run(&mkfs))) {
+		tool_describe(&mkfs, rc, why, sizeof(why));
+		rc = lodge_fail(err, rc < 0 ? rc : -EIO, "cannot make an ext4 filesystem on %s: %s", img, why);
+	}
+	if (rc) {
+		unlink(img);
+		img[0] = '\0';
+	}
+	return rc;
+}
+
+/* The config written as path, never over a file there (one may have
+ * appeared since the check): written aside, then linked in. */
+static int save_new_config(const char *path, const struct domain_config *dc, struct lodge_err *err)
+{
+	char aside[CFG_PATH_MAX + 8], why[LODGE_ERR_MAX];
+	int rc;
+
+	if ((size_t)snprintf(aside, sizeof(aside), "%s.new", path) >= sizeof(aside))
+		return lodge_fail(err, -ENAMETOOLONG, "%s: path too long", path);
+	if ((rc = domain_config_save(aside, dc, why, sizeof(why))))
+		return lodge_fail(err, rc, "%s", why);
+	rc = link(aside, path) < 0 ? -errno : 0;
+	unlink(aside);
+	if (rc == -EEXIST)
+		return lodge_fail(err, rc, "taken: %s appeared meanwhile", path);
+	return rc ? lodge_fail(err, rc, "cannot write %s: %s", path, strerror(-rc)) : 0;
+}
+
+int lodge_form_create(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		      struct lodge_form_result *res, struct lodge_err *err)
+{
+	static struct domain_form made;         /* the form naming what was made */
+	static struct domain_config dc;
+	static struct host_config lent;
+	const char *bridge = new_bridge(form), *name = form->value[FORM_NAME];
+	bool made_bridge = false, made_config = false;
+	char why[LODGE_ERR_MAX], nic[IFNAMSIZ];
+	struct lodge_err undo_err;
+	int rc;
+
+	if ((rc = lodge_form_check(lg, form, o, res, err)))
+		return rc;
+	made = *form;
+	if (lodge_form_new_disk(form)) {
+		if ((rc = make_disk(lg, form, o, res->disk, err))) {
+			res->field = FORM_DISK;
+			goto undo;
+		}
+		snprintf(made.value[FORM_DISK], FORM_VALUE_MAX, "%s", res->disk);
+	}
+	if (bridge) {
+		snprintf(made.value[FORM_BRIDGE], FORM_VALUE_MAX, "%s", bridge);
+		if ((rc = lodge_bridge_create(bridge, NULL, false, err))) {
+			res->field = FORM_BRIDGE;
+			goto undo;
+		}
+		made_bridge = true;
+	}
+	if ((rc = domain_form_load(&made, &lg->hc, &dc, why, sizeof(why)))) {
+		rc = field_fail(res, -1, err, -EINVAL, why);
+		goto undo;
+	}
+	if (o->lent_only) {
+		/* The bridge made for it is the caller's to use. */
+		lent = lg->hc;
+		if (made_bridge && lent.bridges.n < HOST_LIST_MAX)
+			snprintf(lent.bridges.item[lent.bridges.n++], HOST_LIST_ITEM_MAX, "%s", bridge);
+		if ((rc = incoming_admit(&dc, &lent, why, sizeof(why)))) {
+			rc = field_fail(res, -1, err, rc == -EACCES ? rc : -EINVAL, why);
+			goto undo;
+		}
+	}
+	if ((rc = make_dirs_at(lg->hc.domains_dir, why, sizeof(why)))) {
+		lodge_fail(err, rc, "cannot make the domains directory %s (at %s): %s", lg->hc.domains_dir, why,
+			   strerror(-rc));
+		goto undo;
+	}
+	if ((rc = save_new_config(res->config, &dc, err))) {
+		res->field = rc == -EEXIST ? FORM_NAME : -1;
+		goto undo;
+	}
+	made_config = true;
+	if ((rc = lodge_create(lg, &dc, 0, err))) {
+		/* lodge-hyp's own lines: the last says why. */
+		const char *last = strrchr(err->msg, '\n') ? strrchr(err->msg, '\n') + 1 : err->msg;
+
+		snprintf(why, sizeof(why), "%s", last);
+		lodge_fail(err, rc, "domain %s did not start: %s", name, why);
+		goto undo;
+	}
+	return 0;
+undo:
+	if (made_config)
+		unlink(res->config);
+	if (res->disk[0])
+		unlink(res->disk);
+	res->disk[0] = '\0';
+	if (made_bridge)
+		lodge_bridge_delete(bridge, nic, &undo_err);
+	return rc;
+}
