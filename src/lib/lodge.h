@@ -251,7 +251,9 @@ int lodge_form_check(const struct lodge *lg, const struct domain_form *form, con
  * domains_dir/NAME.cfg (never over one) and start it: 0 once it runs.
  * On any failure, start included, nothing it made is left: the config,
  * the disk file and the bridge are removed.  A new ext4 disk takes
- * seconds (mkfs.ext4): a face with an event loop runs this apart. */
+ * seconds (mkfs.ext4): a face with an event loop runs this apart (in a
+ * child process: both calls keep their large scratch structs static, so
+ * neither is for two threads at once). */
 int lodge_form_create(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
 		      struct lodge_form_result *res, struct lodge_err *err);
 /* The form makes a new disk. */
