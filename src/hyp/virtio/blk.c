@@ -371,9 +371,7 @@ static void blk_disarm(struct virtio_blk *b)
 }
 
 /* Take requests while there are free slots, with the driver's
- * notifications off meanwhile; they are asked for again before the ring
- * is found empty for good (a request posted in between is seen by the
- * second look).  Requests done here and now (a disk in memory) interrupt
+ * notifications off meanwhile (virtq_pop_quiet).  Requests done here and now (a disk in memory) interrupt
  * the driver every BLK_IRQ_BATCH completions, not only at the end. */
 #define BLK_IRQ_BATCH 16
 
@@ -391,13 +389,8 @@ static void blk_process_queue(struct virtio_blk *b)
 
 		if (!s)
 			break;
-		rc = virtq_pop(q, &b->req);
-		if (rc == 0) {
-			virtq_set_notify(q, true);
-			if ((rc = virtq_pop(q, &b->req)) == 0)
-				return;
-			virtq_set_notify(q, false);
-		}
+		if ((rc = virtq_pop_quiet(q, &b->req)) == 0)
+			return;
 		if (rc < 0 || blk_start_request(b, s) < 0) {
 			b->broken = true;
 			virtio_needs_reset(&b->vdev, "malformed request on the virtqueue");

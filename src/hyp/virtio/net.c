@@ -75,8 +75,8 @@ static void net_broken(struct virtio_net *n, const char *what)
 
 /* Guest to tap: each chain is a virtio_net_hdr and a frame, readable only.
  * The driver's notifications are off while the ring is worked through
- * (and while the tap is full: its POLLOUT brings us back), asked for again
- * before the ring is found empty for good.  Returns false when the tap
+ * (virtq_pop_quiet) and while the tap is full (its POLLOUT brings us
+ * back).  Returns false when the tap
  * cannot take more now. */
 static bool net_tx(struct virtio_net *n)
 {
@@ -85,15 +85,11 @@ static bool net_tx(struct virtio_net *n)
 
 	virtq_set_notify(q, false);
 	while (!n->broken) {
-		int rc = virtq_pop(q, &n->req);
+		int rc = virtq_pop_quiet(q, &n->req);
 		ssize_t w;
 
-		if (rc == 0) {
-			virtq_set_notify(q, true);
-			if ((rc = virtq_pop(q, &n->req)) == 0)
-				break;
-			virtq_set_notify(q, false);
-		}
+		if (rc == 0)
+			break;
 		if (rc < 0 || n->req.n_in || n->req.out_len < NET_HDR_LEN) {
 			net_broken(n, "transmit");
 			break;

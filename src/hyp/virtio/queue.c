@@ -147,6 +147,18 @@ int virtq_pop(struct virtq *q, struct virtq_req *req)
 	}
 }
 
+int virtq_pop_quiet(struct virtq *q, struct virtq_req *req)
+{
+	int rc = virtq_pop(q, req);
+
+	if (rc)
+		return rc;
+	virtq_set_notify(q, true);
+	if ((rc = virtq_pop(q, req)) != 0)
+		virtq_set_notify(q, false);
+	return rc;
+}
+
 void virtq_unpop(struct virtq *q, uint16_t n)
 {
 	q->last_avail -= n;

@@ -69,6 +69,12 @@ void virtq_push(struct virtq *q, uint16_t head, uint32_t written);
 bool virtq_need_interrupt(struct virtq *q);
 /* Suppress or allow the driver's notifications (kicks) while polling. */
 void virtq_set_notify(struct virtq *q, bool enable);
+/* virtq_pop for a device that works through the ring with notifications
+ * off (virtq_set_notify false first): on an empty ring they are asked for
+ * again and the ring looked at once more, so a chain posted in between is
+ * not left waiting for a kick that will not come.  As virtq_pop; after 0
+ * notifications are on, otherwise still off. */
+int virtq_pop_quiet(struct virtq *q, struct virtq_req *req);
 
 /* Copy helpers over a request's iovecs, for headers that may be split
  * across descriptors. Return bytes copied. */
