@@ -92,14 +92,17 @@ def kind(maps, i, exe):
 
 
 def breakdown(pid):
-    """{kind: [Rss, Pss]} and {library: [Rss, Pss]} of a process, in KiB."""
+    """{kind: [Rss, Pss, private]} and {library: [Rss, Pss]} of a process, in
+    KiB, from one reading of its smaps; private = pages no other process
+    maps (Private_Clean + Private_Dirty)."""
     exe = os.readlink("/proc/%d/exe" % pid)
     maps = mappings(pid)
-    kinds, libs = {k: [0, 0] for k in KINDS}, {}
+    kinds, libs = {k: [0, 0, 0] for k in KINDS}, {}
     for i, m in enumerate(maps):
         k, lib = kind(maps, i, exe)
         kinds[k][0] += m[4].get("Rss", 0)
         kinds[k][1] += m[4].get("Pss", 0)
+        kinds[k][2] += m[4].get("Private_Clean", 0) + m[4].get("Private_Dirty", 0)
         if lib:
             libs.setdefault(lib, [0, 0])
             libs[lib][0] += m[4].get("Rss", 0)
@@ -109,16 +112,9 @@ def breakdown(pid):
 
 def own(pid):
     """(Rss, Pss, private) of a process outside its guest-RAM mapping, KiB;
-    private = pages no other process maps (Private_Clean + Private_Dirty):
-    what the host gets back when the domain ends."""
+    private is what the host gets back when the domain ends."""
     kinds, _ = breakdown(pid)
-    exe, priv = os.readlink("/proc/%d/exe" % pid), 0
-    maps = mappings(pid)
-    for i, m in enumerate(maps):
-        if kind(maps, i, exe)[0] != "guest RAM":
-            priv += m[4].get("Private_Clean", 0) + m[4].get("Private_Dirty", 0)
-    return (sum(v[0] for k, v in kinds.items() if k != "guest RAM"),
-            sum(v[1] for k, v in kinds.items() if k != "guest RAM"), priv)
+    return tuple(sum(v[i] for k, v in kinds.items() if k != "guest RAM") for i in (0, 1, 2))
 
 
 def wait_for(pred, what, secs=60):
@@ -286,7 +282,7 @@ def main():
         print("| kind | " + " | ".join(label for label, _ in detail) + " |")
         print("|---|" + "---|" * len(detail))
         for k in KINDS:
-            print("| %s | " % k + " | ".join("%d / %d" % tuple(kinds[k]) for _, (kinds, _) in detail) + " |")
+            print("| %s | " % k + " | ".join("%d / %d" % tuple(kinds[k][:2]) for _, (kinds, _) in detail) + " |")
         print("| **outside guest RAM** | " + " | ".join(
             "%d / %d" % tuple(sum(v[i] for k, v in kinds.items() if k != "guest RAM") for i in (0, 1))
             for _, (kinds, _) in detail) + " |")
