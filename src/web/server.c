@@ -37,6 +37,13 @@ struct http_conn {
 	char *out;                        /* the response body, LWS_PRE bytes in */
 	size_t out_len;
 	bool close_after;
+	/* A request has one answer: once it is given (a refusal before the
+	 * body, too), the body's callbacks are dropped and no route runs. */
+	bool answered;
+	/* Its body is still to come (a Content-Length or Transfer-Encoding):
+	 * answered before it, the connection is closed after the answer,
+	 * as the unread body would otherwise be parsed as the next request. */
+	bool body_pending;
 };
 
 static const struct lodge *server_lg;
@@ -112,6 +119,9 @@ static int respond(struct lws *wsi, struct http_conn *c, struct web_response *r)
 	size_t len = r->body ? strlen(r->body) : 0;
 	static const char nosniff[] = "nosniff", nostore[] = "no-store";
 
+	c->answered = true;
+	if (c->body_pending)
+		c->close_after = true;
 	if (!(c->out = malloc(LWS_PRE + len + 1))) {
 		free(r->body);
 		return -1;
@@ -143,7 +153,7 @@ static int respond_error(struct lws *wsi, struct http_conn *c, unsigned status, 
 
 /* The page's files, with headers that keep it to itself: nothing from
  * elsewhere, never in another site's frame. */
-static int serve_file(struct lws *wsi, const char *path, const char *mime)
+static int serve_file(struct lws *wsi, const char *path, const char *mime, bool close_after)
 {
 	static const char csp[] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
 				  "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -162,7 +172,7 @@ static int serve_file(struct lws *wsi, const char *path, const char *mime)
 	rc = lws_serve_http_file(wsi, path, mime, (const char *)extra, (int)(p - extra));
 	if (rc < 0)
 		return -1;
-	return rc > 0 && lws_http_transaction_completed(wsi) ? -1 : 0;
+	return rc > 0 && (close_after || lws_http_transaction_completed(wsi)) ? -1 : 0;
 }
 
 /* ---- a request --------------------------------------------------------------------------- */
@@ -200,6 +210,10 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 	unsigned long long clen;
 
 	conn_reset(c);
+	c->body_pending = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 ||
+			  (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+			   !(header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, len, sizeof(len)) == 0 &&
+			     strspn(len, "0") == strlen(len)));
 	lws_get_peer_simple(wsi, c->req.peer, sizeof(c->req.peer));
 	if (strlen(uri) >= WEB_URI_MAX)
 		return respond_error(wsi, c, 414, "the path is too long");
@@ -211,8 +225,11 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 		c->close_after = true;
 		return respond_error(wsi, c, 405, "only GET and POST");
 	}
-	if (!c->req.post && web_static_find(uri, path, sizeof(path), &mime) == 0)
-		return serve_file(wsi, path, mime);
+	if (!c->req.post && web_static_find(uri, path, sizeof(path), &mime) == 0) {
+		c->answered = true;
+		c->close_after = c->body_pending;
+		return serve_file(wsi, path, mime, c->close_after);
+	}
 	if (strncmp(uri, "/api/", 5) != 0)
 		return respond_error(wsi, c, 404, "no such page");
 	snprintf(want, sizeof(want), "%s://%s", server_tls ? "https" : "http", host);
@@ -249,6 +266,8 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 	case LWS_CALLBACK_HTTP:
 		return on_request(wsi, c, in);
 	case LWS_CALLBACK_HTTP_BODY:
+		if (c->answered)
+			return 0;         /* refused already: the body is dropped unread */
 		if (c->body_too_big || c->body_len + len > WEB_BODY_MAX) {
 			c->body_too_big = true;
 			return 0;
@@ -261,6 +280,9 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		c->body[c->body_len] = '\0';
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		c->body_pending = false;
+		if (c->answered)
+			return 0;         /* never the route of a refused request */
 		if (c->body_too_big) {
 			c->close_after = true;
 			return respond_error(wsi, c, 413, "the body is larger than 64 KiB");
@@ -277,6 +299,8 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+		if (c && c->close_after)
+			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
