@@ -10,7 +10,9 @@
  *   Origin    absent (curl), or this server's own, else 403
  *   body      a POST's Content-Length at most WEB_BODY_MAX, else 413 and
  *             the connection closed unread; JSON, else 415
- *   session   its cookie, else 401 (only POST /api/login goes without)
+ *   session   its cookie, else 401 (only POST /api/login goes without:
+ *             its password is checked on login.c's thread, its answer
+ *             given when that is done)
  *   CSRF      a POST's X-CSRF-Token header is the session's, else 403
  * and the route checks the role (api.c). */
 #include "web.h"
@@ -44,6 +46,7 @@ struct http_conn {
 	 * answered before it, the connection is closed after the answer,
 	 * as the unread body would otherwise be parsed as the next request. */
 	bool body_pending;
+	struct web_login_job *login;      /* its password being checked (login.c) */
 };
 
 static const struct lodge *server_lg;
@@ -200,7 +203,25 @@ static int handle(struct lws *wsi, struct http_conn *c)
 		}
 	}
 	web_api(&c->req, &r);
+	if (r.login) {
+		c->login = r.login;       /* answered by login_done */
+		r.login->wsi = wsi;
+		return 0;
+	}
 	return respond(wsi, c, &r);
+}
+
+/* A password check is done (login.c): its answer to its connection. */
+static void login_done(struct web_login_job *job, void *arg)
+{
+	struct http_conn *c = lws_wsi_user(job->wsi);
+	struct web_response r = { 0 };
+
+	(void)arg;
+	c->login = NULL;
+	web_login_finish(job, &r);
+	if (respond(job->wsi, c, &r))
+		lws_set_timeout(job->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
@@ -302,10 +323,16 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		if (c && c->close_after)
 			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		web_login_each_done(login_done, NULL);
+		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		if (c)
+		if (c) {
+			if (c->login)
+				web_login_abandon(c->login);
 			conn_reset(c);
+		}
 		return 0;
 	default:
 		break;
@@ -448,6 +475,11 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 		log_err("cannot serve on %s%s", o->listen,
 			server_tls ? " (is the address this host's, the port free, the certificate and key a pair?)"
 				   : " (is the address this host's and the port free?)");
+		return EXIT_FAILED;
+	}
+	if (web_login_start(server_ctx)) {
+		log_err("cannot start the thread of password checks");
+		lws_context_destroy(server_ctx);
 		return EXIT_FAILED;
 	}
 	web_jobs_vhost(lws_get_vhost_by_name(server_ctx, "lodge"));
