@@ -59,3 +59,40 @@ for bad in 'atk"x' 'br*' 'a b' 'abcdefghijklmnop' "br'1" 'x/y'; do
 	fi
 	unset said
 done
+
+# The dashboard's create form, in tmux (a server of the test's own): the
+# bridge field's message under the form is the same.
+if command -v tmux >/dev/null; then
+	S=lodge-ifname-$$
+	tmux() { command tmux -L "$S" -f /dev/null "$@"; }
+	at_exit 'tmux kill-server 2>/dev/null'
+	screen() { tmux capture-pane -p -t "$S"; }
+	has() { screen | grep -qF -- "$1"; }
+	tmux new-session -d -s "$S" -x 200 -y 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
+	want="'atk\"x' is not an interface name ($RULE)"
+	# to_bridge: Down until the field the cursor is on is Bridge (the
+	# form's fields differ by host): a mark typed shows on its line.
+	on_bridge() { screen | grep -Eq '^Bridge +zq( |$)'; }
+	to_bridge() {
+		local i
+		for i in $(seq 14); do
+			tmux send-keys -t "$S" Down
+			tmux send-keys -t "$S" -l zq
+			wait_until 5 has zq || return 1
+			on_bridge && { tmux send-keys -t "$S" BSpace BSpace; return 0; }
+			tmux send-keys -t "$S" BSpace BSpace
+			wait_until 5 eval '! has zq' || return 1
+		done
+		return 1
+	}
+	if wait_until 10 has Domain-0 && tmux send-keys -t "$S" n && wait_until 5 has 'Create a domain' &&
+	   tmux send-keys -t "$S" -l ifdash && wait_until 5 has ifdash && to_bridge &&
+	   tmux send-keys -t "$S" -l 'new:atk"x' && wait_until 10 has "$want"; then
+		pass "the dashboard's create form, bridge new:atk\"x: $want"
+	else
+		fail "dashboard form" "$(screen | sed -n 1,25p | tr '\n' '|')"
+	fi
+	ip link show dev 'atk"x' >/dev/null 2>&1 && fail "dashboard form" "an interface named atk\"x exists"
+else
+	skip "dashboard form" "tmux not installed"
+fi
