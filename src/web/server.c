@@ -8,8 +8,9 @@
  *   method    GET or POST, else 405
  *   the page  its fixed list of files (static.c), no session needed
  *   Origin    absent (curl), or this server's own, else 403
- *   body      a POST's Content-Length at most WEB_BODY_MAX, else 413 and
- *             the connection closed unread; JSON, else 415
+ *   body      a POST's Content-Length (no Transfer-Encoding, else 411) at
+ *             most WEB_BODY_MAX, else 413 and the connection closed
+ *             unread; JSON, else 415
  *   session   its cookie, else 401 (only POST /api/login goes without:
  *             its password is checked on login.c's thread, its answer
  *             given when that is done)
@@ -258,6 +259,10 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 		return respond_error(wsi, c, 403, "a request from another site's page (Origin)");
 	if (!c->req.post)
 		return handle(wsi, c);
+	/* A body's length is known before it is read (WEB_BODY_MAX): no
+	 * chunked bodies. */
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+		return respond_error(wsi, c, 411, "a POST's body needs a Content-Length (no Transfer-Encoding)");
 	if (header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, len, sizeof(len)) ||
 	    (len[0] && (strspn(len, "0123456789") != strlen(len) || strlen(len) > 12))) {
 		c->close_after = true;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every refusal of lodge web is the request's only answer (issue 31,
 # defect 3).  Each refusal the server can give a POST (a bad Host, a
-# foreign Origin, a body not JSON, a bad Content-Length, a body too
+# foreign Origin, a body not JSON, a chunked body, a bad Content-Length, a body too
 # large, a path too long, a method not GET or POST, a page not in the
 # API, no session, no or a wrong CSRF token, a viewer's change) is sent
 # WITH a body on a kept-alive connection, then a second, valid request
@@ -64,6 +64,8 @@ cases = [
     ("text/plain on logout", 415, req("POST", "/api/logout", A, "{}", ctype="text/plain")),
     ("text/plain on login", 415, req("POST", "/api/login", "", login, ctype="text/plain")),
     ("form-urlencoded on pause", 415, req("POST", "/api/domains/wref/pause", A, "{}", ctype="application/x-www-form-urlencoded")),
+    ("a chunked body on logout", 411, ("POST /api/logout HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n" % (host, A)).encode()),
     ("a bad Content-Length on logout", 400, req("POST", "/api/logout", A, "{}", clen="2x")),
     ("a body of 70 KiB on pause", 413, req("POST", "/api/domains/wref/pause", A, big)),
     ("a path too long", 414, req("POST", "/api/logout" + "/x" * 200, A, "{}")),
