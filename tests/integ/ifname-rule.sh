@@ -4,8 +4,9 @@
 # host bridge named atk"x that network-create refused.  Each bad name is
 # sent to lodge bridge-create, network-create --bridge, install --bridge, a
 # config's vif = [ "bridge=..." ] (lodge check), the dashboard's create
-# form (test-lib-form, the library form its fields call) and the web's
-# create form (POST /api/domains with bridge new:NAME): every one refuses
+# form (test-lib-form, the library form its fields call; and once the
+# dashboard itself in tmux) and the web's create form (POST /api/domains
+# with bridge new:NAME): every one refuses
 # it with the same words, "'NAME' is not an interface name (RULE)", and no
 # such interface is made.
 . "$(dirname "$0")/../lib.sh"
