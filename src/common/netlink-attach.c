@@ -9,6 +9,7 @@
  * library's programs, which link libnl, load nothing more: the dlopen finds
  * it loaded. */
 #include "netlink.h"
+#include "schema.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,17 +39,7 @@ static struct {
 
 int netif_name_check(const char *name, char *err, size_t errlen)
 {
-	size_t len = strlen(name);
-
-	if (len == 0 || len >= IFNAMSIZ) {
-		snprintf(err, errlen, "interface name '%s' must be 1 to %d characters", name, IFNAMSIZ - 1);
-		return -EINVAL;
-	}
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strpbrk(name, "/: \t\n")) {
-		snprintf(err, errlen, "interface name '%s' may not contain '/', ':' or spaces", name);
-		return -EINVAL;
-	}
-	return 0;
+	return ifname_check(name, err, errlen);
 }
 
 /* Load libnl-route-3 (once; before the sandbox, whose empty root has no

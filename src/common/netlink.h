@@ -11,8 +11,9 @@ struct link_stats {
 	uint64_t tx_packets, tx_bytes, tx_dropped, tx_errors;
 };
 
-/* Is name a valid interface name (1..15 bytes, no '/', ':', space)?
- * (netlink-attach.c, with nl_link_attach: lodge-hyp's part.) */
+/* Is name a valid interface name?  schema.h's one rule (ifname_check),
+ * here for every netlink call that takes a name (netlink-attach.c, with
+ * nl_link_attach: lodge-hyp's part). */
 int netif_name_check(const char *name, char *err, size_t errlen);
 
 /* All return 0 or -errno with a one-line message in err. */

@@ -90,19 +90,39 @@ const char *network_name_rule(void)
 	return rule;
 }
 
-bool network_bridge_valid(const char *name)
+/* The one interface-name rule: a bridge, a tap, a vif's vifname and a
+ * host NIC alike, wherever the name comes from.  IFNAMSIZ is the kernel's
+ * bound; the alphabet keeps a name a bare word in nft rules (iifname
+ * "BR"), in configs written back (vif = [ "bridge=BR,..." ], whose ',' and
+ * '=' split fields), in sysfs paths ('/') and in messages and logs. */
+bool ifname_valid(const char *name)
 {
 	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
 
-	return of_alphabet(name, NETWORK_BRIDGE_MAX, ok) && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+	return of_alphabet(name, IFNAME_MAX, ok) && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-const char *network_bridge_rule(void)
+const char *ifname_rule(void)
 {
 	static char rule[96];
 
 	if (!rule[0])
-		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ . -, not . or ..",
-			 NETWORK_BRIDGE_MAX - 1);
+		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ . -, not . or ..", IFNAME_MAX - 1);
 	return rule;
+}
+
+int ifname_check(const char *name, char *why, size_t whylen)
+{
+	char shown[40];
+	size_t i;
+
+	if (ifname_valid(name))
+		return 0;
+	/* The name as given, cut, with what a terminal or log would take as
+	 * its own shown as '?'. */
+	for (i = 0; name[i] && i < sizeof(shown) - 4; i++)
+		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
+	snprintf(shown + i, sizeof(shown) - i, "%s", name[i] ? "..." : "");
+	snprintf(why, whylen, "'%s' is not an interface name (%s)", shown, ifname_rule());
+	return -EINVAL;
 }

@@ -6,6 +6,7 @@
 #define LODGE_SCHEMA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define DOMAIN_NAME_MAX        64          /* bytes, with the NUL */
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
@@ -113,12 +114,19 @@ const char *domain_name_rule(void);
 #define NETWORK_NAME_MAX       32          /* bytes, with the NUL */
 bool network_name_valid(const char *name);
 const char *network_name_rule(void);
-/* A network's bridge as its rules name it (iifname "BR"): 1 to
- * NETWORK_BRIDGE_MAX - 1 (IFNAMSIZ - 1) of A-Z a-z 0-9 _ . -, not . or
- * ..: no quote, backslash or the '*' nft reads as a wildcard. */
-#define NETWORK_BRIDGE_MAX     16          /* bytes, with the NUL (IFNAMSIZ) */
-bool network_bridge_valid(const char *name);
-const char *network_bridge_rule(void);
+/* An interface's name, the one rule for every bridge, tap, vifname and
+ * NIC name that enters (lodge's commands, configs' vif= and bridges =,
+ * the dashboard's and the web's create forms, network-create --bridge,
+ * install --bridge, lodge-hyp's tap options): 1 to IFNAME_MAX - 1
+ * (IFNAMSIZ - 1) of A-Z a-z 0-9 _ . -, not . or ..: no quote, backslash,
+ * ',' '=' '/' ':' or space, nor the '*' nft reads as a wildcard. */
+#define IFNAME_MAX             16          /* bytes, with the NUL (IFNAMSIZ) */
+#define NETWORK_BRIDGE_MAX     IFNAME_MAX
+bool ifname_valid(const char *name);
+const char *ifname_rule(void);
+/* 0, or -EINVAL with why: "'NAME' is not an interface name (RULE)", the
+ * same words from every face. */
+int ifname_check(const char *name, char *why, size_t whylen);
 /* A network's bridge when none is given: this and its name (so a name
  * longer than NETWORK_BRIDGE_MAX - 1 - 5 needs a bridge given). */
 #define NETWORK_BRIDGE_PREFIX  "lnet-"

@@ -1,6 +1,7 @@
 /* A create form, read by the loader of domain files (config-form.h). */
 #include "config-form.h"
 #include "config-keys.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,6 +90,14 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 	case FORM_BRIDGE:
 		if (!v[0])
 			return 0;
+		/* A bridge's name, made or used, is the interface-name rule's
+		 * whole (before it is cut into a vif spec at its ',' and '='),
+		 * in the words a file's vif = [ "bridge=..." ] gets. */
+		if (strncmp(v, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX)) &&
+		    ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, spec, sizeof(spec))) {
+			snprintf(why, whylen, "bridge: %s", spec);
+			return -EINVAL;
+		}
 		/* A bridge to be made: its name alone (it is not there yet). */
 		if (domain_form_new(v)) {
 			snprintf(spec, sizeof(spec), "bridge=%s", v + strlen(FORM_NEW_PREFIX));

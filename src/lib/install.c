@@ -243,7 +243,7 @@ static struct lodge_seed seed_of(const struct lodge_install_opts *o)
 
 static int check_options(const struct lodge *lg, const struct lodge_install_opts *o, struct lodge_err *err)
 {
-	char value[64], vif[NETWORK_NAME_MAX + IFNAMSIZ + 16];
+	char value[64], vif[NETWORK_NAME_MAX + IFNAMSIZ + 16], why[256];
 	int rc;
 
 	if ((rc = check_key(lg, "name", o->name ? o->name : "", "the name", err)))
@@ -256,8 +256,8 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 		return rc;
 	if (o->bridge && o->network)
 		return lodge_fail(err, -EINVAL, "--bridge and --network: a vif is on one or the other");
-	if (o->bridge && strlen(o->bridge) >= IFNAMSIZ)
-		return lodge_fail(err, -EINVAL, "--bridge: '%s' is longer than %d bytes", o->bridge, IFNAMSIZ - 1);
+	if (o->bridge && (rc = ifname_check(o->bridge, why, sizeof(why))))
+		return lodge_fail(err, rc, "--bridge: %s", why);
 	if (o->network && !network_name_valid(o->network))
 		return lodge_fail(err, -EINVAL, "--network: '%.40s' is not a network name (%s)", o->network,
 				  network_name_rule());

@@ -42,7 +42,7 @@
  * forward chain with policy drop winning over our accept.
  *
  * What a config holds reaches the rule text only through the name rules
- * of schema.h (network_name_valid, network_bridge_valid) and numbers we
+ * of schema.h (network_name_valid, ifname_valid) and numbers we
  * print ourselves: no quote, space, brace or semicolon of a config can
  * end up as nft syntax. */
 #include "netfilter-rules.h"
@@ -172,9 +172,9 @@ int netfilter_add_text(const struct netfilter_net *n, char **text, struct lodge_
 	*text = NULL;
 	if ((rc = check_name(n->name, err)))
 		return rc;
-	if (!n->bridge || !network_bridge_valid(n->bridge))
+	if (!n->bridge || !ifname_valid(n->bridge))
 		return lodge_fail(err, -EINVAL, "network %s: bridge name '%s' is not %s", n->name,
-				  shown(n->bridge, buf), network_bridge_rule());
+				  shown(n->bridge, buf), ifname_rule());
 	if ((unsigned)n->mode >= NF_MODES)
 		return lodge_fail(err, -EINVAL, "network %s: no such mode (%d)", n->name, (int)n->mode);
 	if (n->prefix < 1 || n->prefix > 30)

@@ -211,10 +211,8 @@ static int check_bridge(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 {
 	const char *b = cfg_opt_getnstr(opt, i);
 
-	if (*b && !network_bridge_valid(b)) {
-		snprintf(why, whylen, "'%.32s' is not a bridge name (%s)", b, network_bridge_rule());
+	if (*b && ifname_check(b, why, whylen))
 		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -549,9 +547,8 @@ int lodge_network_create(const struct lodge *lg, const struct lodge_network_opts
 		return lodge_fail(err, -EINVAL, "network %s: '%.64s' is not a DNS domain (labels of a-z 0-9 - joined "
 				  "by dots)", o->name, o->domain);
 	if (o->bridge) {
-		if (!network_bridge_valid(o->bridge))
-			return lodge_fail(err, -EINVAL, "network %s: '%.32s' is not a bridge name (%s)", o->name,
-					  o->bridge, network_bridge_rule());
+		if ((rc = ifname_check(o->bridge, why, sizeof(why))))
+			return lodge_fail(err, rc, "network %s: --bridge: %s", o->name, why);
 		snprintf(bridge, sizeof(bridge), "%s", o->bridge);
 	} else {
 		snprintf(bridge, sizeof(bridge), NETWORK_BRIDGE_PREFIX "%s", o->name);

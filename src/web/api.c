@@ -84,21 +84,16 @@ static void session_json(struct web_response *resp, unsigned status, const struc
 					   s->csrf));
 }
 
+/* The body read and the limits passed, the password is checked on
+ * login.c's thread: the answer, web_login_finish, comes when it is done. */
 static void do_login(const struct web_request *req, const char *word, struct web_response *resp)
 {
 	const char *user = NULL, *password = NULL;
 	char name[WEB_USER_MAX + 1];
-	enum web_role role;
-	struct web_session *s;
-	long wait = web_login_wait(req->peer);
+	enum web_login_scope by = WEB_LOGIN_BY_ADDR;
+	long wait;
 	json_t *j;
-	int ok;
 
-	if (wait) {
-		syslog(LOG_AUTHPRIV | LOG_WARNING, "login refused from %s: too many failures (%ld s to wait)", req->peer, wait);
-		web_error(resp, 429, "too many failed logins from %s: try again in %ld s", req->peer, wait);
-		return;
-	}
 	if (!(j = web_body_json(req, resp)))
 		return;
 	if (json_unpack(j, "{s:s,s:s}", "user", &user, "password", &password) || strlen(password) > WEB_PASSWORD_MAX) {
@@ -106,29 +101,47 @@ static void do_login(const struct web_request *req, const char *word, struct web
 		web_error(resp, 400, "the body is {\"user\": ..., \"password\": ...}");
 		return;
 	}
-	ok = strlen(user) <= WEB_USER_MAX ? web_users_verify(user, password, &role) : 0;
+	/* A name longer than a user's is no user's: checked (a hash spent all
+	 * the same) as the name cut to that length, which cannot match. */
 	snprintf(name, sizeof(name), "%.*s", WEB_USER_MAX, user);
-	json_decref(j);
-	if (ok < 0) {
-		web_error(resp, 500, "the users file cannot be read (%s): lodge web-passwd makes it",
-			  ok == -EPERM ? "others may write it" : strerror(-ok));
+	if ((wait = web_login_admit(req->peer, name, &by))) {
+		json_decref(j);
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "login refused from %s: too many failures %s (%ld s to wait)",
+		       req->peer, by == WEB_LOGIN_BY_USER ? "for one user name" : "from this address", wait);
+		web_error(resp, 429, "too many failed logins %s %s: try again in %ld s", web_login_scope_what(by),
+			  by == WEB_LOGIN_BY_USER ? name : req->peer, wait);
 		return;
 	}
-	web_login_result(req->peer, ok == 1);
-	if (ok != 1) {
+	resp->login = web_login_queue(strlen(user) <= WEB_USER_MAX ? name : "", password, req->peer, req->tls);
+	json_decref(j);
+	if (!resp->login)
+		web_error(resp, 503, "too many logins at once (%d wait): try again", WEB_LOGIN_PENDING_MAX);
+}
+
+void web_login_finish(struct web_login_job *job, struct web_response *resp)
+{
+	struct web_session *s;
+
+	if (job->rc < 0) {
+		web_error(resp, 500, "the users file cannot be read (%s): lodge web-passwd makes it",
+			  job->rc == -EPERM ? "others may write it" : strerror(-job->rc));
+		return;
+	}
+	web_login_result(job->peer, job->user, job->rc == 1);
+	if (job->rc != 1) {
 		/* The name as typed may be anything: not logged, so no password
 		 * typed into the user field lands in the log. */
-		syslog(LOG_AUTHPRIV | LOG_WARNING, "failed login from %s", req->peer);
+		syslog(LOG_AUTHPRIV | LOG_WARNING, "failed login from %s", job->peer);
 		web_error(resp, 401, "wrong user or password");
 		return;
 	}
-	if (!(s = web_session_new(name, role))) {
+	if (!(s = web_session_new(job->user, job->role))) {
 		web_error(resp, 500, "no randomness for a session");
 		return;
 	}
-	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s (%s) logged in from %s", name, web_role_name(role), req->peer);
+	syslog(LOG_AUTHPRIV | LOG_NOTICE, "%s (%s) logged in from %s", job->user, web_role_name(job->role), job->peer);
 	snprintf(resp->cookie, sizeof(resp->cookie), "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", WEB_COOKIE, s->id,
-		 req->tls ? "; Secure" : "");
+		 job->tls ? "; Secure" : "");
 	session_json(resp, 200, s);
 }
 

@@ -8,9 +8,12 @@
  *   method    GET or POST, else 405
  *   the page  its fixed list of files (static.c), no session needed
  *   Origin    absent (curl), or this server's own, else 403
- *   body      a POST's Content-Length at most WEB_BODY_MAX, else 413 and
- *             the connection closed unread; JSON, else 415
- *   session   its cookie, else 401 (only POST /api/login goes without)
+ *   body      a POST's Content-Length (no Transfer-Encoding, else 411) at
+ *             most WEB_BODY_MAX, else 413 and the connection closed
+ *             unread; JSON, else 415
+ *   session   its cookie, else 401 (only POST /api/login goes without:
+ *             its password is checked on login.c's thread, its answer
+ *             given when that is done)
  *   CSRF      a POST's X-CSRF-Token header is the session's, else 403
  * and the route checks the role (api.c). */
 #include "web.h"
@@ -37,6 +40,14 @@ struct http_conn {
 	char *out;                        /* the response body, LWS_PRE bytes in */
 	size_t out_len;
 	bool close_after;
+	/* A request has one answer: once it is given (a refusal before the
+	 * body, too), the body's callbacks are dropped and no route runs. */
+	bool answered;
+	/* Its body is still to come (a Content-Length or Transfer-Encoding):
+	 * answered before it, the connection is closed after the answer,
+	 * as the unread body would otherwise be parsed as the next request. */
+	bool body_pending;
+	struct web_login_job *login;      /* its password being checked (login.c) */
 };
 
 static const struct lodge *server_lg;
@@ -112,6 +123,9 @@ static int respond(struct lws *wsi, struct http_conn *c, struct web_response *r)
 	size_t len = r->body ? strlen(r->body) : 0;
 	static const char nosniff[] = "nosniff", nostore[] = "no-store";
 
+	c->answered = true;
+	if (c->body_pending)
+		c->close_after = true;
 	if (!(c->out = malloc(LWS_PRE + len + 1))) {
 		free(r->body);
 		return -1;
@@ -143,7 +157,7 @@ static int respond_error(struct lws *wsi, struct http_conn *c, unsigned status, 
 
 /* The page's files, with headers that keep it to itself: nothing from
  * elsewhere, never in another site's frame. */
-static int serve_file(struct lws *wsi, const char *path, const char *mime)
+static int serve_file(struct lws *wsi, const char *path, const char *mime, bool close_after)
 {
 	static const char csp[] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
 				  "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -162,7 +176,7 @@ static int serve_file(struct lws *wsi, const char *path, const char *mime)
 	rc = lws_serve_http_file(wsi, path, mime, (const char *)extra, (int)(p - extra));
 	if (rc < 0)
 		return -1;
-	return rc > 0 && lws_http_transaction_completed(wsi) ? -1 : 0;
+	return rc > 0 && (close_after || lws_http_transaction_completed(wsi)) ? -1 : 0;
 }
 
 /* ---- a request --------------------------------------------------------------------------- */
@@ -190,7 +204,25 @@ static int handle(struct lws *wsi, struct http_conn *c)
 		}
 	}
 	web_api(&c->req, &r);
+	if (r.login) {
+		c->login = r.login;       /* answered by login_done */
+		r.login->wsi = wsi;
+		return 0;
+	}
 	return respond(wsi, c, &r);
+}
+
+/* A password check is done (login.c): its answer to its connection. */
+static void login_done(struct web_login_job *job, void *arg)
+{
+	struct http_conn *c = lws_wsi_user(job->wsi);
+	struct web_response r = { 0 };
+
+	(void)arg;
+	c->login = NULL;
+	web_login_finish(job, &r);
+	if (respond(job->wsi, c, &r))
+		lws_set_timeout(job->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
@@ -200,6 +232,10 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 	unsigned long long clen;
 
 	conn_reset(c);
+	c->body_pending = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0 ||
+			  (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+			   !(header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, len, sizeof(len)) == 0 &&
+			     strspn(len, "0") == strlen(len)));
 	lws_get_peer_simple(wsi, c->req.peer, sizeof(c->req.peer));
 	if (strlen(uri) >= WEB_URI_MAX)
 		return respond_error(wsi, c, 414, "the path is too long");
@@ -211,8 +247,11 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 		c->close_after = true;
 		return respond_error(wsi, c, 405, "only GET and POST");
 	}
-	if (!c->req.post && web_static_find(uri, path, sizeof(path), &mime) == 0)
-		return serve_file(wsi, path, mime);
+	if (!c->req.post && web_static_find(uri, path, sizeof(path), &mime) == 0) {
+		c->answered = true;
+		c->close_after = c->body_pending;
+		return serve_file(wsi, path, mime, c->close_after);
+	}
 	if (strncmp(uri, "/api/", 5) != 0)
 		return respond_error(wsi, c, 404, "no such page");
 	snprintf(want, sizeof(want), "%s://%s", server_tls ? "https" : "http", host);
@@ -220,6 +259,10 @@ static int on_request(struct lws *wsi, struct http_conn *c, const char *uri)
 		return respond_error(wsi, c, 403, "a request from another site's page (Origin)");
 	if (!c->req.post)
 		return handle(wsi, c);
+	/* A body's length is known before it is read (WEB_BODY_MAX): no
+	 * chunked bodies. */
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0)
+		return respond_error(wsi, c, 411, "a POST's body needs a Content-Length (no Transfer-Encoding)");
 	if (header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, len, sizeof(len)) ||
 	    (len[0] && (strspn(len, "0123456789") != strlen(len) || strlen(len) > 12))) {
 		c->close_after = true;
@@ -249,6 +292,8 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 	case LWS_CALLBACK_HTTP:
 		return on_request(wsi, c, in);
 	case LWS_CALLBACK_HTTP_BODY:
+		if (c->answered)
+			return 0;         /* refused already: the body is dropped unread */
 		if (c->body_too_big || c->body_len + len > WEB_BODY_MAX) {
 			c->body_too_big = true;
 			return 0;
@@ -261,6 +306,9 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 		c->body[c->body_len] = '\0';
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		c->body_pending = false;
+		if (c->answered)
+			return 0;         /* never the route of a refused request */
 		if (c->body_too_big) {
 			c->close_after = true;
 			return respond_error(wsi, c, 413, "the body is larger than 64 KiB");
@@ -277,11 +325,19 @@ static int http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user
 			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	case LWS_CALLBACK_HTTP_FILE_COMPLETION:
+		if (c && c->close_after)
+			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		web_login_each_done(login_done, NULL);
+		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		if (c)
+		if (c) {
+			if (c->login)
+				web_login_abandon(c->login);
 			conn_reset(c);
+		}
 		return 0;
 	default:
 		break;
@@ -424,6 +480,11 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 		log_err("cannot serve on %s%s", o->listen,
 			server_tls ? " (is the address this host's, the port free, the certificate and key a pair?)"
 				   : " (is the address this host's and the port free?)");
+		return EXIT_FAILED;
+	}
+	if (web_login_start(server_ctx)) {
+		log_err("cannot start the thread of password checks");
+		lws_context_destroy(server_ctx);
 		return EXIT_FAILED;
 	}
 	web_jobs_vhost(lws_get_vhost_by_name(server_ctx, "lodge"));

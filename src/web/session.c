@@ -118,65 +118,108 @@ void web_session_end(struct web_session *s)
 
 /* ---- the login rate limit ------------------------------------------------------------ */
 
-#define ADDRS_MAX 256
+/* The rules, one a scope: after `free` failures in a row the next try
+ * of that address, or for that user name, may come only after a wait
+ * that doubles with each failure, from 1 s to max_wait_s.  Per address
+ * alone, a guesser with many addresses (a /64, 127.0.0.0/8) was never
+ * slowed; per user name, guesses at one account are, from anywhere.  All
+ * logins together are limited in login.c (one hash at a time, paced, a
+ * bounded queue). */
+static const struct login_rule {
+	const char *what;                 /* for the refusal: "from ADDR", "for user NAME" */
+	unsigned free;
+	long max_wait_s;
+} login_rules[WEB_LOGIN_SCOPES] = {
+	[WEB_LOGIN_BY_ADDR] = { "from", WEB_LOGIN_FREE, WEB_LOGIN_BLOCK_MAX_S },
+	[WEB_LOGIN_BY_USER] = { "for user", WEB_LOGIN_USER_FREE, WEB_LOGIN_BLOCK_MAX_S },
+};
 
-static struct login_addr {
-	char addr[64];
+#define KEYS_MAX 256                      /* per scope: the least recently used goes */
+
+static struct login_key {
+	char key[64];
 	unsigned fails;
 	time_t until, last;
-} addrs[ADDRS_MAX];
+} keys[WEB_LOGIN_SCOPES][KEYS_MAX];
 
-static struct login_addr *addr_find(const char *addr, bool make)
+static struct login_key *key_find(enum web_login_scope scope, const char *key, bool make)
 {
-	struct login_addr *oldest = &addrs[0];
+	struct login_key *k = keys[scope], *oldest = &k[0];
 	size_t i;
 
-	for (i = 0; i < ADDRS_MAX; i++) {
-		if (addrs[i].addr[0] && strcmp(addrs[i].addr, addr) == 0)
-			return &addrs[i];
-		if (addrs[i].last < oldest->last)
-			oldest = &addrs[i];
+	for (i = 0; i < KEYS_MAX; i++) {
+		if (k[i].key[0] && strcmp(k[i].key, key) == 0)
+			return &k[i];
+		if (k[i].last < oldest->last)
+			oldest = &k[i];
 	}
 	if (!make)
 		return NULL;
 	memset(oldest, 0, sizeof(*oldest));
-	snprintf(oldest->addr, sizeof(oldest->addr), "%s", addr);
+	snprintf(oldest->key, sizeof(oldest->key), "%s", key);
 	return oldest;
 }
 
 /* One more failure: past the free ones, the wait doubles from 1 s. */
-static void failed(struct login_addr *a, time_t now)
+static void failed(const struct login_rule *rule, struct login_key *k, time_t now)
 {
-	a->last = now;
-	if (++a->fails > WEB_LOGIN_FREE) {
-		unsigned shift = a->fails - WEB_LOGIN_FREE - 1;
-		long wait = shift >= 9 ? WEB_LOGIN_BLOCK_MAX_S : 1L << shift;
+	k->last = now;
+	if (++k->fails > rule->free) {
+		unsigned shift = k->fails - rule->free - 1;
+		long wait = shift >= 20 ? rule->max_wait_s : 1L << shift;
 
-		a->until = now + (wait > WEB_LOGIN_BLOCK_MAX_S ? WEB_LOGIN_BLOCK_MAX_S : wait);
+		k->until = now + (wait > rule->max_wait_s ? rule->max_wait_s : wait);
 	}
 }
 
-/* A try while the address waits is refused unchecked and counts as one
- * more failure: guessing faster only waits longer. */
-long web_login_wait(const char *addr)
+const char *web_login_scope_what(enum web_login_scope scope)
 {
-	struct login_addr *a = addr_find(addr, false);
-	time_t now = now_s();
-
-	if (!a || a->until <= now)
-		return 0;
-	failed(a, now);
-	return (long)(a->until - now);
+	return login_rules[scope].what;
 }
 
-void web_login_result(const char *addr, bool ok)
+/* A try is counted as failed when it is let in, before its password is
+ * checked (login.c hashes it later): tries sent at once cannot all pass
+ * as "the first" before any result is known.  A try while one of its
+ * keys waits is refused unchecked and counts as one more failure of
+ * each: guessing faster only waits longer. */
+long web_login_admit(const char *addr, const char *user, enum web_login_scope *by)
 {
-	struct login_addr *a = addr_find(addr, !ok);
+	const char *key[WEB_LOGIN_SCOPES] = { [WEB_LOGIN_BY_ADDR] = addr, [WEB_LOGIN_BY_USER] = user };
+	time_t now = now_s();
+	long wait = 0;
+	unsigned sc;
 
-	if (!a)
+	for (sc = 0; sc < WEB_LOGIN_SCOPES; sc++) {
+		struct login_key *k = key_find(sc, key[sc], false);
+
+		if (k && k->until > now && k->until - now > wait) {
+			wait = (long)(k->until - now);
+			*by = sc;
+		}
+	}
+	for (sc = 0; sc < WEB_LOGIN_SCOPES; sc++)
+		failed(&login_rules[sc], key_find(sc, key[sc], true), now);
+	if (wait) {
+		const struct login_key *k = key_find(*by, key[*by], false);
+
+		wait = k ? (long)(k->until - now) : wait;   /* counted: it grew */
+	}
+	return wait;
+}
+
+/* A success clears its address and takes back the failure its try was
+ * counted; a failure was counted when it was let in. */
+void web_login_result(const char *addr, const char *user, bool ok)
+{
+	struct login_key *a = key_find(WEB_LOGIN_BY_ADDR, addr, false), *u = key_find(WEB_LOGIN_BY_USER, user, false);
+
+	if (!ok)
 		return;
-	if (ok)
+	if (a)
 		memset(a, 0, sizeof(*a));
-	else
-		failed(a, now_s());
+	if (u && u->fails) {
+		u->fails--;
+		if (u->fails <= login_rules[WEB_LOGIN_BY_USER].free)
+			u->until = 0;
+	}
 }

@@ -9,7 +9,8 @@
  *   server.c   the listener, TLS, and every HTTP request's checks (Host,
  *              Origin, session, CSRF, role, body size) before a route
  *   users.c    ROOT/etc/lodge/web-users: crypt(3) hashes and roles
- *   session.c  sessions, CSRF tokens, the login rate limit
+ *   session.c  sessions, CSRF tokens, the login rate limits
+ *   login.c    the password checks, on a thread of their own
  *   api.c      the JSON API: a table of routes
  *   static.c   the page's files under share/lodge/web */
 #ifndef LODGE_WEB_H
@@ -69,15 +70,54 @@ void web_session_end(struct web_session *s);
 /* Equal, in time independent of where they differ. */
 bool web_token_equal(const char *a, const char *b);
 
-/* Logins from one address: after WEB_LOGIN_FREE failures in a row the
- * next may come only after a wait that doubles with each failure, from
- * 1 s to WEB_LOGIN_BLOCK_MAX_S; a try before is refused unchecked and
- * counts as a failure.  A success clears it. */
+/* Logins are limited by rule (session.c's table), per address and per
+ * user name: after WEB_LOGIN_FREE failures in a row from one address, or
+ * WEB_LOGIN_USER_FREE for one user name (from any address), the next
+ * try may come only after a wait that doubles with each failure, from
+ * 1 s to WEB_LOGIN_BLOCK_MAX_S; a try before is refused unchecked (429)
+ * and counts as a failure.  A success clears its address's. */
 #define WEB_LOGIN_FREE 5
+#define WEB_LOGIN_USER_FREE 10
 #define WEB_LOGIN_BLOCK_MAX_S 300
-/* Seconds until addr may try again (this try counted as failed); 0: now. */
-long web_login_wait(const char *addr);
-void web_login_result(const char *addr, bool ok);
+enum web_login_scope { WEB_LOGIN_BY_ADDR, WEB_LOGIN_BY_USER, WEB_LOGIN_SCOPES };
+/* Let a try of user from addr in: 0, it may be checked (and it counts as
+ * failed until web_login_result says otherwise); else the seconds until
+ * it may, with the rule that holds it in *by. */
+long web_login_admit(const char *addr, const char *user, enum web_login_scope *by);
+void web_login_result(const char *addr, const char *user, bool ok);
+/* "from", "for user": the scope's words in a refusal. */
+const char *web_login_scope_what(enum web_login_scope scope);
+
+/* All logins together (login.c): the password checks (crypt(3), tens of
+ * ms of CPU each) run one at a time on a thread of their own, never on the
+ * event loop; after a burst of WEB_LOGIN_CHECK_BURST checks at most one
+ * each WEB_LOGIN_CHECK_EVERY_MS (a check waits its turn: a delay, not a
+ * refusal); at most WEB_LOGIN_PENDING_MAX wait, more are refused (503). */
+#define WEB_LOGIN_CHECK_BURST 20
+#define WEB_LOGIN_CHECK_EVERY_MS 100
+#define WEB_LOGIN_PENDING_MAX 16
+struct web_login_job {
+	char user[WEB_USER_MAX + 1];
+	char password[WEB_PASSWORD_MAX + 1];
+	char peer[64];
+	bool tls;
+	int rc;                           /* web_users_verify's */
+	enum web_role role;
+	struct lws *wsi;                  /* whose answer it is (server.c) */
+	bool abandoned;                   /* its connection closed while it waited */
+	struct web_login_job *next;
+};
+/* Start the checking thread; lws_cancel_service(ctx) wakes the event
+ * loop when a check is done.  0 or -errno. */
+struct lws_context;
+int web_login_start(struct lws_context *ctx);
+/* Queue a check: the job, or NULL if WEB_LOGIN_PENDING_MAX wait already. */
+struct web_login_job *web_login_queue(const char *user, const char *password, const char *peer, bool tls);
+/* Each check done, in the event loop's thread: fn(job, arg) for those
+ * whose connection is still there, then the job freed. */
+void web_login_each_done(void (*fn)(struct web_login_job *job, void *arg), void *arg);
+/* The connection of job closed: it is freed when done. */
+void web_login_abandon(struct web_login_job *job);
 
 /* ---- requests (server.c) and routes (api.c) ------------------------------------------ */
 
@@ -97,7 +137,11 @@ struct web_response {
 	unsigned status;
 	char *body;                       /* malloc'd JSON */
 	char cookie[256];                 /* a Set-Cookie value, "" none */
+	struct web_login_job *login;      /* the answer comes when this check is done */
 };
+
+/* api.c: the answer to a login whose check is done. */
+void web_login_finish(struct web_login_job *job, struct web_response *resp);
 
 struct lws;
 struct web_server;

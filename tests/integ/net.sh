@@ -108,12 +108,12 @@ expect_bad() {   # NAME PATTERN NETSPEC
 		fail "$1" "$rc: $out"
 	fi
 }
-expect_bad "bridge name over IFNAMSIZ refused" "must be 1 to 15 characters" "tap=vif-bad.0,bridge=a-very-long-bridge-name"
+expect_bad "bridge name over IFNAMSIZ refused" "is not an interface name (1 to 15 characters" "tap=vif-bad.0,bridge=a-very-long-bridge-name"
 expect_bad "malformed MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=02:00:zz:00:00:01"
 expect_bad "multicast MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=01:00:5e:00:00:01"
 expect_bad "bridge that does not exist refused, no tap left" "no bridge named nosuchbr" "tap=vif-bad.0,bridge=nosuchbr"
 msg=$(in_ns "$LODGE" bridge-create a-very-long-bridge-name 2>&1)
-if [ $? -ne 0 ] && grep -q 'must be 1 to 15 characters' <<<"$msg"; then
+if [ $? -ne 0 ] && grep -q "is not an interface name (1 to 15 characters" <<<"$msg"; then
 	pass "bridge-create refuses a name over IFNAMSIZ"
 else
 	fail "bridge-create long name" "$msg"

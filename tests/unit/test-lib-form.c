@@ -127,6 +127,10 @@ static void test_fields(void)
 	same_as_file(FORM_DISK, "nvme:/dev/x", "disk = [ '%s,vda,w' ]");
 	same_as_file(FORM_BRIDGE, "lodge-nosuch0", "vif = [ 'bridge=%s' ]");
 	same_as_file(FORM_BRIDGE, "a/b", "vif = [ 'bridge=%s' ]");
+	/* one interface-name rule (schema.h): what network-create refuses */
+	same_as_file(FORM_BRIDGE, "atk\"x", "vif = [ 'bridge=%s' ]");
+	same_as_file(FORM_BRIDGE, "br*", "vif = [ 'bridge=%s' ]");
+	same_as_file(FORM_BRIDGE, "abcdefghijklmnop", "vif = [ 'bridge=%s' ]");
 	same_as_file(FORM_MAC, "01:00:5e:00:00:01", "vif = [ 'bridge=lo,mac=%s' ]");
 	same_as_file(FORM_MAC, "02:4c:0:0:0:1", "vif = [ 'bridge=lo,mac=%s' ]");
 	same_as_file(FORM_MAC, "00:00:00:00:00:00", "vif = [ 'bridge=lo,mac=%s' ]");
@@ -177,6 +181,13 @@ static void test_form(void)
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:lodge-nosuch0");
 	CHECK("new:NAME, a bridge the create makes: only its name is checked",
 	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == 0);
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:atk\"x");
+	CHECK("new:NAME with a quote refused by the interface-name rule, in its words",
+	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == -EINVAL &&
+	      !strncmp(why, "bridge: 'atk\"x' is not an interface name (", strlen("bridge: 'atk\"x' is not an interface name (")));
+	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:br,vifname=x");
+	CHECK("new:NAME with a ',' refused whole (not cut into a vif spec)",
+	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == -EINVAL && strstr(why, "'br,vifname=x'"));
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:a-bridge-name-too-long");
 	CHECK("... and a name too long for an interface refused",
 	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == -EINVAL);

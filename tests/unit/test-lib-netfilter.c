@@ -252,6 +252,6 @@ int main(int argc, char **argv)
 
 	CHECK("the name rule: letters, digits, _ and -", network_name_valid("a-b_C9"));
 	CHECK("the name rule: no dot", !network_name_valid("a.b"));
-	CHECK("the bridge rule: a dot is an interface's", network_bridge_valid("br.lab"));
+	CHECK("the bridge rule: a dot is an interface's", ifname_valid("br.lab"));
 	UNIT_EXIT();
 }

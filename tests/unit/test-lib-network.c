@@ -129,7 +129,7 @@ static void test_files(void)
 	       "a3.cfg:3: dhcp_range: DHCP range 10.76.0.2-10.76.0.9 is not within");
 	expect("a malformed subnet", "a4", "subnet = \"10.77.0.0/33\"\n", "a4.cfg:1: subnet:");
 	expect("a bridge with a quote", "a5", "subnet = \"10.77.0.0/24\"\nbridge = \"a'b\"\n",
-	       "a5.cfg:2: bridge: 'a'b' is not a bridge name");
+	       "a5.cfg:2: bridge: 'a'b' is not an interface name");
 	expect("a domain with a space", "a6", "subnet = \"10.77.0.0/24\"\ndomain = \"a b\"\n",
 	       "a6.cfg:2: domain: 'a b' is not a DNS domain");
 	expect("an unknown key", "a7", "subnet = \"10.77.0.0/24\"\nforward = 1\n", "a7.cfg:2: forward: unknown key");

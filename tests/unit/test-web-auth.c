@@ -2,8 +2,9 @@
  * yescrypt hashes and roles kept in ROOT/etc/lodge/web-users and checked,
  * a file others may write refused; session cookies found only whole,
  * the least recently used session replaced when all are taken; the login
- * rate limit's schedule (5 free failures, then waits doubling to 300 s,
- * a try while waiting counted, a success clearing it). */
+ * rate limit's schedule (5 free failures per address, 10 per user name,
+ * then waits doubling to 300 s, a try counted when let in, a success
+ * clearing its address). */
 #include "web.h"
 #include "config.h"
 #include "unit.h"
@@ -80,24 +81,55 @@ static void test_sessions(void)
 	      !web_token_equal("abc", "abcd") && !web_token_equal("", "a"));
 }
 
+/* A try as login.c sees it: admitted (and then its result), or the wait. */
+static long try_login(const char *addr, const char *user, bool ok, enum web_login_scope *by)
+{
+	long w = web_login_admit(addr, user, by);
+
+	if (!w)
+		web_login_result(addr, user, ok);
+	return w;
+}
+
 static void test_rate_limit(void)
 {
 	const char *me = "192.0.2.7", *other = "192.0.2.8";
+	enum web_login_scope by = WEB_LOGIN_SCOPES;
+	char addr[32];
 	long w;
 	int i;
 
 	for (i = 0; i < WEB_LOGIN_FREE; i++)
-		web_login_result(me, false);
-	CHECK("logins: 5 failures are free", web_login_wait(me) == 0);
-	web_login_result(me, false);
-	w = web_login_wait(me);
-	CHECK("logins: the 6th makes the next wait", w >= 1 && w <= 2);
+		try_login(me, "u1", false, &by);
+	w = try_login(me, "u1", false, &by);
+	CHECK("logins: 5 failures are free, the 6th is checked", w == 0);
+	w = web_login_admit(me, "u1", &by);
+	CHECK("logins: the 6th makes the next wait, by its address", w >= 1 && w <= 2 && by == WEB_LOGIN_BY_ADDR);
 	for (i = 0; i < 20; i++)
-		w = web_login_wait(me);
+		w = web_login_admit(me, "u1", &by);
 	CHECK("logins: tries while waiting count: the wait grows to its most", w == WEB_LOGIN_BLOCK_MAX_S);
-	CHECK("logins: another address is not held", web_login_wait(other) == 0);
-	web_login_result(me, true);
-	CHECK("logins: a success clears it", web_login_wait(me) == 0);
+	CHECK("logins: another address, another user is not held", try_login(other, "u2", true, &by) == 0);
+	web_login_result(me, "u1", true);
+	CHECK("logins: a success clears its address", web_login_admit(me, "u3", &by) == 0);
+	web_login_result(me, "u3", true);
+
+	/* one user name from ever other addresses: held by the name */
+	for (i = 0; i < WEB_LOGIN_USER_FREE + 1; i++) {
+		snprintf(addr, sizeof(addr), "198.51.100.%d", i);
+		w = try_login(addr, "alice", false, &by);
+	}
+	CHECK("logins: 11 failures for one user from 11 addresses: the 11th still checked", w == 0);
+	w = web_login_admit("198.51.100.200", "alice", &by);
+	CHECK("logins: the next for that user waits, from a new address too, by the user rule",
+	      w >= 1 && by == WEB_LOGIN_BY_USER && strcmp(web_login_scope_what(by), "for user") == 0);
+	CHECK("logins: another user from the same new address is let in",
+	      try_login("198.51.100.201", "bob", true, &by) == 0);
+
+	/* tries let in at once all count before any result */
+	for (i = 0; i < WEB_LOGIN_FREE + 1; i++)
+		w = web_login_admit("203.0.113.9", "carol", &by);
+	w = web_login_admit("203.0.113.9", "carol", &by);
+	CHECK("logins: 7 tries at once, no result yet: the 7th waits", w >= 1 && by == WEB_LOGIN_BY_ADDR);
 }
 
 int main(void)
