@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,7 +138,11 @@ static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	if (!compress && pipe2(l, O_CLOEXEC) < 0) {
+	/* The limit goes through a socket, not a pipe: a decompressor done
+	 * within its allowance (a small save) has closed its end before the
+	 * limit is sent, and a send can say EPIPE where a pipe's write
+	 * kills lodge with SIGPIPE. */
+	if (!compress && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, l) < 0) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -476,7 +481,9 @@ int lodge_restore(const struct lodge *lg, const char *file, const struct lodge_r
 	if (limit_fd >= 0) {
 		uint64_t bound = head_stream_bound(dc);
 
-		if (write(limit_fd, &bound, sizeof(bound)) != sizeof(bound))
+		/* EPIPE: it has ended, all of the stream within its allowance;
+		 * how it ended is asked below. */
+		if (send(limit_fd, &bound, sizeof(bound), MSG_NOSIGNAL) != sizeof(bound) && errno != EPIPE)
 			lodge_warn(lg, "cannot tell the decompressor its limit: %s", strerror(errno));
 		close(limit_fd);
 		limit_fd = -1;
