@@ -175,6 +175,9 @@ static int check_limits(struct domain *dom, const struct options *o)
  * any device exists. */
 static int open_backends(struct domain *dom, const struct options *o)
 {
+	struct stat ist;
+	/* A live migration's stream is a socket (as save_load tells them). */
+	bool incoming_live = o->incoming_fd >= 0 && fstat(o->incoming_fd, &ist) == 0 && S_ISSOCK(ist.st_mode);
 	char err[512];
 	unsigned i;
 	int rc;
@@ -187,8 +190,11 @@ static int open_backends(struct domain *dom, const struct options *o)
 			return rc;
 		}
 		dom->ndisks = i + 1;
-		/* Migrating in: the sender writes the disk until it lets go. */
-		d->lock_later = o->incoming_fd >= 0;
+		/* Migrating in: the sender writes the disk until it lets go.
+		 * A saved file (or its decompressor's pipe) has no sender: its
+		 * disks are locked now, before the guest runs, as a new
+		 * domain's are. */
+		d->lock_later = incoming_live;
 		if ((rc = disk_open(d, err, sizeof(err)))) {
 			log_err("%s", err);
 			return rc;

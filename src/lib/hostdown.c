@@ -11,6 +11,8 @@
  * guest that ignores its power button, and the domain is destroyed. */
 #include "incoming.h"
 #include "internal.h"
+#include "migrate.h"
+#include "savestream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -199,12 +201,18 @@ static int make_save_dir(const char *dir)
 }
 
 /* Would lodge host-start's restore lend this domain what it uses?  A
- * domain restore would refuse is better shut down than saved. */
+ * domain restore would refuse is better shut down than saved.  Its save
+ * is signed with this host's key, which host-start trusts to name what
+ * it named; only without a key is the domain held to lodge.conf. */
 static int restore_would_admit(const struct lodge *lg, const char *name, char *why, size_t len)
 {
 	static struct domain_config dc;
+	static struct secret own_key;
 	struct lodge_err err;
 	int rc;
+
+	if (stream_key(NULL, &own_key, true, why, len))
+		return 0;
 
 	if ((rc = lodge_runtime_config(lg, name, &dc, &err))) {
 		snprintf(why, len, "%s", err.msg);

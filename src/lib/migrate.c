@@ -146,6 +146,7 @@ int lodge_migrate(const struct lodge *lg, const char *domain, const char *dest, 
 	unsigned long long down = 0, total = 0, pages = 0, bytes = 0;
 	struct lodge_status st;
 	struct secret *secret;
+	static struct secret own_key;
 	long t0 = lodge_now_ms();
 	int sock, rc;
 
@@ -167,7 +168,10 @@ int lodge_migrate(const struct lodge *lg, const char *domain, const char *dest, 
 		goto out;
 	if ((rc = sender_auth(sock, secret, res->peer, err)))
 		goto out_sock;
-	if ((rc = head_write(sock, &lg->hc, name, why, sizeof(why)))) {
+	/* Signed, so that the receiver (this host, or a peer that holds the
+	 * secret) lends the domain what it names here. */
+	if ((rc = head_write(sock, &lg->hc, name, stream_key(secret, &own_key, true, why, sizeof(why)), why,
+			     sizeof(why)))) {
 		lodge_fail(err, rc, "cannot send domain %s's header to %s: %s", name, res->peer, why);
 		goto out_sock;
 	}

@@ -142,6 +142,8 @@ static int receive_one(const struct lodge_receiver *r, int sock, const char *pee
 	struct lodge_status st;
 	struct stream_head h;
 	struct lodge_err err;
+	static struct secret own_key;
+	bool signed_here;
 	int rc, ev = r->events[1];
 
 	if (!dc)
@@ -170,8 +172,11 @@ static int receive_one(const struct lodge_receiver *r, int sock, const char *pee
 		return RECV_FAILED;
 	}
 	rc = head_config(&h, "the incoming domain", &lg.hc, dc, why, sizeof(why));
+	/* Signed by this host, or by a peer that holds the secret: trusted
+	 * to name what it named; else lent only what lodge.conf lends. */
+	signed_here = head_signed_by(&h, stream_key(&r->secret, &own_key, false, text, sizeof(text)));
 	head_free(&h);
-	if (!rc)
+	if (!rc && !signed_here)
 		rc = incoming_admit(dc, &lg.hc, why, sizeof(why));
 	if (!rc && lodge_status_of(&lg, dc->name, &st) == 0) {
 		snprintf(why, sizeof(why), "a domain %s already runs here", dc->name);

@@ -8,6 +8,7 @@
  * domain is destroyed only after that. */
 #include "incoming.h"
 #include "internal.h"
+#include "migrate.h"
 #include "savestream.h"
 
 #include <bzlib.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -137,7 +139,11 @@ static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	if (!compress && pipe2(l, O_CLOEXEC) < 0) {
+	/* The limit goes through a socket, not a pipe: a decompressor done
+	 * within its allowance (a small save) has closed its end before the
+	 * limit is sent, and a send can say EPIPE where a pipe's write
+	 * kills lodge with SIGPIPE. */
+	if (!compress && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, l) < 0) {
 		close(p[0]);
 		close(p[1]);
 		return -1;
@@ -280,6 +286,7 @@ int lodge_save(const struct lodge *lg, const char *domain, const char *file, con
 {
 	struct file_progress fp = { .fn = o->progress, .arg = o->arg, .last_ms = lodge_now_ms() };
 	struct lodge_status st;
+	static struct secret own_key;
 	char why[512], line[512];
 	const char *name = st.name;
 	int fd, out, ctl = -1, rc;
@@ -299,7 +306,11 @@ int lodge_save(const struct lodge *lg, const char *domain, const char *file, con
 		close(fd);
 		return rc;
 	}
-	if ((rc = head_write(out, &lg->hc, name, why, sizeof(why)))) {
+	/* Signed with this host's key: its restore here lends the domain
+	 * what it names now (the key is made by the first save). */
+	if (!stream_key(NULL, &own_key, true, why, sizeof(why)))
+		lodge_warn(lg, "%s is not signed (%s): its restore gets only what lodge.conf lends", file, why);
+	if ((rc = head_write(out, &lg->hc, name, own_key.len ? &own_key : NULL, why, sizeof(why)))) {
 		lodge_fail(err, rc, "cannot save domain %s to %s: %s", name, file, why);
 		goto fail;
 	}
@@ -416,8 +427,10 @@ static const char *bz_failure(int status)
 static int restore_config(const struct lodge *lg, const char *file, int fd, int *in, pid_t *bz,
 			  struct domain_config *dc, struct lodge_err *err)
 {
-	char why[CFG_PATH_MAX + 2048];
+	char why[CFG_PATH_MAX + 2048], why_key[512];
+	static struct secret own_key;
 	struct stream_head h;
+	bool trusted;
 	int rc, st;
 
 	if ((rc = head_read(*in, &h, why, sizeof(why)))) {
@@ -434,12 +447,15 @@ static int restore_config(const struct lodge *lg, const char *file, int fd, int 
 		return lodge_fail(err, rc, "%s: %s", file, why);
 	}
 	rc = head_config(&h, file, &lg->hc, dc, why, sizeof(why));
+	/* Written and signed by this host: trusted to name what it named. */
+	trusted = head_signed_by(&h, stream_key(NULL, &own_key, false, why_key, sizeof(why_key)));
 	head_free(&h);
 	if (rc)
 		return lodge_fail(err, rc, "%s", why);
-	/* Whoever wrote the file chose every path in it. */
-	if ((rc = incoming_admit(dc, &lg->hc, why, sizeof(why))))
-		return lodge_fail(err, rc, "%s: %s", file, why);
+	/* Else whoever wrote the file chose every path in it. */
+	if (!trusted && (rc = incoming_admit(dc, &lg->hc, why, sizeof(why))))
+		return lodge_fail(err, rc, "%s: %s%s", file, why,
+				  h.has_mac ? " (its signature is not this host's, or the file was changed)" : "");
 	return 0;
 }
 
@@ -476,7 +492,9 @@ int lodge_restore(const struct lodge *lg, const char *file, const struct lodge_r
 	if (limit_fd >= 0) {
 		uint64_t bound = head_stream_bound(dc);
 
-		if (write(limit_fd, &bound, sizeof(bound)) != sizeof(bound))
+		/* EPIPE: it has ended, all of the stream within its allowance;
+		 * how it ended is asked below. */
+		if (send(limit_fd, &bound, sizeof(bound), MSG_NOSIGNAL) != sizeof(bound) && errno != EPIPE)
 			lodge_warn(lg, "cannot tell the decompressor its limit: %s", strerror(errno));
 		close(limit_fd);
 		limit_fd = -1;

@@ -1,11 +1,15 @@
 /* The stream's magic and HEAD (savestream.h), and passing a descriptor to
  * lodge-hyp with a request. */
 #include "savestream.h"
+#include "migrate.h"
 #include "runtime.h"
 #include "stream.h"
 #include "version.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +36,20 @@ static char *read_small_file(const char *path, size_t max)
 	return buf;
 }
 
-int head_write(int fd, const struct host_config *hc, const char *name, char *why, size_t whylen)
+/* HMAC-SHA256 of a HEAD's body (its text without the signature line). */
+static bool head_mac(const struct secret *key, const char *body, size_t len, unsigned char mac[32])
 {
-	char path[CFG_PATH_MAX + 80], *config, *text;
+	unsigned maclen = 0;
+
+	return HMAC(EVP_sha256(), key->key, (int)key->len, (const unsigned char *)body, len, mac, &maclen) &&
+	       maclen == 32;
+}
+
+int head_write(int fd, const struct host_config *hc, const char *name, const struct secret *key, char *why,
+	       size_t whylen)
+{
+	char path[CFG_PATH_MAX + 80], *config, *keys, *text, hex[2 * 32 + 1] = "";
+	unsigned char mac[32];
 	struct iovec iov;
 	int n, rc;
 
@@ -43,8 +58,26 @@ int head_write(int fd, const struct host_config *hc, const char *name, char *why
 		snprintf(why, whylen, "cannot read domain %s's config %s: %s", name, path, strerror(errno));
 		return -errno;
 	}
-	n = asprintf(&text, "lodge %s\nname %s\nsaved %ld\nconfig\n%s", LODGE_VERSION, name,
-		     (long)time(NULL), config);
+	if (asprintf(&keys, "lodge %s\nname %s\nsaved %ld\n", LODGE_VERSION, name, (long)time(NULL)) < 0) {
+		free(config);
+		return -ENOMEM;
+	}
+	/* The body signed is the HEAD as it reads without its signature. */
+	if (key && key->len) {
+		n = asprintf(&text, "%sconfig\n%s", keys, config);
+		if (n < 0 || !head_mac(key, text, (size_t)n, mac)) {
+			if (n >= 0)
+				free(text);
+			free(keys);
+			free(config);
+			snprintf(why, whylen, "cannot sign the stream's HEAD");
+			return -ENOMEM;
+		}
+		free(text);
+		mig_hex(mac, sizeof(mac), hex);
+	}
+	n = asprintf(&text, "%s%s%s%sconfig\n%s", keys, hex[0] ? "signed " : "", hex, hex[0] ? "\n" : "", config);
+	free(keys);
 	free(config);
 	if (n < 0)
 		return -ENOMEM;
@@ -75,7 +108,7 @@ int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
 {
 	struct state_section s;
 	uint8_t *p;
-	char *text, *line, *cfg;
+	char *text, *line, *cfg, *sig;
 	int rc;
 
 	memset(h, 0, sizeof(*h));
@@ -104,6 +137,26 @@ int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
 		snprintf(why, whylen, "its HEAD section is malformed");
 		return -EBADMSG;
 	}
+	/* A signature is the line just before "config"; the body is the
+	 * text without it, as it was signed. */
+	sig = cfg;
+	while (sig > text && sig[-1] != '\n')
+		sig--;
+	if (strncmp(sig, "signed ", 7) == 0) {
+		*cfg = '\0';
+		h->has_mac = mig_unhex(sig + 7, h->mac, sizeof(h->mac)) == 0;
+		*cfg = '\n';
+	} else {
+		sig = cfg + 1;
+	}
+	h->body_len = (size_t)(sig - text) + (s.len - (size_t)(cfg + 1 - text));
+	if (!(h->body = malloc(h->body_len + 1))) {
+		free(text);
+		return -ENOMEM;
+	}
+	memcpy(h->body, text, (size_t)(sig - text));
+	memcpy(h->body + (sig - text), cfg + 1, s.len - (size_t)(cfg + 1 - text));
+	h->body[h->body_len] = '\0';
 	*cfg = '\0';
 	for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		if (strncmp(line, "lodge ", 6) == 0)
@@ -115,8 +168,10 @@ int head_read(int fd, struct stream_head *h, char *why, size_t whylen)
 	}
 	h->config = strdup(cfg + 8);
 	free(text);
-	if (!h->config)
+	if (!h->config) {
+		head_free(h);
 		return -ENOMEM;
+	}
 	if (strcmp(h->version, LODGE_VERSION) != 0) {
 		snprintf(why, whylen, "saved by Lodge %s; this is Lodge %s", h->version, LODGE_VERSION);
 		head_free(h);
@@ -134,6 +189,17 @@ void head_free(struct stream_head *h)
 {
 	free(h->config);
 	h->config = NULL;
+	free(h->body);
+	h->body = NULL;
+}
+
+bool head_signed_by(const struct stream_head *h, const struct secret *key)
+{
+	unsigned char want[32];
+
+	if (!key || !key->len || !h->has_mac || !h->body || !head_mac(key, h->body, h->body_len, want))
+		return false;
+	return CRYPTO_memcmp(want, h->mac, sizeof(want)) == 0;
 }
 
 int head_config(const struct stream_head *h, const char *label, const struct host_config *hc,

@@ -130,3 +130,105 @@ if [ -n "$ploop" ] && { [ -b "${ploop}p2" ] || partx -a "$ploop" 2>/dev/null; } 
 else
 	skip "partitions of a loop disk" "no loop device with partitions on this host"
 fi
+
+# ---- every start path locks (issue 31, defect 2) -------------------------------------------
+# A domain restored from a file (lodge restore, lodge host-start) holds its
+# disk's lock before its guest runs, as a created one does: /proc/locks
+# shows it, and a second domain on the same blocks, by whatever name (the
+# file, a ../store/./ alias, a hard link, a loop device over it), is
+# refused naming the domain that holds them; and so does a live
+# migration's receiver, from the hand-over on.  (The pool's HA restart is
+# a create.)
+mkdir -p "$T/store" "$ROOT/etc/lodge"
+truncate -s 16M "$T/store/one.img"
+ln "$T/store/one.img" "$T/store/link.img"
+loop_attach oloop "$T/store/one.img" || oloop=
+lcfg() {  # NAME DISK-SPEC: a domain config
+	printf 'name = "%s"\nmemory = 32\nkernel = "%s"\ndisk = [ "%s,vda,w" ]\n' "$1" "$MINIOS" "$2" >"$DOMS/$1.cfg"
+}
+lfield() { timeout 20 "$LODGE" --root "${3:-$ROOT}" list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }'; }
+has_one() { [ -n "$(lfield one 1 "$1")" ]; }
+# locked_by_one [ROOT]: /proc/locks has a write lock on one.img's device
+# and inode, held by domain one's lodge-hyp (or its sandboxed child)
+locked_by_one() {
+	local ino dev pid p
+	ino=$(stat -c %i "$T/store/one.img")
+	dev=$(printf '%02x:%02x' $((0x$(stat -c %D "$T/store/one.img") >> 8)) $((0x$(stat -c %D "$T/store/one.img") & 0xff)))
+	pid=$(lfield one 9 "${1:-$ROOT}")
+	[ -n "$pid" ] || return 1
+	for p in $(awk -v k="$dev:$ino" '$2 == "FLOCK" && $4 == "WRITE" && $6 == k { print $5 }' /proc/locks); do
+		[ "$p" = "$pid" ] || [ "$(awk '/^PPid:/ { print $2 }' /proc/"$p"/status 2>/dev/null)" = "$pid" ] && return 0
+	done
+	return 1
+}
+# second_refused HOW: domain two, its disk one.img by the names above,
+# each refused naming one; nothing of two left running.
+second_refused() {
+	local how=$1 spec label out rc
+	for spec in "file:$T/store/one.img" "file:$T/store/../store/./one.img" "file:$T/store/link.img" \
+		    ${oloop:+"phy:$oloop"}; do
+		label="${spec#*:}"
+		lcfg two "$spec"
+		out=$(lodge create two 2>&1); rc=$?
+		if [ $rc -ne 0 ] && grep -q "is in use by domain one" <<<"$out" && [ -z "$(lfield two 1)" ]; then
+			pass "$how: a second domain on $label is refused: $(grep -o 'disk .*' <<<"$out" | head -1 | cut -c1-160)"
+		else
+			fail "$how: a second domain on $label is refused naming one" "exit $rc: $(tr '\n' '|' <<<"$out")"
+			lodge destroy two >/dev/null 2>&1
+		fi
+	done
+}
+lcfg one "file:$T/store/one.img"
+if lodge create one >"$T/one.out" 2>&1 && track_pid "$(lfield one 9)" && locked_by_one; then
+	pass "a created domain holds its disk's lock (/proc/locks)"
+	second_refused "created"
+	if lodge save one "$T/one.sav" >"$T/one.out" 2>&1 && ! locked_by_one &&
+	   lodge restore "$T/one.sav" >>"$T/one.out" 2>&1 && track_pid "$(lfield one 9)"; then
+		if locked_by_one; then
+			pass "a domain restored from a file holds its disk's lock (/proc/locks)"
+		else
+			fail "a domain restored from a file holds its disk's lock" "$(grep FLOCK /proc/locks | tr '\n' '|')"
+		fi
+		second_refused "restored"
+	else
+		fail "save and restore of one" "$(tr '\n' '|' <"$T/one.out")"
+	fi
+	printf 'on_host_shutdown = "save"\n' >"$ROOT/etc/lodge/lodge.conf"
+	if lodge host-stop >"$T/one.out" 2>&1 && [ -z "$(lfield one 1)" ] &&
+	   lodge host-start >>"$T/one.out" 2>&1 && track_pid "$(lfield one 9)" && locked_by_one; then
+		pass "a domain host-start restores holds its disk's lock (/proc/locks)"
+		lcfg two "file:$T/store/link.img"
+		out=$(lodge create two 2>&1)
+		if grep -q "is in use by domain one" <<<"$out" && [ -z "$(lfield two 1)" ]; then
+			pass "after host-start: a second domain on a hard link is refused naming one"
+		else
+			fail "after host-start: a second domain on a hard link is refused" "$(tr '\n' '|' <<<"$out")"
+		fi
+	else
+		fail "host-stop and host-start of one" "$(tr '\n' '|' <"$T/one.out"); $(grep FLOCK /proc/locks | tr '\n' '|')"
+	fi
+	rm -f "$ROOT/etc/lodge/lodge.conf"
+	# Migrated in (to another root on this host, through its Unix
+	# socket): the receiver holds the lock once the sender let go.
+	RB=$T/b
+	integ_root "$RB"
+	mkdir -p "$RB/etc/lodge/domains"
+	printf 'storage_dirs = [ "%s" ]\nkernel_dirs = [ "%s" ]\n' "$T/store" "$(dirname "$MINIOS")" >"$RB/etc/lodge/lodge.conf"
+	"$LODGE" --root "$RB" migrate-receive >"$T/recv.out" 2>&1 &
+	recv=$!
+	if wait_for "$T/recv.out" '^listening on ' 15 &&
+	   lodge migrate one "$RB/run/lodge/.migrate.sock" >"$T/one.out" 2>&1 && wait_until 10 has_one "$RB" &&
+	   track_pid "$(lfield one 9 "$RB")" && wait_until 10 locked_by_one "$RB"; then
+		pass "a domain migrated in holds its disk's lock (/proc/locks)"
+		second_refused "migrated in"
+	else
+		fail "a domain migrated in holds its disk's lock" "$(tr '\n' '|' <"$T/one.out"); $(tail -2 "$T/recv.out" | tr '\n' '|'); $(grep FLOCK /proc/locks | tr '\n' '|')"
+	fi
+	kill "$recv" 2>/dev/null
+	wait "$recv" 2>/dev/null
+	timeout 20 "$LODGE" --root "$RB" destroy one >/dev/null 2>&1
+	lodge destroy one >/dev/null 2>&1
+else
+	fail "a created domain holds its disk's lock" "$(tr '\n' '|' <"$T/one.out"); $(grep FLOCK /proc/locks | tr '\n' '|')"
+fi
+exit 0

@@ -90,6 +90,11 @@ $FORGE forge "$T/v.sav" "$T/kernel.sav" --config-sub "$MINIOS" "$T/evil/minios.e
 restore_refused "a save forged to boot a kernel of its own is refused" \
 	"$T/kernel.sav" "its kernel $T/evil/minios.elf is not this host's to give"
 
+# The strict rules, for a file this host cannot vouch for: with its key
+# gone, v.sav's signature proves nothing (a file from elsewhere is the
+# same), and what this host's config and lodge.conf lend decides.
+mv "$RA/var/lib/lodge/host.key" "$T/a-host.key"
+
 # This host's config lends the disk read-only: a stream asking to write is refused.
 cfg "$RA" v "$T/images/v.img"
 sed -i 's/,vda,w/,vda,r/' "$RA/etc/lodge/domains/v.cfg"
@@ -110,6 +115,7 @@ else
 fi
 la destroy v >/dev/null 2>&1
 wait_until 10 nothing_of "$RA" v
+mv "$T/a-host.key" "$RA/var/lib/lodge/host.key"
 cfg "$RA" v "$T/images/v.img"
 rm -f "$RA/etc/lodge/lodge.conf"
 
@@ -236,5 +242,70 @@ if wait_for "$T/recv2.out" "^listening on 127.0.0.1:$PORT \\(secret required\\)"
 	fi
 else
 	fail "TCP listener with a secret" "$(one_line <"$T/recv2.out")"
+fi
+
+# ---- this host's own saves (issue 31, defect 8) -----------------------------------------------
+# What this host wrote it signed with its key (ROOT/var/lib/lodge/host.key,
+# made by the first save), and trusts to name what it named: a domain
+# created from a config of its own elsewhere, its disk outside
+# storage_dirs and its kernel outside kernel_dirs, restores here.  The
+# same file with one byte of its config changed (CRC made good), or
+# restored on another host, gets the strict rules and is refused.  A
+# migration to a peer that holds the secret is signed with the secret.
+mkdir -p "$T/some"
+truncate -s 16M "$T/some/x.img"
+printf 'name = "x"\nmemory = 32\nkernel = "%s"\ncmdline = "run=\\"counter 500\\""\ndisk = [ "file:%s,vda,w" ]\n' \
+	"$MINIOS" "$T/some/x.img" >"$T/some/x.cfg"
+KEY=$RA/var/lib/lodge/host.key
+if la create "$T/some/x.cfg" >"$T/x.out" 2>&1 && wait_until 30 shows "$RA" x '^counter 2$' &&
+   la save x "$T/x.sav" >>"$T/x.out" 2>&1; then
+	if [ "$(stat -c '%s %a %U' "$KEY" 2>&1)" = "32 600 root" ] && grep -aq '^signed [0-9a-f]\{64\}$' "$T/x.sav"; then
+		pass "the first save makes the host key ($KEY: 32 bytes, 0600, root's) and signs its HEAD"
+	else
+		fail "the host key" "$(stat -c '%s %a %U' "$KEY" 2>&1); $(head -c 300 "$T/x.sav" | tr -c '[:print:]\n' '.' | one_line)"
+	fi
+	out=$(la restore "$T/x.sav" 2>&1); rc=$?
+	if [ $rc -eq 0 ] && listed "$RA" x && wait_until 10 shows "$RA" x '^counter [0-9]+$'; then
+		pass "a save of a domain created from $T/some/x.cfg (disk and kernel this host does not lend) restores here: $out"
+	else
+		fail "this host's own save restores" "exit $rc: $(one_line <<<"$out")"
+	fi
+	la destroy x >/dev/null 2>&1
+	wait_until 10 nothing_of "$RA" x
+	$FORGE forge "$T/x.sav" "$T/x1.sav" --config-sub 'Lodge domain x' 'Lodge domain y' >/dev/null
+	if cmp -s "$T/x.sav" "$T/x1.sav" || [ "$(cmp -l "$T/x.sav" "$T/x1.sav" 2>/dev/null | wc -l)" -gt 5 ]; then
+		fail "one byte of the config changed" "forge changed $(cmp -l "$T/x.sav" "$T/x1.sav" 2>/dev/null | wc -l) bytes"
+	fi
+	out=$(la restore "$T/x1.sav" 2>&1); rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] &&
+	   grep -q "its disk $T/some/x.img (vda) is not this host's to give.*its signature is not this host's, or the file was changed" <<<"$out" &&
+	   nothing_of "$RA" x; then
+		pass "the same file with one byte of its config changed (CRC made good) is refused: $(cut -c1-220 <<<"$out")"
+	else
+		fail "a changed signed file is refused" "exit $rc: $(one_line <<<"$out")"
+		la destroy x >/dev/null 2>&1
+	fi
+	out=$(lb restore "$T/x.sav" 2>&1); rc=$?
+	if [ $rc -ne 0 ] && grep -q "is not this host's to give" <<<"$out" && nothing_of "$RB" x; then
+		pass "another host (its own key) gives the file the strict rules: $(cut -c1-160 <<<"$out")"
+	else
+		fail "another host's restore is strict" "exit $rc: $(one_line <<<"$out")"
+		lb destroy x >/dev/null 2>&1
+	fi
+	# A migration to a peer holding the secret: signed with it, trusted.
+	if la restore "$T/x.sav" >/dev/null 2>&1 && wait_until 10 listed "$RA" x; then
+		out=$(la migrate --secret-file "$T/secret" x "127.0.0.1:$PORT" 2>&1); rc=$?
+		if [ $rc -eq 0 ] && wait_until 10 listed "$RB" x && wait_until 10 nothing_of "$RA" x; then
+			pass "a migration to a peer that holds the secret is signed with it: x runs on b"
+		else
+			fail "a signed migration to a peer with the secret" "exit $rc: $(one_line <<<"$out"); $(tail -2 "$T/recv2.out" | one_line)"
+		fi
+	else
+		fail "a signed migration to a peer with the secret" "x did not restore on a"
+	fi
+	la destroy x >/dev/null 2>&1
+	lb destroy x >/dev/null 2>&1
+else
+	fail "this host's own saves" "$(one_line <"$T/x.out")"
 fi
 exit 0

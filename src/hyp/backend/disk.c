@@ -192,6 +192,77 @@ static const struct disk *held_here(const struct disk *d, const struct disk_name
 	return NULL;
 }
 
+/* The domain holding name n's lock, for the refusal: /proc/locks gives
+ * the process that took a flock on that device and inode, and a
+ * lodge-hyp's command line its --name.  "" if that cannot be said (a
+ * process gone, a lock taken by something else than a lodge-hyp, or
+ * /proc out of reach in the sandbox). */
+static int read_comm(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		rc = -EIO;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return rc;
+}
+
+static void lock_holder(const struct disk_name *n, char *name, size_t len)
+{
+	char line[256], path[64], cmd[8192], self[32], other[32];
+	unsigned maj, min;
+	unsigned long long ino;
+	int pid = 0, fd;
+	ssize_t got, at;
+	FILE *f;
+
+	name[0] = '\0';
+	if (!(f = fopen("/proc/locks", "re")))
+		return;
+	while (!pid && fgets(line, sizeof(line), f)) {
+		int p;
+
+		/* "1: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE START END";
+		 * a waiter's line has "->" before FLOCK and is not a holder. */
+		if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
+		    maj == major(n->dev) && min == minor(n->dev) && ino == n->ino && p > 0 && p != getpid())
+			pid = p;
+	}
+	fclose(f);
+	/* Only a lodge-hyp's --name names a domain: the holder's command
+	 * must be this one's. */
+	if (!pid || read_comm("/proc/self/comm", self, sizeof(self)) ||
+	    (snprintf(path, sizeof(path), "/proc/%d/comm", pid), read_comm(path, other, sizeof(other))) ||
+	    strcmp(self, other) != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	got = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (got <= 0)
+		return;
+	cmd[got] = '\0';
+	for (at = 0; at < got; at += (ssize_t)strlen(cmd + at) + 1) {
+		const char *arg = cmd + at, *v = NULL;
+
+		if (strncmp(arg, "--name=", 7) == 0)
+			v = arg + 7;
+		else if (strcmp(arg, "--name") == 0 && at + (ssize_t)strlen(arg) + 1 < got)
+			v = arg + strlen(arg) + 1;
+		/* Whatever the other process's arguments say, only a valid
+		 * domain name is repeated. */
+		if (v && domain_name_valid(v)) {
+			snprintf(name, len, "%s", v);
+			return;
+		}
+	}
+}
+
 int disk_lock(struct disk *d, char *err, size_t errlen)
 {
 	unsigned i, k;
@@ -214,10 +285,15 @@ int disk_lock(struct disk *d, char *err, size_t errlen)
 		else if ((here = held_here(d, n)))
 			snprintf(err, errlen, "disks %s and %s of this domain are the same blocks%s%s",
 				 here->path, d->path, n->what[0] ? ": both use " : "", n->what);
-		else
-			snprintf(err, errlen, "disk %s is in use by another domain%s%s%s%s", d->path,
+		else {
+			char holder[DOMAIN_NAME_MAX + 1];
+
+			lock_holder(n, holder, sizeof(holder));
+			snprintf(err, errlen, "disk %s is in use by %s%s%s%s%s%s", d->path,
+				 holder[0] ? "domain " : "another domain", holder,
 				 n->what[0] ? ": " : "", n->what, n->what[0] ? " is in use" : "",
 				 shared ? " (opened writable there)" : "");
+		}
 		return -EBUSY;
 	}
 	d->locked = true;
