@@ -266,18 +266,30 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+#define HELP_INDENT 20             /* where each command's help begins */
+
+/* One command a paragraph: its name and operands, then its help from
+ * HELP_INDENT (on the next line when they are longer), all within 80
+ * columns; its options are lodge help COMMAND's. */
 static void usage(FILE *f)
 {
-	char args[512];
 	size_t i;
 
 	fprintf(f, "usage: lodge [--root DIR] [COMMAND] [ARGS]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++) {
-		cli_synopsis(&commands[i], args, sizeof(args));
-		fprintf(f, "  %-15s %-28s %s\n", commands[i].name, args, commands[i].help);
+		int col = fprintf(f, "  %s%s%s", commands[i].name, commands[i].operands[0] ? " " : "",
+				  commands[i].operands);
+
+		if (col > HELP_INDENT - 1) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%*s", HELP_INDENT - col, "");
+		cli_wrap(f, commands[i].help, HELP_INDENT, HELP_INDENT);
 	}
-	fprintf(f, "\nDOMAIN: a running domain's name, or its ID.  Every command takes --help and --version.\n"
-		"--root DIR (or LODGE_ROOT) puts /etc/lodge and /run/lodge under DIR.\n");
+	fprintf(f, "\nDOMAIN: a running domain's name, or its ID.  Every command takes --help and\n"
+		"--version; lodge help COMMAND gives its options.  --root DIR (or LODGE_ROOT)\n"
+		"puts /etc/lodge, /var/lib/lodge, /var/log/lodge, /run/lodge... under DIR.\n");
 }
 
 /* The command a word names, whole or by an unambiguous prefix; NULL with
