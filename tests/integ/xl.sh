@@ -1,11 +1,13 @@
 #!/bin/bash
 # The rest of xl (issue 35, point 7): lodge help within 80 columns (and
-# each command's help), uptime of one domain, shutdown -a/-w and
-# reboot -w, with real Mini-OS domains.
+# each command's help); with real Mini-OS domains: uptime of one domain,
+# sysrq (a serial BREAK then the key), trigger nmi (and s3resume refused),
+# mem-max as mem-set's ceiling, reboot -w, shutdown -a -w.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "xl verbs"
 out=$TMPDIR_TEST/out
+err=$TMPDIR_TEST/err
 
 # ---- lodge help fits an 80-column terminal ------------------------------------------------
 lodge help >"$out" 2>&1
@@ -26,6 +28,103 @@ if [ -z "$bad" ]; then
 	pass "lodge help COMMAND within 80 columns for every command"
 else
 	fail "lodge help COMMAND within 80 columns" "$bad"
+fi
+
+need_kvm "xl verbs with domains" || integ_exit
+[ -f "$MINIOS" ] || { skip "xl verbs with domains" "Mini-OS not built"; integ_exit; }
+
+# count NAME TEXT: how many console lines of NAME contain TEXT
+count() { console_log "$1" | grep -c -- "$2"; }
+more_than() { [ "$(count "$1" "$2")" -gt "$3" ]; }
+
+domain_cfg a 'maxmem = 64' 'on_reboot = "restart"'
+domain_cfg b
+if ! lodge create a || ! lodge create b || ! wait_until 60 booted a || ! wait_until 60 booted b; then
+	fail "two Mini-OS domains boot" "$(lodge list 2>&1)"
+	integ_exit
+fi
+
+# ---- uptime DOMAIN ------------------------------------------------------------------------
+lodge uptime a >"$out" 2>"$err"; rc=$?
+if [ $rc -eq 0 ] && [ "$(wc -l <"$out")" = 2 ] && grep -q '^a ' "$out" && ! grep -q '^b ' "$out"; then
+	pass "uptime DOMAIN: that domain's line only"
+else
+	fail "uptime DOMAIN" "exit $rc: $(cat "$out" "$err")"
+fi
+if ! lodge uptime nosuch >"$out" 2>"$err" && [ "$(wc -l <"$err")" = 1 ]; then
+	pass "uptime of no such domain: one line, $(cat "$err")"
+else
+	fail "uptime of no such domain" "$(cat "$out" "$err")"
+fi
+
+# ---- sysrq: a BREAK then the key, as Linux's 8250 driver reads it -------------------------
+n=$(count a 'minios: sysrq h')
+if lodge sysrq a h 2>"$err" && wait_until 20 more_than a 'minios: sysrq h' "$n" &&
+   ! console_log a | grep -q '^minios> h$'; then
+	pass "sysrq a h: the guest saw a BREAK and took h as its sysrq key, not as input"
+else
+	fail "sysrq a h" "$(cat "$err"); console: $(console_log a | tail -3)"
+fi
+if ! lodge sysrq a hh 2>"$err" && [ "$(wc -l <"$err")" = 1 ]; then
+	pass "sysrq with a key of two characters: one line, $(cat "$err")"
+else
+	fail "sysrq with two characters" "$(cat "$err")"
+fi
+
+# ---- trigger ---------------------------------------------------------------------------------
+n=$(count a 'minios: NMI received')
+if lodge trigger a nmi 2>"$err" && wait_until 20 more_than a 'minios: NMI received' "$n" &&
+   [ "$(field a 5)" = running ]; then
+	pass "trigger a nmi: the guest's NMI handler ran, the domain runs on"
+else
+	fail "trigger a nmi" "$(cat "$err"); console: $(console_log a | tail -3); state $(field a 5)"
+fi
+if ! lodge trigger a s3resume >"$out" 2>"$err" && [ "$(wc -l <"$err")" = 1 ] && grep -q 'S3' "$err" &&
+   [ "$(field a 5)" = running ]; then
+	pass "trigger s3resume refused in one line: $(cat "$err")"
+else
+	fail "trigger s3resume refused" "$(cat "$out" "$err")"
+fi
+lodge trigger a bogus >"$out" 2>"$err"; rc=$?
+if [ $rc = 2 ] && grep -q 'nmi, reset, power' "$err"; then
+	pass "trigger with an unknown action: usage error naming the actions"
+else
+	fail "trigger bogus" "$(cat "$err")"
+fi
+
+# ---- mem-max: the ceiling of mem-set ---------------------------------------------------------
+if lodge mem-max a 48 2>"$err" && ! lodge mem-set a 56 2>"$out" && grep -q 'mem-max (48 MiB' "$out" &&
+   lodge mem-set a 40 2>>"$err"; then
+	pass "mem-max a 48: mem-set 56 refused ($(cat "$out")), 40 taken"
+else
+	fail "mem-max a 48" "$(cat "$err" "$out")"
+fi
+if ! lodge mem-max a 100 2>"$err" && grep -q 'above' "$err" && ! lodge mem-max a 20 2>"$out" &&
+   grep -q 'below' "$out" && lodge mem-max a 64 && lodge mem-set a 64; then
+	pass "mem-max above maxmem or below the target refused; back to 64 lets mem-set 64"
+else
+	fail "mem-max bounds" "$(cat "$err" "$out")"
+fi
+
+# ---- reboot -w: returns once the domain runs again -------------------------------------------
+if lodge reboot -w a 2>"$err" && [ "$(field a 5)" = running ] && [ "$(count a 'Lodge Mini-OS')" -ge 1 ]; then
+	pass "reboot -w a: returned with the domain running again"
+else
+	fail "reboot -w a" "$(cat "$err"); state $(field a 5)"
+fi
+wait_until 60 booted a
+
+# ---- shutdown -a -w: every domain, waited for ------------------------------------------------
+if ! lodge shutdown a b >"$out" 2>"$err" && ! lodge shutdown -a a >"$out" 2>"$err"; then
+	pass "shutdown -a with a domain refused: $(cat "$err")"
+else
+	fail "shutdown -a with a domain refused" "$(cat "$out" "$err")"
+fi
+if lodge shutdown -a -w >"$out" 2>"$err" && [ ! -d "$RUN/a" ] && [ ! -d "$RUN/b" ] &&
+   grep -q '^a: shut down' "$out" && grep -q '^b: shut down' "$out"; then
+	pass "shutdown -a -w: both domains powered off through their guests before it returned"
+else
+	fail "shutdown -a -w" "$(cat "$out" "$err"); $(ls "$RUN")"
 fi
 
 integ_exit
