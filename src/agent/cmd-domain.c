@@ -21,7 +21,9 @@ int cmd_create(struct cli *c)
 		return cmd_pool_create(c);
 	if (c->set['O'])
 		return cli_usage_error(c->cmd, "--on HOST: this host is in no pool (lodge pool-join)");
-	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err))
+	if (c->argc > 1 && c->lg.hc.pool_etcd[0] && !c->set['L'])
+		return cli_usage_error(c->cmd, "KEY=VALUE overrides: only for a local domain (--local)");
+	if (lodge_config_find_with(&c->lg, c->argv[0], c->argv + 1, (unsigned)c->argc - 1, &dc, &err))
 		return cli_fail(&err);
 	if (c->lg.hc.pool_etcd[0] && cmd_pool_local_check(c, dc.name))
 		return EXIT_FAILED;

@@ -178,7 +178,8 @@ static int cmd_top(struct cli *c);
 #define ANY (-1)
 static const struct command commands[] = {
 	{ "top", top_opts, "", 0, 0, "the dashboard (also lodge with no command)", 0, cmd_top },
-	{ "create", create_opts, "FILE|NAME", 1, 1, "start a domain from its config", 0, cmd_create },
+	{ "create", create_opts, "FILE|NAME [KEY=VALUE...]", 1, ANY,
+	  "start a domain from its config, KEY=VALUE replacing the config's KEY (memory=512)", 0, cmd_create },
 	{ "list", list_opts, "[DOMAIN...]", 0, ANY, "list domains (or only those), Domain-0 first", 0, cmd_list },
 	{ "console", console_opts, "DOMAIN", 1, 1, "attach to a domain's serial console (Ctrl-] detaches)", 0,
 	  cmd_console },

@@ -652,6 +652,96 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
 	return load_domain(&ctx, text, len, hc, check_host, dc);
 }
 
+/* xl create FILE KEY=VALUE...: each override a statement of the config's
+ * own syntax, read after the file's, and the file's statements of those
+ * keys blanked first (a key set twice is refused in a file).  A
+ * statement runs from its key's line to the next key's (a list may take
+ * several lines); blanked lines stay, so the file's messages keep their
+ * line numbers, and an override's message names the override. */
+int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
+				 const struct host_config *hc, bool check_host, struct domain_config *dc,
+				 char *err, size_t errlen)
+{
+	static struct load_ctx ctx;
+	size_t len, tlen, i, j;
+	char *text, *conf, *all;
+	int rc, file_lines = 1, line;
+	unsigned k, o;
+
+	if ((rc = ctx_init(&ctx, path, err, errlen)))
+		return rc;
+	for (o = 0; o < n; o++) {
+		const char *eq = strchr(overrides[o], '=');
+		size_t klen = eq ? (size_t)(eq - overrides[o]) : 0;
+
+		while (klen && overrides[o][klen - 1] == ' ')
+			klen--;
+		if (!eq || !klen || strchr(overrides[o], '\n') || strspn(overrides[o], "abcdefghijklmnopqrstuvwxyz0123456789_") != klen) {
+			snprintf(err, errlen, "'%s': an override is KEY=VALUE on one line (memory=512, name=\"web2\")",
+				 overrides[o]);
+			return -EINVAL;
+		}
+	}
+	if (!(text = read_file(&ctx, &len)))
+		return -EINVAL;
+	/* The file's key sites, from the pre-pass alone. */
+	if (!(conf = cfg_xen_to_confuse(&ctx, text, len))) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(conf);
+	for (i = 0; i < len; i++)
+		file_lines += text[i] == '\n';
+	for (o = 0; o < n; o++) {
+		size_t klen = strcspn(overrides[o], " =");
+
+		for (k = 0; k < ctx.nsites; k++) {
+			int end = file_lines + 1;
+
+			if (strlen(ctx.sites[k].key) != klen || strncmp(ctx.sites[k].key, overrides[o], klen))
+				continue;
+			for (j = 0; j < ctx.nsites; j++)
+				if (ctx.sites[j].line > ctx.sites[k].line && ctx.sites[j].line < end)
+					end = ctx.sites[j].line;
+			for (i = 0, line = 1; i < len; i++) {
+				if (text[i] == '\n')
+					line++;
+				else if (line >= ctx.sites[k].line && line < end)
+					text[i] = ' ';
+			}
+		}
+	}
+	tlen = len + 1;
+	for (o = 0; o < n; o++)
+		tlen += strlen(overrides[o]) + 1;
+	if (!(all = malloc(tlen + 1))) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(all, text, len);
+	free(text);
+	j = len;
+	all[j++] = '\n';
+	for (o = 0; o < n; o++) {
+		memcpy(all + j, overrides[o], strlen(overrides[o]));
+		j += strlen(overrides[o]);
+		all[j++] = '\n';
+	}
+	if ((rc = ctx_init(&ctx, path, err, errlen)) == 0)
+		rc = load_domain(&ctx, all, j, hc, check_host, dc);
+	free(all);
+	/* A message about an override's line names the override. */
+	if (rc && ctx.err_line > file_lines && ctx.err_line - file_lines - 1 < (int)n && ctx.err_what) {
+		char what[2048];
+
+		snprintf(what, sizeof(what), "%s", ctx.err_what);
+		snprintf(err, errlen, "override '%s': %s", overrides[ctx.err_line - file_lines - 1], what);
+	}
+	return rc;
+}
+
 int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,
 		     char *why, size_t whylen)
 {

@@ -125,6 +125,13 @@ int domain_config_load(const char *path, const struct host_config *hc, bool chec
  * relative to its directory. */
 int domain_config_load_text(const char *label, const char *text, size_t len, const struct host_config *hc,
 			    bool check_host, struct domain_config *dc, char *err, size_t errlen);
+/* domain_config_load with overrides (xl create FILE KEY=VALUE...): each
+ * "KEY=VALUE" a statement of the file's syntax that replaces the file's
+ * statement of KEY (or adds one), checked as the file is; a message about
+ * one names it ("override 'memory=1': ..."). */
+int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
+				 const struct host_config *hc, bool check_host, struct domain_config *dc,
+				 char *err, size_t errlen);
 /* Check one key of a domain config as domain_config_load checks it in a
  * file, alone: value as a person types it (not quoted; for disk and vif
  * one spec), "" as a file that leaves the key out (a required key is

@@ -210,6 +210,10 @@ void lodge_poller_late(const struct lodge_poller *p, void *arg);
  * read and checked as create does: 0, or -errno with FILE:LINE: KEY: why. */
 int lodge_config_find(const struct lodge *lg, const char *file_or_name, struct domain_config *dc,
 		      struct lodge_err *err);
+/* The same with xl create's KEY=VALUE overrides: each replaces the
+ * file's statement of KEY, checked by the same schema. */
+int lodge_config_find_with(const struct lodge *lg, const char *file_or_name, char *const *overrides, unsigned n,
+			   struct domain_config *dc, struct lodge_err *err);
 /* The resolved config a running domain was started with. */
 int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc,
 			 struct lodge_err *err);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The rest of xl (issue 35, point 7): lodge help within 80 columns (and
-# each command's help); with real Mini-OS domains: uptime of one domain,
+# each command's help); with real Mini-OS domains: create FILE KEY=VALUE
+# (checked by the config's schema), uptime of one domain,
 # sysrq (a serial BREAK then the key), trigger nmi (and s3resume refused),
 # mem-max as mem-set's ceiling, reboot -w, shutdown -a -w.
 . "$(dirname "$0")/../lib.sh"
@@ -43,6 +44,23 @@ if ! lodge create a || ! lodge create b || ! wait_until 60 booted a || ! wait_un
 	fail "two Mini-OS domains boot" "$(lodge list 2>&1)"
 	integ_exit
 fi
+
+# ---- create FILE KEY=VALUE: overrides checked by the config's own schema -------------------
+if lodge create a name=c memory=48 'extra="x"' -p 2>"$err" && [ "$(field c 3)" = 48 ] &&
+   [ "$(field c 5)" = paused ] && lodge config c | grep -q '^name = "c"' && [ "$(field a 3)" != 48 ]; then
+	pass "create a name=c memory=48: a second domain from a's config, with 48 MiB"
+else
+	fail "create with overrides" "$(cat "$err"); $(lodge list 2>&1)"
+fi
+lodge destroy c 2>/dev/null
+for o in memory=1 bogus=1 memory 'disk=["/nonexistent.img,raw,xvda,rw"]'; do
+	if lodge create a name=d "$o" >"$out" 2>"$err" || [ "$(wc -l <"$err")" != 1 ] || ! grep -qF -- "$o" "$err" ||
+	   [ -n "$(field d 1)" ]; then
+		fail "create with override '$o' refused" "$(cat "$out" "$err")"
+	else
+		pass "create with override '$o' refused in one line naming it: $(cat "$err")"
+	fi
+done
 
 # ---- uptime DOMAIN ------------------------------------------------------------------------
 lodge uptime a >"$out" 2>"$err"; rc=$?
