@@ -55,7 +55,7 @@ if [ -z "$missing" ]; then
 else
 	fail "the package names what its commands run" "neither depended on nor recommended: $missing"
 fi
-if dpkg-deb -c "$DEB" | grep -qE ' \./usr/share/doc/lodge/README\.md(\.gz)?$'; then
+if dpkg-deb -c "$DEB" | grep -E ' \./usr/share/doc/lodge/README\.md(\.gz)?$' >/dev/null; then
 	pass "the package ships README.md in /usr/share/doc/lodge"
 else
 	fail "the package ships README" "$(dpkg-deb -c "$DEB" | grep -o './usr/share/doc/lodge/.*' | tr '\n' ' ')"
