@@ -20,6 +20,8 @@ int cmd_list(struct cli *c);
 int cmd_uptime(struct cli *c);
 int cmd_trigger(struct cli *c);
 int cmd_sysrq(struct cli *c);
+int cmd_config_update(struct cli *c);
+int cmd_rename(struct cli *c);
 int cmd_config(struct cli *c);
 /* cmd-check.c, cmd-autostart.c, cmd-info.c */
 int cmd_check(struct cli *c);

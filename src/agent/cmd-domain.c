@@ -1,5 +1,6 @@
 /* Domain lifecycle commands: create, pause, unpause, shutdown, reboot,
- * destroy, trigger, sysrq, uptime, config (list: cmd-list.c). */
+ * destroy, trigger, sysrq, uptime, config, config-update, rename (list:
+ * cmd-list.c). */
 #include "agent.h"
 #include "log.h"
 
@@ -187,6 +188,29 @@ int cmd_uptime(struct cli *c)
 		print_uptime(&l.dom[i]);
 	lodge_list_free(&l);
 	return 0;
+}
+
+/* config-update NAME [FILE] [KEY=VALUE...]: a FILE is the word without
+ * '=' (as xl's). */
+int cmd_config_update(struct cli *c)
+{
+	const char *from = c->argc > 1 && !strchr(c->argv[1], '=') ? c->argv[1] : NULL;
+	int first = from ? 2 : 1;
+	struct lodge_err err;
+
+	if (c->argc < 2)
+		return cli_usage_error(c->cmd, "give a FILE or KEY=VALUE (memory=512)");
+	if (lodge_config_update(&c->lg, c->argv[0], from, c->argv + first, (unsigned)(c->argc - first), &err))
+		return cli_fail(&err);
+	printf("%s: config updated; its next create reads it\n", c->argv[0]);
+	return 0;
+}
+
+int cmd_rename(struct cli *c)
+{
+	struct lodge_err err;
+
+	return lodge_rename(&c->lg, c->argv[0], c->argv[1], &err) ? cli_fail(&err) : 0;
 }
 
 /* The resolved config a running domain was started with, or the file's. */

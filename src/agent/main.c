@@ -233,6 +233,11 @@ static const struct command commands[] = {
 	{ "dmesg", no_opts, "DOMAIN", 1, 1, "a running domain's lodge-hyp messages", 0, cmd_dmesg },
 	{ "uptime", no_opts, "[DOMAIN]", 0, 1, "how long each domain (or that one) has run", 0, cmd_uptime },
 	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
+	{ "config-update", no_opts, "NAME [FILE] [KEY=VALUE...]", 1, ANY,
+	  "replace a domain's config (with FILE's, or KEY=VALUE in it), checked first; its next create "
+	  "reads it", CMD_OPTIONS_FIRST, cmd_config_update },
+	{ "rename", no_opts, "NAME NEWNAME", 2, 2, "rename a domain that is not running (its config)",
+	  CMD_OPTIONS_FIRST, cmd_rename },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
 	{ "seed", seed_opts, "NAME", 1, 1, "make a guest's cloud-init seed disk (hostname, keys, password, packages)",
 	  0, cmd_seed },

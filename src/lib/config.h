@@ -128,10 +128,12 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
 /* domain_config_load with overrides (xl create FILE KEY=VALUE...): each
  * "KEY=VALUE" a statement of the file's syntax that replaces the file's
  * statement of KEY (or adds one), checked as the file is; a message about
- * one names it ("override 'memory=1': ..."). */
+ * one names it ("override 'memory=1': ..").  text_out (may be NULL): the
+ * text read, the file's with the overrides (malloc'd, len_out bytes), to
+ * write back (lodge config-update keeps the file's comments). */
 int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
 				 const struct host_config *hc, bool check_host, struct domain_config *dc,
-				 char *err, size_t errlen);
+				 char **text_out, size_t *len_out, char *err, size_t errlen);
 /* Check one key of a domain config as domain_config_load checks it in a
  * file, alone: value as a person types it (not quoted; for disk and vif
  * one spec), "" as a file that leaves the key out (a required key is

@@ -214,6 +214,16 @@ int lodge_config_find(const struct lodge *lg, const char *file_or_name, struct d
  * file's statement of KEY, checked by the same schema. */
 int lodge_config_find_with(const struct lodge *lg, const char *file_or_name, char *const *overrides, unsigned n,
 			   struct domain_config *dc, struct lodge_err *err);
+/* xl config-update: the config create NAME reads (domains_dir/NAME.cfg)
+ * replaced by from's text (NULL: its own) with the overrides, checked by
+ * the schema first and written whole; a running domain runs on as it
+ * was started (a reboot restarts it so), the next create takes it. */
+int lodge_config_update(const struct lodge *lg, const char *name, const char *from, char *const *overrides,
+			unsigned n, struct lodge_err *err);
+/* xl rename, for a domain not running: its config file and name key;
+ * refused while it (or another of the new name) runs, or a config of
+ * the new name exists. */
+int lodge_rename(const struct lodge *lg, const char *old, const char *new_name, struct lodge_err *err);
 /* The resolved config a running domain was started with. */
 int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc,
 			 struct lodge_err *err);

@@ -53,7 +53,7 @@ int lodge_config_find_with(const struct lodge *lg, const char *arg, char *const 
 		snprintf(path, sizeof(path), "%s/%s.cfg", lg->hc.domains_dir, arg);
 	if (!n)
 		return load_config(lg, path, true, dc, err);
-	rc = domain_config_load_overrides(path, overrides, n, &lg->hc, true, dc, msg, sizeof(msg));
+	rc = domain_config_load_overrides(path, overrides, n, &lg->hc, true, dc, NULL, NULL, msg, sizeof(msg));
 	return rc ? lodge_fail(err, rc < 0 ? rc : -EINVAL, "%s", msg) : 0;
 }
 

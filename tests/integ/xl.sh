@@ -1,7 +1,8 @@
 #!/bin/bash
 # The rest of xl (issue 35, point 7): lodge help within 80 columns (and
 # each command's help); with real Mini-OS domains: create FILE KEY=VALUE
-# (checked by the config's schema), uptime of one domain,
+# (checked by the config's schema), config-update and rename (of a
+# domain not running), uptime of one domain,
 # sysrq (a serial BREAK then the key), trigger nmi (and s3resume refused),
 # mem-max as mem-set's ceiling, reboot -w, shutdown -a -w.
 . "$(dirname "$0")/../lib.sh"
@@ -30,6 +31,46 @@ if [ -z "$bad" ]; then
 else
 	fail "lodge help COMMAND within 80 columns" "$bad"
 fi
+
+# ---- config-update and rename: the config file, checked before it is written --------------
+printf '# the web tier\nname = "cu"\nmemory = 32\nkernel = "%s"\nextra = "one two"\n' "$MINIOS" >"$DOMS/cu.cfg"
+if lodge config-update cu memory=48 'extra="three"' >"$out" 2>"$err" && grep -qx 'memory=48' "$DOMS/cu.cfg" &&
+   grep -qx '# the web tier' "$DOMS/cu.cfg" && ! grep -q 'one two' "$DOMS/cu.cfg" &&
+   lodge check cu >/dev/null 2>&1; then
+	pass "config-update cu memory=48 extra=...: the file's statements replaced, its comment kept"
+else
+	fail "config-update cu" "$(cat "$err"); $(cat "$DOMS/cu.cfg")"
+fi
+cp "$DOMS/cu.cfg" "$T/cu.before"
+if ! lodge config-update cu memory=1 >"$out" 2>"$err" && [ "$(wc -l <"$err")" = 1 ] &&
+   grep -q "override 'memory=1'" "$err" && cmp -s "$DOMS/cu.cfg" "$T/cu.before" &&
+   ! ls "$DOMS" | grep -q 'cu.cfg.'; then
+	pass "config-update with a value out of range: refused in one line, the file untouched"
+else
+	fail "config-update memory=1 refused" "$(cat "$err"); $(ls "$DOMS")"
+fi
+printf 'name = "cu"\nmemory = 64\nkernel = "%s"\n' "$MINIOS" >"$T/cu-new.cfg"
+if lodge config-update cu "$T/cu-new.cfg" >/dev/null 2>"$err" && cmp -s "$DOMS/cu.cfg" "$T/cu-new.cfg" &&
+   ! lodge config-update cu "$T/cu.before" name=other 2>"$err"; then
+	pass "config-update cu FILE: replaced by FILE's text; a config of another name refused: $(cat "$err")"
+else
+	fail "config-update cu FILE" "$(cat "$err"); $(cat "$DOMS/cu.cfg")"
+fi
+if lodge rename cu cv 2>"$err" && [ ! -e "$DOMS/cu.cfg" ] && grep -qx 'name = "cv"' "$DOMS/cv.cfg" &&
+   lodge check cv >/dev/null 2>&1; then
+	pass "rename cu cv: the config file and its name key"
+else
+	fail "rename cu cv" "$(cat "$err"); $(ls "$DOMS")"
+fi
+cp "$DOMS/cv.cfg" "$T/cv.before"
+printf 'name = "cw"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/cw.cfg"
+if ! lodge rename cv cw 2>"$err" && grep -q 'exists' "$err" && cmp -s "$DOMS/cv.cfg" "$T/cv.before" &&
+   ! lodge rename cv 'a/b' 2>/dev/null && ! lodge rename nosuch x 2>/dev/null; then
+	pass "rename onto an existing config, to a bad name, of no config: refused, nothing changed"
+else
+	fail "rename refusals" "$(cat "$err"); $(ls "$DOMS")"
+fi
+rm -f "$DOMS/cv.cfg" "$DOMS/cw.cfg"
 
 need_kvm "xl verbs with domains" || integ_exit
 [ -f "$MINIOS" ] || { skip "xl verbs with domains" "Mini-OS not built"; integ_exit; }
@@ -61,6 +102,12 @@ for o in memory=1 bogus=1 memory 'disk=["/nonexistent.img,raw,xvda,rw"]'; do
 		pass "create with override '$o' refused in one line naming it: $(cat "$err")"
 	fi
 done
+
+if ! lodge rename a z 2>"$err" && grep -q 'running' "$err" && [ -e "$DOMS/a.cfg" ] && [ "$(field a 5)" = running ]; then
+	pass "rename of a running domain refused: $(cat "$err")"
+else
+	fail "rename of a running domain" "$(cat "$err")"
+fi
 
 # ---- uptime DOMAIN ------------------------------------------------------------------------
 lodge uptime a >"$out" 2>"$err"; rc=$?
