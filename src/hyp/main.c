@@ -4,6 +4,7 @@
  * (rundir.c), the supervisor and detaching (supervise.c), each boot of the
  * domain (run.c) and its building (build.c). */
 #include "build.h"
+#include "closefds.h"
 #include "domain.h"
 #include "events.h"
 #include "log.h"
@@ -15,7 +16,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* Descriptors the caller left open (a shell's redirections, an agent's
@@ -25,27 +25,10 @@
  * those) and before anything of our own is opened. */
 static void close_inherited(long keep_a, long keep_b)
 {
-	long keep[2] = { keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a };
-	struct rlimit rl;
-	unsigned lo = 3, i;
-	int fd;
+	int keep[2] = { keep_a >= 0 && keep_a <= INT_MAX ? (int)keep_a : -1,
+			keep_b >= 0 && keep_b <= INT_MAX ? (int)keep_b : -1 };
 
-	for (i = 0; i < 2; i++) {
-		if (keep[i] < (long)lo)
-			continue;
-		if (keep[i] > (long)lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
-			goto by_hand;
-		lo = (unsigned)keep[i] + 1;
-	}
-	if (close_range(lo, ~0U, 0) == 0)
-		return;
-by_hand:
-	/* A kernel before 5.9 has no close_range. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
-		rl.rlim_cur = 1 << 20;
-	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
-		if (fd != keep_a && fd != keep_b)
-			close(fd);
+	close_fds_but(keep, 2);
 }
 
 int main(int argc, char **argv)
