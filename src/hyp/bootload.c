@@ -162,7 +162,16 @@ int bootload(struct options *o, const struct sandbox *sb, const char *dir, char 
 	int disk_fd, kfd = -1, ifd = -1, rc;
 
 	memset(&res, 0, sizeof(res));
-	disk_fd = open(o->bootloader_disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (o->bootloader_fd >= 0) {
+		char self[64];
+
+		/* The disk the agent opened, read-only for the reader: a new
+		 * open of that descriptor's own inode, not of the path. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", o->bootloader_fd);
+		disk_fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	} else {
+		disk_fd = open(o->bootloader_disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
 	if (disk_fd < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "domain %s: cannot boot from its disk %s: %s", o->name, o->bootloader_disk,

@@ -20,15 +20,20 @@
 
 /* Descriptors the caller left open (a shell's redirections, an agent's
  * pipes) are none of the domain's business: neither the supervisor nor
- * the sandboxed child may hold them.  Only stdio, --incoming's stream and
- * --id-lock's lock stay.  Done once the options are read (they name
- * those) and before anything of our own is opened. */
-static void close_inherited(long keep_a, long keep_b)
+ * the sandboxed child may hold them.  Only stdio, --incoming's stream,
+ * --id-lock's lock and the disks given as fd=N stay.  Done once the
+ * options are read (they name those) and before anything of our own is
+ * opened. */
+static void close_inherited(const struct options *o)
 {
-	int keep[2] = { keep_a >= 0 && keep_a <= INT_MAX ? (int)keep_a : -1,
-			keep_b >= 0 && keep_b <= INT_MAX ? (int)keep_b : -1 };
+	int keep[2 + DOMAIN_DISKS_MAX];
+	unsigned n = 0, i;
 
-	close_fds_but(keep, 2);
+	keep[n++] = o->incoming_fd >= 0 && o->incoming_fd <= INT_MAX ? (int)o->incoming_fd : -1;
+	keep[n++] = o->id_lock_fd >= 0 && o->id_lock_fd <= INT_MAX ? (int)o->id_lock_fd : -1;
+	for (i = 0; i < o->ndisks; i++)
+		keep[n++] = o->disk_fds[i];
+	close_fds_but(keep, n);
 }
 
 int main(int argc, char **argv)
@@ -41,7 +46,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	if (options_parse(argc, argv, &o))
 		return DOMAIN_ERROR;
-	close_inherited(o.incoming_fd, o.id_lock_fd);
+	close_inherited(&o);
 	if (o.probe)
 		return domain_probe();
 	/* Who asked for the domain: the process that ran this one (a face of

@@ -134,6 +134,7 @@ static int admit_disk(struct admit *a, struct cfg_disk *d, char *why, size_t why
 	return -EACCES;
 admitted:
 	snprintf(d->path, sizeof(d->path), "%s", real);
+	d->checked = true;
 	return 0;
 }
 

@@ -7,8 +7,11 @@
 # not on a name looked up a second time.  Checked after every attach: no
 # descriptor of the domain's lodge-hyp processes is the root-only file's
 # inode, and the disk the runtime config names is the file in storage.
-# Also: the symlink left in place is refused (403), and the CLI's attach
-# names the disk by the file it opened (its real path).
+# Also: the symlink left in place is refused (403), the CLI's attach
+# names the disk by the file it opened (its real path), and a domain's
+# start hands lodge-hyp its disk as a descriptor: a reboot after the
+# disk's name was swapped for a symlink to the root-only file still holds
+# the file it was created with.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "attach race" kvm root minios netns "cmd:curl" "cmd:python3"
@@ -131,5 +134,40 @@ else
 	fail "CLI block-attach through a symlink" "$(cat "$T/cli.out"); $(lodge block-list ar 2>&1)"
 fi
 lodge destroy ar >/dev/null 2>&1
+
+# ---- a start: lodge-hyp is given its disks, and opens none by name ------------------
+# Each boot of a domain used to open its disks by path again: a reboot
+# after the name was swapped for a symlink gave the guest whatever the
+# name led to then.  Now the supervisor holds what create opened and
+# each boot takes a copy.
+cp "$STORE/real.img" "$STORE/boot.img"
+BOOT_ID=$(stat -c '%d:%i' "$STORE/boot.img")
+printf 'name = "ar2"\nmemory = 32\nvcpus = 1\nkernel = "%s"\ndisk = [ "file:%s,xvda,w" ]\non_reboot = "restart"\n' \
+	"$MINIOS" "$STORE/boot.img" >"$DOMS/ar2.cfg"
+boots() { conlog ar2 | grep -c 'Lodge Mini-OS'; }
+if lodge create ar2 >"$T/create2.out" 2>&1 && wait_until 30 eval '[ "$(boots)" -ge 1 ]' && [ -n "$(field ar2 9)" ]; then
+	P2=$(field ar2 9)
+	SUP2=$(awk '/^PPid:/ { print $2 }' "/proc/$P2/status")
+	track_pid "$SUP2" "$P2"
+	hyp_cmd=$(tr '\0' ' ' <"/proc/$SUP2/cmdline")
+	mv "$STORE/boot.img" "$STORE/boot.old"
+	ln -s "$SECRET" "$STORE/boot.img"
+	lodge reboot ar2 >/dev/null 2>&1
+	if wait_until 30 eval '[ "$(boots)" -ge 2 ]' && wait_until 10 eval '[ -n "$(field ar2 9)" ] && [ "$(field ar2 9)" != "$P2" ]'; then
+		P3=$(field ar2 9)
+		held3=$(for p in "$SUP2" "$P3"; do for fd in /proc/"$p"/fd/*; do stat -L -c '%d:%i' "$fd" 2>/dev/null; done; done)
+		if grep -q -- "--disk $STORE/boot.img,id=xvda,fd=[0-9]" <<<"$hyp_cmd" && grep -qx "$BOOT_ID" <<<"$held3" &&
+			! grep -qx "$SECRET_ID" <<<"$held3"; then
+			pass "create hands lodge-hyp its disk (--disk ...,fd=N); after the name is swapped for a symlink to a root-only file, the reboot still holds the file created with, never the root-only one"
+		else
+			fail "a reboot after the disk's name was swapped" "cmdline: $hyp_cmd; holds boot.img: $(grep -cx "$BOOT_ID" <<<"$held3"), the root-only file: $(grep -cx "$SECRET_ID" <<<"$held3")"
+		fi
+	else
+		fail "a reboot after the disk's name was swapped" "no second boot: $(tail -3 "$RUN/ar2/lodge-hyp.log" 2>&1 | tr '\n' '|')"
+	fi
+else
+	fail "create ar2" "$(cat "$T/create2.out")"
+fi
+lodge destroy ar2 >/dev/null 2>&1
 kill "$WEB_PID" 2>/dev/null
 wait "$WEB_PID" 2>/dev/null || true
