@@ -7,8 +7,9 @@
  * DOMAIN the running domains, NAME the configs of the domains directory,
  * BRIDGE the bridges, NETWORK Lodge's networks (but for network-create's
  * new one), VDEV the disks of the domain named before it, COMMAND the
- * commands; "@file" asks bash to add the file names (FILE).  An option's
- * value is read the same way from its name (install --network NETWORK). */
+ * commands, words in lower case themselves (nmi|reset|power); "@file"
+ * asks bash to add the file names (FILE).  An option's value is read the
+ * same way from its name (install --network NETWORK). */
 #include "agent.h"
 #include "complete.h"
 
@@ -74,6 +75,19 @@ static void offer_kind(const char *word, const struct command *cmds, size_t ncmd
 	size_t k;
 	int t;
 
+	/* Words the usage spells out in lower case (trigger's nmi|reset|power). */
+	if (is_operand && strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789-|") == strlen(word)) {
+		char w[64];
+		const char *p = word;
+
+		while (*p) {
+			size_t n = strcspn(p, "|");
+
+			snprintf(w, sizeof(w), "%.*s", (int)n, p);
+			offer(w);
+			p += n + (p[n] == '|');
+		}
+	}
 	if (strstr(word, "COMMAND") && is_operand)
 		for (k = 0; k < ncmds; k++)
 			offer(cmds[k].name);

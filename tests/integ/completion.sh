@@ -103,6 +103,11 @@ if [ "$got" = xvdb ] && [ "$(comp block-detach nosuch "")" = "" ]; then
 else
 	fail "block-detach crun <TAB>" "$(tr '\n' ' ' <<<"$got")"
 fi
+if [ "$(comp trigger crun "" | tr '\n' ' ')" = "nmi power reset " ] && [ "$(comp trigger crun r)" = reset ]; then
+	pass "lodge trigger crun <TAB>: nmi power reset"
+else
+	fail "trigger crun <TAB>" "$(comp trigger crun "" | tr '\n' ' ')"
+fi
 if [ "$(comp help mem-s)" = mem-set ]; then
 	pass "lodge help mem-s<TAB>: a command"
 else
