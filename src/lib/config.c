@@ -768,6 +768,25 @@ int domain_config_load_overrides(const char *path, char *const *overrides, unsig
 		return -ENOMEM;
 	}
 	free(conf);
+	/* A statement is replaced by its lines: one sharing a line with
+	 * another key's cannot be, without losing that one. */
+	for (o = 0; o < n; o++) {
+		size_t klen = strcspn(overrides[o], " =");
+		unsigned k, j;
+
+		for (k = 0; k < ctx.nsites; k++) {
+			if (strlen(ctx.sites[k].key) != klen || strncmp(ctx.sites[k].key, overrides[o], klen))
+				continue;
+			for (j = 0; j < ctx.nsites; j++)
+				if (j != k && ctx.sites[j].line == ctx.sites[k].line) {
+					snprintf(err, errlen, "override '%s': %s:%d has %s and %s on one line; "
+						 "put them on lines of their own first", overrides[o], path,
+						 ctx.sites[k].line, ctx.sites[k].key, ctx.sites[j].key);
+					free(text);
+					return -EINVAL;
+				}
+		}
+	}
 	for (i = 0; i < len; i++)
 		file_lines += text[i] == '\n';
 	if (!(all = splice_overrides(text, len, &ctx, overrides, n, false, &all_len))) {

@@ -56,6 +56,14 @@ if lodge config-update cu "$T/cu-new.cfg" >/dev/null 2>"$err" && cmp -s "$DOMS/c
 else
 	fail "config-update cu FILE" "$(cat "$err"); $(cat "$DOMS/cu.cfg")"
 fi
+printf 'name = "cs"\nmemory = 32; vcpus = 2\nkernel = "%s"\n' "$MINIOS" >"$DOMS/cs.cfg"
+cp "$DOMS/cs.cfg" "$T/cs.before"
+if ! lodge config-update cs memory=40 2>"$err" && grep -q 'on one line' "$err" && cmp -s "$DOMS/cs.cfg" "$T/cs.before"; then
+	pass "config-update of a key sharing its line with another: refused, the file untouched"
+else
+	fail "config-update of a shared line" "$(cat "$err"); $(cat "$DOMS/cs.cfg")"
+fi
+rm -f "$DOMS/cs.cfg"
 if lodge rename cu cv 2>"$err" && [ ! -e "$DOMS/cu.cfg" ] && grep -qx 'name = "cv"' "$DOMS/cv.cfg" &&
    lodge check cv >/dev/null 2>&1; then
 	pass "rename cu cv: the config file and its name key"
