@@ -221,6 +221,7 @@ static unsigned job_start(struct job *jb, bool compress, struct web_response *re
 		close(p[0]);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		child_fd = p[1];
 		child_run(jb, compress);
 		_exit(0);

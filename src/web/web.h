@@ -217,6 +217,9 @@ struct web_options {
 };
 /* Serve until SIGINT or SIGTERM: 0, or an exit status with the reason
  * said (log.h). */
-int web_serve(const struct lodge *lg, const struct web_options *o);
+int web_serve(struct lodge *lg, const struct web_options *o);
+/* The server's own default guest's kernel and ramdisk lent as if under
+ * kernel_dirs (api-create.c): the create form's defaults are accepted. */
+void web_lend_default_guest(struct host_config *hc);
 
 #endif

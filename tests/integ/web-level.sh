@@ -1,0 +1,83 @@
+#!/bin/bash
+# The web page level with the dashboard, by its JSON API (issue 35, 5):
+# the create form's defaults are a guest the server then accepts (its own
+# default guest, with no kernel_dirs in lodge.conf); every field has a
+# label a person reads (not a config key); a refusal names the field it
+# concerns, so the page shows it there; lodge.conf is read again on
+# SIGHUP, the next request has the new settings, and one that does not
+# load keeps the old ones and logs one line.  The page itself:
+# web-browser.sh.
+. "$(dirname "$0")/../lib.sh"
+
+integ_begin "web page level with the dashboard" kvm root minios "cmd:curl" "cmd:python3"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT
+J='Content-Type: application/json'
+CONF=$ROOT/etc/lodge/lodge.conf
+printf 'level-secret-1\n' | lodge web-passwd alice >/dev/null || { fail "web level" "web-passwd failed"; exit 0; }
+mkdir -p "$ROOT/etc/lodge"
+# No kernel_dirs: what the server lends a web user of its own accord only.
+printf 'default_bridge = "lodgelv0"\n' >"$CONF"
+"$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
+WEB_PID=$!
+up() { curl -s -o /dev/null "$URL/"; }
+wait_until 20 up || { fail "web level" "lodge web did not answer: $(cat "$T/web.log")"; exit 0; }
+code() { curl -s -o "$T/body" -w '%{http_code}' "$@"; }
+code -c "$T/jar" -H "$J" -d '{"user":"alice","password":"level-secret-1"}' "$URL/api/login" >/dev/null
+A=(-b "$T/jar" -H "X-CSRF-Token: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf"])' "$T/body")")
+jq_body() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" "$T/body"; }
+
+# The create form's defaults, sent back as they are, make a domain.
+c=$(code "${A[@]}" "$URL/api/create-form")
+defaults=$(jq_body 'json.dumps({**{k: v for k, v in d["defaults"].items() if k in ("kernel", "ramdisk", "cmdline", "memory_mib") and v != ""}, "name": "wlv1"})')
+kernel=$(jq_body 'd["defaults"]["kernel"]')
+c2=$(code "${A[@]}" -H "$J" -d "$defaults" "$URL/api/domains")
+if [ "$c" = 200 ] && [ "$c2" = 201 ] && lodge list -o tsv | grep -q '^wlv1	'; then
+	pass "the create form's defaults (kernel $kernel) make a domain with no kernel_dirs in lodge.conf"
+else
+	fail "create form defaults accepted" "form $c, create $c2: $(cat "$T/body")"
+fi
+lodge destroy wlv1 >/dev/null 2>&1
+rm -f "$DOMS/wlv1.cfg"
+
+# Labels a person reads, each field one.
+code "${A[@]}" "$URL/api/create-form" >/dev/null
+bad=$(jq_body '" ".join(f["key"] for f in d["fields"] if not f.get("label") or "_" in f["label"] or f["label"] == f["key"])')
+labels=$(jq_body '", ".join(f["label"] for f in d["fields"] if f.get("label"))')
+if [ -z "$bad" ] && grep -q 'Memory (MiB)' <<<"$labels"; then
+	pass "every create form field has a label, units said: $labels"
+else
+	fail "create form labels" "fields without a human label: $bad ($labels)"
+fi
+
+# A refusal of what lodge.conf does not lend names its field.
+c=$(code "${A[@]}" -H "$J" -d '{"name":"wlv2","kernel":"/etc/passwd"}' "$URL/api/domains")
+field=$(jq_body 'd.get("field", "")')
+if [ "$c" = 403 ] && [ "$field" = kernel ] && [ ! -e "$DOMS/wlv2.cfg" ]; then
+	pass "a kernel outside kernel_dirs is refused beside the kernel field: $(cat "$T/body")"
+else
+	fail "refusal beside its field" "$c field '$field': $(cat "$T/body")"
+fi
+
+# SIGHUP: the next request has the new lodge.conf.
+bridge() { code "${A[@]}" "$URL/api/create-form" >/dev/null; jq_body 'd["bridge"]' 2>/dev/null; }
+printf 'default_bridge = "lodgelv1"\n' >"$CONF"
+kill -HUP "$WEB_PID"
+bridge_is() { [ "$(bridge)" = "$1" ]; }
+if wait_until 20 bridge_is lodgelv1 && kill -0 "$WEB_PID" 2>/dev/null; then
+	pass "lodge.conf is read again on SIGHUP: the create form's bridge is now lodgelv1"
+else
+	fail "reload on SIGHUP" "bridge '$(bridge)', server $(kill -0 "$WEB_PID" 2>&1 && echo alive || echo gone): $(tail -3 "$T/web.log")"
+fi
+lines=$(wc -l <"$T/web.log")
+printf 'default_bridge = "lodgelv2"\nno_such_setting = 1\n' >"$CONF"
+kill -HUP "$WEB_PID"
+wait_for "$T/web.log" "not reloaded" 20
+new=$(tail -n +$((lines + 1)) "$T/web.log")
+if [ "$(bridge)" = lodgelv1 ] && [ "$(wc -l <<<"$new")" = 1 ] && grep -q no_such_setting <<<"$new" && kill -0 "$WEB_PID" 2>/dev/null; then
+	pass "a lodge.conf that does not load keeps the old settings and logs one line: $new"
+else
+	fail "bad lodge.conf on SIGHUP" "bridge '$(bridge)', log: $new"
+fi
+kill "$WEB_PID" 2>/dev/null
+wait "$WEB_PID" 2>/dev/null
