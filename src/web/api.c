@@ -397,6 +397,8 @@ static const struct route routes[] = {
 	{ false, "/api/jobs", NULL, NEED_VIEWER, web_get_jobs },
 	{ false, "/api/create-form", NULL, NEED_VIEWER, web_get_create_form },
 	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
+	{ false, "/api/install-form", NULL, NEED_VIEWER, web_get_install_form },
+	{ true, "/api/install", NULL, NEED_ADMIN, web_install },
 	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
 	{ false, "/api/networks", NULL, NEED_VIEWER, get_networks },

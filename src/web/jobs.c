@@ -31,8 +31,9 @@
 
 /* A detach is a job too: it waits for the guest to eject the device (up
  * to its timeout, 10 s unless told). */
-enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH, JOB_CREATE };
-static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach", "create" };
+enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH, JOB_CREATE, JOB_INSTALL };
+static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach", "create",
+					  "install" };
 #define DETACH_TIMEOUT_MAX_S 3600     /* as lodge block-detach --timeout */
 
 struct job {
@@ -44,6 +45,7 @@ struct job {
 	unsigned timeout_ms;
 	struct domain_form form;          /* a create's */
 	struct lodge_form_opts form_opts;
+	struct web_install install;       /* an install's */
 	pid_t pid;
 	struct lws *pipe;
 	char line[1024];                  /* the child's line being read */
@@ -78,6 +80,13 @@ static void child_progress(const struct lodge_progress *p, void *arg)
 			     "total", (json_int_t)p->total));
 }
 
+/* An install's phase in words and its percent of the whole. */
+static bool child_install_progress(const struct lodge_job_progress *p, void *arg)
+{
+	child_line(json_pack("{s:s,s:i}", "phase", lodge_phase_words(p->phase), "pct", p->pct));
+	return true;
+}
+
 static void child_run(const struct job *jb, bool compress)
 {
 	const struct lodge *lg = web_lodge();
@@ -105,6 +114,13 @@ static void child_run(const struct job *jb, bool compress)
 		struct lodge_form_result res;
 
 		rc = lodge_form_create(lg, &jb->form, &jb->form_opts, &res, &err);
+	} else if (jb->kind == JOB_INSTALL) {
+		static struct lodge_install_result res;
+		struct lodge_install_opts o;
+
+		web_install_opts(&jb->install, &o);
+		o.progress = child_install_progress;
+		rc = lodge_install(lg, &o, &res, &err);
 	} else {
 		struct lodge_migrate_opts o = { .progress = child_progress };
 		struct lodge_migrate_result res;
@@ -356,6 +372,16 @@ void web_create_job(const struct web_request *req, const struct domain_form *for
 		return;
 	jb->form = *form;
 	jb->form_opts = *o;
+	job_go(req, jb, false, resp);
+}
+
+void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp)
+{
+	struct job *jb = job_take(req, in->name, JOB_INSTALL, resp);
+
+	if (!jb)
+		return;
+	jb->install = *in;
 	job_go(req, jb, false, resp);
 }
 

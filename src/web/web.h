@@ -167,6 +167,18 @@ void web_get_create_form(const struct web_request *req, const char *word, struct
 void web_create(const struct web_request *req, const char *word, struct web_response *resp);
 struct domain_form;
 /* jobs.c: a create that makes a new disk (checked whole already), as a job: 202. */
+/* POST /api/install (api-install.c): a Debian install's fields, checked,
+ * run as a job (jobs.c) with lodge_install. */
+struct web_install {
+	char name[64], dist[64], size[64], memory[64], vcpus[64], network[64];
+	char disk[CFG_PATH_MAX], packages[512];
+	unsigned memory_mib, vcpus_n;     /* 0: the defaults */
+	uint64_t bytes;                   /* the disk file's; 0: the default */
+};
+void web_get_install_form(const struct web_request *req, const char *word, struct web_response *resp);
+void web_install(const struct web_request *req, const char *word, struct web_response *resp);
+void web_install_opts(const struct web_install *in, struct lodge_install_opts *o);
+void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp);
 void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
 		    struct web_response *resp);
 /* api-detail.c: one domain in detail; the host's block devices. */

@@ -5,8 +5,11 @@
 # label a person reads (not a config key); a refusal names the field it
 # concerns, so the page shows it there; lodge.conf is read again on
 # SIGHUP, the next request has the new settings, and one that does not
-# load keeps the old ones and logs one line.  The page itself:
-# web-browser.sh.
+# load keeps the old ones and logs one line.  A Debian install, as the
+# dashboard's form: its fields labelled, a bad one or what lodge.conf
+# does not lend refused beside it, a good one run as a job with its phase
+# and percent (done with the cached bookworm template, else failing from
+# a mirror that is not there, nothing left).  The page: web-browser.sh.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "web page level with the dashboard" kvm root minios "cmd:curl" "cmd:python3"
@@ -57,6 +60,64 @@ if [ "$c" = 403 ] && [ "$field" = kernel ] && [ ! -e "$DOMS/wlv2.cfg" ]; then
 	pass "a kernel outside kernel_dirs is refused beside the kernel field: $(cat "$T/body")"
 else
 	fail "refusal beside its field" "$c field '$field': $(cat "$T/body")"
+fi
+
+# ---- the Debian install form, as the dashboard's ----------------------------------------
+code "${A[@]}" "$URL/api/install-form" >/dev/null
+labels=$(jq_body '", ".join(f["label"] for f in d["fields"])')
+bad=$(jq_body '" ".join(f["key"] for f in d["fields"] if "_" in f["label"] or f["label"] == f["key"])')
+if [ -z "$bad" ] && grep -q 'Disk size' <<<"$labels" && [ "$(jq_body 'd["defaults"]["dist"]')" = bookworm ]; then
+	pass "GET /api/install-form: the dashboard's install fields, labelled: $labels"
+else
+	fail "install form" "$(cat "$T/body")"
+fi
+refused() {  # BODY STATUS FIELD: refused so, beside that field, nothing made
+	local c f
+	c=$(code "${A[@]}" -H "$J" -d "$1" "$URL/api/install")
+	f=$(jq_body 'd.get("field", "")' 2>/dev/null)
+	[ "$c" = "$2" ] && [ "$f" = "$3" ] && [ ! -e "$DOMS/wli1.cfg" ] && [ ! -e "$ROOT/var/lib/lodge/images/wli1.img" ] ||
+		{ echo "$1: $c field '$f': $(cat "$T/body")"; return 1; }
+}
+blk=$(for b in /sys/block/*; do [ -b "/dev/${b##*/}" ] && echo "/dev/${b##*/}" && break; done)
+why=$(refused '{"name":"wli1","dist":"potato"}' 400 dist &&
+      refused '{"name":"wli1","size":"lots"}' 400 size &&
+      refused '{"name":"wli1","memory_mib":"0"}' 400 memory_mib &&
+      { [ -z "$blk" ] || refused "{\"name\":\"wli1\",\"disk\":\"$blk\"}" 403 disk; } &&
+      refused '{"name":"wli1","network":"br-nope"}' 403 network &&
+      refused '{"name":"wli1","kernel":"/etc/passwd"}' 400 kernel)
+if [ -z "$why" ]; then
+	pass "an install's bad distribution, size, memory, a disk or bridge not lent: refused beside its field, nothing made"
+else
+	fail "install refusals" "$why"
+fi
+# An install runs as a job, its phase and percent in the jobs list.
+job_json() { code "${A[@]}" "$URL/api/jobs" >/dev/null; jq_body "next((j for j in d if j['kind'] == 'install' and j['name'] == '$1'), {})" 2>/dev/null; }
+job_ended() { job_json "$1" | grep -q "'state': '\(done\|failed\)'"; }
+if template_cached bookworm; then
+	c=$(code "${A[@]}" -H "$J" -d '{"name":"wli2","size":"1G","memory_mib":256}' "$URL/api/install")
+	wait_until 600 job_ended wli2
+	j=$(job_json wli2)
+	if [ "$c" = 202 ] && grep -q "'state': 'done'" <<<"$j" && grep -q "'pct': 100" <<<"$j" &&
+	   grep -q 'bootloader = "lodge"' "$DOMS/wli2.cfg" 2>/dev/null; then
+		pass "a Debian install from the web page is a job: done, 100%, its config in domains/wli2.cfg"
+	else
+		fail "install job" "$c: $j $(cat "$T/body")"
+	fi
+else
+	# Without a template the job builds one; from a mirror that is not
+	# there it fails, and says so in the jobs list, nothing left.
+	printf 'template_mirror = "http://127.0.0.1:9/debian"\n' >>"$CONF"
+	kill -HUP "$WEB_PID"
+	wait_for "$T/web.log" "lodge.conf reloaded" 20
+	c=$(code "${A[@]}" -H "$J" -d '{"name":"wli2","size":"1G"}' "$URL/api/install")
+	wait_until 300 job_ended wli2
+	j=$(job_json wli2)
+	if [ "$c" = 202 ] && grep -q "'state': 'failed'" <<<"$j" && grep -q "'phase'" <<<"$j" && [ ! -e "$DOMS/wli2.cfg" ]; then
+		pass "an install is a job with its phase in the jobs list; one that fails says why, nothing left: $j"
+	else
+		fail "install job" "$c: $j $(cat "$T/body")"
+	fi
+	skip "a Debian install from the web page, done" "no bookworm template: $TEMPLATE_WHY"
 fi
 
 # SIGHUP: the next request has the new lodge.conf.
