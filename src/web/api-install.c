@@ -35,7 +35,7 @@ static const struct install_field install_fields[] = {
 			       "written whole" },
 	{ "memory_mib", "Memory (MiB)", "guest RAM in MiB" },
 	{ "vcpus", "vCPUs", "virtual CPUs" },
-	{ "network", "Network", "net:NETWORK a Lodge network, or a bridge; empty: the default bridge" },
+	{ "network", "Network", "net:NETWORK a Lodge network, or a bridge; empty: lodge install's default" },
 	{ "packages", "Packages", "more Debian packages, comma-separated (installed at first boot)" },
 };
 #define INSTALL_NFIELDS (sizeof(install_fields) / sizeof(install_fields[0]))

@@ -48,7 +48,7 @@ function confirmDialog(text, yes) {
 
 function show(view) {
   const beside = ["jobs-view", "networks-view"];   // shown with the domains
-  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", ...beside])
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "install-view", "console-view", ...beside])
     $(v).hidden = !view.includes(v) && !(beside.includes(v) && view.includes("domains-view"));
   if (view.includes("domains-view")) networks();
 }
@@ -215,15 +215,31 @@ document.querySelector("#domains tbody").addEventListener("click", async (ev) =>
 
 // ---- the detail view ---------------------------------------------------------------------------
 
+// A duration as a person reads it: "2 h 5 min", "42 s".
+function duration(s) {
+  const d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24, m = Math.floor(s / 60) % 60;
+  return d ? d + " d " + h + " h" : h ? h + " h " + m + " min" : m ? m + " min " + Math.floor(s % 60) + " s" :
+    s.toFixed(s < 10 && s % 1 ? 1 : 0) + " s";
+}
+const mib = (v) => bytes(v * 1048576), kib = (v) => bytes(v * 1024);
+// The detail view's rows: each figure of the list's JSON with its label
+// and unit, in this order; one not named here is left out (a key is no label).
+const DETAIL = [
+  ["state", "State", String], ["id", "ID", String], ["pid", "Process (lodge-hyp)", String],
+  ["vcpus", "vCPUs", String], ["cpu_s", "CPU time", (v) => v.toFixed(1) + " s"], ["uptime_s", "Uptime", duration],
+  ["memory_mib", "Memory", mib], ["maxmem_mib", "Memory at most", mib], ["rss_kib", "Memory (RSS)", kib],
+  ["balloon_mib", "Balloon", mib], ["guest_free_mib", "Free in the guest", mib],
+  ["ksm_shared_kib", "Shared (KSM)", kib], ["thp_kib", "Huge pages (THP)", kib],
+  ["addresses", "Addresses", (v) => v.join(", ") || "-"], ["why", "Why unknown", String],
+];
+
 // The row's figures from the update; the rest asked of GET /api/domains/NAME.
 function detail(d) {
   $("detail-name").textContent = d.name;
   const tb = document.querySelector("#detail tbody");
   tb.replaceChildren();
-  for (const [k, v] of Object.entries(d)) {
-    if (k === "io") continue;
-    tb.append(el("tr", {}, el("th", {}, k), el("td", {}, v === null ? "-" : Array.isArray(v) ? v.join(", ") || "-" : String(v))));
-  }
+  for (const [k, label, show] of DETAIL)
+    if (k in d) tb.append(el("tr", { "data-key": k }, el("th", {}, label), el("td", {}, d[k] === null ? "-" : show(d[k]))));
   if (!$("memset-mib").value) $("memset-mib").value = d.memory_mib || "";
   if (!app.detailBusy) detailMore(d.name);
 }
@@ -273,7 +289,8 @@ function jobs(list) {
   const ul = $("jobs");
   ul.replaceChildren();
   for (const j of list.slice().reverse()) {
-    const p = j.progress, how = !p ? "" : j.kind === "migrate" && p.round ?
+    const p = j.progress, how = !p ? "" : j.kind === "install" ? ", " + p.phase + ", " + p.pct + "%" :
+      j.kind === "migrate" && p.round ?
       ", round " + p.round + ", " + p.dirty + " pages dirty, " + bytes(p.rate_kib * 1024) + "/s" :
       ", " + bytes(p.bytes) + (p.total ? " of " + bytes(p.total) : "");
     ul.append(el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
@@ -311,31 +328,67 @@ $("create-open").addEventListener("click", async () => {
       "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
     ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")),
     el("option", { value: "new:" }, "a new bridge: new:NAME"));
-  for (const { key, hint } of f.fields) {
-    const input = el("input", { id: "create-" + key, name: key });
-    if (key === "disk") input.setAttribute("list", "blockdevs");
-    if (key === "bridge") input.setAttribute("list", "bridges");
-    if (key === "disk_format") input.setAttribute("list", "disk-formats");
-    if (key in f.defaults) input.value = f.defaults[key];
-    box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
-                  el("span", { class: "error", id: "create-error-" + key })));
-  }
+  formFields(box, "create", f.fields, f.defaults,
+              { disk: "blockdevs", bridge: "bridges", disk_format: "disk-formats" });
   $("create-error").textContent = "";
   show(["domains-view", "create-view"]);
+  $("create-view").scrollIntoView();
   $("create-name").focus();
 });
 
-$("create-cancel").addEventListener("click", () => show(["domains-view"]));
-$("create-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+// A form's fields from the server's list: each its label (a person's
+// words, units said), its input, its hint and, beside it, its error.
+function formFields(box, prefix, fields, defaults, lists) {
+  box.replaceChildren();
+  for (const { key, label, hint } of fields) {
+    const input = el("input", { id: prefix + "-" + key, name: key });
+    if (lists[key]) input.setAttribute("list", lists[key]);
+    if (key in defaults) input.value = defaults[key];
+    box.append(el("label", { "data-field": key }, label + " ", input,
+                  el("span", { class: "error", id: prefix + "-error-" + key, role: "alert" }),
+                  el("span", { class: "hint" }, hint)));
+  }
+}
+
+// A form sent: its fields as the body; a refusal beside the field the
+// server names, that field in view and focused; else at the form's top.
+async function sendForm(prefix, path) {
   const body = {};
-  for (const input of $("create-fields").querySelectorAll("input")) if (input.value !== "") body[input.name] = input.value;
-  for (const e of $("create-fields").querySelectorAll(".error")) e.textContent = "";
-  const r = await api("POST", "/api/domains", body);
-  if (r.ok) { $("create-error").textContent = ""; show(["domains-view"]); return; }
-  const where = r.json.field && $("create-error-" + r.json.field);
-  (where || $("create-error")).textContent = r.json.error || ("failed: " + r.status);
+  for (const input of $(prefix + "-fields").querySelectorAll("input")) if (input.value !== "") body[input.name] = input.value;
+  for (const e of $(prefix + "-form").querySelectorAll(".error")) e.textContent = "";
+  const r = await api("POST", path, body);
+  if (r.ok) { show(["domains-view"]); return r; }
+  const where = r.json.field && $(prefix + "-error-" + r.json.field);
+  (where || $(prefix + "-error")).textContent = r.json.error || ("failed: " + r.status);
+  const input = r.json.field && $(prefix + "-" + r.json.field);
+  (input || $(prefix + "-error")).scrollIntoView({ block: "center" });
+  if (input) input.focus();
+  return r;
+}
+
+$("create-cancel").addEventListener("click", () => show(["domains-view"]));
+$("create-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendForm("create", "/api/domains"); });
+
+// ---- the Debian install form (the dashboard's) ----------------------------------------------------
+
+$("install-open").addEventListener("click", async () => {
+  const [r, devs, nets, brs] = await Promise.all([api("GET", "/api/install-form"), api("GET", "/api/blockdevs"),
+    api("GET", "/api/networks"), api("GET", "/api/bridges")]);
+  if (!r.ok) return;
+  $("partitions").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  $("networks-list").replaceChildren(
+    ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "net:" + n.network },
+      "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")));
+  formFields($("install-fields"), "install", r.json.fields, r.json.defaults, { disk: "partitions", network: "networks-list" });
+  $("install-error").textContent = "";
+  show(["domains-view", "install-view"]);
+  $("install-view").scrollIntoView();
+  $("install-name").focus();
 });
+$("install-cancel").addEventListener("click", () => show(["domains-view"]));
+$("install-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendForm("install", "/api/install"); });
 
 // ---- the console --------------------------------------------------------------------------------
 
