@@ -129,6 +129,12 @@ int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen)
 int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen);
 /* Its config's text (malloc'd) and the file it was read from (relative
  * paths in it are relative to that file's directory). */
+/* A domain's config as read from etcd (file its label, text its text),
+ * made fit to start here: loaded with this host's checks and held to what
+ * this host lends a stream (incoming.h), nothing it names opened before it
+ * is admitted.  0, or -errno with err the one line to log and report. */
+int pool_config_admit(const struct lodge *lg, const char *name, const char *file, const char *text,
+		      struct domain_config *dc, char *err, size_t errlen);
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
 
