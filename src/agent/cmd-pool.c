@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,55 @@ static int pool_fail(const char *why)
 	return EXIT_FAILED;
 }
 
-/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY]: the pool
- * answers and speaks our protocol, the name is free (or this host's
- * own, joining again), then lodge.conf says so. */
+/* An option naming a file for lodge.conf: into to as its real path
+ * (lodge.conf is read from anywhere); false with the message said. */
+static bool option_file(struct cli *c, int opt, const char *name, char *to, size_t len)
+{
+	char real[PATH_MAX];
+
+	if (!c->set[opt])
+		return true;
+	if (!realpath(c->text[opt], real)) {
+		log_err("--%s %s: %s", name, c->text[opt], strerror(errno));
+		return false;
+	}
+	if (strlen(real) >= len || strpbrk(real, "\"\\\n")) {
+		log_err("--%s %s: a path lodge.conf cannot hold (too long, or a quote, backslash or newline)", name,
+			real);
+		return false;
+	}
+	memcpy(to, real, strlen(real) + 1);
+	return true;
+}
+
+/* pool-join's way to etcd over lodge.conf's: its TLS files and user. */
+static bool join_access(struct cli *c, struct host_config *hc)
+{
+	if (c->set['u']) {
+		if (!domain_name_valid(c->text['u'])) {
+			log_err("--user %.64s: not an etcd user Lodge takes: %s", c->text['u'], domain_name_rule());
+			return false;
+		}
+		snprintf(hc->pool_user, sizeof(hc->pool_user), "%s", c->text['u']);
+		if (!c->set['w']) {
+			log_err("--user %s needs --password-file FILE: a password is never taken on the command line",
+				c->text['u']);
+			return false;
+		}
+	}
+	return option_file(c, 'a', "cacert", hc->pool_cacert, sizeof(hc->pool_cacert)) &&
+	       option_file(c, 'c', "cert", hc->pool_cert, sizeof(hc->pool_cert)) &&
+	       option_file(c, 'k', "key", hc->pool_key, sizeof(hc->pool_key)) &&
+	       option_file(c, 'w', "password-file", hc->pool_password_file, sizeof(hc->pool_password_file));
+}
+
+/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY] [--cacert F
+ * --cert F --key F] [--user NAME --password-file F]: the pool answers
+ * and speaks our protocol, the name is free (or this host's own, joining
+ * again), then lodge.conf says so. */
 int cmd_pool_join(struct cli *c)
 {
+	static struct host_config hc;      /* lodge.conf's, with the options' access */
 	char why[ETCD_WHY_MAX], key[POOL_KEY_MAX], member[POOL_KEY_MAX], host[POOL_KEY_MAX], *json;
 	const char *prefix = c->set['p'] ? c->text['p'] : NULL;
 	struct pool p;
@@ -41,8 +86,10 @@ int cmd_pool_join(struct cli *c)
 		       strpbrk(prefix, " \t\n\"\\")))
 		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (from /, no trailing /)",
 				       prefix);
-	if ((rc = pool_open(&p, &c->lg.hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why,
-			    sizeof(why))))
+	hc = c->lg.hc;
+	if (!join_access(c, &hc))
+		return EXIT_FAILED;
+	if ((rc = pool_open(&p, &hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why, sizeof(why))))
 		return pool_fail(why);
 	/* The pool's version, set by whoever came first. */
 	pool_key(&p, key, "version");
@@ -94,7 +141,7 @@ int cmd_pool_join(struct cli *c)
 		pool_close(&p);
 		return EXIT_FAILED;
 	}
-	if ((rc = pool_conf_write(c->text['e'], p.host, prefix, why, sizeof(why)))) {
+	if ((rc = pool_conf_write(c->text['e'], p.host, prefix, &hc, why, sizeof(why)))) {
 		char err[ETCD_WHY_MAX];
 
 		/* nothing half-made: the pool forgets the host again */
@@ -152,7 +199,7 @@ int cmd_pool_leave(struct cli *c)
 	pool_close(&p);
 	if (rc)
 		return pool_fail(why);
-	if ((rc = pool_conf_write(NULL, NULL, NULL, why, sizeof(why)))) {
+	if ((rc = pool_conf_write(NULL, NULL, NULL, NULL, why, sizeof(why)))) {
 		log_err("left the pool, but cannot record it: %s", why);
 		return EXIT_FAILED;
 	}
