@@ -4,8 +4,8 @@
 # (etcdctl put, no lodge create) is started by the placed host's agent
 # only with what that host's lodge.conf lends (storage_dirs, kernel_dirs,
 # bridges, or its own config of the domain).  A disk outside storage_dirs,
-# a kernel outside kernel_dirs and a bridge lodge.conf does not name are
-# each refused: the domain's state in etcd says why, the agent's log has
+# a kernel outside kernel_dirs, a bridge lodge.conf does not name and a
+# Lodge network on such a bridge are each refused: the domain's state in etcd says why, the agent's log has
 # the line, no lodge-hyp starts and the disk is never opened (no lock on it
 # in /proc/locks, no descriptor of it in the agent).  A config within what
 # the host lends, put the same way, runs.
@@ -20,9 +20,15 @@ AGENT=${POOL_AGENT[a]}
 # A root-only file outside storage_dirs: the attack's target.
 mkdir -m 700 "$T/root-only" && head -c 1M /dev/zero >"$T/root-only/file" && chmod 600 "$T/root-only/file"
 mkdir -p "$T/kern" && cp "$MINIOS" "$T/kern/evil.elf"
-BR=lpt$$
-ip link add "$BR" type bridge && ip link set "$BR" up && at_exit "ip link del '$BR' 2>/dev/null" ||
-	{ fail pool-trust "cannot make bridge $BR"; exit 1; }
+BR=lpt$$ NETBR=lpn$$
+for b in "$BR" "$NETBR"; do
+	ip link add "$b" type bridge && ip link set "$b" up && at_exit "ip link del '$b' 2>/dev/null" ||
+		{ fail pool-trust "cannot make bridge $b"; exit 1; }
+done
+# A Lodge network of the host's (its config and its bridge, up), which
+# lodge.conf's bridges does not name.
+mkdir -p "$(pool_root a)/etc/lodge/networks"
+printf 'subnet = "10.251.%s.0/24"\nbridge = "%s"\n' $(($$ % 250)) "$NETBR" >"$(pool_root a)/etc/lodge/networks/evnet.cfg"
 
 # put_domain NAME TEXT: the attack: config, desired, placement written
 # straight into etcd, as any etcd writer can.
@@ -79,6 +85,12 @@ refused "a bridge lodge.conf does not lend" evbr "bridge $BR, which is not this 
 memory = 32
 kernel = \"$MINIOS\"
 vif = [ 'bridge=$BR' ]
+"
+refused "a Lodge network whose bridge lodge.conf does not lend" evnet "bridge $NETBR (network evnet's), which is not this host's to give" \
+	"name = \"evnet\"
+memory = 32
+kernel = \"$MINIOS\"
+vif = [ 'network=evnet' ]
 "
 
 # What the host lends, put the same way: runs (the check refuses no more).
