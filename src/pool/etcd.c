@@ -390,12 +390,17 @@ static int attempt(struct etcd *e, unsigned i, const char *path, const char *req
 	curl_slist_free_all(headers);
 	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, NULL);
 	if (cc != CURLE_OK) {
-		say(why, whylen, "etcd at %s: %s%s%s", e->endpoint[i], curl_easy_strerror(cc), e->errbuf[0] ? ": " : "",
-		    e->errbuf);
+		/* etcd ended the handshake with an alert (TLS 1.3 sends it
+		 * after the client's finished: curl sees a failed read) */
+		bool refused = e->https && strstr(e->errbuf, " alert ");
+
+		say(why, whylen, "etcd at %s: %s%s%s", e->endpoint[i],
+		    refused ? "refused this host's TLS client certificate (or its lack)" : curl_easy_strerror(cc),
+		    e->errbuf[0] ? ": " : "", e->errbuf);
 		free(b.buf);
 		/* Whom this host trusts or how it proves itself: no other
 		 * member or later try answers that differently. */
-		if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
+		if (refused || cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
 		    cc == CURLE_SSL_CERTPROBLEM)
 			return -EACCES;
 		return b.overflow ? -EPROTO : 1;
