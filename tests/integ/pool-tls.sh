@@ -12,7 +12,9 @@
 #     the pool's prefix alone), --user with its --password-file joins, and
 #     the agent keeps its host up and runs a domain after a password
 #     change made etcd drop its token; a wrong password is said in one
-#     line, nothing written; a request without a token is refused.
+#     line, nothing written; --user alone asks the password on the
+#     terminal and keeps it in a root-only file; a request without a
+#     token is refused.
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-tls kvm root minios cmd:etcd:etcd-server cmd:etcdctl:etcd-client cmd:openssl cmd:curl
 PREFIX=/lodge-test/pool-tls-$$
@@ -172,6 +174,51 @@ out=$(pool_lh a create t1 2>&1) && [ "$(pool_runs_on t1)" = a ] && pool_all_up a
 	[ "$(ectl $R get --print-value-only "$PREFIX/hosts/a" | grep -o '"state":"[a-z]*"')" = '"state":"up"' ] &&
 	pass "pool-tls: with etcd's authentication, the agent keeps its host up across a password change (its token asked for again) and runs a domain" ||
 	fail "pool-tls: domain with auth" "$out; $(tail -n 4 "$T/agent-a.log" | tr '\n' '|')"
+# ---- --user without --password-file, on a terminal: asked without echo,
+# kept in ROOT/etc/lodge/pool-password (mode 600) once etcd took it.
+# ask_join PASSWORD: host b's pool-join on a pseudo-terminal, the password
+# typed at its prompt; its output, and its exit status.
+integ_root "$(pool_root b)"
+mkdir -p "$(pool_root b)/etc/lodge"
+ask_join() {
+	python3 - "$1" "$LODGE" --root "$(pool_root b)" pool-join --etcd "$URL" --host b --prefix "$PREFIX" \
+		--cacert "$D/ca.pem" --cert "$D/host.pem" --key "$D/host.key" --user lodge-a <<'PY'
+import os, pty, signal, sys
+signal.alarm(60)
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+out = b""
+while b"password for lodge-a: " not in out:
+    out += os.read(fd, 1024)
+os.write(fd, sys.argv[1].encode() + b"\n")
+while True:
+    try:
+        d = os.read(fd, 1024)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+sys.exit(os.waitstatus_to_exitcode(st))
+PY
+}
+PWF=$(pool_root b)/etc/lodge/pool-password
+out=$(ask_join wrong 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$out" | grep -q "did not accept user lodge-a" && [ ! -e "$PWF" ] && [ ! -e "$PWF.new" ] &&
+	! grep -q '^pool_' "$(pool_root b)/etc/lodge/lodge.conf" 2>/dev/null &&
+	pass "pool-tls: a wrong password typed at pool-join's prompt is refused, no password file left" ||
+	fail "pool-tls: prompt, wrong password" "rc $rc: $out; $(ls "$(pool_root b)/etc/lodge")"
+out=$(ask_join new-secret 2>&1); rc=$?
+[ $rc -eq 0 ] && ! echo "$out" | grep -q new-secret && [ "$(stat -c %a:%u "$PWF")" = 600:0 ] &&
+	[ "$(cat "$PWF")" = new-secret ] && grep -qx "pool_password_file = \"$PWF\"" "$(pool_root b)/etc/lodge/lodge.conf" &&
+	pass "pool-tls: --user alone asks the password on the terminal (not echoed), keeps it root's (600) in $PWF" ||
+	fail "pool-tls: prompt" "rc $rc: $out; $(stat -c %a:%u "$PWF" 2>&1)"
+pool_etcdctl() { ectl $R "$@"; }
+pool_lh b pool-leave >/dev/null 2>&1
+
 out=$(curl -sS --max-time 5 --cacert "$D/ca.pem" --cert "$D/host.pem" --key "$D/host.key" -X POST "$URL/v3/kv/range" \
 	-d "{\"key\":\"$(printf '%s/version' "$PREFIX" | base64 -w0)\"}" 2>&1)
 echo "$out" | grep -q '"error"' &&
