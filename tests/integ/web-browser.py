@@ -154,6 +154,30 @@ try:
     shot("6-console")
     drv.find_element(By.ID, "console-close").click()
 
+    # Hot-plug from the detail view, as the dashboard's a and x: a disk
+    # attached (the guest probes it), then detached with the confirmation.
+    click('tr[data-name="wbnew"] a[data-action="detail"]')
+    spec = f"{root}/var/lib/lodge/images/wbdisk.img,raw,vdb,rw"
+    wait.until(EC.visibility_of_element_located((By.ID, "attach-disk"))).send_keys(spec)
+    drv.find_element(By.ID, "attach-disk-submit").click()
+    try:
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#devices tr[data-vdev="vdb"]'))
+        ok("a disk attached from the detail view is listed there as vdb", "vdb" in lodge_cmd("block-list", "wbnew").stdout)
+    except Exception:
+        ok("attach a disk from the page", False, drv.find_element(By.ID, "action-error").text)
+    shot("6a-attached")
+    click('#devices tr[data-vdev="vdb"] button[data-detach]')
+    wait.until(EC.visibility_of_element_located((By.ID, "confirm-yes")))
+    drv.find_element(By.ID, "confirm-yes").click()
+    try:
+        WebDriverWait(drv, 40, ignored_exceptions=STALE).until(
+            lambda d: not d.find_elements(By.CSS_SELECTOR, '#devices tr[data-vdev="vdb"]'))
+        ok("Detach… asks first, then vdb is gone (the guest let it go)",
+           "vdb" not in lodge_cmd("block-list", "wbnew").stdout)
+    except Exception:
+        ok("detach a disk from the page", False, drv.find_element(By.ID, "action-error").text)
+    drv.find_element(By.ID, "detail-close").click()
+
     click('tr[data-name="wbnew"] button[data-action="destroy"]')
     wait.until(EC.visibility_of_element_located((By.ID, "confirm-yes")))
     asked = drv.find_element(By.ID, "confirm-text").text

@@ -205,13 +205,26 @@ document.querySelector("#domains tbody").addEventListener("click", async (ev) =>
   if (!b) return;
   ev.preventDefault();
   const name = b.closest("tr").dataset.name, verb = b.dataset.action;
-  if (verb === "detail") { app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); return; }
+  if (verb === "detail") {
+    app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); vifSpecs(); return;
+  }
   if (verb === "console") { openConsole(name, false); return; }
   const v = VERBS.find((x) => x[0] === verb);
   if (v[3] && !(await confirmDialog(v[3].replace("%s", name), v[1]))) return;
   const r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/" + verb);
   $("action-error").textContent = r.ok ? "" : verb + " " + name + ": " + (r.json.error || r.status);
 });
+
+// The vif entries to offer: each Lodge network and bridge.
+async function vifSpecs() {
+  const [nets, brs, devs] = await Promise.all([api("GET", "/api/networks"), api("GET", "/api/bridges"),
+                                               api("GET", "/api/blockdevs")]);
+  $("vif-specs").replaceChildren(
+    ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "network=" + n.network }, "network " + n.network)),
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: "bridge=" + b.bridge }, "bridge " + b.bridge)));
+  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: "phy:" + b.path + ",vdb,w" }, b.path + " (" + bytes(b.bytes) + ")")));
+}
 
 // ---- the detail view ---------------------------------------------------------------------------
 
@@ -254,17 +267,45 @@ async function detailMore(name) {
   for (const v of d.vcpu_list || [])
     tb.append(el("tr", {}, el("th", {}, "vCPU " + v.vcpu), el("td", {}, "host CPU " + v.cpu + ", " + v.cpu_s.toFixed(1) +
               " s, affinity " + v.affinity)));
+  // A disk or vif is detached as the dashboard's x does: asked first.
+  const detach = (kind, which) => app.role !== "admin" ? "" :
+    el("button", { type: "button", class: "danger", "data-detach": kind, "data-which": which }, "Detach…");
   for (const k of d.disks)
-    tb.append(el("tr", {}, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") + ", read " +
-              bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes))));
+    tb.append(el("tr", { "data-vdev": k.vdev }, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") +
+              ", read " + bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes)), el("td", {}, detach("block", k.vdev))));
   for (const v of d.vifs)
-    tb.append(el("tr", {}, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") + ", in " +
-              bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes))));
+    tb.append(el("tr", { "data-mac": v.mac }, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") +
+              ", in " + bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes)), el("td", {}, detach("network", v.mac))));
   $("detail-tail").textContent = (d.console_tail || "").split("\n").slice(-15).join("\n");
   $("detail-history").textContent = d.history.join("\n");
 }
 
 $("detail-close").addEventListener("click", () => { app.detail = null; show(["domains-view"]); });
+
+// Hot-plug, as the dashboard's details (a, v, x): attach a disk or a vif,
+// detach one (a job: the guest is asked to let it go).
+async function attach(kind, body) {
+  const name = app.detail, r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/" + kind, body);
+  $("action-error").textContent = r.ok ? "" : kind + " " + name + ": " + (r.json.error || r.status);
+  if (!r.ok) $("action-error").scrollIntoView({ block: "center" });
+  if (r.ok) detailMore(name);
+  return r.ok;
+}
+$("attach-disk-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  if (await attach("block-attach", { disk: $("attach-disk").value })) $("attach-disk").value = "";
+});
+$("attach-vif-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  if (await attach("network-attach", { vif: $("attach-vif").value })) $("attach-vif").value = "";
+});
+$("devices").addEventListener("click", async (ev) => {
+  const b = ev.target.closest("[data-detach]");
+  if (!b) return;
+  const name = app.detail, kind = b.dataset.detach, which = b.dataset.which;
+  if (!(await confirmDialog("Detach " + which + " from " + name + "? The guest is asked to let it go.", "Detach"))) return;
+  await attach(kind + "-detach", kind === "block" ? { vdev: which } : { vif: which });
+});
 $("save-button").addEventListener("click", async () => {
   const name = app.detail;
   if (!(await confirmDialog("Save " + name + " to the save directory? It ends once its state is on disk.", "Save"))) return;
