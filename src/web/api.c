@@ -395,6 +395,7 @@ static const struct route routes[] = {
 	{ true, "/api/domains/*", "network-detach", NEED_ADMIN, web_network_detach },
 	{ true, "/api/restore", NULL, NEED_ADMIN, web_restore },
 	{ false, "/api/jobs", NULL, NEED_VIEWER, web_get_jobs },
+	{ true, "/api/jobs/*", "cancel", NEED_ADMIN, web_job_cancel },
 	{ false, "/api/create-form", NULL, NEED_VIEWER, web_get_create_form },
 	{ true, "/api/domains", NULL, NEED_ADMIN, web_create },
 	{ false, "/api/install-form", NULL, NEED_VIEWER, web_get_install_form },

@@ -80,11 +80,21 @@ static void child_progress(const struct lodge_progress *p, void *arg)
 			     "total", (json_int_t)p->total));
 }
 
+/* An install is cancelled as the dashboard's k cancels one: SIGTERM to
+ * its child, whose next progress call says stop (at least every 200 ms),
+ * and lodge_install undoes what it made. */
+static volatile sig_atomic_t child_cancelled;
+
+static void child_on_term(int sig)
+{
+	child_cancelled = 1;
+}
+
 /* An install's phase in words and its percent of the whole. */
 static bool child_install_progress(const struct lodge_job_progress *p, void *arg)
 {
 	child_line(json_pack("{s:s,s:i}", "phase", lodge_phase_words(p->phase), "pct", p->pct));
-	return true;
+	return !child_cancelled;
 }
 
 static void child_run(const struct job *jb, bool compress)
@@ -235,7 +245,10 @@ static unsigned job_start(struct job *jb, bool compress, struct web_response *re
 	}
 	if (jb->pid == 0) {
 		close(p[0]);
-		signal(SIGTERM, SIG_DFL);
+		if (jb->kind == JOB_INSTALL)
+			sigaction(SIGTERM, &(struct sigaction){ .sa_handler = child_on_term }, NULL);
+		else
+			signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		child_fd = p[1];
@@ -383,6 +396,31 @@ void web_install_job(const struct web_request *req, const struct web_install *in
 		return;
 	jb->install = *in;
 	job_go(req, jb, false, resp);
+}
+
+/* POST /api/jobs/ID/cancel: a running install stopped, undone (202);
+ * the other jobs end by themselves (409). */
+void web_job_cancel(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	char *end;
+	unsigned long id = strtoul(word, &end, 10);
+	size_t i;
+
+	for (i = 0; *word && !*end && i < JOBS_MAX; i++) {
+		struct job *jb = &jobs[i];
+
+		if (!jb->used || jb->id != id)
+			continue;
+		if (!jb->running || jb->kind != JOB_INSTALL) {
+			web_error(resp, 409, "job %lu is %s: only a running install is cancelled", id,
+				  jb->running ? kind_words[jb->kind] : "over");
+			return;
+		}
+		kill(jb->pid, SIGTERM);
+		web_reply_json(resp, 202, json_pack("{s:I}", "id", (json_int_t)id));
+		return;
+	}
+	web_error(resp, 404, "no job %s", word);
 }
 
 void web_save(const struct web_request *req, const char *name, struct web_response *resp)

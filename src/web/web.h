@@ -178,6 +178,7 @@ struct web_install {
 void web_get_install_form(const struct web_request *req, const char *word, struct web_response *resp);
 void web_install(const struct web_request *req, const char *word, struct web_response *resp);
 void web_install_opts(const struct web_install *in, struct lodge_install_opts *o);
+void web_job_cancel(const struct web_request *req, const char *word, struct web_response *resp);
 void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp);
 void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
 		    struct web_response *resp);

@@ -120,6 +120,38 @@ else
 	skip "a Debian install from the web page, done" "no bookworm template: $TEMPLATE_WHY"
 fi
 
+# Cancelled as the dashboard's k cancels one: an install of a
+# distribution with no template yet, its build held by a mirror that
+# takes connections and never answers; stopped, nothing of it left.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True); time.sleep(900)' >"$T/hang.port" &
+HANG_PID=$!
+port_known() { [ -s "$T/hang.port" ]; }
+reloads() { grep -c "lodge.conf reloaded" "$T/web.log"; }
+wait_until 20 port_known
+n=$(reloads)
+printf 'template_mirror = "http://127.0.0.1:%s/debian"\n' "$(cat "$T/hang.port")" >>"$CONF"
+kill -HUP "$WEB_PID"
+reloaded_again() { [ "$(reloads)" -gt "$n" ]; }
+wait_until 20 reloaded_again
+c=$(code "${A[@]}" -H "$J" -d '{"name":"wli3","dist":"bullseye","size":"1G"}' "$URL/api/install")
+id=$(jq_body 'd.get("id", "")' 2>/dev/null)
+job_building() { job_json wli3 | grep -q "'phase'"; }
+wait_until 60 job_building
+c2=$(code "${A[@]}" -X POST "$URL/api/jobs/$id/cancel")
+wait_until 60 job_ended wli3
+j=$(job_json wli3)
+c3=$(code "${A[@]}" -X POST "$URL/api/jobs/$id/cancel")
+if [ "$c$c2$c3" = 202202409 ] && grep -q "'state': 'failed'" <<<"$j" && grep -qi "cancel" <<<"$j" &&
+   [ ! -e "$DOMS/wli3.cfg" ] && [ ! -e "$ROOT/var/lib/lodge/images/wli3.img" ] &&
+   ! compgen -G "$ROOT/var/lib/lodge/templates/bullseye-*" >/dev/null; then
+	pass "POST /api/jobs/ID/cancel stops an install (its template build), nothing left; a second cancel is 409: $j"
+else
+	fail "install cancel" "install $c, cancel $c2, again $c3: $j; $(ls "$ROOT/var/lib/lodge/templates" "$DOMS" 2>&1 | tr '\n' ' ')"
+fi
+kill "$HANG_PID" 2>/dev/null
+
 # SIGHUP: the next request has the new lodge.conf.
 bridge() { code "${A[@]}" "$URL/api/create-form" >/dev/null; jq_body 'd["bridge"]' 2>/dev/null; }
 printf 'default_bridge = "lodgelv1"\n' >"$CONF"

@@ -334,10 +334,23 @@ function jobs(list) {
       j.kind === "migrate" && p.round ?
       ", round " + p.round + ", " + p.dirty + " pages dirty, " + bytes(p.rate_kib * 1024) + "/s" :
       ", " + bytes(p.bytes) + (p.total ? " of " + bytes(p.total) : "");
-    ul.append(el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
-                 (j.error ? " (" + j.error + ")" : "")));
+    const li = el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
+                  (j.error ? " (" + j.error + ")" : ""));
+    // An install is cancelled as the dashboard's k cancels one: asked first.
+    if (j.kind === "install" && j.state === "running" && app.role === "admin")
+      li.append(" ", el("button", { type: "button", class: "danger", "data-cancel": j.id, "data-name": j.name }, "Cancel…"));
+    ul.append(li);
   }
 }
+
+$("jobs").addEventListener("click", async (ev) => {
+  const b = ev.target.closest("[data-cancel]");
+  if (!b) return;
+  const id = b.dataset.cancel, name = b.dataset.name;
+  if (!(await confirmDialog("Cancel the install of " + name + "? What it made is removed.", "Cancel install"))) return;
+  const r = await api("POST", "/api/jobs/" + id + "/cancel");
+  $("action-error").textContent = r.ok ? "" : "cancel: " + (r.json.error || r.status);
+});
 
 $("memset-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
