@@ -138,6 +138,29 @@ try:
         ok("create from the page", False, drv.find_element(By.ID, "create-error").text + repr(e)[:200])
     shot("5-created")
 
+    # The dashboard's filter and sort: names holding "new" only; Name
+    # clicked twice sorts it descending (Domain-0 first as in xl list).
+    def shown_names():
+        return [tr.get_attribute("data-name") for tr in drv.find_elements(By.CSS_SELECTOR, "#domains tbody tr")
+                if tr.is_displayed()]
+    drv.find_element(By.ID, "filter").send_keys("new")
+    try:
+        wait.until(lambda d: shown_names() == ["wbnew"])
+        ok("the filter shows only the names holding it (new: wbnew)", True)
+    except Exception:
+        ok("filter names", False, str(shown_names()))
+    drv.find_element(By.ID, "filter").clear()
+    drv.execute_script("document.getElementById('filter').dispatchEvent(new Event('input'))")
+    click('#domains th[data-sort="name"]')
+    try:
+        wait.until(lambda d: shown_names() == ["Domain-0", "wbnew", "wb1"])
+        ok("Name clicked sorts the table by name, descending: " + ", ".join(shown_names()),
+           drv.find_element(By.CSS_SELECTOR, '#domains th[data-sort="name"]').get_attribute("aria-sort") == "descending")
+    except Exception:
+        ok("sort by name", False, str(shown_names()))
+    shot("5a-sorted")
+    click('#domains th[data-sort="name"]')
+
     click('tr[data-name="wbnew"] button[data-action="console"]')
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#terminal .xterm-rows")))
     rows = lambda: drv.find_element(By.CSS_SELECTOR, "#terminal .xterm-rows").text

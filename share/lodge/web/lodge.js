@@ -5,7 +5,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const app = { csrf: "", role: "viewer", user: "", prev: null, hist: {}, ws: null, con: null, detail: null };
+const app = { csrf: "", role: "viewer", user: "", prev: null, hist: {}, ws: null, con: null, detail: null,
+              sort: { key: "name", desc: false }, filter: "" };
 const HIST = 30;                     // sparkline points (seconds)
 
 function el(tag, attrs, ...kids) {
@@ -154,9 +155,43 @@ function update(msg) {
     row(tbody, d, r, hist);
   }
   app.prev = { t: msg.t, byName };
+  arrange(tbody);
   if (msg.jobs) jobs(msg.jobs);
   if (app.detail && byName[app.detail]) detail(byName[app.detail]);
 }
+
+// The dashboard's filter (/) and sort (< >, I, P, M): rows hidden whose
+// name does not hold the filter, the rest in the column's order, Domain-0
+// first as in xl list.
+function arrange(tbody) {
+  const { key, desc } = app.sort, byName = app.prev ? app.prev.byName : {};
+  const value = (tr) => {
+    const d = byName[tr.dataset.name] || {};
+    if (key === "cpu") { const h = app.hist[tr.dataset.name] || []; return h.length ? h[h.length - 1] : -1; }
+    return d[key] === null || d[key] === undefined ? -1 : d[key];
+  };
+  const rows = [...tbody.rows].sort((a, b) => {
+    if (a.dataset.name === "Domain-0" || b.dataset.name === "Domain-0") return a.dataset.name === "Domain-0" ? -1 : 1;
+    const x = value(a), y = value(b);
+    const c = typeof x === "string" || typeof y === "string" ? String(x).localeCompare(String(y)) : x - y;
+    return desc ? -c : c;
+  });
+  rows.forEach((tr, i) => { if (tbody.rows[i] !== tr) tbody.append(tr); });
+  for (const tr of rows) tr.hidden = app.filter !== "" && !tr.dataset.name.includes(app.filter);
+  for (const th of document.querySelectorAll("#domains th[data-sort]"))
+    th.setAttribute("aria-sort", th.dataset.sort !== key ? "none" : desc ? "descending" : "ascending");
+}
+
+document.querySelector("#domains thead").addEventListener("click", (ev) => {
+  const th = ev.target.closest("th[data-sort]");
+  if (!th) return;
+  app.sort = { key: th.dataset.sort, desc: app.sort.key === th.dataset.sort ? !app.sort.desc : false };
+  arrange(document.querySelector("#domains tbody"));
+});
+$("filter").addEventListener("input", () => {
+  app.filter = $("filter").value;
+  arrange(document.querySelector("#domains tbody"));
+});
 
 function cell(label, content, cls) {
   const td = el("td", { "data-label": label, class: cls || "" });
