@@ -93,6 +93,22 @@ static int form_number(enum form_field f, const char *key, const char *text,
 	return 0;
 }
 
+/* The name as a domain file's name = is checked: a plain word, never a
+ * path (it names the disk file and the config). */
+static int form_name_check(const char *name, struct web_response *resp)
+{
+	static struct domain_form form;
+	char why[512];
+
+	memset(&form, 0, sizeof(form));
+	snprintf(form.value[FORM_NAME], FORM_VALUE_MAX, "%s", name);
+	if (domain_form_check(&form, FORM_NAME, &web_lodge()->hc, why, sizeof(why))) {
+		field_error(resp, 400, "name", "%s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The body's fields, each a string or a whole number, into in. */
 static int body_fields(json_t *j, struct web_install *in, struct web_response *resp)
 {
@@ -175,6 +191,8 @@ void web_install(const struct web_request *req, const char *word, struct web_res
 		field_error(resp, 400, "name", "a domain needs a name");
 		return;
 	}
+	if (form_name_check(in.name, resp))
+		return;
 	if (in.dist[0] && lodge_template_get(lg, in.dist, &t, &err) == -EINVAL) {
 		field_error(resp, 400, "dist", "%s", err.msg);
 		return;

@@ -79,14 +79,15 @@ refused() {  # BODY STATUS FIELD: refused so, beside that field, nothing made
 		{ echo "$1: $c field '$f': $(cat "$T/body")"; return 1; }
 }
 blk=$(for b in /sys/block/*; do [ -b "/dev/${b##*/}" ] && echo "/dev/${b##*/}" && break; done)
-why=$(refused '{"name":"wli1","dist":"potato"}' 400 dist &&
+why=$(refused '{"name":"../wli1"}' 400 name &&
+      refused '{"name":"wli1","dist":"potato"}' 400 dist &&
       refused '{"name":"wli1","size":"lots"}' 400 size &&
       refused '{"name":"wli1","memory_mib":"0"}' 400 memory_mib &&
       { [ -z "$blk" ] || refused "{\"name\":\"wli1\",\"disk\":\"$blk\"}" 403 disk; } &&
       refused '{"name":"wli1","network":"br-nope"}' 403 network &&
       refused '{"name":"wli1","kernel":"/etc/passwd"}' 400 kernel)
 if [ -z "$why" ]; then
-	pass "an install's bad distribution, size, memory, a disk or bridge not lent: refused beside its field, nothing made"
+	pass "an install's bad name, distribution, size, memory, a disk or bridge not lent: refused beside its field, nothing made"
 else
 	fail "install refusals" "$why"
 fi
