@@ -148,9 +148,9 @@ fi
 
 # Destroy with confirmation.
 select_dom alpha
-keys k; keys y
+keys D; keys y
 sleep 1
-if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "k destroys the selected domain"; else fail "destroy from the keyboard" "$(lodge list -o tsv)"; fi
+if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "D destroys the selected domain"; else fail "destroy from the keyboard" "$(lodge list -o tsv)"; fi
 
 # The create form: invalid input creates nothing; valid input creates a
 # guest with a new file-backed disk and a bridged vif.
