@@ -4,6 +4,7 @@
  * start, the config's text read and written (checked by the config
  * loader before it replaces the file), delete (with its disks, only
  * files under storage_dirs) and autostart on and off. */
+#include "incoming.h"
 #include "internal.h"
 
 #include <dirent.h>
@@ -149,7 +150,8 @@ int lodge_defined_text(const struct lodge *lg, const char *name, char **text, st
 	return 0;
 }
 
-int lodge_defined_write(const struct lodge *lg, const char *name, const char *text, struct lodge_err *err)
+int lodge_defined_write(const struct lodge *lg, const char *name, const char *text, bool lent_only,
+			struct lodge_err *err)
 {
 	static struct domain_config dc;
 	char path[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8], tmp[sizeof(path) + 16], msg[LODGE_ERR_MAX];
@@ -169,6 +171,9 @@ int lodge_defined_write(const struct lodge *lg, const char *name, const char *te
 	if (strcmp(dc.name, name) != 0)
 		return lodge_fail(err, -EINVAL, "%s: name: %s is not %s (a config keeps its file's name)", path,
 				  dc.name, name);
+	/* Checked against the file it replaces: still there. */
+	if (lent_only && (rc = incoming_admit(&dc, &lg->hc, msg, sizeof(msg))))
+		return lodge_fail(err, rc, "%s: %s", path, msg);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 		return lodge_fail(err, -errno, "cannot write in %s: %s", lg->hc.domains_dir, strerror(errno));
@@ -227,7 +232,7 @@ int lodge_defined_autostart(const struct lodge *lg, const char *name, bool on, s
 			strcat(out, "\n");
 		sprintf(out + strlen(out), "autostart = %s\n", word);
 	}
-	rc = lodge_defined_write(lg, name, out, err);
+	rc = lodge_defined_write(lg, name, out, false, err);      /* what it names, as it was */
 	free(out);
 	free(text);
 	return rc;

@@ -294,8 +294,13 @@ int lodge_defined_start(const struct lodge *lg, const char *name, struct lodge_e
 /* NAME.cfg's text (malloc'd, NUL-terminated, 1 MiB at most). */
 int lodge_defined_text(const struct lodge *lg, const char *name, char **text, struct lodge_err *err);
 /* Replace NAME.cfg with text once the config loader takes it (its name
- * still NAME): else -EINVAL with FILE:LINE: KEY: why, the file untouched. */
-int lodge_defined_write(const struct lodge *lg, const char *name, const char *text, struct lodge_err *err);
+ * still NAME): else -EINVAL with FILE:LINE: KEY: why, the file untouched.
+ * lent_only: the caller is not the host's root (a web user): every
+ * kernel, ramdisk, disk, bridge and vifname the text names is one the
+ * config it replaces named, or one lodge.conf lends (as a migrated
+ * domain's, incoming.h), else -EACCES naming it. */
+int lodge_defined_write(const struct lodge *lg, const char *name, const char *text, bool lent_only,
+			struct lodge_err *err);
 /* Its autostart line set (the rest of the file as it is). */
 int lodge_defined_autostart(const struct lodge *lg, const char *name, bool on, struct lodge_err *err);
 /* Delete NAME.cfg, never while NAME runs (-EBUSY); disks: also each of

@@ -209,7 +209,7 @@ void defined_edit(struct tui *t, struct dom_sample *d)
 			tui_status(t, true, "edit %s: cannot read %s back", d->st.name, tmp);
 			break;
 		}
-		if (lodge_defined_write(t->lg, d->st.name, text, &err) == 0) {
+		if (lodge_defined_write(t->lg, d->st.name, text, false, &err) == 0) {
 			free(text);
 			tui_status(t, false, "saved the config of %s%s", d->st.name,
 				   d->off ? "" : " (it runs on as it was started: the config is the next start's)");

@@ -87,19 +87,28 @@ int main(void)
 
 	snprintf(text, sizeof(text), "name = \"b\"\nmemory = 32\nvcpus = many\nkernel = \"%s\"\n", kernel);
 	CHECK("write: a bad key is refused with the config's own FILE:LINE",
-	      lodge_defined_write(&lg, "b", text, &err) == -EINVAL && strstr(err.msg, "/b.cfg:3"));
+	      lodge_defined_write(&lg, "b", text, false, &err) == -EINVAL && strstr(err.msg, "/b.cfg:3"));
 	CHECK("write: refused leaves the file as it was",
 	      lodge_defined_text(&lg, "b", &got, &err) == 0 && strstr(got, "autostart = true"));
 	free(got);
 	snprintf(text, sizeof(text), "name = \"bb\"\nmemory = 32\nkernel = \"%s\"\n", kernel);
 	CHECK("write: another name is refused (a config keeps its file's name)",
-	      lodge_defined_write(&lg, "b", text, &err) == -EINVAL && strstr(err.msg, "bb"));
+	      lodge_defined_write(&lg, "b", text, false, &err) == -EINVAL && strstr(err.msg, "bb"));
 	snprintf(text, sizeof(text), "name = \"b\"\nmemory = 64\nkernel = \"%s\"\nautostart = true\n"
 		 "disk = [ \"%s,raw,vda,rw\" ]\n", kernel, shared);
 	CHECK("write: a good config replaces the file",
-	      lodge_defined_write(&lg, "b", text, &err) == 0 && lodge_defined_list(&lg, &l, &err) == 0 &&
+	      lodge_defined_write(&lg, "b", text, false, &err) == 0 && lodge_defined_list(&lg, &l, &err) == 0 &&
 	      l.n == 3 && l.dom[1].memory_mib == 64);
 	lodge_defined_list_free(&l);
+	/* A web user: only what the config it replaces named, or lodge.conf lends. */
+	snprintf(text, sizeof(text), "name = \"b\"\nmemory = 64\nkernel = \"%s\"\n"
+		 "disk = [ \"%s,raw,vda,rw\", \"%s,raw,vdb,rw\" ]\n", kernel, shared, out_disk);
+	CHECK("write lent_only: a disk outside storage_dirs, not named before, is -EACCES, named",
+	      lodge_defined_write(&lg, "b", text, true, &err) == -EACCES && strstr(err.msg, "a-vdd.img"));
+	snprintf(text, sizeof(text), "name = \"b\"\nmemory = 72\nkernel = \"%s\"\nautostart = true\n"
+		 "disk = [ \"%s,raw,vda,rw\" ]\n", kernel, shared);
+	CHECK("write lent_only: the kernel the config named and a disk under storage_dirs pass",
+	      lodge_defined_write(&lg, "b", text, true, &err) == 0);
 
 	CHECK("autostart on: a's file keeps its comment and gains the line",
 	      lodge_defined_autostart(&lg, "a", true, &err) == 0 && lodge_defined_text(&lg, "a", &got, &err) == 0 &&
