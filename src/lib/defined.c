@@ -116,6 +116,8 @@ int lodge_defined_start(const struct lodge *lg, const char *name, struct lodge_e
 
 	if ((rc = config_path(lg, name, path, sizeof(path), err)))
 		return rc;
+	if (access(path, F_OK) < 0)
+		return lodge_fail(err, -ENOENT, "no domain named %s is defined (%s)", name, path);
 	if (lodge_status_of(lg, name, &st) == 0)
 		return lodge_fail(err, -EEXIST, "domain %s is already running", name);
 	if ((rc = lodge_config_find(lg, path, &dc, err)))

@@ -49,7 +49,8 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 /* The library's refusal: lodge-hyp's lines as they are, else its sentence. */
 void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
 {
-	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY || rc == -EEXIST ? 409 : 500;
+	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY || rc == -EEXIST ? 409 :
+			  rc == -EACCES ? 403 : 500;
 
 	web_error(resp, status, "%s", err->msg[0] ? err->msg : strerror(-rc));
 }
@@ -404,6 +405,12 @@ static const struct route routes[] = {
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
 	{ false, "/api/networks", NULL, NEED_VIEWER, get_networks },
 	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
+	{ false, "/api/defined", NULL, NEED_VIEWER, web_get_defined },
+	{ false, "/api/defined/*", NULL, NEED_VIEWER, web_get_defined_one },
+	{ true, "/api/defined/*", "start", NEED_ADMIN, web_defined_start },
+	{ true, "/api/defined/*", "config", NEED_ADMIN, web_defined_config },
+	{ true, "/api/defined/*", "autostart", NEED_ADMIN, web_defined_autostart },
+	{ true, "/api/defined/*", "delete", NEED_ADMIN, web_defined_delete },
 };
 
 /* uri against a route's path: true with the word where its '*' is. */
