@@ -171,10 +171,9 @@ static const struct key_binding bindings[] = {
 	{ { 'p' }, k_pause, "pause / unpause", "Pause", 1 },
 	{ { 's' }, k_shutdown, "shutdown (power button)", "Shutdown", 1 },
 	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
-	{ { TUI_KEY_DESTROY, KEY_F(9) }, k_destroy, "destroy (asks first); cancel an install; delete one off",
-	  "Kill", 1 },
-	{ { 'S' }, k_start, "start a domain that is off", NULL, 0 },
-	{ { 'e' }, k_edit, "edit its config ($EDITOR, checked)", NULL, 0 },
+	{ { TUI_KEY_DESTROY, KEY_F(9) }, k_destroy, "destroy (delete if off)", "Kill", 1 },
+	{ { 'S' }, k_start, "start one that is off", NULL, 0 },
+	{ { 'e' }, k_edit, "edit its config", NULL, 0 },
 	{ { 'A' }, k_autostart, "autostart on / off", NULL, 0 },
 	{ { 'a', 'v', 'x' }, k_devices, "details: attach a disk, a vif; detach one", NULL, 0 },
 	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
@@ -246,8 +245,7 @@ static void keys_named(const struct key_binding *b, unsigned n, const char *sep,
 
 static const char *const help_head = "Lodge dashboard keys (F-keys have letter twins for serial consoles)";
 static const char *const help_foot =
-	"States: run, PAUSE (bold), shut, CRASH (bold underlined); off: defined, not running "
-	"(off*: it autostarts); migr, save while a "
+	"States: run, PAUSE (bold), shut, CRASH (bold underlined), off (off*: autostarts); migr, save while a "
 	"migration or save runs; ? cannot be asked, late: no answer, figures stale "
 	"(the detail view says why and since when).  Press any key to return.";
 
