@@ -180,6 +180,7 @@ void defined_edit(struct tui *t, struct dom_sample *d)
 	char tmp[] = "/tmp/lodge-edit.XXXXXX", q[TUI_MESSAGE_MAX + 64];
 	struct lodge_err err;
 	char *text = NULL;
+	bool written;
 	int fd, status;
 
 	if (!d) {
@@ -190,7 +191,11 @@ void defined_edit(struct tui *t, struct dom_sample *d)
 		tui_status(t, true, "edit %s: %s", d->st.name, err.msg);
 		return;
 	}
-	if ((fd = mkstemp(tmp)) < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0) {
+	fd = mkstemp(tmp);
+	written = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	if (fd >= 0 && close(fd) < 0)
+		written = false;
+	if (!written) {
 		tui_status(t, true, "edit %s: cannot write %s: %s", d->st.name, tmp, strerror(errno));
 		if (fd >= 0)
 			unlink(tmp);
