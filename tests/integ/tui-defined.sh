@@ -168,7 +168,7 @@ press n
 if shows 5 'Create a domain'; then
 	mem=$(screen | sed -n -E 's/^Memory \(MiB\) +([0-9]+).*/\1/p')
 	press Down
-	shows 5 'Memory \(MiB\)'
+	shows 5 '^guest RAM.*default [0-9]+'           # the field's hint, under the form
 	hint=$(screen | grep -Eo 'default [0-9]+' | head -1)
 	if [ -n "$mem" ] && [ "$hint" = "default $mem" ]; then
 		pass "the memory field shows $mem and its hint says '$hint'"
