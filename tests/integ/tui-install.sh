@@ -311,10 +311,11 @@ else
 	cp "$DOMS/late.cfg" "$T/late.cfg"
 	kill -CONT "$pid"
 	doms=$(printf %s "$DOMS" | squeezed)
-	if shows 30 '^error: install late: ' && hides 5 '^ +- late ' &&
+	# The other config is a defined domain: its row, off, replaces the install's.
+	if shows 30 '^error: install late: ' && hides 5 '^ +- late +(installing|shut)' && shows 5 '^ +- late +off ' &&
 	   screen | squeezed | grep -Eq "installlate:(cannotwrite$doms/late\.cfg:aconfigofthatnameappearedmeanwhile|domainlatehasaconfigalready\($doms/late\.cfg\))" &&
 	   [ ! -e "$IMAGES/late.img" ] && [ ! -e "$IMAGES/late-seed.img" ] && cmp -s "$DOMS/late.cfg" "$T/late.cfg"; then
-		pass "an error mid-install shows whole in the status line ($(screen | grep -A2 '^error: install late' | tr -s ' \n' ' ')), its row goes, its disk and seed are removed, the other config kept"
+		pass "an error mid-install shows whole in the status line ($(screen | grep -A2 '^error: install late' | tr -s ' \n' ' ')), its install row goes (the other config's shows off), its disk and seed are removed, the other config kept"
 	else
 		fail "an error mid-install" "$(screen | tail -6 | tr '\n' '|'); $(ls "$IMAGES")"
 	fi
