@@ -31,8 +31,12 @@ extern char isr_stubs[];
 static uint32_t lapic_read(unsigned reg) { return mmio_read32(LAPIC_BASE + reg); }
 static void lapic_write(unsigned reg, uint32_t v) { mmio_write32(LAPIC_BASE + reg, v); }
 
+int (*isr_exception_hook)(uint64_t vector, uint64_t *frame);
+
 void isr_dispatch(uint64_t vector, uint64_t *frame)
 {
+	if (vector < 32 && isr_exception_hook && isr_exception_hook(vector, frame))
+		return;
 	if (vector < 32) {
 		printf("minios: exception %lu (error %lx) at rip %lx\n", vector, frame[1], frame[2]);
 		for (;;)
