@@ -300,7 +300,7 @@ static int operand_read(struct emul_cpu *c, const struct emul_insn *in, const Zy
 	return guest_read(c, addr, val, op->size / 8);
 }
 
-static __attribute__((unused)) int operand_write(struct emul_cpu *c, const struct emul_insn *in, const ZydisDecodedOperand *op,
+static int operand_write(struct emul_cpu *c, const struct emul_insn *in, const ZydisDecodedOperand *op,
 			 uint64_t val)
 {
 	uint64_t addr;
@@ -429,6 +429,141 @@ static int do_fwait(struct emul_cpu *c, const struct emul_insn *in)
 	return 0;
 }
 
+
+/* cmpxchg8b, cmpxchg16b: compare EDX:EAX (RDX:RAX) with the operand; if
+ * equal, ZF and the operand = ECX:EBX (RCX:RBX), else the operand into
+ * EDX:EAX.  Atomic on the host's mapping of the guest's page, so a vCPU
+ * running the guest's own code on it meanwhile sees it whole. */
+static int do_cmpxchg_wide(struct emul_cpu *c, const struct emul_insn *in)
+{
+	const ZydisDecodedOperand *op = &in->op[0];
+	bool wide = op->size == 128;
+	unsigned half = wide ? 64 : 32;
+	uint64_t mask = wide ? ~0ull : 0xffffffffull, addr;
+	struct guest_span s;
+	int rc;
+
+	if ((rc = operand_address(c, in, op, &addr)))
+		return rc;
+	if (wide && (addr & 15)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return 0;
+	}
+	/* The CPU writes the operand back even when unequal: it must be
+	 * writable either way. */
+	if ((rc = span_map(c, addr, op->size / 8, true, 0, &s)))
+		return rc;
+	if (s.n != 1)
+		return -ENOTSUP;      /* a cmpxchg8b across two pages */
+	guest_mem_mark_dirty(c->mem, s.part[0], s.len[0]);
+	if (wide) {
+		unsigned __int128 expect = ((unsigned __int128)c->regs.rdx << 64) | c->regs.rax;
+		unsigned __int128 want = ((unsigned __int128)c->regs.rcx << 64) | c->regs.rbx;
+		unsigned __int128 old = __sync_val_compare_and_swap((unsigned __int128 *)(void *)s.part[0],
+								   expect, want);
+
+		set_flags(c, RFLAGS_ZF, old == expect ? RFLAGS_ZF : 0);
+		if (old != expect) {
+			c->regs.rax = (uint64_t)old;
+			c->regs.rdx = (uint64_t)(old >> half);
+		}
+	} else {
+		uint64_t expect = ((c->regs.rdx & mask) << half) | (c->regs.rax & mask);
+		uint64_t want = ((c->regs.rcx & mask) << half) | (c->regs.rbx & mask);
+		uint64_t old = expect;
+
+		if (__atomic_compare_exchange_n((uint64_t *)(void *)s.part[0], &old, want, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			set_flags(c, RFLAGS_ZF, RFLAGS_ZF);
+		} else {
+			set_flags(c, RFLAGS_ZF, 0);
+			c->regs.rax = old & mask;
+			c->regs.rdx = old >> half;
+		}
+	}
+	next_insn(c, in);
+	return 0;
+}
+
+/* ---- x87 control: KVM_GET/SET_FPU --------------------------------------- */
+
+static int fpu_store16(struct emul_cpu *c, const struct emul_insn *in, uint16_t val)
+{
+	const ZydisDecodedOperand *op = &in->op[0];
+	int rc;
+
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)     /* fnstsw ax */
+		rc = reg_write(c, op->reg.value, val);
+	else
+		rc = operand_write(c, in, op, val);
+	if (rc)
+		return rc;
+	next_insn(c, in);
+	return 0;
+}
+
+/* The operand an x87 control instruction names: the first visible one. */
+static int do_fnstsw(struct emul_cpu *c, const struct emul_insn *in)
+{
+	int rc = fpu_load(c);
+
+	return rc ? rc : fpu_store16(c, in, c->fpu.fsw);
+}
+
+static int do_fnstcw(struct emul_cpu *c, const struct emul_insn *in)
+{
+	int rc = fpu_load(c);
+
+	return rc ? rc : fpu_store16(c, in, c->fpu.fcw);
+}
+
+static int do_fldcw(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint64_t cw;
+	int rc;
+
+	if ((rc = fpu_load(c)) || (rc = operand_read(c, in, &in->op[0], &cw)))
+		return rc;
+	c->fpu.fcw = (uint16_t)cw;
+	/* Unmasking a pending exception flag makes it pending: ES and B follow. */
+	if (c->fpu.fsw & 0x3f & ~c->fpu.fcw)
+		c->fpu.fsw |= FSW_ES | FSW_B;
+	else
+		c->fpu.fsw &= ~(FSW_ES | FSW_B);
+	c->fpu_dirty = true;
+	next_insn(c, in);
+	return 0;
+}
+
+static int do_fninit(struct emul_cpu *c, const struct emul_insn *in)
+{
+	int rc;
+
+	if ((rc = fpu_load(c)))
+		return rc;
+	c->fpu.fcw = 0x037f;
+	c->fpu.fsw = 0;
+	c->fpu.ftwx = 0;           /* abridged tag word: every register empty */
+	c->fpu.last_opcode = 0;
+	c->fpu.last_ip = 0;
+	c->fpu.last_dp = 0;
+	c->fpu_dirty = true;
+	next_insn(c, in);
+	return 0;
+}
+
+static int do_fnclex(struct emul_cpu *c, const struct emul_insn *in)
+{
+	int rc;
+
+	if ((rc = fpu_load(c)))
+		return rc;
+	c->fpu.fsw &= ~(FSW_EXCEPTIONS | FSW_B);
+	c->fpu_dirty = true;
+	next_insn(c, in);
+	return 0;
+}
+
 /* The table: each mnemonic Lodge completes, and how.  Counted by its
  * place here. */
 static const struct emul_op {
@@ -444,6 +579,13 @@ static const struct emul_op {
 	{ ZYDIS_MNEMONIC_CLAC,   do_clac },
 	{ ZYDIS_MNEMONIC_STAC,   do_stac },
 	{ ZYDIS_MNEMONIC_FWAIT,  do_fwait },
+	{ ZYDIS_MNEMONIC_CMPXCHG8B,  do_cmpxchg_wide },
+	{ ZYDIS_MNEMONIC_CMPXCHG16B, do_cmpxchg_wide },
+	{ ZYDIS_MNEMONIC_FNINIT, do_fninit },
+	{ ZYDIS_MNEMONIC_FNCLEX, do_fnclex },
+	{ ZYDIS_MNEMONIC_FNSTSW, do_fnstsw },
+	{ ZYDIS_MNEMONIC_FNSTCW, do_fnstcw },
+	{ ZYDIS_MNEMONIC_FLDCW,  do_fldcw },
 };
 
 static _Atomic uint64_t emul_completed[ARRAY_LEN(emul_ops)];

@@ -241,7 +241,6 @@ static int vcpu_handle_exit(struct vcpu *v)
 		if (emulate_vcpu(v, why, sizeof(why)) == 0)
 			return 0;
 		vcpu_log_registers(v);
-		emulate_log_counts();
 		domain_end(dom, DOMAIN_CRASH, "vcpu%u KVM internal error: %s", v->id, why);
 		return 1;
 	}
