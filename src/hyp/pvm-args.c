@@ -1,8 +1,8 @@
 /* Arguments for a Linux kernel on a PVM host (pvm-args.h). */
 #include "pvm-args.h"
 #include "boot/boot.h"
+#include "kernel-kind.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,43 +66,7 @@ int pvm_args_apply(const char *user, char *out, size_t outlen)
 	return added;
 }
 
-/* An ELF note named "Linux" in a PT_NOTE segment, read within the file. */
-static bool elf_has_linux_note(const uint8_t *d, size_t size)
-{
-	const Elf64_Ehdr *eh = (const void *)d;
-	unsigned i;
-
-	if (size < sizeof(*eh) || memcmp(d, ELFMAG, SELFMAG) || d[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > size ||
-	    (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
-		return false;
-	for (i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const void *)(d + eh->e_phoff + i * sizeof(Elf64_Phdr));
-		uint64_t off = ph->p_offset, end;
-
-		if (ph->p_type != PT_NOTE || off > size || ph->p_filesz > size - off)
-			continue;
-		end = off + ph->p_filesz;
-		while (end - off >= sizeof(Elf64_Nhdr)) {
-			const Elf64_Nhdr *nh = (const void *)(d + off);
-			uint64_t name = off + sizeof(*nh);
-			uint64_t next = name + ((nh->n_namesz + 3ull) & ~3ull) + ((nh->n_descsz + 3ull) & ~3ull);
-
-			if (next > end)
-				break;
-			if (nh->n_namesz == 6 && !memcmp(d + name, "Linux", 6))
-				return true;
-			off = next;
-		}
-	}
-	return false;
-}
-
 bool boot_image_is_linux(const struct boot_image *img)
 {
-	if (!img->data)
-		return false;
-	if (img->size > 0x206 && !memcmp(img->data + 0x202, "HdrS", 4))
-		return true;
-	return elf_has_linux_note(img->data, img->size);
+	return kernel_image_is_linux(img->data, img->size);
 }
