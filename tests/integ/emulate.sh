@@ -79,6 +79,16 @@ if [ "$(kvm_backend)" = pvm ]; then
 	else
 		fail "lodge log names the instruction" "$(cat "$T/un.log")"
 	fi
+	# Kept after its crash: lodge list's warning names the instruction.
+	domain_cfg pr 'cmdline = "run=\"insn andn\""' 'on_crash = "preserve"'
+	lodge create pr >/dev/null || { fail "create pr" "failed"; exit 0; }
+	crashed() { [ "$(field pr 3)" = crashed ] || lodge list 2>&1 | grep -q "pr crashed"; }
+	wait_until 60 crashed
+	if lodge list 2>&1 >/dev/null | grep -Eq "warning: pr crashed: vcpu0 KVM internal error: $want"; then
+		pass "lodge list's warning names the instruction: $(lodge list 2>&1 >/dev/null | grep -o 'pr crashed.*')"
+	else
+		fail "lodge list's warning names the instruction" "$(lodge list 2>&1 | tail -3)"
+	fi
 else
 	pass "hardware KVM: the instructions ran natively (nothing for lodge-hyp to complete)"
 fi
