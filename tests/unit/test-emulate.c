@@ -319,6 +319,45 @@ static void test_xsave(void)
 	CHECK("fxsave64: control word and xmm1 stored", mem.host[0x9000] == 0x7f && mem.host[0x9000 + 176] == 0x11);
 }
 
+static void test_sse(void)
+{
+	struct emul_cpu c;
+	uint8_t want[16];
+
+	memset(&fpu_state, 0, sizeof(fpu_state));
+	for (int i = 0; i < 16; i++)
+		mem.host[0xa000 + i] = (uint8_t)(i + 1);
+	cpu_init(&c);
+	c.sregs.cr4 |= 1u << 9;                          /* OSFXSR */
+	c.regs.rdi = 0xa000;
+	/* movdqu xmm1, [rdi] */
+	CHECK("movdqu xmm1, [rdi]: completed", run(&c, (const uint8_t[]){ 0xf3, 0x0f, 0x6f, 0x0f }, 4) == 0);
+	CHECK("movdqu: xmm1 holds the 16 bytes", !memcmp(fpu_state.xmm[1], mem.host + 0xa000, 16) && c.regs.rip == 0x1004);
+	/* movdqa [rdi+0x10], xmm1 */
+	run(&c, (const uint8_t[]){ 0x66, 0x0f, 0x7f, 0x4f, 0x10 }, 5);
+	CHECK("movdqa [rdi+16], xmm1: stored", !memcmp(mem.host + 0xa010, mem.host + 0xa000, 16));
+	/* pxor xmm1, [rdi] */
+	run(&c, (const uint8_t[]){ 0x66, 0x0f, 0xef, 0x0f }, 4);
+	memset(want, 0, 16);
+	CHECK("pxor xmm1, [rdi]: xmm1 zero", !memcmp(fpu_state.xmm[1], want, 16));
+	/* movq rax, xmm2 (66 48 0f 7e d0) */
+	memset(fpu_state.xmm[2], 0x42, 16);
+	run(&c, (const uint8_t[]){ 0x66, 0x48, 0x0f, 0x7e, 0xd0 }, 5);
+	CHECK("movq rax, xmm2", c.regs.rax == 0x4242424242424242ull);
+	c.regs.rdi = 0xa008;
+	c.regs.rip = 0x1000;
+	run(&c, (const uint8_t[]){ 0x66, 0x0f, 0x6f, 0x0f }, 4);   /* movdqa xmm1, [rdi] */
+	CHECK("movdqa from a misaligned address: #GP", c.vector == 13 && c.regs.rip == 0x1000);
+	cpu_init(&c);
+	c.sregs.cr4 |= 1u << 9;
+	c.sregs.cr0 |= 8;                                /* TS */
+	run(&c, (const uint8_t[]){ 0xf3, 0x0f, 0x6f, 0x0f }, 4);
+	CHECK("an SSE move with CR0.TS set: #NM", c.vector == 7);
+	cpu_init(&c);
+	run(&c, (const uint8_t[]){ 0xf3, 0x0f, 0x6f, 0x0f }, 4);
+	CHECK("an SSE move without CR4.OSFXSR: #UD", c.vector == 6);
+}
+
 static void test_refused(void)
 {
 	struct emul_cpu c;
@@ -347,6 +386,7 @@ int main(void)
 	test_cmpxchg();
 	test_x87();
 	test_xsave();
+	test_sse();
 	test_refused();
 	UNIT_EXIT();
 }
