@@ -564,6 +564,494 @@ static int do_fnclex(struct emul_cpu *c, const struct emul_insn *in)
 	return 0;
 }
 
+/* ---- XCR0, FXSAVE and the XSAVE family: KVM_GET/SET_XCRS, _FPU, _XSAVE --- */
+
+static int kernel_only(struct emul_cpu *c)
+{
+	if (cpl(c)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int do_xgetbv(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint64_t xcr0;
+	int rc;
+
+	if ((uint32_t)c->regs.rcx != 0) {
+		raise_exception(c, VEC_GP, true, 0);   /* XCR0 is the only one KVM gives */
+		return 0;
+	}
+	if ((rc = c->env->get_xcr0(c->ctx, &xcr0)))
+		return rc;
+	c->regs.rax = (uint32_t)xcr0;
+	c->regs.rdx = xcr0 >> 32;
+	next_insn(c, in);
+	return 0;
+}
+
+/* KVM checks the value as the CPU would (x87 set, AVX only with SSE, ...):
+ * what it refuses is the #GP the instruction raises. */
+static int do_xsetbv(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint64_t xcr0 = ((c->regs.rdx & 0xffffffffull) << 32) | (uint32_t)c->regs.rax;
+	int rc;
+
+	if ((rc = kernel_only(c)))
+		return rc;
+	if ((uint32_t)c->regs.rcx != 0 || c->env->set_xcr0(c->ctx, xcr0)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return 0;
+	}
+	next_insn(c, in);
+	return 0;
+}
+
+/* The legacy region's layout (FXSAVE, and the first 512 bytes of XSAVE). */
+#define FX_MXCSR 24
+#define FX_ST    32
+#define FX_XMM   160
+#define FX_SIZE  512
+#define XSAVE_HEADER 512
+#define XSAVE_EXT    576
+
+static uint32_t host_mxcsr_mask(void)
+{
+	static uint32_t mask;
+	uint8_t area[FX_SIZE] __attribute__((aligned(16)));
+
+	if (!mask) {
+		memset(area, 0, sizeof(area));
+		__builtin_ia32_fxsave64(area);
+		memcpy(&mask, area + 28, 4);
+		if (!mask)
+			mask = 0xffbf;     /* the architecture's default */
+	}
+	return mask;
+}
+
+/* kvm_fpu <-> the 512-byte FXSAVE image (64-bit format). */
+static void fx_from_fpu(uint8_t *fx, const struct kvm_fpu *f)
+{
+	uint32_t mask = host_mxcsr_mask();
+	unsigned i;
+
+	memset(fx, 0, FX_SIZE);
+	memcpy(fx + 0, &f->fcw, 2);
+	memcpy(fx + 2, &f->fsw, 2);
+	fx[4] = f->ftwx;
+	memcpy(fx + 6, &f->last_opcode, 2);
+	memcpy(fx + 8, &f->last_ip, 8);
+	memcpy(fx + 16, &f->last_dp, 8);
+	memcpy(fx + FX_MXCSR, &f->mxcsr, 4);
+	memcpy(fx + 28, &mask, 4);
+	for (i = 0; i < 8; i++)
+		memcpy(fx + FX_ST + 16 * i, f->fpr[i], 16);
+	for (i = 0; i < 16; i++)
+		memcpy(fx + FX_XMM + 16 * i, f->xmm[i], 16);
+}
+
+static void fx_to_fpu(struct kvm_fpu *f, const uint8_t *fx)
+{
+	unsigned i;
+
+	memcpy(&f->fcw, fx + 0, 2);
+	memcpy(&f->fsw, fx + 2, 2);
+	f->ftwx = fx[4];
+	memcpy(&f->last_opcode, fx + 6, 2);
+	memcpy(&f->last_ip, fx + 8, 8);
+	memcpy(&f->last_dp, fx + 16, 8);
+	memcpy(&f->mxcsr, fx + FX_MXCSR, 4);
+	for (i = 0; i < 8; i++)
+		memcpy(f->fpr[i], fx + FX_ST + 16 * i, 16);
+	for (i = 0; i < 16; i++)
+		memcpy(f->xmm[i], fx + FX_XMM + 16 * i, 16);
+}
+
+static int mem_operand_aligned(struct emul_cpu *c, const struct emul_insn *in, unsigned align, uint64_t *addr)
+{
+	int rc;
+
+	if ((rc = operand_address(c, in, &in->op[0], addr)))
+		return rc;
+	if (*addr & (align - 1)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int do_fxsave(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint8_t fx[FX_SIZE];
+	uint64_t addr;
+	int rc;
+
+	if ((rc = fpu_load(c)) || (rc = mem_operand_aligned(c, in, 16, &addr)))
+		return rc;
+	fx_from_fpu(fx, &c->fpu);
+	if ((rc = guest_write(c, addr, fx, sizeof(fx))))
+		return rc;
+	next_insn(c, in);
+	return 0;
+}
+
+static int do_fxrstor(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint8_t fx[FX_SIZE];
+	uint32_t mxcsr;
+	uint64_t addr;
+	int rc;
+
+	if ((rc = fpu_load(c)) || (rc = mem_operand_aligned(c, in, 16, &addr)) ||
+	    (rc = guest_read(c, addr, fx, sizeof(fx))))
+		return rc;
+	memcpy(&mxcsr, fx + FX_MXCSR, 4);
+	if (mxcsr & ~host_mxcsr_mask()) {
+		raise_exception(c, VEC_GP, true, 0);
+		return 0;
+	}
+	fx_to_fpu(&c->fpu, fx);
+	c->fpu_dirty = true;
+	next_insn(c, in);
+	return 0;
+}
+
+/* One state component of the XSAVE area: CPUID leaf 0xd as the hardware
+ * gives it (a PVM guest's CPUID is the hardware's). */
+struct xcomp { uint32_t size, offset; bool align64; };
+
+static struct xcomp xsave_component(unsigned i)
+{
+	unsigned a, b, cx, d;
+
+	/* (GCC's <cpuid.h> is shadowed by lodge-hyp's own cpuid.h.) */
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(cx), "=d"(d) : "a"(0xd), "c"(i));
+	(void)d;
+	return (struct xcomp){ .size = a, .offset = b, .align64 = cx & 2 };
+}
+
+/* Where component i is in the compacted format with these components. */
+static uint32_t compacted_offset(uint64_t comp_bv, unsigned i)
+{
+	uint32_t at = XSAVE_EXT;
+	unsigned j;
+
+	for (j = 2; j < i; j++) {
+		if (!(comp_bv & (1ull << j)))
+			continue;
+		if (xsave_component(j).align64)
+			at = (at + 63) & ~63u;
+		at += xsave_component(j).size;
+	}
+	if (xsave_component(i).align64)
+		at = (at + 63) & ~63u;
+	return at;
+}
+
+static int xsave_load(struct emul_cpu *c)
+{
+	int rc;
+
+	if (c->xsave_loaded)
+		return 0;
+	if ((rc = c->env->get_xsave(c->ctx, &c->xsave)))
+		return rc;
+	c->xsave_loaded = true;
+	return 0;
+}
+
+/* The requested-feature bitmap: EDX:EAX and XCR0. */
+static int xsave_rfbm(struct emul_cpu *c, uint64_t *rfbm)
+{
+	uint64_t xcr0;
+	int rc;
+
+	if ((rc = c->env->get_xcr0(c->ctx, &xcr0)))
+		return rc;
+	*rfbm = (((c->regs.rdx & 0xffffffffull) << 32) | (uint32_t)c->regs.rax) & xcr0;
+	return 0;
+}
+
+/* Largest offset an XSAVE area reaches (the operand's span): components
+ * up to bit 31 only, what kvm_xsave's 4096 bytes hold. */
+#define XSAVE_AREA_MAX sizeof(((struct kvm_xsave *)0)->region)
+
+static int do_xsave_any(struct emul_cpu *c, const struct emul_insn *in, bool compacted)
+{
+	const uint8_t *kx = (const uint8_t *)c->xsave.region;
+	uint8_t area[XSAVE_AREA_MAX];
+	uint64_t addr, rfbm, have_bv, bv, comp_bv;
+	uint32_t end = XSAVE_EXT;
+	unsigned i;
+	int rc;
+
+	if ((rc = xsave_load(c)) || (rc = xsave_rfbm(c, &rfbm)) || (rc = mem_operand_aligned(c, in, 64, &addr)))
+		return rc;
+	memcpy(&have_bv, kx + XSAVE_HEADER, 8);
+	for (i = 2; i < 32; i++) {
+		struct xcomp x;
+		uint32_t off;
+
+		if (!(rfbm & (1ull << i)))
+			continue;
+		x = xsave_component(i);
+		off = compacted ? compacted_offset(rfbm, i) : x.offset;
+		if (off + x.size > sizeof(area) || x.offset + x.size > sizeof(area))
+			return -ENOTSUP;
+		if (off + x.size > end)
+			end = off + x.size;
+	}
+	/* Read what is there: the parts not requested stay as they were. */
+	if ((rc = guest_read(c, addr, area, end)))
+		return rc;
+	if (rfbm & 1) {
+		memcpy(area, kx, FX_MXCSR);
+		memcpy(area + FX_ST, kx + FX_ST, FX_XMM - FX_ST);
+	}
+	if (rfbm & 6)
+		memcpy(area + FX_MXCSR, kx + FX_MXCSR, 8);
+	if (rfbm & 2)
+		memcpy(area + FX_XMM, kx + FX_XMM, 16 * 16);
+	for (i = 2; i < 32; i++) {
+		struct xcomp x;
+
+		if (!(rfbm & (1ull << i)))
+			continue;
+		x = xsave_component(i);
+		memcpy(area + (compacted ? compacted_offset(rfbm, i) : x.offset), kx + x.offset, x.size);
+	}
+	memcpy(&bv, area + XSAVE_HEADER, 8);
+	bv = (bv & ~rfbm) | (have_bv & rfbm);
+	if (compacted) {
+		bv = have_bv & rfbm;
+		comp_bv = rfbm | (1ull << 63);
+		memcpy(area + XSAVE_HEADER + 8, &comp_bv, 8);
+	}
+	memcpy(area + XSAVE_HEADER, &bv, 8);
+	if ((rc = guest_write(c, addr, area, end)))
+		return rc;
+	next_insn(c, in);
+	return 0;
+}
+
+static int do_xsave(struct emul_cpu *c, const struct emul_insn *in) { return do_xsave_any(c, in, false); }
+static int do_xsavec(struct emul_cpu *c, const struct emul_insn *in) { return do_xsave_any(c, in, true); }
+
+/* xrstor: components in RFBM come from memory where its XSTATE_BV has
+ * them, else go to their initial state; either format. */
+static int do_xrstor(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint8_t *kx = (uint8_t *)c->xsave.region;
+	uint8_t hdr[64], area[XSAVE_AREA_MAX];
+	uint64_t addr, rfbm, bv, comp_bv, kbv;
+	uint32_t end = XSAVE_EXT, mxcsr;
+	bool compacted;
+	unsigned i;
+	int rc;
+
+	if ((rc = xsave_load(c)) || (rc = xsave_rfbm(c, &rfbm)) || (rc = mem_operand_aligned(c, in, 64, &addr)) ||
+	    (rc = guest_read(c, addr + XSAVE_HEADER, hdr, sizeof(hdr))))
+		return rc;
+	memcpy(&bv, hdr, 8);
+	memcpy(&comp_bv, hdr + 8, 8);
+	compacted = comp_bv >> 63;
+	if ((!compacted && comp_bv) || (compacted && (bv & ~comp_bv & ~(1ull << 63)))) {
+		raise_exception(c, VEC_GP, true, 0);
+		return 0;
+	}
+	for (i = 2; i < 32; i++) {
+		struct xcomp x;
+		uint32_t off;
+
+		if (!(rfbm & (1ull << i)))
+			continue;
+		x = xsave_component(i);
+		off = compacted ? compacted_offset(comp_bv, i) : x.offset;
+		if (off + x.size > sizeof(area) || x.offset + x.size > sizeof(area))
+			return -ENOTSUP;
+		if (off + x.size > end)
+			end = off + x.size;
+	}
+	if ((rc = guest_read(c, addr, area, end)))
+		return rc;
+	memcpy(&mxcsr, area + FX_MXCSR, 4);
+	if ((rfbm & 6) && (mxcsr & ~host_mxcsr_mask())) {
+		raise_exception(c, VEC_GP, true, 0);
+		return 0;
+	}
+	memcpy(&kbv, kx + XSAVE_HEADER, 8);
+	if (rfbm & 1) {
+		if (bv & 1) {
+			memcpy(kx, area, FX_MXCSR);
+			memcpy(kx + FX_ST, area + FX_ST, FX_XMM - FX_ST);
+		} else {
+			uint16_t fcw = 0x37f;
+
+			memset(kx, 0, FX_MXCSR);
+			memcpy(kx, &fcw, 2);
+			memset(kx + FX_ST, 0, FX_XMM - FX_ST);
+		}
+	}
+	if (rfbm & 6)
+		memcpy(kx + FX_MXCSR, area + FX_MXCSR, 4);
+	if (rfbm & 2) {
+		if (bv & 2)
+			memcpy(kx + FX_XMM, area + FX_XMM, 16 * 16);
+		else
+			memset(kx + FX_XMM, 0, 16 * 16);
+	}
+	for (i = 2; i < 32; i++) {
+		struct xcomp x;
+
+		if (!(rfbm & (1ull << i)))
+			continue;
+		x = xsave_component(i);
+		if (bv & (1ull << i))
+			memcpy(kx + x.offset, area + (compacted ? compacted_offset(comp_bv, i) : x.offset), x.size);
+		else
+			memset(kx + x.offset, 0, x.size);
+	}
+	kbv = (kbv & ~rfbm) | (bv & rfbm);
+	memcpy(kx + XSAVE_HEADER, &kbv, 8);
+	memset(kx + XSAVE_HEADER + 8, 0, 8);     /* KVM takes the standard format */
+	c->xsave_dirty = true;
+	next_insn(c, in);
+	return 0;
+}
+
+/* ---- SSE moves and logic on xmm registers: KVM_GET/SET_FPU --------------- */
+/* What a kernel does between kernel_fpu_begin() and _end() (copies, XORs
+ * of blocks), legacy-encoded.  The VEX forms (ymm) are not completed. */
+
+#define CR0_EM (1ull << 2)
+#define CR0_TS (1ull << 3)
+#define CR4_OSFXSR (1ull << 9)
+#define VEC_NM 7
+
+static int sse_usable(struct emul_cpu *c)
+{
+	if ((c->sregs.cr0 & CR0_EM) || !(c->sregs.cr4 & CR4_OSFXSR)) {
+		raise_exception(c, VEC_UD, false, 0);
+		return -EFAULT;
+	}
+	if (c->sregs.cr0 & CR0_TS) {
+		raise_exception(c, VEC_NM, false, 0);
+		return -EFAULT;
+	}
+	return fpu_load(c);
+}
+
+static uint8_t *xmm_of(struct emul_cpu *c, const ZydisDecodedOperand *op)
+{
+	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER || op->reg.value < ZYDIS_REGISTER_XMM0 ||
+	    op->reg.value > ZYDIS_REGISTER_XMM15)
+		return NULL;
+	return c->fpu.xmm[op->reg.value - ZYDIS_REGISTER_XMM0];
+}
+
+/* An operand of op->size bits (32, 64 or 128) into v[16], zero-filled. */
+static int sse_read(struct emul_cpu *c, const struct emul_insn *in, const ZydisDecodedOperand *op, bool aligned,
+		    uint8_t v[16])
+{
+	uint8_t *x = xmm_of(c, op);
+	uint64_t addr, g;
+	int rc;
+
+	memset(v, 0, 16);
+	if (x) {
+		memcpy(v, x, op->size / 8);
+		return 0;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		if ((rc = reg_read(c, op->reg.value, &g)))
+			return rc;
+		memcpy(v, &g, op->size / 8);
+		return 0;
+	}
+	if ((rc = operand_address(c, in, op, &addr)))
+		return rc;
+	if (aligned && (addr & 15)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return -EFAULT;
+	}
+	return guest_read(c, addr, v, op->size / 8);
+}
+
+/* v into an operand: an xmm destination of a 32/64-bit load is zero-extended. */
+static int sse_write(struct emul_cpu *c, const struct emul_insn *in, const ZydisDecodedOperand *op, bool aligned,
+		     const uint8_t v[16], bool zero_upper)
+{
+	uint8_t *x = xmm_of(c, op);
+	uint64_t addr, g = 0;
+	int rc;
+
+	if (x) {
+		if (zero_upper)
+			memset(x, 0, 16);
+		memcpy(x, v, op->size / 8);
+		c->fpu_dirty = true;
+		return 0;
+	}
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		memcpy(&g, v, op->size / 8 > 8 ? 8 : op->size / 8);
+		return reg_write(c, op->reg.value, g);
+	}
+	if ((rc = operand_address(c, in, op, &addr)))
+		return rc;
+	if (aligned && (addr & 15)) {
+		raise_exception(c, VEC_GP, true, 0);
+		return -EFAULT;
+	}
+	return guest_write(c, addr, v, op->size / 8);
+}
+
+static bool sse_aligned(ZydisMnemonic m)
+{
+	return m == ZYDIS_MNEMONIC_MOVDQA || m == ZYDIS_MNEMONIC_MOVAPS || m == ZYDIS_MNEMONIC_MOVAPD ||
+	       m == ZYDIS_MNEMONIC_PXOR || m == ZYDIS_MNEMONIC_XORPS || m == ZYDIS_MNEMONIC_XORPD ||
+	       m == ZYDIS_MNEMONIC_PAND || m == ZYDIS_MNEMONIC_POR;
+}
+
+/* movdqa/movdqu/movaps/movups/movapd/movupd, movd, movq. */
+static int do_sse_move(struct emul_cpu *c, const struct emul_insn *in)
+{
+	bool aligned = sse_aligned(in->d.mnemonic);
+	uint8_t v[16];
+	int rc;
+
+	if (in->d.attributes & ZYDIS_ATTRIB_HAS_VEX || in->d.attributes & ZYDIS_ATTRIB_HAS_EVEX)
+		return -ENOTSUP;
+	if ((rc = sse_usable(c)) || (rc = sse_read(c, in, &in->op[1], aligned, v)) ||
+	    (rc = sse_write(c, in, &in->op[0], aligned, v, in->op[1].size < 128)))
+		return rc;
+	next_insn(c, in);
+	return 0;
+}
+
+/* pxor/xorps/xorpd, pand, por: xmm = xmm OP xmm/m128. */
+static int do_sse_logic(struct emul_cpu *c, const struct emul_insn *in)
+{
+	uint8_t a[16], b[16];
+	unsigned i;
+	int rc;
+
+	if (in->d.attributes & ZYDIS_ATTRIB_HAS_VEX || in->d.attributes & ZYDIS_ATTRIB_HAS_EVEX || !xmm_of(c, &in->op[0]))
+		return -ENOTSUP;
+	if ((rc = sse_usable(c)) || (rc = sse_read(c, in, &in->op[0], false, a)) ||
+	    (rc = sse_read(c, in, &in->op[1], true, b)))
+		return rc;
+	for (i = 0; i < 16; i++)
+		a[i] = in->d.mnemonic == ZYDIS_MNEMONIC_PAND ? a[i] & b[i]
+		     : in->d.mnemonic == ZYDIS_MNEMONIC_POR ? a[i] | b[i] : a[i] ^ b[i];
+	if ((rc = sse_write(c, in, &in->op[0], false, a, false)))
+		return rc;
+	next_insn(c, in);
+	return 0;
+}
+
 /* The table: each mnemonic Lodge completes, and how.  Counted by its
  * place here. */
 static const struct emul_op {
@@ -586,6 +1074,33 @@ static const struct emul_op {
 	{ ZYDIS_MNEMONIC_FNSTSW, do_fnstsw },
 	{ ZYDIS_MNEMONIC_FNSTCW, do_fnstcw },
 	{ ZYDIS_MNEMONIC_FLDCW,  do_fldcw },
+	{ ZYDIS_MNEMONIC_XGETBV, do_xgetbv },
+	{ ZYDIS_MNEMONIC_XSETBV, do_xsetbv },
+	{ ZYDIS_MNEMONIC_FXSAVE,   do_fxsave },
+	{ ZYDIS_MNEMONIC_FXSAVE64, do_fxsave },
+	{ ZYDIS_MNEMONIC_FXRSTOR,   do_fxrstor },
+	{ ZYDIS_MNEMONIC_FXRSTOR64, do_fxrstor },
+	{ ZYDIS_MNEMONIC_XSAVE,     do_xsave },
+	{ ZYDIS_MNEMONIC_XSAVE64,   do_xsave },
+	{ ZYDIS_MNEMONIC_XSAVEOPT,  do_xsave },
+	{ ZYDIS_MNEMONIC_XSAVEOPT64, do_xsave },
+	{ ZYDIS_MNEMONIC_XSAVEC,    do_xsavec },
+	{ ZYDIS_MNEMONIC_XSAVEC64,  do_xsavec },
+	{ ZYDIS_MNEMONIC_XRSTOR,    do_xrstor },
+	{ ZYDIS_MNEMONIC_XRSTOR64,  do_xrstor },
+	{ ZYDIS_MNEMONIC_MOVDQA, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVDQU, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVAPS, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVUPS, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVAPD, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVUPD, do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVD,   do_sse_move },
+	{ ZYDIS_MNEMONIC_MOVQ,   do_sse_move },
+	{ ZYDIS_MNEMONIC_PXOR,   do_sse_logic },
+	{ ZYDIS_MNEMONIC_XORPS,  do_sse_logic },
+	{ ZYDIS_MNEMONIC_XORPD,  do_sse_logic },
+	{ ZYDIS_MNEMONIC_PAND,   do_sse_logic },
+	{ ZYDIS_MNEMONIC_POR,    do_sse_logic },
 };
 
 static _Atomic uint64_t emul_completed[ARRAY_LEN(emul_ops)];
@@ -709,10 +1224,21 @@ static int kvm_set_xcr0(void *ctx, uint64_t xcr0)
 	return ioctl(((struct vcpu *)ctx)->fd, KVM_SET_XCRS, &x) < 0 ? -errno : 0;
 }
 
+static int kvm_get_xsave_state(void *ctx, struct kvm_xsave *xs)
+{
+	return ioctl(((struct vcpu *)ctx)->fd, KVM_GET_XSAVE, xs) < 0 ? -errno : 0;
+}
+
+static int kvm_set_xsave_state(void *ctx, const struct kvm_xsave *xs)
+{
+	return ioctl(((struct vcpu *)ctx)->fd, KVM_SET_XSAVE, xs) < 0 ? -errno : 0;
+}
+
 static const struct emul_env kvm_env = {
 	.translate = kvm_translate_gva,
 	.get_fpu = kvm_get_fpu_state, .set_fpu = kvm_set_fpu_state,
 	.get_xcr0 = kvm_get_xcr0, .set_xcr0 = kvm_set_xcr0,
+	.get_xsave = kvm_get_xsave_state, .set_xsave = kvm_set_xsave_state,
 };
 
 /* The instruction's bytes at CS:RIP, up to EMUL_INSN_MAX, through the
@@ -783,8 +1309,10 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen)
 	if (!rc && (rc = emulate_insn(&c, insn, len, why, whylen)))
 		return rc;
 	rc = 0;
-	if (c.fpu_dirty && (rc = kvm_set_fpu_state(v, &c.fpu)) == 0)
-		c.fpu_dirty = false;
+	if (c.fpu_dirty)
+		rc = kvm_set_fpu_state(v, &c.fpu);
+	if (!rc && c.xsave_dirty)
+		rc = kvm_set_xsave_state(v, &c.xsave);
 	if (!rc && ioctl(v->fd, KVM_SET_REGS, &c.regs) < 0)
 		rc = -errno;
 	if (!rc && c.vector >= 0)

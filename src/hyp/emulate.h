@@ -29,6 +29,9 @@ struct emul_env {
 	int (*set_fpu)(void *ctx, const struct kvm_fpu *fpu);
 	int (*get_xcr0)(void *ctx, uint64_t *xcr0);
 	int (*set_xcr0)(void *ctx, uint64_t xcr0);
+	/* The XSAVE area in the standard (not compacted) format. */
+	int (*get_xsave)(void *ctx, struct kvm_xsave *xs);
+	int (*set_xsave)(void *ctx, const struct kvm_xsave *xs);
 };
 
 /* One completion's view of the vCPU, and its outcome. */
@@ -37,6 +40,8 @@ struct emul_cpu {
 	struct kvm_sregs sregs;
 	struct kvm_fpu fpu;
 	bool fpu_loaded, fpu_dirty;
+	struct kvm_xsave xsave;
+	bool xsave_loaded, xsave_dirty;
 	const struct guest_mem *mem;
 	const struct emul_env *env;
 	void *ctx;

@@ -122,6 +122,16 @@ static bool debian(const struct form_state *s)
 	return s->guest != G_MINIOS;
 }
 
+/* The form's second line: on a PVM host, for a Linux guest, what will
+ * happen there and what the user can do, before it starts; else which
+ * guest and why. */
+static const char *form_note(const struct form_state *s)
+{
+	const char *pvm = pvm_linux_note_here(s->f[F_KERNEL].value, debian(s));
+
+	return pvm ? pvm : debian(s) ? s->dist_note : s->g.why;
+}
+
 /* Our fields as the library's form (its new:SIZE and new:NAME are its
  * own to check and make); an installed guest's bridge is checked by its
  * name alone (lodge install: it need not exist yet). */
@@ -395,7 +405,7 @@ void view_create(struct tui *t)
 		mvprintw(0, 0, "Create a domain (Up/Down/Tab move, type to edit, Esc cancels)");
 		/* Which guest, and why (the default guest's reason; a
 		 * template's size and kernel). */
-		mvprintw(1, 0, "%.*s", COLS - 1, debian(&s) ? s.dist_note : s.g.why);
+		mvprintw(1, 0, "%.*s", COLS - 1, form_note(&s));
 		for (i = 0; i < nvis; i++) {
 			unsigned k = vis[i];
 			int y = 2 + (int)i;
