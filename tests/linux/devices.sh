@@ -154,6 +154,18 @@ else
 	fail "boot to /init" "$(stuck b klog_b)"; exit 0
 fi
 
+slots=$(klog_all | grep -Eo 'acpiphp: Slot \[[0-9]+\] registered' | sort -u | wc -l)
+if [ "$slots" -gt 0 ]; then
+	pass "acpiphp registers $slots hot-plug slots from Lodge's ACPI tables"
+else
+	fail "acpiphp's slots" "no 'acpiphp: Slot [N] registered' in the log"
+fi
+if klog_all | grep -q 'Unpacking initramfs' && ! klog_all | grep -Eq 'Failed to execute /init|No working init|Kernel panic'; then
+	pass "the kernel unpacks our initramfs and runs its /init, which stays up (no panic)"
+else
+	fail "initramfs and /init" "$(klog_all | grep -Em2 'initramfs|Failed to execute|No working init|Kernel panic')"
+fi
+
 # ---- the balloon: mem-set, the driver gives the pages back ------------------------
 # lodge list -l's balloon column (11) is the driver's `actual`, in MiB.
 balloon_is() { [ "$(b list -o tsv 2>/dev/null | awk -F'\t' '$1 == "lx" { print $11 }')" = "$1" ]; }
