@@ -41,8 +41,9 @@ t0=$SECONDS
 
 # ---- the source: unpacked once per package version --------------------------
 src=$out/src/$pkg
+obj=$out/obj
 if [ "$(cat "$out/src/.version" 2>/dev/null)" != "$pkgver" ]; then
-	rm -rf "$out/src"
+	rm -rf "$out/src" "$obj"    # objects of another version's tree: not ours
 	mkdir -p "$out/src"
 	tar -xJf "$tarball" -C "$out/src" || die "cannot unpack $tarball"
 	[ -f "$src/Makefile" ] || die "$tarball has no $pkg/Makefile"
@@ -50,7 +51,6 @@ if [ "$(cat "$out/src/.version" 2>/dev/null)" != "$pkgver" ]; then
 fi
 
 # ---- configure and build ---------------------------------------------------
-obj=$out/obj
 log=$out/build.log
 export KBUILD_BUILD_TIMESTAMP="Debian $pkgver" KBUILD_BUILD_USER=lodge KBUILD_BUILD_HOST=lodge-test \
        KBUILD_BUILD_VERSION=1
