@@ -90,7 +90,7 @@ int domain_probe(void)
 
 		printf("KVM backend: PVM (software, for nested clouds): guest kernel code is emulated "
 		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well; a stock Linux "
-		       "kernel boots in 10 to 15 minutes, lodge-hyp completing the instructions PVM's "
+		       "kernel boots in 10 to 20 minutes, lodge-hyp completing the instructions PVM's "
 		       "emulator refuses, but its user space does not run here (its system calls fault "
 		       "inside the guest): that needs hardware KVM or a PVM guest kernel "
 		       "(CONFIG_PVM_GUEST).\n");

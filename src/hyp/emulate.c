@@ -1293,6 +1293,7 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen)
 {
 	struct emul_cpu c = { .mem = &v->dom->mem, .env = &kvm_env, .ctx = v, .vector = -1 };
 	uint8_t insn[EMUL_INSN_MAX];
+	char text[200];
 	size_t len = 0;
 	int rc;
 
@@ -1301,13 +1302,15 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen)
 		return -ENOTSUP;
 	}
 	if (ioctl(v->fd, KVM_GET_REGS, &c.regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &c.sregs) < 0) {
-		snprintf(why, whylen, "KVM internal error (suberror 1): cannot read the vCPU: %s",
+		snprintf(why, whylen, "KVM internal error: cannot read the vCPU after an emulation failure: %s",
 			 strerror(errno));
 		return -errno;
 	}
 	rc = fetch_insn(&c, insn, &len);
-	if (!rc && (rc = emulate_insn(&c, insn, len, why, whylen)))
+	if (!rc && (rc = emulate_insn(&c, insn, len, text, sizeof(text)))) {
+		snprintf(why, whylen, "KVM internal error: %s", text);
 		return rc;
+	}
 	rc = 0;
 	if (c.fpu_dirty)
 		rc = kvm_set_fpu_state(v, &c.fpu);
@@ -1318,7 +1321,7 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen)
 	if (!rc && c.vector >= 0)
 		rc = inject(v, &c);
 	if (rc)
-		snprintf(why, whylen, "KVM internal error (suberror 1): cannot complete at %#llx: %s",
+		snprintf(why, whylen, "KVM internal error: cannot complete the instruction at %#llx: %s",
 			 (unsigned long long)c.regs.rip, strerror(-rc));
 	return rc;
 }

@@ -66,7 +66,10 @@ int emulate_insn(struct emul_cpu *c, const uint8_t *bytes, size_t len, char *why
 
 /* The KVM_EXIT_INTERNAL_ERROR path of a vCPU: on a PVM host, complete the
  * emulation failure the last KVM_RUN returned.  0: completed (or an
- * exception injected), run on; <0: cannot (why says what it was). */
+ * exception injected), run on; <0: cannot, and why is the crash's reason
+ * after "vcpuN ": "KVM internal error (suberror N)" where nothing is
+ * completed (hardware KVM), else "KVM internal error: " and the
+ * instruction. */
 int emulate_vcpu(struct vcpu *v, char *why, size_t whylen);
 
 /* Whether this host's KVM is PVM (looked up once, before the sandbox). */

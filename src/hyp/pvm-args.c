@@ -18,6 +18,9 @@ const struct pvm_arg pvm_linux_args[] = {
 	  "the crypto self-tests run every algorithm's vectors through emulated kernel code: minutes of boot" },
 	{ "noxsave", "noxsave",
 	  "XSAVE/XRSTOR on every context switch would each end in an exit for lodge-hyp to complete" },
+	/* Debian 12's 6.1 reads noxsave itself but lists it, and nosmap (which
+	 * it no longer knows: clearcpuid=smap below does it there), among the
+	 * "unknown" words passed to init; older kernels need nosmap. */
 	{ "nosmap", "nosmap",
 	  "SMAP's clac/stac, at every exception entry and user access, would each end in an exit" },
 	{ "clearcpuid=cx16,popcnt,avx,avx2,sse4_1,sse4_2,ssse3,aes,pclmulqdq,bmi1,bmi2,movbe,fma,f16c,avx512f,"

@@ -234,14 +234,14 @@ static int vcpu_handle_exit(struct vcpu *v)
 			return 1;
 		}
 	case KVM_EXIT_INTERNAL_ERROR: {
-		char why[200];
+		char why[256];
 
 		/* On a PVM host, an instruction its emulator refused: finished
 		 * here, and the guest goes on. */
 		if (emulate_vcpu(v, why, sizeof(why)) == 0)
 			return 0;
 		vcpu_log_registers(v);
-		domain_end(dom, DOMAIN_CRASH, "vcpu%u KVM internal error: %s", v->id, why);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
 		return 1;
 	}
 	case KVM_EXIT_FAIL_ENTRY:

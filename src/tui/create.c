@@ -122,14 +122,12 @@ static bool debian(const struct form_state *s)
 	return s->guest != G_MINIOS;
 }
 
-/* The form's second line: on a PVM host, for a Linux guest, what will
- * happen there and what the user can do, before it starts; else which
- * guest and why. */
-static const char *form_note(const struct form_state *s)
+/* On a PVM host, for a Linux guest (an installed Debian, or a kernel
+ * that is Linux's), what will happen there and what the user can do,
+ * shown before it starts; NULL otherwise. */
+static const char *pvm_note(const struct form_state *s)
 {
-	const char *pvm = pvm_linux_note_here(s->f[F_KERNEL].value, debian(s));
-
-	return pvm ? pvm : debian(s) ? s->dist_note : s->g.why;
+	return pvm_linux_note_here(s->f[F_KERNEL].value, debian(s));
 }
 
 /* Our fields as the library's form (its new:SIZE and new:NAME are its
@@ -405,7 +403,7 @@ void view_create(struct tui *t)
 		mvprintw(0, 0, "Create a domain (Up/Down/Tab move, type to edit, Esc cancels)");
 		/* Which guest, and why (the default guest's reason; a
 		 * template's size and kernel). */
-		mvprintw(1, 0, "%.*s", COLS - 1, form_note(&s));
+		mvprintw(1, 0, "%.*s", COLS - 1, debian(&s) ? s.dist_note : s.g.why);
 		for (i = 0; i < nvis; i++) {
 			unsigned k = vis[i];
 			int y = 2 + (int)i;
@@ -445,6 +443,8 @@ void view_create(struct tui *t)
 			if (!ok)
 				y = put_message(y, "", debian(&s) ? "Fix the fields marked ! to install."
 								   : "Fix the fields marked ! to create.");
+			if (pvm_note(&s))
+				y = put_message(y, "note: ", pvm_note(&s));
 			if (t->status[0])
 				put_message(y + 1, t->status_error ? "error: " : "", t->status);
 		}

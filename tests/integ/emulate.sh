@@ -79,6 +79,35 @@ if [ "$(kvm_backend)" = pvm ]; then
 	else
 		fail "lodge log names the instruction" "$(cat "$T/un.log")"
 	fi
+	# Mini-OS's command line is its own: nothing added.
+	if grep -q "a Linux kernel on a PVM host" "$T/em.dmesg"; then
+		fail "Mini-OS's command line left alone" "$(grep 'a Linux kernel' "$T/em.dmesg")"
+	else
+		pass "Mini-OS's command line left alone"
+	fi
+	# Debian's kernel with console=ttyS0 alone: its output from the first
+	# line (earlyprintk added), the added arguments on its command line.
+	DEB=$BUILD/debian
+	if [ -f "$DEB/vmlinux" ]; then
+		"$HYP" --kernel "$DEB/vmlinux" --memory 512 --vcpus 1 --cmdline "console=ttyS0" \
+			</dev/null >"$T/linux.out" 2>&1 &
+		lx=$!
+		if wait_for "$T/linux.out" '\] Command line: ' 180; then
+			line=$(grep -o '\] Command line: .*' "$T/linux.out" | head -1)
+			case $line in
+			*"console=ttyS0 earlyprintk=serial,ttyS0,115200 cryptomgr.notests"*clearcpuid=*)
+				pass "Debian's kernel: the console shows it from the first line, with $line" ;;
+			*) fail "Debian's kernel: the added arguments" "$line" ;;
+			esac
+		else
+			fail "Debian's kernel: output from the first line" "$(tail -3 "$T/linux.out")"
+		fi
+		kill "$lx" 2>/dev/null
+		wait "$lx" 2>/dev/null
+	else
+		skip "Debian's kernel on PVM: the added arguments" "share/debian/build-kernel.sh has not built $DEB/vmlinux"
+	fi
+
 	# Kept after its crash: lodge list's warning names the instruction.
 	domain_cfg pr 'cmdline = "run=\"insn andn\""' 'on_crash = "preserve"'
 	lodge create pr >/dev/null || { fail "create pr" "failed"; exit 0; }

@@ -3,6 +3,7 @@
  * as the CPU defines them (results, flags, exceptions). */
 #include "emulate.h"
 #include "mem.h"
+#include "pvm-args.h"
 #include "unit.h"
 
 #include <errno.h>
@@ -375,6 +376,28 @@ static void test_refused(void)
 	      strstr(why, "cmpxchg16b "));
 }
 
+/* The arguments a Linux kernel gets on a PVM host: only those the user's
+ * line does not set, and nothing half-added when they do not fit. */
+static void test_pvm_args(void)
+{
+	static char out[4096], big[4096];
+	int n;
+
+	n = pvm_args_apply("console=ttyS0", out, sizeof(out));
+	CHECK("every argument added to console=ttyS0", n == (int)pvm_linux_nargs &&
+	      !strncmp(out, "console=ttyS0 earlyprintk=serial,ttyS0,115200 ", 46) && strstr(out, " cryptomgr.notests"));
+	n = pvm_args_apply("earlyprintk=vga clearcpuid=sse4_2 root=/dev/vda", out, sizeof(out));
+	CHECK("the user's earlyprintk and clearcpuid kept, ours not added",
+	      n == (int)pvm_linux_nargs - 2 && !strstr(out, "ttyS0,115200") && !strstr(out, "cx16") &&
+	      strstr(out, "cryptomgr.notests"));
+	n = pvm_args_apply("xearlyprintk=1", out, sizeof(out));
+	CHECK("a longer word is not the user's setting", n == (int)pvm_linux_nargs);
+	memset(big, 'a', sizeof(big) - 100);
+	big[sizeof(big) - 100] = 0;
+	n = pvm_args_apply(big, out, sizeof(out));
+	CHECK("no room: -ENAMETOOLONG, the user's line as it was", n == -ENAMETOOLONG && !strcmp(out, big));
+}
+
 int main(void)
 {
 	static uint8_t ram[RAM_SIZE] __attribute__((aligned(4096)));
@@ -388,5 +411,6 @@ int main(void)
 	test_xsave();
 	test_sse();
 	test_refused();
+	test_pvm_args();
 	UNIT_EXIT();
 }
