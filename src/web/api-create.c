@@ -64,6 +64,7 @@ void web_lend_default_guest(struct host_config *hc)
 void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp)
 {
 	struct default_guest g;
+	const char *pvm;
 	json_t *fields = json_array(), *defaults;
 	char hint[256];
 	unsigned f;
@@ -84,8 +85,12 @@ void web_get_create_form(const struct web_request *req, const char *word, struct
 	/* The choices the dashboard's form has beside the schema's. */
 	json_array_append_new(fields, json_pack("{s:s,s:s,s:s}", "key", "disk_format", "label", "New disk format", "hint",
 						"a new:SIZE disk's content: blank or ext4 (mkfs.ext4)"));
-	web_reply_json(resp, 200, json_pack("{s:o,s:o,s:s,s:i}", "fields", fields, "defaults", defaults, "bridge",
-					    web_lodge()->hc.default_bridge, "new_disk_max_mib", DOMAIN_NEW_DISK_MAX_MIB));
+	/* On a PVM host, what a Linux kernel will do there (the form shows it
+	 * before anything starts); "" elsewhere. */
+	pvm = pvm_linux_note_here(NULL, true);
+	web_reply_json(resp, 200, json_pack("{s:o,s:o,s:s,s:i,s:s}", "fields", fields, "defaults", defaults, "bridge",
+					    web_lodge()->hc.default_bridge, "new_disk_max_mib", DOMAIN_NEW_DISK_MAX_MIB,
+					    "linux_note", pvm ? pvm : ""));
 }
 
 /* The body's fields into the form: numbers may come as numbers or text. */

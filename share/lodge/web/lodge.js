@@ -490,7 +490,8 @@ $("create-open").addEventListener("click", async () => {
   if (!r.ok) return;
   const f = r.json, box = $("create-fields");
   box.replaceChildren();
-  $("create-guest").textContent = f.defaults.why;
+  // On a PVM host, what a Linux kernel (a Debian guest's) will do there.
+  $("create-guest").textContent = f.defaults.why + (f.linux_note ? " A Linux kernel: " + f.linux_note + "." : "");
   const devs = await api("GET", "/api/blockdevs");
   // The disk's choices, as the dashboard's form has them: a new sparse
   // image file (new:SIZE in MiB; disk_format says blank or ext4), or a
