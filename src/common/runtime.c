@@ -1,5 +1,6 @@
 /* A domain's runtime directory (runtime.h). */
 #include "runtime.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +8,6 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -25,17 +25,6 @@ static const char *const file_names[RT_NFILES] = {
 const char *runtime_file_name(enum runtime_file f)
 {
 	return f < RT_NFILES ? file_names[f] : "";
-}
-
-static int path_printf(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 int runtime_dir_path(char *out, size_t len, const char *rundir, const char *name)

@@ -9,6 +9,7 @@
 #include "cgroup.h"
 #include "config-keys.h"
 #include "log.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,18 +122,6 @@ static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
 }
 
 /* ---- reading a file -------------------------------------------------------- */
-
-/* snprintf that says when the path did not fit. */
-static int path_printf(char *out, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, len, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
 
 /* Absolute directory of path, so relative paths in it resolve the same
  * wherever the agent runs and a saved config reads back identically. */

@@ -7,6 +7,7 @@
  * through one hook (job_*), which the dashboard will drive as the
  * command line does. */
 #include "install.h"
+#include "paths.h"
 #include "default-guest.h"
 
 #include <errno.h>
@@ -20,102 +21,6 @@
 
 #include "config-keys.h"
 #include "seed.h"
-
-/* ---- a job's progress -------------------------------------------------------------------- */
-
-/* Each phase in words, and its share of a job that has it (a first
- * install spends most of its time in apt). */
-static const struct {
-	const char *words;
-	unsigned weight;
-} phases[LODGE_NPHASES] = {
-	[LODGE_PHASE_CHECK] = { "checking", 0 },
-	[LODGE_PHASE_UPDATE] = { "updating the package lists", 4 },
-	[LODGE_PHASE_FETCH] = { "fetching packages", 10 },
-	[LODGE_PHASE_UNPACK] = { "unpacking packages", 6 },
-	[LODGE_PHASE_CONFIGURE] = { "configuring packages", 6 },
-	[LODGE_PHASE_INSTALL] = { "installing the kernel, ssh, cloud-init", 50 },
-	[LODGE_PHASE_IMAGE] = { "making the template's image", 10 },
-	[LODGE_PHASE_CLONE] = { "cloning the template", 10 },
-	[LODGE_PHASE_FILESYSTEM] = { "growing the filesystem, a fresh UUID", 4 },
-	[LODGE_PHASE_SEED] = { "writing the seed disk", 1 },
-	[LODGE_PHASE_CONFIG] = { "writing the config", 0 },
-	[LODGE_PHASE_DONE] = { "done", 0 },
-};
-
-const char *lodge_phase_words(enum lodge_phase p)
-{
-	return (unsigned)p < LODGE_NPHASES ? phases[p].words : "?";
-}
-
-void job_init(struct job *j, unsigned mask, lodge_job_fn *fn, void *arg)
-{
-	memset(j, 0, sizeof(*j));
-	j->fn = fn;
-	j->arg = arg;
-	j->phases = mask;
-	j->phase = LODGE_PHASE_CHECK;
-	j->phase_pct = -1;
-}
-
-static int job_pct(const struct job *j)
-{
-	unsigned total = 0, done = 0, p;
-
-	for (p = 0; p < LODGE_NPHASES; p++) {
-		if (!(j->phases & PHASE_BIT(p)))
-			continue;
-		total += phases[p].weight;
-		if (p < j->phase)
-			done += phases[p].weight * 100;
-		else if (p == j->phase && j->phase_pct > 0)
-			done += phases[p].weight * (unsigned)j->phase_pct;
-	}
-	if (j->phase == LODGE_PHASE_DONE)
-		return 100;
-	return total ? (int)(done / total) : 0;
-}
-
-bool job_report(struct job *j, enum lodge_phase phase, int pct, const char *note)
-{
-	struct lodge_job_progress p;
-
-	if (j->cancelled)
-		return false;
-	/* Forward only: a bar that starts again within a phase (mmdebstrap
-	 * draws one per step) does not move the job back. */
-	if (phase > j->phase) {
-		j->phase = phase;
-		j->phase_pct = -1;
-	} else if (phase < j->phase) {
-		pct = -1;                 /* a late word of a phase that is over */
-	}
-	if (pct > j->phase_pct)
-		j->phase_pct = pct > 100 ? 100 : pct;
-	j->last_ms = lodge_now_ms();
-	if (!j->fn)
-		return true;
-	p = (struct lodge_job_progress){ j->phase, j->phase_pct, job_pct(j), note };
-	if (!j->fn(&p, j->arg))
-		j->cancelled = true;
-	return !j->cancelled;
-}
-
-bool job_tick(void *arg)
-{
-	struct job *j = arg;
-
-	if (j->cancelled)
-		return false;
-	if (lodge_now_ms() - j->last_ms < 200)
-		return true;
-	return job_report(j, j->phase, -1, NULL);
-}
-
-int job_cancelled(struct lodge_err *err)
-{
-	return lodge_fail(err, -ECANCELED, "cancelled");
-}
 
 /* ---- the config ------------------------------------------------------------------------- */
 
@@ -180,7 +85,7 @@ static int config_write(const struct lodge *lg, struct lodge_install_result *res
 
 	if ((rc = domain_config_load_text(res->config, res->config_text, len, &lg->hc, false, &dc, why, sizeof(why))))
 		return lodge_fail(err, rc, "the config lodge install wrote does not load: %s", why);
-	if ((rc = make_dirs(lg->hc.domains_dir)))
+	if ((rc = make_dirs(lg->hc.domains_dir, 0755)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.domains_dir, strerror(-rc));
 	snprintf(dir, sizeof(dir), "%s", lg->hc.domains_dir);
 	if ((fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) < 0)
@@ -371,7 +276,7 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 		return 0;
 	if (!job_report(&j, LODGE_PHASE_CHECK, 100, NULL))
 		return job_cancelled(err);
-	if (!o->disk && (rc = make_dirs(lg->hc.image_dir)))
+	if (!o->disk && (rc = make_dirs(lg->hc.image_dir, 0755)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.image_dir, strerror(-rc));
 
 	/* The template, if there is none. */

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lodge-job.h"   /* lodge_job_*: a long call in a child, its progress on a pipe */
 #include "config.h"      /* struct domain_config, struct host_config: the schema's */
 
 /* ---- the handle, errors and notices ----------------------------------------------- */
