@@ -179,7 +179,7 @@ static int config_write(const struct lodge *lg, struct lodge_install_result *res
 
 	if ((rc = domain_config_load_text(res->config, res->config_text, len, &lg->hc, false, &dc, why, sizeof(why))))
 		return lodge_fail(err, rc, "the config lodge install wrote does not load: %s", why);
-	if ((rc = make_dirs(lg->hc.domains_dir)))
+	if ((rc = mkdirs(lg->hc.domains_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.domains_dir, strerror(-rc));
 	snprintf(dir, sizeof(dir), "%s", lg->hc.domains_dir);
 	if ((fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) < 0)
@@ -368,7 +368,8 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 		return 0;
 	if (!job_report(&j, LODGE_PHASE_CHECK, 100, NULL))
 		return job_cancelled(err);
-	if (!o->disk && (rc = make_dirs(lg->hc.image_dir)))
+	/* The image directory even for a disk elsewhere: the seed is made there. */
+	if ((rc = mkdirs(lg->hc.image_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.image_dir, strerror(-rc));
 
 	/* The template, if there is none. */
