@@ -747,6 +747,22 @@ int lodge_network_stop(const struct lodge *lg, const char *name, struct lodge_er
 int lodge_network_get(const struct lodge *lg, const char *name, struct lodge_network *out, struct lodge_err *err);
 /* Every network, sorted by name, into out[max]: how many (may exceed max), or -errno. */
 int lodge_network_list(const struct lodge *lg, struct lodge_network *out, unsigned max, struct lodge_err *err);
+/* The network a guest joins when it is given none, as libvirt's: NAT, DHCP
+ * and DNS on a private /24 that no route of the host's overlaps. */
+#define LODGE_NETWORK_DEFAULT "default"
+struct lodge_network_default {
+	char subnet[20];               /* its subnet, or the one it would get */
+	bool created;                  /* made (would be, dry run) by this call */
+	bool started;                  /* defined but down: started by this call */
+};
+/* The default network: found (and started if it is down), or, on first
+ * use, made on the first subnet of a table of candidates (libvirt's
+ * 192.168.122.0/24 first) that overlaps no route of the host and no other
+ * network, autostarted.  dry_run: only what would be done, into *out.  0,
+ * or -errno with why (every candidate taken: network-create default
+ * --subnet, by hand). */
+int lodge_network_default(const struct lodge *lg, bool dry_run, struct lodge_network_default *out,
+			  struct lodge_err *err);
 /* Start each network marked autostart that is not running; fn hears each
  * outcome (err NULL: started).  How many failed. */
 int lodge_network_autostart(const struct lodge *lg,
@@ -857,8 +873,9 @@ struct lodge_install_opts {
 	const char *disk;              /* NULL: image_dir/NAME.img; a new file, or a block device
 					* (a partition), which is written whole */
 	unsigned memory_mib, vcpus;    /* 0: the defaults */
-	const char *bridge;            /* NULL: the host's default bridge */
-	const char *network;           /* a Lodge network instead of a bridge; NULL: none */
+	const char *bridge;            /* an existing bridge; NULL: a network */
+	const char *network;           /* an existing Lodge network; NULL with no bridge:
+					* LODGE_NETWORK_DEFAULT, made on first use */
 	/* The guest's own settings, for its cloud-init seed disk. */
 	const char *packages;          /* "a,b" */
 	const char *ssh_key_file, *password_file, *user_data_file;
@@ -877,6 +894,7 @@ struct lodge_install_result {
 	bool template_built;           /* the template was built first (or would be, dry run) */
 	long template_ms, clone_ms, total_ms;
 	char config_text[4096];        /* what the config says */
+	struct lodge_network_default net;   /* with neither bridge nor network: the default network */
 };
 /* Install a Debian guest: its disk (a clone of DIST's template, built
  * first if there is none) and its config, bootloader = "lodge".  Every
