@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "netlink.h"
 #include "network.h"
+#include "mkdirs.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -446,29 +447,6 @@ int net_check_overlap(const struct lodge *lg, const struct lodge_network *n, boo
 	return 0;
 }
 
-static int mkdirs(char *path, mode_t mode)
-{
-	char *s;
-
-	for (s = path + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		if (mkdir(path, mode) < 0 && errno != EEXIST) {
-			*s = '/';
-			return -errno;
-		}
-		*s = '/';
-	}
-	return mkdir(path, mode) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-int net_mkdirs(const char *dir)
-{
-	char path[CFG_PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s", dir);
-	return mkdirs(path, 0755);
-}
-
 /* The config as a file of the key table's syntax, made whole under a
  * temporary name and linked into place: never half-written, and never
  * over another's. */
@@ -479,7 +457,7 @@ static int write_config(const struct net_paths *p, const struct lodge_network_op
 	FILE *f;
 	int rc, fd;
 
-	if ((rc = net_mkdirs(p->cfg_dir)))
+	if ((rc = mkdirs(p->cfg_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot create %s: %s", p->cfg_dir, strerror(-rc));
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", p->cfg);
 	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "w"))) {

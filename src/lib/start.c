@@ -2,6 +2,7 @@
  * (what it writes until the domain runs) brought back to the face. */
 #include "cgroup.h"
 #include "internal.h"
+#include "mkdirs.h"
 #include "network.h"
 #include "runtime.h"
 
@@ -149,20 +150,7 @@ void lodge_vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
 /* mkdir -p: the runtime directory may live under a fresh --root. */
 int lodge_runtime_dir_create(const char *rundir)
 {
-	char buf[CFG_PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", rundir);
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdirs(rundir, DIR_MODE_PUBLIC, NULL, 0);
 }
 
 /* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
