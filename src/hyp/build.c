@@ -107,7 +107,7 @@ static int pin_vcpus(struct domain *dom, const struct options *o)
 	char why[256];
 	unsigned i;
 
-	for (i = o->vcpus; i < LODGE_MAX_VCPUS; i++)
+	for (i = o->vcpus; i < DOMAIN_VCPUS_MAX; i++)
 		if (o->vcpu_cpus[i]) {
 			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->vcpus - 1);
 			return -EINVAL;
@@ -345,7 +345,7 @@ int domain_build(struct domain *dom, const struct options *o, const char *dir, s
 	dom->on_poweroff = o->on_poweroff;
 	dom->on_reboot = o->on_reboot;
 	dom->on_crash = o->on_crash;
-	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
+	dom->cpu_weight = DOMAIN_CPU_WEIGHT_DEFAULT;
 	if (o->cgroup && (rc = join_cgroup(dom, o, dir)))
 		return rc;
 

@@ -301,7 +301,7 @@ static void word(const char *text, unsigned i, char *out, size_t len)
 
 int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err)
 {
-	uint64_t ns[LODGE_MAX_VCPUS] = { 0 }, wait[LODGE_MAX_VCPUS] = { 0 };
+	uint64_t ns[DOMAIN_VCPUS_MAX] = { 0 }, wait[DOMAIN_VCPUS_MAX] = { 0 };
 	struct lodge_status st;
 	const char *v;
 	struct reply r;
@@ -315,13 +315,13 @@ int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcp
 	snprintf(out->name, sizeof(out->name), "%s", st.name);
 	out->id = st.id;
 	out->n = (v = reply_get(&r, "vcpus")) ? strtoul(v, NULL, 10) : 0;
-	if (out->n > LODGE_MAX_VCPUS)
-		out->n = LODGE_MAX_VCPUS;
+	if (out->n > DOMAIN_VCPUS_MAX)
+		out->n = DOMAIN_VCPUS_MAX;
 	out->paused = (v = reply_get(&r, "paused")) && strcmp(v, "1") == 0;
 	if ((v = reply_get(&r, "vcpu_ns")))
-		lodge_parse_list(v, ns, LODGE_MAX_VCPUS);
+		lodge_parse_list(v, ns, DOMAIN_VCPUS_MAX);
 	if ((v = reply_get(&r, "vcpu_wait_ns")))
-		lodge_parse_list(v, wait, LODGE_MAX_VCPUS);
+		lodge_parse_list(v, wait, DOMAIN_VCPUS_MAX);
 	for (i = 0; i < out->n; i++) {
 		struct lodge_vcpu *c = &out->v[i];
 		char cpu[16], state[8];

@@ -101,8 +101,8 @@ void lodge_host_info(struct lodge_host_info *hi)
 	if (kvm >= 0) {
 		hi->max_vcpus = ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
 		close(kvm);
-		if (hi->max_vcpus > LODGE_MAX_VCPUS)
-			hi->max_vcpus = LODGE_MAX_VCPUS;
+		if (hi->max_vcpus > DOMAIN_VCPUS_MAX)
+			hi->max_vcpus = DOMAIN_VCPUS_MAX;
 		hi->kvm_backend = access("/sys/module/kvm_pvm", F_OK) == 0 ? "PVM (software; guest kernel code emulated)"
 			: access("/sys/module/kvm_intel", F_OK) == 0 ? "hardware (Intel VT-x)"
 			: access("/sys/module/kvm_amd", F_OK) == 0 ? "hardware (AMD-V)" : "unknown";

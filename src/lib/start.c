@@ -287,9 +287,9 @@ int lodge_keep_config(const struct lodge *lg, const char *path, const struct dom
 
 /* lodge-hyp's command line for dc as domain ID id. */
 struct hyp_args {
-	const char *argv[100 + 2 * CFG_MAX_VCPUS];
-	char disks[CFG_MAX_DISKS][CFG_PATH_MAX + 64], vifs[CFG_MAX_VIFS][128];
-	char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
+	const char *argv[100 + 2 * DOMAIN_VCPUS_MAX];
+	char disks[DOMAIN_DISKS_MAX][CFG_PATH_MAX + 64], vifs[DOMAIN_VIFS_MAX][128];
+	char pins[DOMAIN_VCPUS_MAX][DOMAIN_CPULIST_MAX + 8];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
 	char control_gid[24], stats_gid[24], incoming[16], watchdog[16], id_lock[16];
@@ -373,7 +373,7 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 		snprintf(h->stats_gid, sizeof(h->stats_gid), "%ld", hc->stats_gid);
 		argv[a++] = "--stats-group"; argv[a++] = h->stats_gid;
 	}
-	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = h->weight; }
+	if (dc->cpu_weight != DOMAIN_CPU_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = h->weight; }
 	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = h->cap; }
 	if (dc->ncpus == 1) { argv[a++] = "--cpus"; argv[a++] = dc->cpus[0]; }
 	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {

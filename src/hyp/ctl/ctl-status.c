@@ -154,7 +154,7 @@ static unsigned long thp_kib(uint64_t now_ns)
 void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	struct domain *dom = c->dom;
-	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "", vcpu_wait_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
+	char vcpu_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "", vcpu_wait_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "";
 	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32], addrs[4096];
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
