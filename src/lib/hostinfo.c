@@ -30,7 +30,7 @@ void lodge_host_status(struct lodge_status *st)
 	long tck = sysconf(_SC_CLK_TCK);
 
 	memset(st, 0, sizeof(*st));
-	snprintf(st->name, sizeof(st->name), "Domain-0");
+	snprintf(st->name, sizeof(st->name), "%s", DOMAIN_HOST_NAME);
 	snprintf(st->state, sizeof(st->state), "running");
 	st->vcpus = sysconf(_SC_NPROCESSORS_ONLN);
 	st->memory_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 20);
