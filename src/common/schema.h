@@ -8,6 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A limit's number as a string literal, for help text put together at
+ * compile time: SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_DEFAULT) is "256". */
+#define SCHEMA_TEXT(n)         SCHEMA_TEXT_(n)
+#define SCHEMA_TEXT_(n)        #n
+
 #define DOMAIN_NAME_MAX        64          /* bytes, with the NUL */
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
 #define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # lodge-hyp's defaults are the schema's (src/common/schema.h): what
 # `lodge-hyp --help` prints and what lodge-hyp(8) says are the numbers the
-# schema defines.
+# schema defines; and `lodge sched --help`'s weight.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "hyp-defaults"
@@ -38,4 +38,10 @@ check --memory DOMAIN_MEMORY_DEFAULT_MIB
 check --vcpus DOMAIN_VCPUS_DEFAULT
 check --console-log-size HOST_CONSOLE_LOG_DEFAULT_KIB
 check --cpu-weight DOMAIN_CPU_WEIGHT_DEFAULT
+
+# The lodge command's help for the same numbers.
+want=$(schema_value DOMAIN_CPU_WEIGHT_DEFAULT)
+got=$("$LODGE" sched --help | grep -oP -- '--weight W +credit weight \(default \K[0-9]+')
+[ "$got" = "$want" ] && pass "hyp-defaults: lodge sched --help's weight default is the schema's $want" ||
+	fail "hyp-defaults lodge sched --weight" "schema.h $want, lodge sched --help '$got'"
 integ_exit
