@@ -145,4 +145,21 @@
 #define PROTO_FACE_CHARS "abcdefghijklmnopqrstuvwxyz-"
 /* The socket is RUNDIR/NAME/control: runtime.h. */
 
+/* A domain's state, status's "state" key: the words lodge-hyp sends and
+ * every face compares by this enum, never by the text.  UNKNOWN is "?":
+ * the domain could not be asked (its status's end_reason says why), or a
+ * word not of the protocol (a pool's rows carry their own: lost, failed). */
+enum domain_state {
+	DOMAIN_STATE_RUNNING,
+	DOMAIN_STATE_PAUSED,
+	DOMAIN_STATE_SHUTDOWN,
+	DOMAIN_STATE_CRASHED,
+	DOMAIN_STATE_UNKNOWN,
+	DOMAIN_STATE_COUNT
+};
+/* "running", "paused", "shutdown", "crashed", "?". */
+const char *domain_state_name(enum domain_state s);
+/* The state a word names; DOMAIN_STATE_UNKNOWN for any other word. */
+enum domain_state domain_state_of(const char *word);
+
 #endif

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "config.h"      /* struct domain_config, struct host_config: the schema's */
+#include "proto.h"       /* enum domain_state: a status's state, by its word */
 
 /* ---- the handle, errors and notices ----------------------------------------------- */
 
@@ -87,7 +88,7 @@ struct lodge_status {
 	char name[DOMAIN_NAME_MAX];
 	unsigned id;
 	int pid;
-	char state[16];                /* running, paused, shutdown, crashed; "?" if it could not be asked */
+	char state[16];                /* as sent: domain_state_of() reads it (proto.h); a face may put its own word */
 	unsigned vcpus;
 	unsigned long memory_mib;      /* at boot */
 	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */

@@ -123,10 +123,10 @@ static void batch_header(const struct tui *t)
 	for (k = 0; k < t->nshown; k++) {
 		const char *state = t->doms[t->order[k]].st.state;
 
-		running += strcmp(state, "running") == 0;
-		paused += strcmp(state, "paused") == 0;
-		shutdown += strcmp(state, "shutdown") == 0;
-		crashed += strcmp(state, "crashed") == 0;
+		running += domain_state_of(state) == DOMAIN_STATE_RUNNING;
+		paused += domain_state_of(state) == DOMAIN_STATE_PAUSED;
+		shutdown += domain_state_of(state) == DOMAIN_STATE_SHUTDOWN;
+		crashed += domain_state_of(state) == DOMAIN_STATE_CRASHED;
 	}
 	printf("lodge top - %s\n", when);
 	printf("%u domains: %u running, %u paused, %u shutdown, %u crashed\n", t->nshown, running, paused,

@@ -16,15 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const state_names[] = { "running", "paused", "shutdown", "crashed" };
-
 static const char *ctl_state(struct ctl *c)
 {
 	int end = atomic_load(&c->dom->end);
 
 	if (end == DOMAIN_RUNNING)
-		return c->dom->paused ? state_names[1] : state_names[0];
-	return end == DOMAIN_CRASH ? state_names[3] : state_names[2];
+		return domain_state_name(c->dom->paused ? DOMAIN_STATE_PAUSED : DOMAIN_STATE_RUNNING);
+	return domain_state_name(end == DOMAIN_CRASH ? DOMAIN_STATE_CRASHED : DOMAIN_STATE_SHUTDOWN);
 }
 
 /* Per-device lines ("disk0 ...", "vif0 ...") and the sums over each kind. */
