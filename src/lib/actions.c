@@ -12,14 +12,15 @@
 
 #define DESTROY_WAIT_S 10
 
-static const char *const verb_names[LODGE_NVERBS] = {
-	[LODGE_PAUSE] = "pause", [LODGE_UNPAUSE] = "unpause", [LODGE_SHUTDOWN] = "shutdown",
-	[LODGE_REBOOT] = "reboot", [LODGE_DESTROY] = "destroy",
+/* Each verb is the protocol command of its name (proto.h's table). */
+static const enum proto_command verb_commands[LODGE_NVERBS] = {
+	[LODGE_PAUSE] = PROTO_PAUSE, [LODGE_UNPAUSE] = PROTO_UNPAUSE, [LODGE_SHUTDOWN] = PROTO_SHUTDOWN,
+	[LODGE_REBOOT] = PROTO_REBOOT, [LODGE_DESTROY] = PROTO_DESTROY,
 };
 
 const char *lodge_verb_name(enum lodge_verb v)
 {
-	return v < LODGE_NVERBS ? verb_names[v] : "?";
+	return v < LODGE_NVERBS ? proto_command_rule(verb_commands[v])->name : "?";
 }
 
 static int verb(const struct lodge *lg, const char *domain, enum lodge_verb v, char *name, struct lodge_err *err)
@@ -214,7 +215,7 @@ int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib,
 
 	if (mib > 0xffffffffUL)
 		return lodge_fail(err, -ERANGE, "mem-set: %lu MiB is out of range", mib);
-	snprintf(req, sizeof(req), "mem-set %lu", mib);
+	snprintf(req, sizeof(req), "%s %lu", proto_command_rule(PROTO_MEM_SET)->name, mib);
 	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
 		snprintf(why, sizeof(why), "%s", r.error);
 		return lodge_fail(err, rc, "mem-set %s: %s", name, why);
@@ -228,7 +229,7 @@ int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline
 	struct reply r;
 	int rc;
 
-	snprintf(req, sizeof(req), "watchdog %llu", (unsigned long long)deadline_ms);
+	snprintf(req, sizeof(req), "%s %llu", proto_command_rule(PROTO_WATCHDOG)->name, (unsigned long long)deadline_ms);
 	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
 		snprintf(why, sizeof(why), "%s", r.error);
 		return lodge_fail(err, rc, "watchdog %s: %s", name, why);
