@@ -111,7 +111,7 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp {--kernel FILE [--initrd FILE] | --bootloader-disk DISK} [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
-		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N]]...\n"
+		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N][,fd=N]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N [--id-lock FD]] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
@@ -174,6 +174,13 @@ static int parse_disk(char *arg, struct options *o)
 		log_err("%s", err);
 		return -EINVAL;
 	}
+	if (disk.given_fd >= 0 && fcntl(disk.given_fd, F_GETFD) < 0) {
+		log_err("--disk %s: fd=%d is not an open descriptor", arg, disk.given_fd);
+		return -EINVAL;
+	}
+	if (disk.given_fd >= 0)
+		fcntl(disk.given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
+	o->disk_fds[o->ndisks] = disk.given_fd;
 	o->disk_specs[o->ndisks++] = arg;
 	return 0;
 }
@@ -291,10 +298,18 @@ static int parse_one(const struct hyp_option *opt, char *arg, struct options *o)
 /* What a combination of options means, once each is parsed. */
 static int check_together(struct options *o)
 {
+	static struct disk disk;        /* 6 KiB, off the stack */
+	char err[256];
+
 	if (!o->probe && !o->kernel && !o->bootloader_disk) {
 		log_err("no kernel given (--kernel FILE, or --bootloader-disk DISK)");
 		return -EINVAL;
 	}
+	/* The disk to boot from, when it came as a descriptor: that one. */
+	for (unsigned i = 0; o->bootloader_disk && o->bootloader_fd < 0 && i < o->ndisks; i++)
+		if (o->disk_fds[i] >= 0 && disk_parse(o->disk_specs[i], &disk, err, sizeof(err)) == 0 &&
+		    strcmp(disk.path, o->bootloader_disk) == 0)
+			o->bootloader_fd = o->disk_fds[i];
 	if (o->bootloader_disk && (o->kernel || o->initrd)) {
 		log_err("--bootloader-disk reads the kernel and initrd from the disk: not with --kernel or --initrd");
 		return -EINVAL;
@@ -379,6 +394,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
 	o->incoming_fd = -1;
 	o->id_lock_fd = -1;
+	o->bootloader_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == ':') {

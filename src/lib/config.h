@@ -22,6 +22,9 @@ struct cfg_disk {
 	bool readonly;             /* access r / ro */
 	bool is_phy;               /* phy: prefix or a block device */
 	unsigned slot;             /* slot=N: its PCI slot (kept once hot-plug moved things); 0 any */
+	/* path is the real path incoming_admit checked (a stream's, a web
+	 * user's): the disk a start opens must be that very file. */
+	bool checked;
 };
 
 struct cfg_vif {
@@ -119,6 +122,15 @@ int domain_config_load(const char *path, const struct host_config *hc, bool chec
  * relative to its directory. */
 int domain_config_load_text(const char *label, const char *text, size_t len, const struct host_config *hc,
 			    bool check_host, struct domain_config *dc, char *err, size_t errlen);
+/* domain_config_load with overrides (xl create FILE KEY=VALUE...): each
+ * "KEY=VALUE" a statement of the file's syntax that replaces the file's
+ * statement of KEY (or adds one), checked as the file is; a message about
+ * one names it ("override 'memory=1': ..").  text_out (may be NULL): the
+ * text read, the file's with the overrides (malloc'd, len_out bytes), to
+ * write back (lodge config-update keeps the file's comments). */
+int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
+				 const struct host_config *hc, bool check_host, struct domain_config *dc,
+				 char **text_out, size_t *len_out, char *err, size_t errlen);
 /* Check one key of a domain config as domain_config_load checks it in a
  * file, alone: value as a person types it (not quoted; for disk and vif
  * one spec), "" as a file that leaves the key out (a required key is
