@@ -106,6 +106,11 @@ static const struct cli_option pool_join_opts[] = {
 	TEXT('e', "etcd", "URL[,URL...]", "the pool's etcd client URLs (http://HOST:PORT)"),
 	TEXT('n', "host", "NAME", "this host's name in the pool (default its hostname)"),
 	TEXT('p', "prefix", "KEY", "where the pool's keys are in etcd (default /lodge/pool)"),
+	TEXT('a', "cacert", "FILE", "the CA that signed etcd's certificate (PEM; required with https URLs)"),
+	TEXT('c', "cert", "FILE", "this host's client certificate for etcd (PEM)"),
+	TEXT('k', "key", "FILE", "the key of --cert (PEM, owned by root, mode 600)"),
+	TEXT('u', "user", "NAME", "this host's user in etcd's own authentication"),
+	TEXT('w', "password-file", "FILE", "--user's password, the file's first line (owned by root, mode 600)"),
 	{ 0 },
 };
 static const struct cli_option log_opts[] = {

@@ -462,6 +462,11 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	snprintf(hc->pool_etcd, sizeof(hc->pool_etcd), "%s", cfg_getstr(cfg, "pool_etcd"));
 	snprintf(hc->pool_host, sizeof(hc->pool_host), "%s", cfg_getstr(cfg, "pool_host"));
 	snprintf(hc->pool_prefix, sizeof(hc->pool_prefix), "%s", cfg_getstr(cfg, "pool_prefix"));
+	snprintf(hc->pool_cacert, sizeof(hc->pool_cacert), "%s", cfg_getstr(cfg, "pool_cacert"));
+	snprintf(hc->pool_cert, sizeof(hc->pool_cert), "%s", cfg_getstr(cfg, "pool_cert"));
+	snprintf(hc->pool_key, sizeof(hc->pool_key), "%s", cfg_getstr(cfg, "pool_key"));
+	snprintf(hc->pool_user, sizeof(hc->pool_user), "%s", cfg_getstr(cfg, "pool_user"));
+	snprintf(hc->pool_password_file, sizeof(hc->pool_password_file), "%s", cfg_getstr(cfg, "pool_password_file"));
 	hc->pool_lease_ttl_s = (unsigned)cfg_getint(cfg, "pool_lease_ttl");
 	hc->pool_fence_deadline_s = (unsigned)cfg_getint(cfg, "pool_fence_deadline");
 	hc->pool_restart_delay_s = (unsigned)cfg_getint(cfg, "pool_restart_delay");

@@ -97,9 +97,18 @@ struct host_config {
 	char pool_etcd[POOL_ETCD_MAX];
 	char pool_host[DOMAIN_NAME_MAX];   /* "": the hostname */
 	char pool_prefix[POOL_PREFIX_MAX];
+	/* How this host proves itself to etcd and knows it is etcd (SECURITY.md,
+	 * "The pool's etcd"): PEM files for https, etcd's own user; "": none. */
+	char pool_cacert[CFG_PATH_MAX], pool_cert[CFG_PATH_MAX], pool_key[CFG_PATH_MAX];
+	char pool_user[DOMAIN_NAME_MAX], pool_password_file[CFG_PATH_MAX];
 	unsigned pool_lease_ttl_s, pool_fence_deadline_s, pool_restart_delay_s;
 	char template_mirror[HOST_MIRROR_MAX];   /* "": the host's apt sources */
 };
+
+/* A file of secrets (a TLS key, a password): a regular file owned by root
+ * that no one else may read.  0, or -errno with why naming the file and
+ * the fix. */
+int cfg_root_only_file(const char *path, char *why, size_t whylen);
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */
 void cfg_set_root(const char *root);
