@@ -10,13 +10,13 @@
  * answers the save that holds the domain; everything else waits for a
  * running domain that no save or migration holds. */
 static const struct proto_command_rule commands[PROTO_NCOMMANDS] = {
-	/*                     name           usage                         args  reads  when */
-	[PROTO_STATUS]      = { "status",      "",                           0, 0, true,  ANY },
-	[PROTO_PEERS]       = { "peers",       "",                           0, 0, true,  ANY },
-	[PROTO_VCPU_LIST]   = { "vcpu-list",   "",                           0, 0, true,  ANY },
+	/*                     name           usage                         args  reads  when, asks only */
+	[PROTO_STATUS]      = { "status",      "",                           0, 0, true,  ANY, true },
+	[PROTO_PEERS]       = { "peers",       "",                           0, 0, true,  ANY, true },
+	[PROTO_VCPU_LIST]   = { "vcpu-list",   "",                           0, 0, true,  ANY, true },
 	[PROTO_DESTROY]     = { "destroy",     "",                           0, 0, false, ANY },
-	[PROTO_CONSOLE]     = { "console",     "[force]",                    0, 1, false, ANY },
-	[PROTO_CONSOLE_LOG] = { "console-log", "[BYTES]",                    0, 1, false, ANY },
+	[PROTO_CONSOLE]     = { "console",     "[force]",                    0, 1, false, ANY, true },
+	[PROTO_CONSOLE_LOG] = { "console-log", "[BYTES]",                    0, 1, false, ANY, true },
 	[PROTO_SAVE_END]    = { "save-end",    "destroy|resume",             1, 1, false, R | PROTO_WHEN_SAVING },
 	[PROTO_SAVE]        = { "save",        "",                           0, 0, false, R },
 	[PROTO_DUMP_CORE]   = { "dump-core",   "",                           0, 0, false, R | PROTO_WHEN_ENDED },

@@ -177,6 +177,7 @@ struct proto_command_rule {
 	unsigned char min_args, max_args;
 	bool reads_only;               /* the stats group may send it */
 	unsigned when;                 /* PROTO_WHEN_* */
+	bool asks_only;                /* changes nothing, logs no event: sent without a face */
 };
 const struct proto_command_rule *proto_command_rule(enum proto_command c);
 /* The command a word names: its enum, or -1. */
