@@ -639,7 +639,7 @@ void draw_table(struct tui *t)
 
 		if (row == 0) {
 			memset(&dom0, 0, sizeof(dom0));
-			snprintf(dom0.name, sizeof(dom0.name), "Domain-0");
+			snprintf(dom0.name, sizeof(dom0.name), "%s", DOMAIN_HOST_NAME);
 			snprintf(dom0.state, sizeof(dom0.state), "%s", domain_state_name(DOMAIN_STATE_RUNNING));
 			dom0.vcpus = t->host.ncpus;
 			dom0.memory_mib = dom0.target_mib = t->host.mem_total_mib;

@@ -160,7 +160,7 @@ static int batch(struct tui *t, int iterations)
 			printf("%-16s ", "HOST");
 		printf("%-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "STATE", "%CPU", "MEM(M)", "RSS(M)", "VCPUS",
 		       "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)", "DSKWR(B/s)");
-		printf("%4u %-16s ", 0, "Domain-0");
+		printf("%4u %-16s ", 0, DOMAIN_HOST_NAME);
 		if (pool)
 			printf("%-16s ", t->hc.pool_host[0] ? t->hc.pool_host : "-");
 		printf("%-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", "running", t->host.cpu_pct,
