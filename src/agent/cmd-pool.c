@@ -398,7 +398,7 @@ int cmd_pool_migrate(struct cli *c)
 /* lodge list --pool: every domain of the pool with its host. */
 struct dom_row {
 	const struct pool_domain *d;
-	const char *host, *word;
+	const char *host, *word, *note;
 };
 
 OUT_GETTER(get_dname, struct dom_row, out_str(v, r->d->name))
@@ -406,6 +406,7 @@ OUT_GETTER(get_dhost, struct dom_row, r->host[0] ? out_str(v, r->host) : out_nul
 OUT_GETTER(get_dstate, struct dom_row, out_str(v, r->word))
 OUT_GETTER(get_dmem, struct dom_row, out_uint(v, r->d->memory_mib))
 OUT_GETTER(get_dha, struct dom_row, out_uint(v, r->d->ha))
+OUT_GETTER(get_dnote, struct dom_row, r->note[0] ? out_str(v, r->note) : out_null(v))
 
 static const struct out_col dom_cols[] = {
 	{ "Name", "name", -24, 0, 0, get_dname, NULL },
@@ -413,11 +414,12 @@ static const struct out_col dom_cols[] = {
 	{ "State", "state", -9, 0, 0, get_dstate, NULL },
 	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
 	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
+	{ "Why", "why", 0, 0, 0, get_dnote, NULL },
 };
 
 int cmd_pool_domains(struct cli *c)
 {
-	char word[64];
+	char word[64], note[512], shown[512];
 	struct pool_view v;
 	struct out o;
 	unsigned i;
@@ -432,6 +434,8 @@ int cmd_pool_domains(struct cli *c)
 		if (!d->desired[0])
 			continue;          /* a half-written or foreign key: not a domain */
 		r.word = pool_domain_word(&v, d, word, sizeof(word));
+		/* an owner's words from etcd: shown escaped */
+		r.note = lodge_text_shown(shown, sizeof(shown), pool_domain_note(d, note, sizeof(note)));
 		out_row(&o, &r);
 	}
 	out_end(&o);

@@ -144,6 +144,19 @@ const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, c
 	return "placed";
 }
 
+const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len)
+{
+	json_t *o = json_loads(d->state, 0, NULL), *w = json_object_get(o, "why"), *e = json_object_get(o, "ended");
+
+	buf[0] = '\0';
+	if (json_is_string(w))
+		snprintf(buf, len, "%s", json_string_value(w));
+	else if (json_is_string(e))
+		snprintf(buf, len, "last end: %s", json_string_value(e));
+	json_decref(o);
+	return buf;
+}
+
 const char *pool_host_state(const struct pool_host *h)
 {
 	if (!h->live)

@@ -84,6 +84,9 @@ struct pool_host *pool_view_host(struct pool_view *v, const char *name);
  * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
  * it), "placed" (waiting for its host's agent). */
 const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* Its owner's note beside the word: why it failed, or how its last boot
+ * ended ("last end: ..."), from etcd, not yet fit for a terminal; "" none. */
+const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len);
 /* Where mib goes (README.md, "Placement"): the host up with the most
  * memory not yet placed that has room (and mib free now), ties by name;
  * on: that host or none; except: never that one.  NULL with why. */
