@@ -135,6 +135,12 @@ int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
 
+/* How its owner came to own a domain (domains/D/state's "came"): lodge
+ * migrate waits for a migration's, never an HA restart's cold boot. */
+#define POOL_CAME_START       "start"       /* claimed where it was placed, started there */
+#define POOL_CAME_MIGRATION   "migration"   /* its running copy handed over or claimed */
+#define POOL_CAME_HA_RESTART  "ha-restart"  /* taken over from a lost host, booted anew */
+
 /* ---- live migration (migrate.c, README.md "Migration's hand-over") ------------------------- */
 
 /* lodge migrate NAME TO in a pool: refused (one line in why) unless NAME

@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,10 @@ struct seen {
 	unsigned restarts;                 /* HA restarts in a row, each boot shorter than RESTART_STABLE_MS */
 	char ended[192];                   /* how its last boot here ended, for lodge list --pool */
 	char reported_ended[192];          /* ... as last written */
+	bool expecting;                    /* asked to move here (domains/D/migrate), another's */
+	bool incoming;                     /* ... and its copy runs here: fed until it is ours */
+	char came[16];                     /* how this host came to own it (POOL_CAME_*) */
+	char reported_came[16];
 };
 
 struct pool_reconciler {
@@ -105,13 +110,15 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	json_t *o;
 
 	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease &&
-	    strcmp(s->reported_ended, s->ended) == 0)
+	    strcmp(s->reported_ended, s->ended) == 0 && strcmp(s->reported_came, s->came) == 0)
 		return;
 	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
 	if (o && why_text)
 		json_object_set_new(o, "why", json_string(why_text));
 	if (o && s->ended[0])
 		json_object_set_new(o, "ended", json_string(s->ended));
+	if (o && s->came[0])
+		json_object_set_new(o, "came", json_string(s->came));
 	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!text)
@@ -122,6 +129,7 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	else {
 		snprintf(s->reported, sizeof(s->reported), "%s", state);
 		snprintf(s->reported_ended, sizeof(s->reported_ended), "%s", s->ended);
+		snprintf(s->reported_came, sizeof(s->reported_came), "%s", s->came);
 		s->reported_lease = lease;
 	}
 	free(text);
@@ -262,6 +270,19 @@ bool pool_migrating(const struct pool_reconciler *r)
 	return false;
 }
 
+/* The pool-faults tests' hook: LODGE_POOL_TEST_DIE_AT names a point of
+ * the hand-over at which this agent dies (SIGKILL, as kill -9 would end
+ * it), so that a test kills it exactly there rather than by the clock. */
+static void test_die_at(const char *point, const char *name)
+{
+	const char *at = getenv("LODGE_POOL_TEST_DIE_AT");
+
+	if (at && strcmp(at, point) == 0) {
+		log_warn("%s: LODGE_POOL_TEST_DIE_AT=%s: this agent dies here", name, point);
+		raise(SIGKILL);
+	}
+}
+
 bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease)
 {
 	char why[ETCD_WHY_MAX];
@@ -297,6 +318,8 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 			continue;
 		}
 		any = true;
+		if (s->moved)
+			test_die_at("before-handover", s->name);
 		/* a hand-over etcd did not take is tried again at the next poll */
 		if (pool_migrate_end(p, s->name, s->migrate_to, s->moved, s->failed, lease, why, sizeof(why))) {
 			log_warn("%s: %s", s->name, why);
@@ -304,6 +327,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				continue;
 		} else if (s->moved) {
 			log_info("%s: handed over to %s", s->name, s->migrate_to);
+			test_die_at("after-handover", s->name);
 		}
 		s->migrate_to[0] = '\0';
 		s->moved = false;
@@ -541,7 +565,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 	for (i = 0; i < r->n; i++) {
 		struct seen *s = &r->s[i];
 
-		if (!s->ha || !s->started)
+		if (!s->ha || (!s->started && !s->incoming))
 			continue;
 		switch (step) {
 		case POOL_FENCE_PAUSE:
@@ -566,6 +590,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 				log_warn("fence: %s destroyed: its lease may end before this host reaches etcd again",
 					 s->name);
 			s->started = false;
+			s->incoming = false;
 			s->fence_paused = false;
 			s->reported[0] = '\0';
 			break;
@@ -590,7 +615,7 @@ void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadl
 
 	/* one that ended meanwhile (-ENOENT) is the next pass's */
 	for (i = 0; i < r->n; i++)
-		if (r->s[i].ha && r->s[i].started && !r->s[i].fence_paused &&
+		if (r->s[i].ha && (r->s[i].started || r->s[i].incoming) && !r->s[i].fence_paused &&
 		    (rc = lodge_watchdog(lg, r->s[i].name, deadline_ms, &err)) && rc != -ENOENT)
 			log_warn("%s", err.msg);
 }
@@ -614,8 +639,11 @@ bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
 	for (i = 0; i < r->n && !changed; i++) {
 		const struct lodge_status *st = running_here(&l, r->s[i].name);
 
-		/* ended; or asked to power off, and a new boot (stopping()) */
-		changed = (r->s[i].started && !st) || (r->s[i].shutdown_at && st && st->pid != r->s[i].shutdown_pid);
+		/* ended; or asked to power off, and a new boot (stopping());
+		 * or a copy coming in by migration that no pass has seen yet
+		 * (its watchdog is to be fed from now on) */
+		changed = (r->s[i].started && !st) || (r->s[i].shutdown_at && st && st->pid != r->s[i].shutdown_pid) ||
+			  (r->s[i].expecting && !r->s[i].incoming && st);
 	}
 	lodge_list_free(&l);
 	return changed;
@@ -642,7 +670,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		const struct pool_domain *d = &v.domain[i];
 		const struct lodge_status *st = running_here(&l, d->name);
 		struct seen *s = seen_of(r, d->name);
-		bool mine = strcmp(d->owner, p->host) == 0;
+		bool mine = strcmp(d->owner, p->host) == 0, was_coming;
 
 		/* keys without a desired state are no domain of Lodge's (half
 		 * written, or another tool's): left alone */
@@ -654,12 +682,25 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		if (s->migrating || s->migrate_to[0])
 			continue;
 		/* A copy coming in by migration: its source owns it until the
-		 * hand-over, its own transaction. */
-		if (st && strcmp(d->migrate, p->host) == 0 && !mine) {
-			if (!d->owner[0])
-				claim_incoming(p, d, lease);
+		 * hand-over, its own transaction.  Until then this agent feeds
+		 * its watchdog (the copy is the only one: lodge_migrate ends
+		 * the source before the receiver runs it), so that a source
+		 * that dies before its hand-over leaves it running for this
+		 * host to claim when the source's lease ends. */
+		was_coming = s->expecting || s->incoming;
+		s->expecting = strcmp(d->migrate, p->host) == 0 && !mine;
+		if (st && s->expecting) {
+			if (!s->incoming)
+				log_info("%s: its copy runs here, coming in from %s; fed until it is handed over",
+					 d->name, d->owner[0] ? d->owner : "a host that is gone");
+			s->incoming = true;
+			if (!d->owner[0] && claim_incoming(p, d, lease))
+				snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_MIGRATION);
 			continue;
 		}
+		if (mine && st && was_coming && !s->started)
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_MIGRATION);
+		s->incoming = false;
 		/* Never beside another host's copy. */
 		if (st && d->owner[0] && !mine) {
 			log_warn("%s: owned by %s: destroyed here", d->name, d->owner);
@@ -669,10 +710,11 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			continue;
 		}
 		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
-		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at)
-			mine = claim(p, d, lease);
-		if (!mine)
-			mine = ha_restart(r, &v, lg, p, d, s, lease);
+		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at &&
+		    (mine = claim(p, d, lease)))
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_START);
+		if (!mine && (mine = ha_restart(r, &v, lg, p, d, s, lease)))
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_HA_RESTART);
 		/* Only the owner runs a domain: a copy here that the pool has
 		 * placed elsewhere or wants stopped goes (a claim that failed
 		 * for want of an answer is no reason: it is tried again). */
