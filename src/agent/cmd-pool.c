@@ -197,6 +197,8 @@ static int view_begin(struct cli *c, struct pool_view *v, struct out *o, const s
 	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
 		return pool_fail(why);
 	rc = pool_view_read(&p, v, why, sizeof(why));
+	if (rc == -ETIMEDOUT)
+		pool_unanswered(&p, &c->lg.hc, why, sizeof(why));
 	pool_close(&p);
 	if (rc)
 		return pool_fail(why);
@@ -247,6 +249,8 @@ int cmd_pool_create(struct cli *c)
 		return pool_fail(why);
 	if ((rc = pool_domain_place(&p, &c->lg.hc, c->argv[0], c->set['O'] ? c->text['O'] : NULL, name, host, why,
 				    sizeof(why)))) {
+		if (rc == -ETIMEDOUT)
+			pool_unanswered(&p, &c->lg.hc, why, sizeof(why));
 		pool_close(&p);
 		log_err("cannot place %s in the pool: %s", c->argv[0], why);
 		return EXIT_FAILED;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "etcd.h"
 #include "lodge.h"
@@ -98,6 +99,17 @@ const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib
 int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen);
 /* In words: up, fenced, leaving, lost. */
 const char *pool_host_state(const struct pool_host *h);
+
+/* Since when this host's agent cannot renew its lease (the time of the
+ * last renewal etcd granted), in the runtime directory's pool-cut-off
+ * for lodge list --pool to say: noted (since > 0) or cleared (0).
+ * pool_cut_off_since: true with the time if noted. */
+void pool_cut_off_note(const struct host_config *hc, time_t since);
+bool pool_cut_off_since(const struct host_config *hc, time_t *since);
+/* The commands' one line when the pool's etcd did not answer, into why
+ * (its error before): lost its quorum or out of reach, since when, what
+ * that means for the domains. */
+void pool_unanswered(struct pool *p, const struct host_config *hc, char *why, size_t whylen);
 
 /* ---- the pool's domains (domains.c) ----------------------------------------------------- */
 

@@ -571,9 +571,21 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 		case POOL_FENCE_PAUSE:
 			if (s->fence_paused)
 				break;
-			if (lodge_pause(lg, s->name, &err))
-				log_warn("fence: %s", err.msg);
-			else
+			if (lodge_pause(lg, s->name, &err)) {
+				struct lodge_status st;
+
+				if (lodge_status(lg, s->name, &st, &err) != -ENOENT) {
+					log_warn("fence: %s: %s", s->name, err.msg);
+					break;
+				}
+				/* the agent came back from a stall: its watchdog was first */
+				log_warn("fence: %s had already ended by its watchdog (this agent had not fed it "
+					 "in time); nothing left to fence here", s->name);
+				s->started = false;
+				s->incoming = false;
+				s->reported[0] = '\0';
+				break;
+			} else
 				log_warn("fence: %s paused: this host cannot renew its lease", s->name);
 			s->fence_paused = true;
 			break;
@@ -583,7 +595,9 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 
 				/* its watchdog, fed the same deadline, may have been first */
 				if (lodge_status(lg, s->name, &st, &err) == -ENOENT)
-					log_warn("fence: %s ended by its watchdog at the deadline", s->name);
+					log_warn("fence: %s ended by its own watchdog at the fence deadline, as this "
+						 "agent would have destroyed it: its lease may end before this host "
+						 "reaches etcd again", s->name);
 				else
 					log_warn("fence: %s: %s", s->name, err.msg);
 			} else
