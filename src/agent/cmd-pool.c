@@ -272,17 +272,14 @@ int cmd_pool_create(struct cli *c)
 	return 0;
 }
 
-/* A stop the pool could not record (-ENOTCONN): a domain that runs here
- * is stopped here alone (-ENOENT: the caller's local way), as when the
- * host is in no pool: its agent, once it reaches etcd again, sees it
+/* A stop the pool could not record (POOL_STOP_HERE): a domain that runs
+ * here is stopped here alone (-ENOENT: the caller's local way), as when
+ * the host is in no pool: its agent, once it reaches etcd again, sees it
  * gone by a power-off or a destroy and records it stopped. */
 static int stop_unrecorded(struct cli *c, int rc, const char *why)
 {
-	struct lodge_status st;
-	struct lodge_err err;
-
-	if (rc == -ENOTCONN && lodge_status(&c->lg, c->argv[0], &st, &err) == 0) {
-		log_warn("the pool does not answer (%s): %s is stopped here only", why, c->argv[0]);
+	if (rc == POOL_STOP_HERE) {
+		log_warn("%s", why);
 		return -ENOENT;
 	}
 	if (rc == -ENOENT)
@@ -295,14 +292,9 @@ static int stop_unrecorded(struct cli *c, int rc, const char *why)
 int cmd_pool_destroy(struct cli *c)
 {
 	char why[ETCD_WHY_MAX];
-	struct pool p;
-	int rc;
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
-		return pool_fail(why);
-	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why));
-	pool_close(&p);
-	return stop_unrecorded(c, rc, why);
+	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why)),
+			       why);
 }
 
 /* lodge shutdown NAME on a pool host: desired stopped in the pool first,
@@ -313,14 +305,9 @@ int cmd_pool_shutdown(struct cli *c)
 {
 	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : 60) : 0;
 	char why[ETCD_WHY_MAX];
-	struct pool p;
-	int rc;
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
-		return pool_fail(why);
-	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why, sizeof(why));
-	pool_close(&p);
-	return stop_unrecorded(c, rc, why);
+	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why,
+						   sizeof(why)), why);
 }
 
 /* lodge pool-forget NAME: a stopped domain's keys gone from the pool. */

@@ -134,6 +134,16 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
  * -ENOTCONN the pool did not answer (nothing recorded). */
 int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned timeout_ms, char *why,
 		     size_t whylen);
+/* lodge shutdown and destroy of NAME from any face (the command line,
+ * the dashboard, the web page) on this host (lg): the pool's stop first,
+ * as pool_domain_stop, when this host is in a pool.  0 recorded (its
+ * owner's agent stops it); -ENOENT no pool, or not the pool's domain:
+ * the caller's local verb; POOL_STOP_HERE the pool did not answer and
+ * NAME runs here: why is the warning to show, then the local verb; else
+ * -errno with why. */
+#define POOL_STOP_HERE 1
+int pool_stop_domain(const struct lodge *lg, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen);
 /* Every key of the domain deleted (a create whose start failed). */
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
 /* lodge pool-forget: the keys of a stopped domain that no host owns
