@@ -107,7 +107,7 @@ int cmd_block_attach(struct cli *c)
 	struct lodge_err err;
 	char vdev[16];
 
-	if (lodge_block_attach(&c->lg, c->argv[0], c->argv[1], vdev, &err))
+	if (lodge_block_attach(&c->lg, c->argv[0], c->argv[1], false, vdev, &err))
 		return cli_fail(&err);
 	printf("disk %s attached to %s\n", vdev, c->argv[0]);
 	return 0;

@@ -5,12 +5,16 @@
  * library; reading the disk in each boot's own process is the one place
  * that sees every start and every restart.  Why in a process of its own:
  * libext2fs and libblkid parse what the guest wrote, so they run as the
- * sandbox's user, with no capability and no_new_privs, holding only the
- * disk (read-only) and the two files to fill; what it reports is checked
- * again here (sizes, the UUID) before it is used.  Xen learnt this with
+ * sandbox's user, with no capability and no_new_privs, in an empty root
+ * of their own, under a seccomp filter of their own (sandbox.h), holding
+ * only the disk (read-only), the two files to fill and the pipe to tell;
+ * what it reports is checked again here (sizes, the UUID) before it is
+ * used.  Xen learnt this with
  * pygrub (XSA-443: its parsing of guest disks ran as root). */
 #include "bootload.h"
 #include "bootdisk.h"
+#include "bootdisk-lib.h"
+#include "closefds.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -37,22 +41,27 @@ struct reader_result {
 };
 _Static_assert(sizeof(struct reader_result) <= 4096, "one atomic write to a pipe");
 
-/* The reader: drop to the sandbox's user, read, tell, exit. */
+/* The reader: hold only the disk and the outputs, confine itself, read,
+ * tell, exit.  The libraries are loaded first: once confined it can
+ * open nothing. */
 static noreturn void reader(const struct sandbox *sb, int disk_fd, const char *disk, int kfd, int ifd, int tell_fd)
 {
 	static struct reader_result res;
 	struct rlimit fsize = { BOOTDISK_INITRD_MAX, BOOTDISK_INITRD_MAX };
+	const int keep[] = { disk_fd, kfd, ifd, tell_fd };
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (sb->as_root && !sb->off &&
-	    (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
-	     setresuid(sb->uid, sb->uid, sb->uid) < 0)) {
-		res.rc = -errno;
-		snprintf(res.why, sizeof(res.why), "cannot become user %s to read it: %s", sb->user, strerror(errno));
-	} else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || setrlimit(RLIMIT_FSIZE, &fsize) < 0) {
+	/* The domain's listening control socket, its id lock, its logs and
+	 * whatever else the domain process has open are not the reader's. */
+	close_fds_but(keep, sizeof(keep) / sizeof(keep[0]));
+	if (bootdisk_lib_load(res.why, sizeof(res.why))) {
+		res.rc = -ELIBACC;
+	} else if (setrlimit(RLIMIT_FSIZE, &fsize) < 0) {
 		res.rc = -errno;
 		snprintf(res.why, sizeof(res.why), "cannot confine its reader: %s", strerror(errno));
-	} else {
+	} else if (!(res.rc = sandbox_enter_reader(sb, res.why, sizeof(res.why)))) {
+		if (sb->test_pause_reader)
+			raise(SIGSTOP);        /* tests/integ/bootloader.sh looks at it, then SIGCONT */
 		res.rc = bootdisk_read(disk_fd, disk, kfd, ifd, &res.found, res.why, sizeof(res.why));
 	}
 	if (write(tell_fd, &res, sizeof(res)) != (ssize_t)sizeof(res))
@@ -153,7 +162,16 @@ int bootload(struct options *o, const struct sandbox *sb, const char *dir, char 
 	int disk_fd, kfd = -1, ifd = -1, rc;
 
 	memset(&res, 0, sizeof(res));
-	disk_fd = open(o->bootloader_disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (o->bootloader_fd >= 0) {
+		char self[64];
+
+		/* The disk the agent opened, read-only for the reader: a new
+		 * open of that descriptor's own inode, not of the path. */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", o->bootloader_fd);
+		disk_fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	} else {
+		disk_fd = open(o->bootloader_disk, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
 	if (disk_fd < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "domain %s: cannot boot from its disk %s: %s", o->name, o->bootloader_disk,

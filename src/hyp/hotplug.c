@@ -68,7 +68,12 @@ int hotplug_attach_disk(struct domain *dom, const char *spec, const int *fds, un
 			snprintf(why, whylen, "domain %s has no free PCI slot", dom->name);
 		return -ENOSPC;
 	}
-	if ((rc = disk_parse(spec, d, why, whylen))) {
+	if (!(rc = disk_parse(spec, d, why, whylen)) && d->given_fd >= 0) {
+		/* Its descriptors come with the request, never by number. */
+		snprintf(why, whylen, "disk '%s': fd= is for lodge-hyp's command line only", spec);
+		rc = -EINVAL;
+	}
+	if (rc) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return rc;

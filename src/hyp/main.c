@@ -4,6 +4,7 @@
  * (rundir.c), the supervisor and detaching (supervise.c), each boot of the
  * domain (run.c) and its building (build.c). */
 #include "build.h"
+#include "closefds.h"
 #include "domain.h"
 #include "events.h"
 #include "log.h"
@@ -15,37 +16,24 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* Descriptors the caller left open (a shell's redirections, an agent's
  * pipes) are none of the domain's business: neither the supervisor nor
- * the sandboxed child may hold them.  Only stdio, --incoming's stream and
- * --id-lock's lock stay.  Done once the options are read (they name
- * those) and before anything of our own is opened. */
-static void close_inherited(long keep_a, long keep_b)
+ * the sandboxed child may hold them.  Only stdio, --incoming's stream,
+ * --id-lock's lock and the disks given as fd=N stay.  Done once the
+ * options are read (they name those) and before anything of our own is
+ * opened. */
+static void close_inherited(const struct options *o)
 {
-	long keep[2] = { keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a };
-	struct rlimit rl;
-	unsigned lo = 3, i;
-	int fd;
+	int keep[2 + DOMAIN_DISKS_MAX];
+	unsigned n = 0, i;
 
-	for (i = 0; i < 2; i++) {
-		if (keep[i] < (long)lo)
-			continue;
-		if (keep[i] > (long)lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
-			goto by_hand;
-		lo = (unsigned)keep[i] + 1;
-	}
-	if (close_range(lo, ~0U, 0) == 0)
-		return;
-by_hand:
-	/* A kernel before 5.9 has no close_range. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
-		rl.rlim_cur = 1 << 20;
-	for (fd = 3; fd < (int)rl.rlim_cur; fd++)
-		if (fd != keep_a && fd != keep_b)
-			close(fd);
+	keep[n++] = o->incoming_fd >= 0 && o->incoming_fd <= INT_MAX ? (int)o->incoming_fd : -1;
+	keep[n++] = o->id_lock_fd >= 0 && o->id_lock_fd <= INT_MAX ? (int)o->id_lock_fd : -1;
+	for (i = 0; i < o->ndisks; i++)
+		keep[n++] = o->disk_fds[i];
+	close_fds_but(keep, n);
 }
 
 int main(int argc, char **argv)
@@ -58,7 +46,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	if (options_parse(argc, argv, &o))
 		return DOMAIN_ERROR;
-	close_inherited(o.incoming_fd, o.id_lock_fd);
+	close_inherited(&o);
 	if (o.probe)
 		return domain_probe();
 	/* Who asked for the domain: the process that ran this one (a face of

@@ -20,7 +20,7 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp {--kernel FILE [--initrd FILE] | --bootloader-disk DISK} [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
-		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N]]...\n"
+		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N][,fd=N]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N [--id-lock FD]] [--detach]\n"
 		"                  [--console-log-size KiB] [--control-group GID] [--stats-group GID]\n"
@@ -140,6 +140,7 @@ int options_parse(int argc, char **argv, struct options *o)
 	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
 	o->incoming_fd = -1;
 	o->id_lock_fd = -1;
+	o->bootloader_fd = -1;
 	opterr = 0;   /* one message of our own, not getopt's plus usage */
 	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
 		const struct option *lo = longopts;
@@ -170,6 +171,13 @@ int options_parse(int argc, char **argv, struct options *o)
 				log_err("%s", err);
 				return -EINVAL;
 			}
+			if (disk.given_fd >= 0 && fcntl(disk.given_fd, F_GETFD) < 0) {
+				log_err("--disk %s: fd=%d is not an open descriptor", optarg, disk.given_fd);
+				return -EINVAL;
+			}
+			if (disk.given_fd >= 0)
+				fcntl(disk.given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
+			o->disk_fds[o->ndisks] = disk.given_fd;
 			o->disk_specs[o->ndisks++] = optarg;
 			break;
 		case 'N':
@@ -290,6 +298,11 @@ int options_parse(int argc, char **argv, struct options *o)
 		log_err("no kernel given (--kernel FILE, or --bootloader-disk DISK)");
 		return -EINVAL;
 	}
+	/* The disk to boot from, when it came as a descriptor: that one. */
+	for (unsigned i = 0; o->bootloader_disk && o->bootloader_fd < 0 && i < o->ndisks; i++)
+		if (o->disk_fds[i] >= 0 && disk_parse(o->disk_specs[i], &disk, err, sizeof(err)) == 0 &&
+		    strcmp(disk.path, o->bootloader_disk) == 0)
+			o->bootloader_fd = o->disk_fds[i];
 	if (o->bootloader_disk && (o->kernel || o->initrd)) {
 		log_err("--bootloader-disk reads the kernel and initrd from the disk: not with --kernel or --initrd");
 		return -EINVAL;

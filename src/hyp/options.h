@@ -26,6 +26,12 @@ struct options {
 	 * the disks and taps it owns (build.c). */
 	unsigned ndisks, nnics;
 	const char *disk_specs[DOMAIN_DISKS_MAX];
+	/* Each disk's fd=N (opened once by liblodge, held by the supervisor
+	 * for the domain's life, dup'd by each boot), or -1: opened by path. */
+	int disk_fds[DOMAIN_DISKS_MAX];
+	/* --bootloader-disk's descriptor: the fd= of the --disk of the same
+	 * path, or -1 (opened by path: lodge-hyp run by hand). */
+	int bootloader_fd;
 	const char *nic_specs[DOMAIN_VIFS_MAX];
 	/* Managed mode (the agent's): a runtime directory with the control
 	 * socket and console log; detached from the caller's terminal. */

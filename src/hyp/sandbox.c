@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/blkzoned.h>
+#include <linux/cdrom.h>
 #include <linux/kvm.h>
 #include <linux/fs.h>
 #include <linux/if_tun.h>
@@ -43,6 +45,7 @@ int sandbox_init(struct sandbox *sb, const char *name, bool off)
 	 * environment is all there is, but reading it early keeps the
 	 * trigger next to the other options.  Test only (tests/integ/sandbox.sh). */
 	sb->test_forbidden = getenv("LODGE_HYP_TEST_FORBIDDEN_SYSCALL") != NULL;
+	sb->test_pause_reader = getenv("LODGE_HYP_TEST_PAUSE_READER") != NULL;
 	if (off || !sb->as_root)
 		return 0;
 	pw = getpwnam(name ? name : SANDBOX_DEFAULT_USER);
@@ -218,6 +221,29 @@ static const unsigned long ioctls[] = {
 	FIONREAD, FIONBIO,
 };
 
+/* The boot-disk reader (bootload.c): libblkid and libext2fs reading the
+ * one disk descriptor, the copies written, the word written to its pipe,
+ * memory.  Nothing opened (openat fails: there is nothing to open in its
+ * empty root, and libc's lazy files must see an error, not a kill), no
+ * socket, no process, no thread. */
+static const char *const reader_allowed[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "lseek", "close",
+	"fstat", "newfstatat", "statx", "fstatfs", "ftruncate", "fcntl",
+	"fadvise64",           /* libblkid: the probe reads at random */
+	"munmap", "mremap", "madvise", "brk", "futex",
+	"exit", "exit_group", "rt_sigprocmask", "rt_sigreturn", "rt_sigaction",
+	"getpid", "gettid", "clock_gettime", "gettimeofday", "time", "getrandom",
+};
+
+/* libblkid's questions of a block device: its size, its sector sizes,
+ * whether it is a CD, a zoned disk (each answered by the kernel from the
+ * descriptor it was given); and whether stderr is a raw terminal (the
+ * line a forbidden call leaves ends as the terminal needs). */
+static const unsigned long reader_ioctls[] = {
+	BLKGETSIZE64, BLKSSZGET, BLKPBSZGET, BLKIOMIN, BLKIOOPT, BLKALIGNOFF, BLKGETZONESZ,
+	CDROM_GET_CAPABILITY, FIONREAD, TCGETS,
+};
+
 /* Names for the SIGSYS handler, resolved now: it may not allocate. */
 #define NAMED_CALLS 512
 static char call_name[NAMED_CALLS][24];
@@ -260,7 +286,78 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 	_exit(1);
 }
 
-static int load_filter(void)
+/* Memory, never executable: no new code once sandboxed. */
+static int rules_no_exec(scmp_filter_ctx ctx)
+{
+	int rc;
+
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0))))
+		return rc;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+}
+
+/* Signals to its own threads only (raise, abort, the vCPU kick). */
+static int rules_own_signals(scmp_filter_ctx ctx)
+{
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+}
+
+/* A running domain's calls with arguments: see each. */
+static int rules_domain(scmp_filter_ctx ctx)
+{
+	int rc;
+
+	if ((rc = rules_no_exec(ctx)) || (rc = rules_own_signals(ctx)))
+		return rc;
+	/* Threads (devices the guest starts later), never processes; clone3
+	 * hides its flags in memory, so it reports ENOSYS and glibc falls
+	 * back to clone. */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))) ||
+	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)))
+		return rc;
+	/* libpcap's pcap_close() takes its packet ring down with
+	 * setsockopt(SOL_PACKET, PACKET_RX_RING) when the watcher stops
+	 * (a domain with vifs ending, or migrated away): that level only. */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1, SCMP_A1(SCMP_CMP_EQ, SOL_PACKET))))
+		return rc;
+	/* A thread's own name. */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME))))
+		return rc;
+	return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1, SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME));
+}
+
+/* The reader's: no executable memory, signals to itself (abort), and
+ * open refused with an error rather than a kill. */
+static int rules_reader(scmp_filter_ctx ctx)
+{
+	int rc;
+
+	if ((rc = rules_no_exec(ctx)) || (rc = rules_own_signals(ctx)))
+		return rc;
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+}
+
+/* One filter, as data: the calls allowed whatever their arguments, the
+ * ioctl requests allowed, and the rules with arguments. */
+struct filter {
+	const char *const *calls;
+	size_t ncalls;
+	const unsigned long *ioctls;
+	size_t nioctls;
+	int (*rules)(scmp_filter_ctx ctx);
+	bool every_thread;         /* threads run already: TSYNC */
+};
+
+static const struct filter domain_filter = {
+	allowed, sizeof(allowed) / sizeof(allowed[0]), ioctls, sizeof(ioctls) / sizeof(ioctls[0]), rules_domain, true,
+};
+static const struct filter reader_filter = {
+	reader_allowed, sizeof(reader_allowed) / sizeof(reader_allowed[0]),
+	reader_ioctls, sizeof(reader_ioctls) / sizeof(reader_ioctls[0]), rules_reader, false,
+};
+
+static int load_filter(const struct filter *f)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO | SA_RESETHAND };
 	scmp_filter_ctx ctx;
@@ -278,46 +375,20 @@ static int load_filter(void)
 		return -ENOMEM;
 	/* Every thread, not just this one: the vCPU and device threads are
 	 * already running. */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)))
+	if (f->every_thread && (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)))
 		goto out;
-	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
-		if ((nr = seccomp_syscall_resolve_name(allowed[i])) == __NR_SCMP_ERROR)
+	for (i = 0; i < f->ncalls; i++) {
+		if ((nr = seccomp_syscall_resolve_name(f->calls[i])) == __NR_SCMP_ERROR)
 			continue;              /* not a call on this architecture */
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)))
 			goto out;
 	}
 	/* The kernel takes ioctl's request as 32 bits: compare those. */
-	for (i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++)
+	for (i = 0; i < f->nioctls; i++)
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, ioctls[i] & 0xffffffffUL))))
+					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, f->ioctls[i] & 0xffffffffUL))))
 			goto out;
-	/* Memory, never executable: no new code once sandboxed. */
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				   SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0))) ||
-	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
-				   SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0))))
-		goto out;
-	/* Threads (devices the guest starts later), never processes; clone3
-	 * hides its flags in memory, so it reports ENOSYS and glibc falls
-	 * back to clone. */
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD))) ||
-	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)))
-		goto out;
-	/* libpcap's pcap_close() takes its packet ring down with
-	 * setsockopt(SOL_PACKET, PACKET_RX_RING) when the watcher stops
-	 * (a domain with vifs ending, or migrated away): that level only. */
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1,
-				   SCMP_A1(SCMP_CMP_EQ, SOL_PACKET))))
-		goto out;
-	/* Signals to its own threads only (the vCPU kick, raise), and a
-	 * thread's own name. */
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-				   SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()))) ||
-	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				   SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME))) ||
-	    (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				   SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME))))
+	if ((rc = f->rules(ctx)))
 		goto out;
 	if (sigaction(SIGSYS, &sa, NULL) < 0) {
 		rc = -errno;
@@ -364,7 +435,7 @@ int sandbox_enter(struct sandbox *sb)
 		log_err("cannot set no_new_privs: %s", strerror(errno));
 		return rc;
 	}
-	if (!SANITIZED && (rc = load_filter())) {
+	if (!SANITIZED && (rc = load_filter(&domain_filter))) {
 		log_err("cannot install the seccomp filter: %s", strerror(-rc));
 		return rc;
 	}
@@ -376,6 +447,42 @@ int sandbox_enter(struct sandbox *sb)
 		log_debug("sandboxed: user %s, root %s, no capabilities, seccomp", sb->user, root);
 	else
 		log_debug("sandboxed: no_new_privs, seccomp (not root: user and root unchanged)");
+	return 0;
+}
+
+int sandbox_enter_reader(const struct sandbox *sb, char *why, size_t whylen)
+{
+	int rc;
+
+	if (sb->off)
+		return 0;
+	if (sb->as_root) {
+		/* A namespace of its own: the domain process's (sandbox_early)
+		 * is the one it shares, and its root must stay until the
+		 * domain is built. */
+		if (!SANITIZED &&
+		    !(unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0 &&
+		      pivot_to_tmpfs() == 0) &&
+		    !(chroot(SANDBOX_EMPTY_DIR) == 0 && chdir("/") == 0)) {
+			rc = -errno;
+			snprintf(why, whylen, "cannot give its reader an empty root (no mount namespace, no %s): %s",
+				 SANDBOX_EMPTY_DIR, strerror(errno));
+			return rc;
+		}
+		if ((rc = drop_user(sb))) {
+			snprintf(why, whylen, "cannot become user %s to read it: %s", sb->user, strerror(-rc));
+			return rc;
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot confine its reader: no_new_privs: %s", strerror(errno));
+		return rc;
+	}
+	if (!SANITIZED && (rc = load_filter(&reader_filter))) {
+		snprintf(why, whylen, "cannot confine its reader: seccomp: %s", strerror(-rc));
+		return rc;
+	}
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct sandbox {
 	bool as_root;             /* started as root: change user and root */
 	bool own_ns;              /* sandbox_early() made a private mount namespace */
 	bool test_forbidden;      /* LODGE_HYP_TEST_FORBIDDEN_SYSCALL (tests only) */
+	bool test_pause_reader;   /* LODGE_HYP_TEST_PAUSE_READER: the boot reader stops itself once confined (tests only) */
 	uid_t uid;
 	gid_t gid;
 	char user[64];
@@ -40,6 +41,12 @@ void sandbox_early(struct sandbox *sb);
 /* Confine this process, every thread of it included.  0, or -errno with
  * one message logged. */
 int sandbox_enter(struct sandbox *sb);
+/* The boot-disk reader (bootload.c), a child of the domain process that
+ * holds only the disk and its outputs: an empty root in a mount namespace
+ * of its own (else /var/empty), the sandbox's user, no_new_privs and a
+ * seccomp filter of its own (reading, writing what it holds, memory).
+ * 0, or -errno with why. */
+int sandbox_enter_reader(const struct sandbox *sb, char *why, size_t whylen);
 /* Test only: one forbidden call, if LODGE_HYP_TEST_FORBIDDEN_SYSCALL asked. */
 void sandbox_test_forbidden(const struct sandbox *sb);
 

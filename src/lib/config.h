@@ -28,6 +28,9 @@ struct cfg_disk {
 	bool readonly;             /* access r / ro */
 	bool is_phy;               /* phy: prefix or a block device */
 	unsigned slot;             /* slot=N: its PCI slot (kept once hot-plug moved things); 0 any */
+	/* path is the real path incoming_admit checked (a stream's, a web
+	 * user's): the disk a start opens must be that very file. */
+	bool checked;
 };
 
 struct cfg_vif {

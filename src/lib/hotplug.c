@@ -108,16 +108,15 @@ static int read_reply(int fd, struct reply *r, int timeout_ms)
 	return client_parse_reply(buf, r);
 }
 
-int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, char vdev[16],
+int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, bool lent_only, char vdev[16],
 		       struct lodge_err *err)
 {
 	static struct domain_config dc;
 	struct load_ctx ctx = { .file = "block-attach" };
 	struct disk_names dn = { .n = 0 };
-	char name[DOMAIN_NAME_MAX], why[1024], path[3 * CFG_PATH_MAX], cmd[PROTO_LINE_MAX];
+	char name[DOMAIN_NAME_MAX], why[1024], path[3 * CFG_PATH_MAX], cmd[PROTO_LINE_MAX], real[4096];
 	struct cfg_disk d;
 	struct reply r;
-	struct stat st;
 	uint32_t shared = 0;
 	int rc, fd = -1, ctl = -1, fds[DISK_NAMES_MAX];
 	unsigned i;
@@ -134,16 +133,21 @@ int lodge_block_attach(const struct lodge *lg, const char *domain, const char *s
 					  dc.disks[i].path);
 	if (dc.ndisks == CFG_MAX_DISKS)
 		return lodge_fail(err, -ENOSPC, "domain %s has %d disks, the most it may have", name, CFG_MAX_DISKS);
-	if (lodge_disk_taken(lg, d.path, why, sizeof(why)))
-		return lodge_fail(err, -EBUSY, "disk %s: %s", d.path, why);
 
-	/* The caller's rights decide: lodge-hyp gets only what this opened. */
-	fd = open(d.path, (d.readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return lodge_fail(err, -errno, "cannot open disk %s: %s", d.path, strerror(errno));
-	if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))) {
+	/* The caller's rights decide (and lodge.conf's, for a caller who is
+	 * not the host's root): lodge-hyp gets only what this opened, and
+	 * the name is not looked up again; what was opened is what the
+	 * runtime config and the messages name. */
+	if ((fd = lodge_disk_open(lg, d.path, d.readonly, lent_only, real, err)) < 0)
+		return fd;
+	if (strlen(real) >= sizeof(d.path)) {
 		close(fd);
-		return lodge_fail(err, -EINVAL, "disk %s is neither a regular file nor a block device", d.path);
+		return lodge_fail(err, -ENAMETOOLONG, "disk %s: its real path %s is too long", d.path, real);
+	}
+	snprintf(d.path, sizeof(d.path), "%s", real);
+	if (lodge_disk_taken(lg, d.path, why, sizeof(why))) {
+		close(fd);
+		return lodge_fail(err, -EBUSY, "disk %s: %s", d.path, why);
 	}
 	if ((rc = may_keep_config(lg, name, err))) {
 		close(fd);

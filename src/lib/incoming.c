@@ -134,6 +134,7 @@ static int admit_disk(struct admit *a, struct cfg_disk *d, char *why, size_t why
 	return -EACCES;
 admitted:
 	snprintf(d->path, sizeof(d->path), "%s", real);
+	d->checked = true;
 	return 0;
 }
 
@@ -229,15 +230,10 @@ int incoming_admit(struct domain_config *dc, const struct host_config *hc, char 
 	return rc;
 }
 
-int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *why, size_t whylen)
+bool incoming_lends(const char *given, const char *real, mode_t type, const struct host_config *hc)
 {
-	struct admit a = { .hc = hc, .name = "" };
-	int rc = admit_disk(&a, d, why, whylen);
-
-	if (rc == -EACCES)
-		snprintf(why, whylen, "disk %s is not this host's to give: it is neither a file under storage_dirs "
-			 "nor a block device matching storage_devices in lodge.conf", d->path);
-	return rc;
+	return (S_ISREG(type) && under_dir(real, &hc->storage_dirs)) ||
+	       (S_ISBLK(type) && device_allowed(given, real, &hc->storage_devices));
 }
 
 int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen)

@@ -21,7 +21,9 @@
 #ifndef LODGE_INCOMING_H
 #define LODGE_INCOMING_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "config.h"
 
@@ -30,10 +32,11 @@
  * or -EACCES (-errno) with why naming the first resource refused and the
  * setting that would allow it. */
 int incoming_admit(struct domain_config *dc, const struct host_config *hc, char *why, size_t whylen);
-/* A disk asked for by a caller this host lends only what lodge.conf lends
- * (a web user: the server runs as root, its users are not): 0 with its
- * real path in d->path, or -errno with why. */
-int incoming_admit_disk(struct cfg_disk *d, const struct host_config *hc, char *why, size_t whylen);
+/* Whether lodge.conf lends a disk of this type (S_IFREG, S_IFBLK) asked
+ * for as GIVEN, whose real path is REAL: a file under storage_dirs, a
+ * block device matching storage_devices.  Used on an open descriptor's
+ * path and type (lodge_disk_open), never on a name opened again. */
+bool incoming_lends(const char *given, const char *real, mode_t type, const struct host_config *hc);
 /* A new disk file to be made in dir by such a caller: 0 if dir lies under
  * storage_dirs, or -errno (-EACCES) with why. */
 int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen);

@@ -437,8 +437,21 @@ int lodge_link_stats(const char *ifname, struct lodge_link *out, struct lodge_er
  * force (the disk goes at once: the guest was not asked).  The runtime
  * config loses it, the disk's locks are free. */
 #define LODGE_DETACH_TIMEOUT_MS 10000
-int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, char vdev[16],
+/* lent_only: the caller is not the host's root (a web user; the server
+ * is): only a disk lodge.conf lends (lodge_disk_open). */
+int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, bool lent_only, char vdev[16],
 		       struct lodge_err *err);
+/* A host disk (a regular file or a block device) opened once, as the
+ * caller may: its name looked up one time (O_PATH: no device's open
+ * runs), what was found checked (its type; with lent_only, a file under
+ * storage_dirs or a device matching storage_devices, by the descriptor's
+ * real path) and opened through that descriptor (readonly: O_RDONLY,
+ * else O_RDWR, with the process's own rights), never by the name again.
+ * The descriptor (O_CLOEXEC, O_NONBLOCK) with its real path in real, or
+ * -errno (-EACCES: not lent) with err.  Every face's disk goes through
+ * here; the descriptor is what lodge-hyp gets. */
+int lodge_disk_open(const struct lodge *lg, const char *path, bool readonly, bool lent_only, char real[4096],
+		    struct lodge_err *err);
 int lodge_block_detach(const struct lodge *lg, const char *domain, const char *vdev, bool force,
 		       unsigned timeout_ms, struct lodge_err *err);
 /* A vif (spec as a config's vif entry: bridge=, mac=, vifname=): its tap

@@ -294,6 +294,7 @@ struct hyp_args {
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
 	char control_gid[24], stats_gid[24], incoming[16], watchdog[16], id_lock[16];
 	char event_log[CFG_PATH_MAX];
+	int disk_fds[CFG_MAX_DISKS];   /* each disk opened once here, handed on as fd=N */
 };
 
 static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, const struct domain_config *dc,
@@ -329,8 +330,8 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
 	for (i = 0; i < dc->ndisks; i++) {
-		int n = snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s", dc->disks[i].path,
-				 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev);
+		int n = snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s,fd=%d", dc->disks[i].path,
+				 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev, h->disk_fds[i]);
 
 		if (dc->disks[i].slot && n > 0 && (size_t)n < sizeof(h->disks[i]))
 			snprintf(h->disks[i] + n, sizeof(h->disks[i]) - (size_t)n, ",slot=%u", dc->disks[i].slot);
@@ -478,10 +479,40 @@ static int id_reserve(const char *rundir, const uint8_t *used, int *lock_fd)
 	return -ENOSPC;
 }
 
+/* Each disk of dc opened once (lodge_disk_open) into fds, for lodge-hyp
+ * to take as fd=N: it opens no disk by path.  A disk incoming_admit
+ * checked must still be the file it checked.  0, or -errno with err and
+ * every fd closed. */
+static int open_disks(const struct lodge *lg, const struct domain_config *dc, int fds[CFG_MAX_DISKS],
+		      struct lodge_err *err)
+{
+	char real[4096];
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < CFG_MAX_DISKS; i++)
+		fds[i] = -1;
+	for (i = 0; !rc && i < dc->ndisks; i++) {
+		const struct cfg_disk *d = &dc->disks[i];
+
+		if ((fds[i] = lodge_disk_open(lg, d->path, d->readonly, false, real, err)) < 0)
+			rc = fds[i];
+		else if (d->checked && strcmp(real, d->path) != 0)
+			rc = lodge_fail(err, -EAGAIN, "domain %s: disk %s changed after it was checked (it leads to %s "
+					"now): not started", dc->name, d->path, real);
+	}
+	if (rc)
+		for (i = 0; i < CFG_MAX_DISKS; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	return rc;
+}
+
 /* Run lodge-hyp --detach and wait for it: its exit status, or -errno.
  * *sig: the signal that killed it, 0 if none. */
-static int run_hyp(const char *const *argv, int incoming_fd, int id_lock_fd, struct hyp_output *out, void (*tick)(void *),
-		   void *tick_arg, pid_t *pidp, int *sig, struct lodge_err *err)
+static int run_hyp(const char *const *argv, int incoming_fd, int id_lock_fd, const int *disk_fds,
+		   struct hyp_output *out, void (*tick)(void *), void *tick_arg, pid_t *pidp, int *sig,
+		   struct lodge_err *err)
 {
 	long next_tick = lodge_now_ms() + 500;
 	int outp[2], execp[2], wst, exec_errno = 0, pidfd;
@@ -511,6 +542,9 @@ static int run_hyp(const char *const *argv, int incoming_fd, int id_lock_fd, str
 		if (incoming_fd >= 0)
 			fcntl(incoming_fd, F_SETFD, 0); /* the stream is lodge-hyp's to read */
 		fcntl(id_lock_fd, F_SETFD, 0);          /* the id's lock is lodge-hyp's to hold */
+		for (unsigned i = 0; i < CFG_MAX_DISKS; i++)
+			if (disk_fds[i] >= 0)
+				fcntl(disk_fds[i], F_SETFD, 0);   /* the disks too (fd=N) */
 		execvp(argv[0], (char *const *)argv);
 		e = errno;
 		if (write(execp[1], &e, sizeof(e)) < 0) {
@@ -608,7 +642,7 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 	struct hyp_args *args = NULL;
 	struct domain_config *resolved = NULL;
 	struct lodge_status st;
-	unsigned nextid;
+	unsigned nextid, i;
 	pid_t pid = -1;
 	int rc, sig, id_lock = -1;
 
@@ -646,11 +680,20 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 		close(id_lock);
 		return lodge_fail(err, -ENOMEM, "%s", strerror(ENOMEM));
 	}
+	if ((rc = open_disks(lg, dc, args->disk_fds, err))) {
+		free(args);
+		free(out);
+		free(resolved);
+		close(id_lock);
+		return rc;
+	}
 	hyp_args_build(args, hc, dc, nextid, id_lock, paused, incoming_fd);
 	/* lodge-hyp --detach returns once the domain runs, having said why
 	 * otherwise; it leaves nothing behind on failure. */
-	rc = run_hyp(args->argv, incoming_fd, id_lock, out, tick, tick_arg, &pid, &sig, err);
+	rc = run_hyp(args->argv, incoming_fd, id_lock, args->disk_fds, out, tick, tick_arg, &pid, &sig, err);
 	close(id_lock);         /* lodge-hyp holds it now, or it is free again */
+	for (i = 0; i < dc->ndisks; i++)
+		close(args->disk_fds[i]);       /* the same */
 	if (rc > 0 || rc == -EINTR || rc == -ECHILD) {
 		/* Its exit status says lodge-hyp spoke; a signal, that it could not. */
 		if (sig)

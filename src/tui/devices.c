@@ -47,7 +47,7 @@ static void child_run(const struct lodge *lg, int fd, enum dev_op op, const char
 	char *nl;
 
 	switch (op) {
-	case OP_BLOCK_ATTACH: rc = lodge_block_attach(lg, name, arg, made, &err); break;
+	case OP_BLOCK_ATTACH: rc = lodge_block_attach(lg, name, arg, false, made, &err); break;
 	case OP_NETWORK_ATTACH: rc = lodge_network_attach(lg, name, arg, made, &err); break;
 	case OP_BLOCK_DETACH: rc = lodge_block_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, &err); break;
 	default: rc = lodge_network_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, &err); break;

@@ -7,7 +7,6 @@
 #include "web.h"
 #include "config-keys.h"
 #include "domain-list.h"
-#include "incoming.h"
 #include "network-list.h"
 #include "log.h"
 #include "pool.h"
@@ -51,7 +50,8 @@ void web_error(struct web_response *resp, unsigned status, const char *fmt, ...)
 /* The library's refusal: lodge-hyp's lines as they are, else its sentence. */
 void web_reply_lodge_err(struct web_response *resp, int rc, const struct lodge_err *err)
 {
-	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EBUSY || rc == -EEXIST ? 409 : 500;
+	unsigned status = rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -EACCES ? 403
+			 : rc == -EBUSY || rc == -EEXIST || rc == -EAGAIN ? 409 : 500;
 
 	web_error(resp, status, "%s", err->msg[0] ? err->msg : strerror(-rc));
 }
@@ -318,16 +318,13 @@ static void do_attach(const struct web_request *req, const char *name, struct we
 			json_decref(j);
 			return;
 		}
-		/* The server is root; its users are not: a disk only from the
-		 * storage lodge.conf lends (as a migrated domain's). */
-		if ((rc = incoming_admit_disk(&d, &web_lodge()->hc, why, sizeof(why)))) {
-			web_error(resp, rc == -EACCES ? 403 : 400, "%s", why);
-			json_decref(j);
-			return;
-		}
 	}
 	web_as_user(req);
-	rc = disk ? lodge_block_attach(web_lodge(), name, spec, made, &err)
+	/* The server is root; its users are not: a disk only from the
+	 * storage lodge.conf lends (as a migrated domain's), checked on the
+	 * descriptor lodge-hyp gets (lodge_disk_open), not on a name looked
+	 * up twice. */
+	rc = disk ? lodge_block_attach(web_lodge(), name, spec, true, made, &err)
 		  : lodge_network_attach(web_lodge(), name, spec, made, &err);
 	json_decref(j);
 	if (rc)

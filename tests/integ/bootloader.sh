@@ -9,7 +9,9 @@
 # the kernel prints the guest's command line (root=UUID= of the
 # filesystem) in its early boot, as far as PVM gets; a kernel written into
 # the image while the domain runs (an upgrade) is the one the restart
-# boots; a bad disk is one line at create and nothing left.
+# boots; a bad disk is one line at create and nothing left; the reader,
+# stopped while it runs, holds only the disk and its outputs, under
+# seccomp, in an empty root of its own.
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "bootloader = lodge" kvm root cmd:mkfs.ext4:e2fsprogs cmd:debugfs:e2fsprogs cmd:sfdisk:fdisk
@@ -99,6 +101,68 @@ for d in whole mbr gpt; do
 done
 lodge destroy bl-whole >/dev/null 2>&1
 lodge destroy bl-mbr >/dev/null 2>&1
+
+# ---- the reader's confinement, seen while it runs ------------------------------
+# LODGE_HYP_TEST_PAUSE_READER: the reader stops itself once confined (and
+# before it reads); looked at, then continued.  It must hold the disk, its
+# two copies and its pipe only (not the domain's control socket, id lock
+# or logs), run under seccomp with no_new_privs as the sandbox's user, in
+# a mount namespace of its own whose root is empty.
+cfg bl-conf "$T/whole.img"
+LODGE_HYP_TEST_PAUSE_READER=1 lodge create bl-conf >"$T/create-conf.out" 2>&1 &
+CREATE_CONF=$!
+# the stopped reader's pid (a lodge-hyp of this test's runtime directory)
+reader_pid() {
+	local s p
+	for s in /proc/[0-9]*/status; do
+		grep -q '^State:.*stopped' "$s" 2>/dev/null || continue
+		p=${s#/proc/}; p=${p%/status}
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--name bl-conf " &&
+			tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF -- "$RUN" && { echo "$p"; return 0; }
+	done
+	return 1
+}
+if wait_until 60 eval "reader_pid >/dev/null"; then
+	R=$(reader_pid)
+	PARENT=$(awk '/^PPid:/ { print $2 }' "/proc/$R/status")
+	fds=$(for f in /proc/"$R"/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && echo "$n=$(readlink "$f")"; done | sort | tr '\n' ' ')
+	disk_ok=no
+	for f in /proc/"$R"/fd/*; do
+		[ "$(stat -L -c %d:%i "$f" 2>/dev/null)" = "$(stat -c %d:%i "$T/whole.img")" ] && disk_ok=yes
+	done
+	want="$RUN/bl-conf/boot-kernel $RUN/bl-conf/boot-initrd"
+	if [ "$(wc -w <<<"$fds")" = 4 ] && [ $disk_ok = yes ] && grep -qF "=$RUN/bl-conf/boot-kernel " <<<"$fds " &&
+		grep -qF "=$RUN/bl-conf/boot-initrd " <<<"$fds " && grep -q '=pipe:' <<<"$fds" && ! grep -q 'socket:' <<<"$fds"; then
+		pass "bootloader: the reader holds the disk, its two copies and its pipe, nothing else ($fds)"
+	else
+		fail "bootloader: the reader's descriptors" "want the disk, $want and a pipe only; got $fds (disk: $disk_ok)"
+	fi
+	st=$(grep -E '^(Uid|Seccomp|NoNewPrivs|CapEff):' "/proc/$R/status" | tr -s '\t' ' ' | tr '\n' ';')
+	uid=$(awk '/^Uid:/ { print $2 }' "/proc/$R/status")
+	if grep -q 'Seccomp: 2;' <<<"$st" && grep -q 'NoNewPrivs: 1;' <<<"$st" && grep -q 'CapEff: 0000000000000000;' <<<"$st" &&
+		[ "$uid" != 0 ] && [ "$uid" = "$(id -u lodge 2>/dev/null || id -u nobody)" ]; then
+		pass "bootloader: the reader runs under a seccomp filter, no_new_privs, as user $(id -nu "$uid"), no capabilities ($st)"
+	else
+		fail "bootloader: the reader's confinement" "$st"
+	fi
+	root_list=$(ls -A "/proc/$R/root/" 2>&1)
+	if [ "$(readlink "/proc/$R/ns/mnt")" != "$(readlink "/proc/$PARENT/ns/mnt")" ] &&
+		[ "$(readlink "/proc/$R/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] && [ -z "$root_list" ]; then
+		pass "bootloader: the reader has a mount namespace of its own and an empty root"
+	else
+		fail "bootloader: the reader's root" "ns $(readlink "/proc/$R/ns/mnt"), parent's $(readlink "/proc/$PARENT/ns/mnt"); / holds: $root_list"
+	fi
+	kill -CONT "$R"
+	if wait "$CREATE_CONF" && cmp -s "$RUN/bl-conf/boot-kernel" "$G/boot/vmlinuz-$V9"; then
+		pass "bootloader: continued, the confined reader copies the kernel"
+	else
+		fail "bootloader: the confined reader's copy" "$(cat "$T/create-conf.out") $(grep -a 'seccomp\|reader' "$RUN/bl-conf/lodge-hyp.log" 2>/dev/null | tail -2)"
+	fi
+else
+	fail "bootloader: the reader's confinement" "no stopped reader seen in 60 s: $(cat "$T/create-conf.out")"
+fi
+wait "$CREATE_CONF" 2>/dev/null
+lodge destroy bl-conf >/dev/null 2>&1
 
 # ---- the early boot: the guest's command line ---------------------------------
 # PVM: ~2 min in the bzImage's decompressor (emulated kernel code).

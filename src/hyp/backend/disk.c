@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <linux/magic.h>
@@ -34,13 +35,25 @@ int parse_slot(const char *s, unsigned *slot)
 	return 0;
 }
 
+/* fd=N: a descriptor number (3 and up: never stdio). */
+static int parse_fd(const char *s, int *fd)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < 3 || v > INT_MAX)
+		return -EINVAL;
+	*fd = (int)v;
+	return 0;
+}
+
 int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen)
 {
 	char buf[4200], *opt, *save = NULL;
 	const char *slash;
 
 	memset(d, 0, sizeof(*d));
-	d->fd = d->fd_buffered = -1;
+	d->fd = d->fd_buffered = d->given_fd = -1;
 	if (strlen(spec) >= sizeof(buf)) {
 		snprintf(err, errlen, "disk spec too long");
 		return -EINVAL;
@@ -63,9 +76,11 @@ int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen)
 			snprintf(d->id, sizeof(d->id), "%s", opt + 3);
 		else if (strncmp(opt, "slot=", 5) == 0 && parse_slot(opt + 5, &d->slot) == 0)
 			;
+		else if (strncmp(opt, "fd=", 3) == 0 && parse_fd(opt + 3, &d->given_fd) == 0)
+			;
 		else {
 			snprintf(err, errlen, "disk '%s': unknown option '%s' (ro, id=NAME up to %d bytes, direct, "
-				 "slot=%d-%d)", spec, opt, DISK_ID_MAX, DOMAIN_PCI_SLOT_MIN, DOMAIN_PCI_SLOT_MAX);
+				 "slot=%d-%d, fd=N)", spec, opt, DISK_ID_MAX, DOMAIN_PCI_SLOT_MIN, DOMAIN_PCI_SLOT_MAX);
 			return -EINVAL;
 		}
 	}
@@ -135,12 +150,28 @@ int disk_open(struct disk *d, char *err, size_t errlen)
 	struct stat st;
 	int rc;
 
-	/* O_NONBLOCK until it is known to be a file or a device: opening a
-	 * FIFO read-only would wait for a writer forever. */
-	d->fd_buffered = open(d->path, flags | O_NONBLOCK);
+	if (d->given_fd >= 0) {
+		/* Opened once by the agent (lodge_disk_open), the path only
+		 * its name: this boot's own copy of the descriptor, which
+		 * must be open as the disk's mode says. */
+		int mode = fcntl(d->given_fd, F_GETFL);
+
+		if (mode < 0 || (mode & O_ACCMODE) != (flags & O_ACCMODE)) {
+			snprintf(err, errlen, "disk %s: fd=%d is not a descriptor open %s", d->path, d->given_fd,
+				 d->readonly ? "read-only" : "for reading and writing");
+			return -EBADF;
+		}
+		d->fd_buffered = fcntl(d->given_fd, F_DUPFD_CLOEXEC, 3);
+	} else {
+		/* O_NONBLOCK until it is known to be a file or a device:
+		 * opening a FIFO read-only would wait for a writer forever. */
+		d->fd_buffered = open(d->path, flags | O_NONBLOCK);
+	}
 	if (d->fd_buffered < 0) {
-		snprintf(err, errlen, "cannot open disk %s: %s", d->path, strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(err, errlen, "cannot open disk %s: %s", d->path, strerror(e));
+		return -e;
 	}
 	if (fstat(d->fd_buffered, &st) < 0)
 		goto fail_errno;

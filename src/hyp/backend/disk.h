@@ -24,6 +24,7 @@ struct disk {
 	bool in_memory;      /* a file in tmpfs or ramfs: its reads and writes are copies, never disk waits */
 	bool lock_later;     /* an incoming migration: the sender holds the lock until it lets go */
 	unsigned slot;       /* its PCI slot (slot=N), 0: the first free */
+	int given_fd;        /* fd=N: opened by whoever started lodge-hyp (liblodge), never by path here; -1 none */
 	int fd;              /* O_DIRECT when direct; else buffered */
 	int fd_buffered;     /* for requests O_DIRECT refuses (misaligned) */
 	uint64_t size;       /* bytes, a multiple of 512 */
@@ -32,9 +33,10 @@ struct disk {
 	bool locked;
 };
 
-/* Parse "PATH[,ro][,id=NAME][,direct][,slot=N]". Returns 0 or -EINVAL with err set. */
+/* Parse "PATH[,ro][,id=NAME][,direct][,slot=N][,fd=N]". Returns 0 or -EINVAL with err set. */
 int disk_parse(const char *spec, struct disk *d, char *err, size_t errlen);
-/* Open and lock the disk. Returns 0 or -errno with err set (one line). */
+/* Open and lock the disk: a dup of given_fd (fd=N), else PATH opened.
+ * Returns 0 or -errno with err set (one line). */
 int disk_open(struct disk *d, char *err, size_t errlen);
 void disk_close(struct disk *d);
 /* "N" within DOMAIN_PCI_SLOT_MIN..MAX: 0, or -EINVAL. */
