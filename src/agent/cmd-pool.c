@@ -110,13 +110,13 @@ int cmd_pool_join(struct cli *c)
 
 /* pool-leave: the host's record says leaving first, so that no create
  * places a domain here meanwhile (placement takes hosts that are up);
- * then refused, the record up again, while the pool's domains are this
- * host's (owned, or placed here to start); else its member key goes (its
- * agent sees that, revokes its lease and ends), and lodge.conf forgets
- * the pool. */
+ * then the pool's domains this host owns are migrated to other hosts;
+ * refused, the record up again, if one could not be (or one is placed
+ * here to start); else its member key goes (its agent sees that,
+ * revokes its lease and ends), and lodge.conf forgets the pool. */
 int cmd_pool_leave(struct cli *c)
 {
-	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned[512] = "";
+	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned_names[512] = "";
 	struct pool_view v;
 	struct pool p;
 	bool live;
@@ -131,19 +131,38 @@ int cmd_pool_leave(struct cli *c)
 		pool_close(&p);
 		return pool_fail(why);
 	}
+	/* What runs here goes elsewhere first, each by live migration to the
+	 * host the placement rule picks (this one, leaving, is none). */
 	for (i = 0; i < v.ndomains; i++) {
 		const struct pool_domain *d = &v.domain[i];
-		bool here = strcmp(d->owner, p.host) == 0 ||
-			    (!d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0);
+		const struct pool_host *to;
+		char from[DOMAIN_NAME_MAX], mwhy[ETCD_WHY_MAX];
+		bool owned = strcmp(d->owner, p.host) == 0,
+		     placed = !d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0;
 
-		if (here && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
-			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", d->name);
+		if (!owned && !placed)
+			continue;
+		if (!owned)
+			snprintf(mwhy, sizeof(mwhy), "placed here, not started yet");
+		else if (strcmp(d->desired, "running"))
+			snprintf(mwhy, sizeof(mwhy), "still stopping here");
+		else if (!(to = pool_choose(&v, d->memory_mib, NULL, p.host, mwhy, sizeof(mwhy))))
+			;                          /* mwhy: no host has room */
+		else if (pool_domain_migrate(&p, d->name, to->name, from, mwhy, sizeof(mwhy)) == 0 &&
+			 pool_migrate_wait(&p, d->name, to->name, 120000, mwhy, sizeof(mwhy)) == 0) {
+			printf("migrated %s to %s\n", d->name, to->name);
+			continue;
+		}
+		log_warn("%s cannot be migrated away: %s", d->name, mwhy);
+		if (n + DOMAIN_NAME_MAX + 2 < sizeof(owned_names))
+			n += (size_t)snprintf(owned_names + n, sizeof(owned_names) - n, "%s%s", n ? ", " : "", d->name);
 	}
 	pool_view_free(&v);
 	if (n) {
 		if (live && pool_host_set_state(&p, "up", &live, why, sizeof(why)))
 			log_warn("host %s stays shown leaving: %s", p.host, why);
-		log_err("host %s runs pool domains (%s): migrate them to another host first", p.host, owned);
+		log_err("host %s stays in the pool: %s could not be migrated away (see above); stop or migrate %s "
+			"and leave again", p.host, owned_names, strchr(owned_names, ',') ? "them" : "it");
 		pool_close(&p);
 		return EXIT_FAILED;
 	}

@@ -8,6 +8,7 @@
 # anew (b's event log: migrated-in, no created; one lodge-hyp), b owns it
 # (its agent fed the copy's watchdog until it could claim it once a's
 # lease ended), and `lodge migrate` exits 0 saying it migrated only then.
+# Then pool-leave of b, which runs both, migrates them to a and leaves.
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-migrate-kill kvm root minios
 pool_etcd_up
@@ -58,3 +59,15 @@ one() {
 }
 one before-handover h1
 one after-handover h2
+
+# ---- pool-leave of b, which runs both: it migrates them to a, then leaves
+LODGE_POOL_TEST_DIE_AT= pool_agent_start a
+pool_wait_agents "a b" both_up
+out=$(LODGE_TIMEOUT=300 pool_lh b pool-leave 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -qx 'migrated h1 to a' && echo "$out" | grep -qx 'migrated h2 to a' &&
+	echo "$out" | grep -q 'host b left the pool' && [ "$(pool_runs_on h1)$(pool_runs_on h2)" = aa ] &&
+	[ "$(evlog a h1 migrated-in)$(evlog a h2 migrated-in)" = 11 ] && ! pool_lh a pool-list -o tsv -H | grep -q "^b	"; then
+	pass "pool-leave of b with h1 and h2 running: both migrated to a (a's event log: migrated-in), then b left ($(echo "$out" | tr '\n' ';'))"
+else
+	fail "pool-migrate-kill: pool-leave" "rc $rc, said: $(echo "$out" | tr '\n' '|'); h1 on '$(pool_runs_on h1)', h2 on '$(pool_runs_on h2)'"
+fi
