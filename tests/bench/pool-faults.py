@@ -126,10 +126,14 @@ class Pool:
     def sample(self):
         while not self.stop:
             h = self.hyps()
+            parents = {ppid for ppid, _, _ in h.values()}
             copies = {}
             for pid, (ppid, name, _) in h.items():
-                if ppid in h:
-                    continue          # the sandboxed child: its supervisor counts
+                # a copy runs while a supervisor has its sandboxed child (the
+                # guest's vCPUs): a supervisor ending after its guest, or one
+                # not yet forked, is not a second copy
+                if ppid in h or pid not in parents:
+                    continue
                 copies[name] = copies.get(name, 0) + 1
             self.samples.append((time.monotonic(), copies))
             time.sleep(0.1)
