@@ -310,6 +310,9 @@ pool_hosts_up() {
 		pool_lh "$h" pool-join --etcd "$urls" --host "$h" --prefix "$PREFIX" >/dev/null ||
 			{ fail "$INTEG_LABEL" "host $h cannot join$how"; exit 1; }
 		pool_host_timing "$h" "$ttl" "$fence" "$restart"
+		# Mini-OS is the tests' kernel: lent by lodge.conf, as a pool
+		# config's kernel must be (SECURITY.md, "The pool's etcd").
+		printf 'kernel_dirs = [ "%s" ]\n' "$(dirname "$MINIOS")" >>"$(pool_root "$h")/etc/lodge/lodge.conf"
 		POOL_HOSTS+="${POOL_HOSTS:+ }$h"
 		[ $agents = 1 ] && pool_agent_start "$h"
 	done

@@ -18,6 +18,10 @@ int cmd_reboot(struct cli *c);
 int cmd_destroy(struct cli *c);
 int cmd_list(struct cli *c);
 int cmd_uptime(struct cli *c);
+int cmd_trigger(struct cli *c);
+int cmd_sysrq(struct cli *c);
+int cmd_config_update(struct cli *c);
+int cmd_rename(struct cli *c);
 int cmd_config(struct cli *c);
 /* cmd-check.c, cmd-autostart.c, cmd-info.c */
 int cmd_check(struct cli *c);
@@ -43,6 +47,7 @@ int cmd_vcpu_pin(struct cli *c);
 int cmd_vcpu_list(struct cli *c);
 int cmd_sched(struct cli *c);
 int cmd_mem_set(struct cli *c);
+int cmd_mem_max(struct cli *c);
 /* cmd-save.c, cmd-migrate.c */
 int cmd_save(struct cli *c);
 int cmd_restore(struct cli *c);

@@ -31,18 +31,57 @@ void cli_synopsis(const struct command *cmd, char *buf, size_t len)
 		snprintf(buf + n, len - n, "%s%s", n ? " " : "", cmd->operands);
 }
 
+void cli_wrap(FILE *f, const char *text, int col, int indent)
+{
+	const char *w = text + strspn(text, " ");
+	bool first = true;
+
+	while (*w) {
+		int len = (int)strcspn(w, " ");
+
+		if (!first && col + 1 + len > CLI_HELP_WIDTH) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", len, w);
+		col += len;
+		w += len;
+		w += strspn(w, " ");
+		first = false;
+	}
+	fputc('\n', f);
+}
+
+#define HELP_OPT_INDENT 29         /* where each option's help begins */
+
 void cli_help(FILE *f, const struct command *cmd)
 {
 	const struct cli_option *o;
 	char line[512], opt[64];
+	int col;
 
 	cli_synopsis(cmd, line, sizeof(line));
-	fprintf(f, "usage: lodge %s%s%s\n%s\n", cmd->name, line[0] ? " " : "", line, cmd->help);
+	col = fprintf(f, "usage: lodge %s", cmd->name);
+	if (line[0]) {
+		fputc(' ', f);
+		cli_wrap(f, line, col + 1, 8);
+	} else {
+		fputc('\n', f);
+	}
+	cli_wrap(f, cmd->help, 0, 0);
 	fprintf(f, "\noptions:\n");
 	for (o = cmd->opts; o && o->letter; o++) {
 		snprintf(opt, sizeof(opt), "-%c, --%s%s%s", o->letter, o->name, o->kind == CLI_FLAG ? "" : " ",
 			 o->kind == CLI_FLAG ? "" : o->arg);
-		fprintf(f, "  %-26s %s\n", opt, o->help);
+		col = fprintf(f, "  %-26s ", opt);
+		if (col > HELP_OPT_INDENT) {
+			fprintf(f, "\n%*s", HELP_OPT_INDENT, "");
+			col = HELP_OPT_INDENT;
+		}
+		cli_wrap(f, o->help, col, HELP_OPT_INDENT);
 	}
 	fprintf(f, "  %-26s %s\n", "-h, --help", "print this help and exit");
 	fprintf(f, "  %-26s %s\n", "    --version", "print Lodge's version and exit");

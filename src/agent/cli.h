@@ -69,6 +69,12 @@ int cli_usage_error(const struct command *cmd, const char *fmt, ...) __attribute
 int cli_fail(const struct lodge_err *err);
 /* Its options and operands, "[-c] [-k] NAME FILE", into buf. */
 void cli_synopsis(const struct command *cmd, char *buf, size_t len);
+/* Help text fits a terminal of CLI_HELP_WIDTH columns (ssh's default). */
+#define CLI_HELP_WIDTH 80
+/* text word-wrapped from column col (where the cursor is) to
+ * CLI_HELP_WIDTH, each later line indented to column indent; then a
+ * newline. */
+void cli_wrap(FILE *f, const char *text, int col, int indent);
 /* The command's usage and options, as --help prints them. */
 void cli_help(FILE *f, const struct command *cmd);
 /* SIZE as xl writes it: digits and an optional unit, b k m g t (either

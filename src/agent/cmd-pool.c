@@ -5,6 +5,11 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +26,145 @@ static int pool_fail(const char *why)
 	return EXIT_FAILED;
 }
 
-/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY]: the pool
- * answers and speaks our protocol, the name is free (or this host's
- * own, joining again), then lodge.conf says so. */
+/* An option naming a file for lodge.conf: into to as its real path
+ * (lodge.conf is read from anywhere); false with the message said. */
+static bool option_file(struct cli *c, int opt, const char *name, char *to, size_t len)
+{
+	char real[PATH_MAX];
+
+	if (!c->set[opt])
+		return true;
+	if (!realpath(c->text[opt], real)) {
+		log_err("--%s %s: %s", name, c->text[opt], strerror(errno));
+		return false;
+	}
+	if (strlen(real) >= len || strpbrk(real, "\"\\\n")) {
+		log_err("--%s %s: a path lodge.conf cannot hold (too long, or a quote, backslash or newline)", name,
+			real);
+		return false;
+	}
+	memcpy(to, real, strlen(real) + 1);
+	return true;
+}
+
+/* A password asked on the terminal is kept where the agent reads it at
+ * every authentication: ROOT/etc/lodge/pool-password, root's, mode 600.
+ * It is written beside it first (asked_file) and takes that name only
+ * once etcd took it; a join that fails removes it. */
+static char asked_file[CFG_PATH_MAX];
+
+static int password_file_path(char *out, size_t len, const char *suffix)
+{
+	return snprintf(out, len, "%s/etc/lodge/pool-password%s", cfg_root(), suffix) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
+/* --user without --password-file: asked on the terminal, without echo. */
+static bool ask_password(const char *user, struct host_config *hc)
+{
+	struct termios old, quiet;
+	char pw[256] = "";
+	bool ok = false;
+	FILE *tty = fopen("/dev/tty", "r+e");
+	int fd;
+
+	if (!tty || tcgetattr(fileno(tty), &old)) {
+		log_err("--user %s needs --password-file FILE, or a terminal to ask the password on (it is never "
+			"taken on the command line)", user);
+		if (tty)
+			fclose(tty);
+		return false;
+	}
+	quiet = old;
+	quiet.c_lflag &= ~(tcflag_t)ECHO;
+	/* echo off before the prompt: what is typed after it is never shown */
+	tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+	fprintf(tty, "etcd password for %s: ", user);
+	fflush(tty);
+	if (!fgets(pw, sizeof(pw), tty))
+		pw[0] = '\0';
+	tcsetattr(fileno(tty), TCSANOW, &old);
+	fputc('\n', tty);
+	fclose(tty);
+	pw[strcspn(pw, "\r\n")] = '\0';
+	if (!pw[0]) {
+		log_err("no password given for etcd user %s", user);
+		return false;
+	}
+	if (password_file_path(asked_file, sizeof(asked_file), ".new")) {
+		log_err("--root %s: path too long", cfg_root());
+		goto out;
+	}
+	unlink(asked_file);
+	fd = open(asked_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || fchmod(fd, 0600) || dprintf(fd, "%s\n", pw) < 0 || fsync(fd)) {
+		log_err("cannot keep the password in %s: %s", asked_file, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(asked_file);
+		}
+		asked_file[0] = '\0';
+		goto out;
+	}
+	close(fd);
+	memcpy(hc->pool_password_file, asked_file, sizeof(asked_file));
+	ok = true;
+out:
+	explicit_bzero(pw, sizeof(pw));
+	return ok;
+}
+
+/* The asked password, taken by etcd: under its own name for lodge.conf. */
+static int keep_asked_password(struct host_config *hc, char *why, size_t whylen)
+{
+	char path[sizeof(asked_file)];
+
+	if (!asked_file[0])
+		return 0;
+	if (password_file_path(path, sizeof(path), "") || rename(asked_file, path)) {
+		snprintf(why, whylen, "cannot keep the password in %.300s: %s", path, strerror(errno));
+		return -errno;
+	}
+	asked_file[0] = '\0';
+	memcpy(hc->pool_password_file, path, sizeof(path));
+	return 0;
+}
+
+/* pool-join's way to etcd over lodge.conf's: its TLS files and user. */
+static bool join_access(struct cli *c, struct host_config *hc)
+{
+	if (c->set['u']) {
+		if (!domain_name_valid(c->text['u'])) {
+			log_err("--user %.64s: not an etcd user Lodge takes: %s", c->text['u'], domain_name_rule());
+			return false;
+		}
+		snprintf(hc->pool_user, sizeof(hc->pool_user), "%s", c->text['u']);
+		if (!c->set['w'] && !ask_password(c->text['u'], hc))
+			return false;
+	}
+	return option_file(c, 'a', "cacert", hc->pool_cacert, sizeof(hc->pool_cacert)) &&
+	       option_file(c, 'c', "cert", hc->pool_cert, sizeof(hc->pool_cert)) &&
+	       option_file(c, 'k', "key", hc->pool_key, sizeof(hc->pool_key)) &&
+	       option_file(c, 'w', "password-file", hc->pool_password_file, sizeof(hc->pool_password_file));
+}
+
+/* pool-join --etcd URL[,URL...] [--host NAME] [--prefix KEY] [--cacert F
+ * --cert F --key F] [--user NAME [--password-file F]]: the pool answers
+ * and speaks our protocol, the name is free (or this host's own, joining
+ * again), then lodge.conf says so. */
+static int pool_join(struct cli *c);
+
 int cmd_pool_join(struct cli *c)
 {
+	int rc = pool_join(c);
+
+	if (asked_file[0])              /* asked, and not kept: nothing half-made */
+		unlink(asked_file);
+	return rc;
+}
+
+static int pool_join(struct cli *c)
+{
+	static struct host_config hc;      /* lodge.conf's, with the options' access */
 	char why[ETCD_WHY_MAX], key[POOL_KEY_MAX], member[POOL_KEY_MAX], host[POOL_KEY_MAX], *json;
 	const char *prefix = c->set['p'] ? c->text['p'] : NULL;
 	struct pool p;
@@ -41,8 +180,10 @@ int cmd_pool_join(struct cli *c)
 		       strpbrk(prefix, " \t\n\"\\")))
 		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (from /, no trailing /)",
 				       prefix);
-	if ((rc = pool_open(&p, &c->lg.hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why,
-			    sizeof(why))))
+	hc = c->lg.hc;
+	if (!join_access(c, &hc))
+		return EXIT_FAILED;
+	if ((rc = pool_open(&p, &hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why, sizeof(why))))
 		return pool_fail(why);
 	/* The pool's version, set by whoever came first. */
 	pool_key(&p, key, "version");
@@ -94,7 +235,8 @@ int cmd_pool_join(struct cli *c)
 		pool_close(&p);
 		return EXIT_FAILED;
 	}
-	if ((rc = pool_conf_write(c->text['e'], p.host, prefix, why, sizeof(why)))) {
+	if ((rc = keep_asked_password(&hc, why, sizeof(why))) ||
+	    (rc = pool_conf_write(c->text['e'], p.host, prefix, &hc, why, sizeof(why)))) {
 		char err[ETCD_WHY_MAX];
 
 		/* nothing half-made: the pool forgets the host again */
@@ -171,7 +313,7 @@ int cmd_pool_leave(struct cli *c)
 	pool_close(&p);
 	if (rc)
 		return pool_fail(why);
-	if ((rc = pool_conf_write(NULL, NULL, NULL, why, sizeof(why)))) {
+	if ((rc = pool_conf_write(NULL, NULL, NULL, NULL, why, sizeof(why)))) {
 		log_err("left the pool, but cannot record it: %s", why);
 		return EXIT_FAILED;
 	}

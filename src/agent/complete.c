@@ -6,8 +6,10 @@
  * option's words, and for an operand what its name in the usage says:
  * DOMAIN the running domains, NAME the configs of the domains directory,
  * BRIDGE the bridges, NETWORK Lodge's networks (but for network-create's
- * new one), COMMAND the commands; "@file" asks bash to add the file names
- * (FILE). */
+ * new one), VDEV the disks of the domain named before it, COMMAND the
+ * commands, words in lower case themselves (nmi|reset|power); "@file"
+ * asks bash to add the file names (FILE).  An option's value is read the
+ * same way from its name (install --network NETWORK). */
 #include "agent.h"
 #include "complete.h"
 
@@ -61,30 +63,32 @@ static void offer_configs(const struct lodge *lg)
 		closedir(d);
 }
 
-/* The operand at index i of the usage's operands ("DOMAIN FILE",
- * "[DOMAIN...]", "DOMAIN|FILE"): what it may be. */
-static void offer_operand(const struct command *cmds, size_t ncmds, const struct command *cmd, int i,
-			  const char *root)
+/* What a word of the usage or an option's value name stands for:
+ * FILE, BRIDGE, NETWORK; and for an operand (is_operand) COMMAND, DOMAIN,
+ * NAME and VDEV (a disk of domain, the operand before it).  An option's
+ * DOMAIN or NAME is something else (network-create --domain, a DNS one). */
+static void offer_kind(const char *word, const struct command *cmds, size_t ncmds, const struct command *cmd,
+		       const char *root, const char *domain, bool is_operand)
 {
-	const char *ops = cmd->operands;
-	char word[64] = "";
 	struct lodge lg;
 	struct lodge_err err;
-	bool found = false;
 	size_t k;
 	int t;
 
-	/* Its word in the usage; one ending in "..." stands for the rest. */
-	for (t = 0; *ops && !found; t++) {
-		size_t n = strcspn(ops, " ");
+	/* Words the usage spells out in lower case (trigger's nmi|reset|power). */
+	if (is_operand && strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789-|") == strlen(word)) {
+		char w[64];
+		const char *p = word;
 
-		snprintf(word, sizeof(word), "%.*s", (int)n, ops);
-		found = t == i || strstr(word, "...");
-		ops += n + (ops[n] == ' ');
+		while (*p) {
+			size_t n = strcspn(p, "|");
+
+			snprintf(w, sizeof(w), "%.*s", (int)n, p);
+			offer(w);
+			p += n + (p[n] == '|');
+		}
 	}
-	if (!found)
-		return;
-	if (strstr(word, "COMMAND"))
+	if (strstr(word, "COMMAND") && is_operand)
 		for (k = 0; k < ncmds; k++)
 			offer(cmds[k].name);
 	if (strstr(word, "FILE"))
@@ -98,7 +102,15 @@ static void offer_operand(const struct command *cmds, size_t ncmds, const struct
 		for (t = 0; t < n && t < 64; t++)
 			offer(nets[t].name);
 	}
-	if ((strstr(word, "DOMAIN") || strstr(word, "NAME")) && lodge_open(&lg, root, &err) == 0) {
+	if (strstr(word, "VDEV") && is_operand && domain && lodge_open(&lg, root, &err) == 0) {
+		static struct lodge_devices devs;
+		unsigned d;
+
+		if (lodge_devices(&lg, domain, &devs, &err) == 0)
+			for (d = 0; d < devs.ndisks && d < DOMAIN_DISKS_MAX; d++)
+				offer(devs.disk[d].vdev);
+	}
+	if ((strstr(word, "DOMAIN") || strstr(word, "NAME")) && is_operand && lodge_open(&lg, root, &err) == 0) {
 		if (strstr(word, "NAME"))
 			offer_configs(&lg);
 		if (strstr(word, "DOMAIN")) {
@@ -112,6 +124,29 @@ static void offer_operand(const struct command *cmds, size_t ncmds, const struct
 			}
 		}
 	}
+}
+
+/* The operand at index i of the usage's operands ("DOMAIN FILE",
+ * "[DOMAIN...]", "DOMAIN|FILE"): what it may be; domain: the first
+ * operand typed, if any. */
+static void offer_operand(const struct command *cmds, size_t ncmds, const struct command *cmd, int i,
+			  const char *root, const char *domain)
+{
+	const char *ops = cmd->operands;
+	char word[64] = "";
+	bool found = false;
+	int t;
+
+	/* Its word in the usage; one ending in "..." stands for the rest. */
+	for (t = 0; *ops && !found; t++) {
+		size_t n = strcspn(ops, " ");
+
+		snprintf(word, sizeof(word), "%.*s", (int)n, ops);
+		found = t == i || strstr(word, "...");
+		ops += n + (ops[n] == ' ');
+	}
+	if (found)
+		offer_kind(word, cmds, ncmds, cmd, root, domain, true);
 }
 
 static const struct cli_option *find_option(const struct command *cmd, const char *word)
@@ -130,6 +165,7 @@ int complete_main(const struct command *cmds, size_t ncmds, int argc, char **arg
 	const char *root = getenv("LODGE_ROOT");
 	const struct command *cmd = NULL;
 	const struct cli_option *o, *wants = NULL;
+	const char *first = NULL;          /* the first operand: a domain, for VDEV */
 	int index, i, operand = 0;
 	size_t k;
 
@@ -159,7 +195,8 @@ int complete_main(const struct command *cmds, size_t ncmds, int argc, char **arg
 		} else if (cmd && w[0] == '-' && w[1]) {
 			wants = (o = find_option(cmd, w)) && o->kind != CLI_FLAG ? o : NULL;
 		} else if (cmd) {
-			operand++;
+			if (!operand++)
+				first = w;
 		}
 	}
 	if (!cmd && i > 1 && strcmp(argv[i - 1], "--root") == 0) {
@@ -186,8 +223,8 @@ int complete_main(const struct command *cmds, size_t ncmds, int argc, char **arg
 	if (wants) {
 		if (wants->kind == CLI_WORD)
 			offer_words(wants->words);
-		else if (wants->kind == CLI_TEXT && strstr(wants->arg, "FILE"))
-			printf("@file\n");
+		else if (wants->kind == CLI_TEXT)
+			offer_kind(wants->arg, cmds, ncmds, cmd, root, NULL, false);
 		return 0;
 	}
 	if (cur[0] == '-') {
@@ -200,6 +237,6 @@ int complete_main(const struct command *cmds, size_t ncmds, int argc, char **arg
 		offer("--help");
 		return 0;
 	}
-	offer_operand(cmds, ncmds, cmd, operand, root);
+	offer_operand(cmds, ncmds, cmd, operand, root, first);
 	return 0;
 }

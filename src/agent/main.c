@@ -44,7 +44,13 @@ static const struct cli_option console_opts[] = {
 	{ 0 },
 };
 static const struct cli_option shutdown_opts[] = {
-	FLAG('w', "wait", "return once the domain has gone"),
+	FLAG('a', "all", "every running domain of this host"),
+	FLAG('w', "wait", "return once the domain (each of them) has gone"),
+	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default 60)"),
+	{ 0 },
+};
+static const struct cli_option reboot_opts[] = {
+	FLAG('w', "wait", "return once the domain runs again"),
 	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default 60)"),
 	{ 0 },
 };
@@ -99,6 +105,11 @@ static const struct cli_option pool_join_opts[] = {
 	TEXT('e', "etcd", "URL[,URL...]", "the pool's etcd client URLs (http://HOST:PORT)"),
 	TEXT('n', "host", "NAME", "this host's name in the pool (default its hostname)"),
 	TEXT('p', "prefix", "KEY", "where the pool's keys are in etcd (default /lodge/pool)"),
+	TEXT('a', "cacert", "FILE", "the CA that signed etcd's certificate (PEM; required with https URLs)"),
+	TEXT('c', "cert", "FILE", "this host's client certificate for etcd (PEM)"),
+	TEXT('k', "key", "FILE", "the key of --cert (PEM, owned by root, mode 600)"),
+	TEXT('u', "user", "NAME", "this host's user in etcd's own authentication"),
+	TEXT('w', "password-file", "FILE", "--user's password, the file's first line (owned by root, mode 600)"),
 	{ 0 },
 };
 static const struct cli_option log_opts[] = {
@@ -172,15 +183,20 @@ static int cmd_top(struct cli *c);
 #define ANY (-1)
 static const struct command commands[] = {
 	{ "top", top_opts, "", 0, 0, "the dashboard (also lodge with no command)", 0, cmd_top },
-	{ "create", create_opts, "FILE|NAME", 1, 1, "start a domain from its config", 0, cmd_create },
+	{ "create", create_opts, "FILE|NAME [KEY=VALUE...]", 1, ANY,
+	  "start a domain from its config, KEY=VALUE replacing the config's KEY (memory=512)", 0, cmd_create },
 	{ "list", list_opts, "[DOMAIN...]", 0, ANY, "list domains (or only those), Domain-0 first", 0, cmd_list },
 	{ "console", console_opts, "DOMAIN", 1, 1, "attach to a domain's serial console (Ctrl-] detaches)", 0,
 	  cmd_console },
 	{ "pause", no_opts, "DOMAIN", 1, 1, "stop a domain's vCPUs", 0, cmd_pause },
 	{ "unpause", no_opts, "DOMAIN", 1, 1, "let a paused domain run again", 0, cmd_unpause },
-	{ "shutdown", shutdown_opts, "DOMAIN", 1, 1,
+	{ "shutdown", shutdown_opts, "DOMAIN|-a", 0, 1,
 	  "ask the guest to power off (ACPI power button); a pool's stays stopped", 0, cmd_shutdown },
-	{ "reboot", no_opts, "DOMAIN", 1, 1, "reset the domain (on_reboot decides what follows)", 0, cmd_reboot },
+	{ "reboot", reboot_opts, "DOMAIN", 1, 1, "reset the domain (on_reboot decides what follows)", 0, cmd_reboot },
+	{ "trigger", no_opts, "DOMAIN nmi|reset|power", 2, 2,
+	  "an NMI, a reset or the power button, as xl trigger (s3resume does not apply)", 0, cmd_trigger },
+	{ "sysrq", no_opts, "DOMAIN KEY", 2, 2,
+	  "a serial BREAK then KEY: the guest kernel's magic SysRq (h: its help)", 0, cmd_sysrq },
 	{ "destroy", no_opts, "DOMAIN", 1, 1, "end a domain at once", 0, cmd_destroy },
 	{ "save", save_opts, "DOMAIN FILE", 2, 2, "save a domain to FILE and destroy it (or keep it running)",
 	  CMD_OPTIONS_FIRST, cmd_save },
@@ -211,14 +227,22 @@ static const struct command commands[] = {
 	  0, cmd_sched },
 	{ "mem-set", no_opts, "DOMAIN SIZE", 2, 2, "balloon a running domain to SIZE (MiB, or 64m, 1g; up to maxmem)",
 	  CMD_OPTIONS_FIRST, cmd_mem_set },
+	{ "mem-max", no_opts, "DOMAIN SIZE", 2, 2,
+	  "the most mem-set may give a running domain (up to its maxmem; not below its target)",
+	  CMD_OPTIONS_FIRST, cmd_mem_max },
 	{ "addr", addr_opts, "DOMAIN", 1, 1, "each vif's addresses, learned from the guest's own traffic", 0, cmd_addr },
 	{ "capture", capture_opts, "DOMAIN [VIF] [FILTER...]", 1, ANY,
 	  "capture a vif's frames (pcap file or one line each)", 0, cmd_capture },
 	{ "info", output_opts, "", 0, 0, "the host: CPUs, memory, KVM backend", 0, cmd_info },
 	{ "log", log_opts, "[NAME]", 0, 1, "the event log: who created, paused, ... each domain, and when", 0, cmd_log },
 	{ "dmesg", no_opts, "DOMAIN", 1, 1, "a running domain's lodge-hyp messages", 0, cmd_dmesg },
-	{ "uptime", no_opts, "", 0, 0, "how long each domain has run", 0, cmd_uptime },
+	{ "uptime", no_opts, "[DOMAIN]", 0, 1, "how long each domain (or that one) has run", 0, cmd_uptime },
 	{ "config", no_opts, "DOMAIN|FILE", 1, 1, "print a domain's resolved config", 0, cmd_config },
+	{ "config-update", no_opts, "NAME [FILE] [KEY=VALUE...]", 1, ANY,
+	  "replace a domain's config (with FILE's, or KEY=VALUE in it), checked first; its next create "
+	  "reads it", CMD_OPTIONS_FIRST, cmd_config_update },
+	{ "rename", no_opts, "NAME NEWNAME", 2, 2, "rename a domain that is not running (its config)",
+	  CMD_OPTIONS_FIRST, cmd_rename },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
 	{ "seed", seed_opts, "NAME", 1, 1, "make a guest's cloud-init seed disk (hostname, keys, password, packages)",
 	  0, cmd_seed },
@@ -266,18 +290,30 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+#define HELP_INDENT 20             /* where each command's help begins */
+
+/* One command a paragraph: its name and operands, then its help from
+ * HELP_INDENT (on the next line when they are longer), all within 80
+ * columns; its options are lodge help COMMAND's. */
 static void usage(FILE *f)
 {
-	char args[512];
 	size_t i;
 
 	fprintf(f, "usage: lodge [--root DIR] [COMMAND] [ARGS]\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++) {
-		cli_synopsis(&commands[i], args, sizeof(args));
-		fprintf(f, "  %-15s %-28s %s\n", commands[i].name, args, commands[i].help);
+		int col = fprintf(f, "  %s%s%s", commands[i].name, commands[i].operands[0] ? " " : "",
+				  commands[i].operands);
+
+		if (col > HELP_INDENT - 1) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%*s", HELP_INDENT - col, "");
+		cli_wrap(f, commands[i].help, HELP_INDENT, HELP_INDENT);
 	}
-	fprintf(f, "\nDOMAIN: a running domain's name, or its ID.  Every command takes --help and --version.\n"
-		"--root DIR (or LODGE_ROOT) puts /etc/lodge and /run/lodge under DIR.\n");
+	fprintf(f, "\nDOMAIN: a running domain's name, or its ID.  Every command takes --help and\n"
+		"--version; lodge help COMMAND gives its options.  --root DIR (or LODGE_ROOT)\n"
+		"puts /etc/lodge, /var/lib/lodge, /var/log/lodge, /run/lodge... under DIR.\n");
 }
 
 /* The command a word names, whole or by an unambiguous prefix; NULL with

@@ -42,6 +42,9 @@ static const char *const event_names[EV_COUNT] = {
 	[EV_NETWORK_ATTACH] = "network-attach",
 	[EV_NETWORK_DETACH] = "network-detach",
 	[EV_DETACH_TIMED_OUT] = "detach-timed-out",
+	[EV_MEM_MAX] = "mem-max",
+	[EV_SYSRQ] = "sysrq",
+	[EV_NMI] = "nmi",
 };
 
 const char *evlog_event_name(unsigned ev)

@@ -36,6 +36,8 @@ enum evlog_event {
 	/* Hot-plug: a device in or out (forced or ejected, the detail says),
 	 * and a detach the guest did not answer in time (the device stays). */
 	EV_BLOCK_ATTACH, EV_BLOCK_DETACH, EV_NETWORK_ATTACH, EV_NETWORK_DETACH, EV_DETACH_TIMED_OUT,
+	/* xl's mem-max, sysrq and trigger nmi. */
+	EV_MEM_MAX, EV_SYSRQ, EV_NMI,
 	EV_COUNT
 };
 

@@ -26,7 +26,8 @@
  *                       target_mib balloon_mib [guest_total_kib guest_free_kib
  *                       guest_avail_kib] cpu_ns vcpu_ns (space-separated, one
  *                       per vCPU) rss_kib start_time uptime_s kernel end_reason
- *                       memory_mib: at boot; maxmem_mib: guest RAM; target_mib:
+ *                       memory_mib: at boot; maxmem_mib: guest RAM; mem_max_mib:
+ *                       mem-set's ceiling (mem-max, else maxmem_mib); target_mib:
  *                       what mem-set asks the guest to keep; balloon_mib: what
  *                       the guest's balloon driver has given back; guest_*:
  *                       the guest's own figures, once its driver reports them
@@ -63,6 +64,12 @@
  *   reboot              reset the domain (on_reboot decides what follows)
  *   mem-set MIB         balloon the guest to MIB: from the floor (32 MiB, or
  *                       memory_mib if less) to maxmem_mib, else an error
+ *   mem-max MIB         the ceiling mem-set may balloon up to (xl mem-max):
+ *                       from the current target to maxmem_mib; status
+ *                       gives it as mem_max_mib; not kept in a save
+ *   sysrq KEY           a BREAK on the serial line then KEY (one printable
+ *                       character): Linux's 8250 driver takes it as sysrq
+ *   nmi                 an NMI on vCPU 0 (xl trigger DOMAIN nmi)
  *   destroy             end the domain at once
  *   watchdog MS         the pool agent's watchdog (src/pool/README.md): the
  *                       domain ends at MS, a CLOCK_MONOTONIC time in ms

@@ -77,6 +77,7 @@ struct domain {
 	const char *kernel;
 	unsigned long memory_mib;     /* at boot; the rest of maxmem starts ballooned */
 	unsigned long maxmem_mib;     /* guest RAM: the most mem-set may give it */
+	unsigned long mem_max_mib;    /* lodge mem-max's lower ceiling for mem-set (0: none) */
 	uint64_t start_ns;     /* CLOCK_MONOTONIC at start */
 	long start_time;       /* wall clock at start, seconds */
 	enum domain_action on_poweroff, on_reboot, on_crash;
@@ -133,6 +134,9 @@ struct domain {
 /* mem-target.c: the memory the host steers the guest to (mem-set). */
 #define MEM_FLOOR_MIB 32              /* no mem-set below this (or boot memory, if less) */
 unsigned long domain_mem_floor(const struct domain *dom);
+/* mem-max MIB: the ceiling mem-set may balloon up to, from the current
+ * target to maxmem_mib; 0 or -ERANGE/-EINVAL with why. */
+int domain_mem_max(struct domain *dom, const char *arg, char *why, size_t whylen);
 /* Set the balloon so the guest keeps target_mib; 0 or -ERANGE with why. */
 int domain_mem_set(struct domain *dom, const char *arg, char *why, size_t whylen);
 /* The status reply's memory keys, "KEY VALUE\n" lines, into buf. */
@@ -155,6 +159,8 @@ void vcpu_pause_all(struct domain *dom);
 void vcpu_unpause_all(struct domain *dom);
 /* Its registers as lines of text into buf (snprintf's count). */
 int vcpu_registers_text(struct vcpu *v, char *buf, size_t len);
+/* An NMI on vCPU id (lodge trigger DOMAIN nmi): 0 or -errno. */
+int vcpu_nmi(struct domain *dom, unsigned id);
 /* CPU time a vCPU thread has used, in nanoseconds. */
 uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */

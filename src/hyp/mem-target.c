@@ -17,20 +17,48 @@ unsigned long domain_mem_floor(const struct domain *dom)
 	return dom->memory_mib < MEM_FLOOR_MIB ? dom->memory_mib : MEM_FLOOR_MIB;
 }
 
-int domain_mem_set(struct domain *dom, const char *arg, char *why, size_t whylen)
+/* The ceiling mem-set may balloon up to: mem-max's, else all guest RAM. */
+static unsigned long mem_ceiling(const struct domain *dom)
 {
-	unsigned long floor = domain_mem_floor(dom), mib;
+	return dom->mem_max_mib ? dom->mem_max_mib : dom->maxmem_mib;
+}
+
+static unsigned long mem_target(const struct domain *dom)
+{
+	struct balloon_info bi;
+
+	virtio_balloon_info(dom->balloon, &bi);
+	return dom->maxmem_mib - bi.target_pages / PAGES_PER_MIB;
+}
+
+static int parse_mib(const char *verb, const char *arg, unsigned long *mib, char *why, size_t whylen)
+{
 	char *end;
 
 	errno = 0;
-	mib = arg ? strtoul(arg, &end, 10) : 0;
+	*mib = arg ? strtoul(arg, &end, 10) : 0;
 	if (!arg || errno || end == arg || *end || arg[0] == '-') {
-		snprintf(why, whylen, "mem-set needs a whole number of MiB, not '%s'", arg ? arg : "");
+		snprintf(why, whylen, "%s needs a whole number of MiB, not '%s'", verb, arg ? arg : "");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int domain_mem_set(struct domain *dom, const char *arg, char *why, size_t whylen)
+{
+	unsigned long floor = domain_mem_floor(dom), mib;
+	int rc;
+
+	if ((rc = parse_mib("mem-set", arg, &mib, why, whylen)))
+		return rc;
 	if (mib > dom->maxmem_mib) {
 		snprintf(why, whylen, "%lu MiB is above domain %s's maxmem (%lu MiB)", mib, dom->name,
 			 dom->maxmem_mib);
+		return -ERANGE;
+	}
+	if (mib > mem_ceiling(dom)) {
+		snprintf(why, whylen, "%lu MiB is above domain %s's mem-max (%lu MiB; lodge mem-max raises it "
+			 "up to %lu)", mib, dom->name, mem_ceiling(dom), dom->maxmem_mib);
 		return -ERANGE;
 	}
 	if (mib < floor) {
@@ -42,6 +70,29 @@ int domain_mem_set(struct domain *dom, const char *arg, char *why, size_t whylen
 	return 0;
 }
 
+/* xl's mem-max: the ceiling moves, the guest's target stays (as libxl, a
+ * ceiling below the target is refused: mem-set first). */
+int domain_mem_max(struct domain *dom, const char *arg, char *why, size_t whylen)
+{
+	unsigned long mib, target = mem_target(dom);
+	int rc;
+
+	if ((rc = parse_mib("mem-max", arg, &mib, why, whylen)))
+		return rc;
+	if (mib > dom->maxmem_mib) {
+		snprintf(why, whylen, "%lu MiB is above domain %s's RAM (maxmem %lu MiB, fixed at its start)", mib,
+			 dom->name, dom->maxmem_mib);
+		return -ERANGE;
+	}
+	if (mib < target) {
+		snprintf(why, whylen, "%lu MiB is below domain %s's current target of %lu MiB (lodge mem-set "
+			 "lowers it first)", mib, dom->name, target);
+		return -ERANGE;
+	}
+	dom->mem_max_mib = mib;
+	return 0;
+}
+
 void domain_mem_status(struct domain *dom, char *buf, size_t len)
 {
 	struct balloon_info bi;
@@ -50,8 +101,8 @@ void domain_mem_status(struct domain *dom, char *buf, size_t len)
 
 	virtio_balloon_info(dom->balloon, &bi);
 	target = dom->maxmem_mib - bi.target_pages / PAGES_PER_MIB;
-	n = snprintf(buf, len, "maxmem_mib %lu\ntarget_mib %lu\nballoon_mib %lu\n", dom->maxmem_mib,
-		     target, (unsigned long)(bi.actual_pages / PAGES_PER_MIB));
+	n = snprintf(buf, len, "maxmem_mib %lu\nmem_max_mib %lu\ntarget_mib %lu\nballoon_mib %lu\n",
+		     dom->maxmem_mib, mem_ceiling(dom), target, (unsigned long)(bi.actual_pages / PAGES_PER_MIB));
 	if (bi.stats_valid && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - n, "guest_total_kib %llu\nguest_free_kib %llu\nguest_avail_kib %llu\n",
 			 (unsigned long long)(bi.guest_total >> 10), (unsigned long long)(bi.guest_free >> 10),

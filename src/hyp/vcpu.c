@@ -321,6 +321,24 @@ void vcpu_unpause_all(struct domain *dom)
 	pthread_mutex_unlock(&dom->pause_lock);
 }
 
+int vcpu_nmi(struct domain *dom, unsigned id)
+{
+	bool was_paused = dom->paused;
+	int rc = 0;
+
+	if (id >= dom->nvcpus)
+		return -EINVAL;
+	/* A vCPU ioctl waits for KVM_RUN to return: park them first, as a
+	 * pause does, so the request never waits on a halted guest. */
+	if (!was_paused)
+		vcpu_pause_all(dom);
+	if (ioctl(dom->vcpus[id].fd, KVM_NMI) < 0)
+		rc = -errno;
+	if (!was_paused)
+		vcpu_unpause_all(dom);
+	return rc;
+}
+
 uint64_t vcpu_cpu_ns(struct vcpu *v)
 {
 	struct timespec ts;

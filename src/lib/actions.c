@@ -44,6 +44,34 @@ int lodge_reboot(const struct lodge *lg, const char *domain, struct lodge_err *e
 	return verb(lg, domain, LODGE_REBOOT, NULL, err);
 }
 
+int lodge_reboot_wait(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err)
+{
+	char name[DOMAIN_NAME_MAX];
+	struct lodge_status before, st;
+	long until;
+	int rc;
+
+	if ((rc = lodge_resolve(lg, domain, name, err)))
+		return rc;
+	if (wait_s > 0 && (rc = lodge_status_of(lg, name, &before)))
+		return lodge_fail(err, rc, "domain %s is not running", name);
+	if ((rc = verb(lg, name, LODGE_REBOOT, NULL, err)) || wait_s <= 0)
+		return rc;
+	/* A restart is a new lodge-hyp (src/hyp/supervise.c): rebooted once
+	 * another pid answers, or gone if on_reboot does not restart. */
+	until = lodge_now_ms() + wait_s * 1000L;
+	for (;;) {
+		rc = lodge_status_of(lg, name, &st);
+		if (rc == -ENOENT)
+			return lodge_fail(err, -ESRCH, "domain %s ended instead of restarting (its on_reboot)", name);
+		if (rc == 0 && st.pid > 0 && st.pid != before.pid)
+			return 0;
+		if (lodge_now_ms() > until)
+			return lodge_fail(err, -ETIMEDOUT, "domain %s did not come back within %d s", name, wait_s);
+		usleep(20000);
+	}
+}
+
 /* The parent of process pid, as /proc says: 0 if it cannot say. */
 static int parent_of(int pid)
 {
@@ -140,6 +168,62 @@ int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struc
 	return 0;
 }
 
+int lodge_shutdown_all(const struct lodge *lg, int wait_s, lodge_shutdown_fn *fn, void *arg)
+{
+	struct lodge_list l;
+	struct lodge_err err;
+	int (*fds)[2], failed = 0;
+	bool *asked;
+	unsigned i;
+
+	if (lodge_list(lg, &l, &err)) {
+		fn(NULL, &err, arg);
+		return 1;
+	}
+	fds = calloc(l.n ? l.n : 1, sizeof(*fds));
+	asked = calloc(l.n ? l.n : 1, sizeof(*asked));
+	if (!fds || !asked) {
+		free(fds);
+		free(asked);
+		lodge_list_free(&l);
+		lodge_fail(&err, -ENOMEM, "out of memory");
+		fn(NULL, &err, arg);
+		return 1;
+	}
+	/* Every button first, then the waits: they power off side by side
+	 * (xl shutdown -a -w), not one after another. */
+	for (i = 0; i < l.n; i++) {
+		const char *name = l.dom[i].name;
+
+		fds[i][0] = fds[i][1] = -1;
+		if (wait_s > 0)
+			domain_pidfds(lg, name, fds[i]);
+		if (verb(lg, name, LODGE_SHUTDOWN, NULL, &err)) {
+			pidfds_close(fds[i]);
+			failed++;
+			fn(name, &err, arg);
+			continue;
+		}
+		asked[i] = true;
+	}
+	for (i = 0; i < l.n; i++) {
+		if (!asked[i])
+			continue;
+		if (wait_s > 0 && wait_ended(lg, l.dom[i].name, fds[i], wait_s)) {
+			lodge_fail(&err, -ETIMEDOUT, "domain %s did not shut down within %d s (lodge destroy ends it)",
+				   l.dom[i].name, wait_s);
+			failed++;
+			fn(l.dom[i].name, &err, arg);
+			continue;
+		}
+		fn(l.dom[i].name, NULL, arg);
+	}
+	free(fds);
+	free(asked);
+	lodge_list_free(&l);
+	return failed;
+}
+
 int lodge_destroy(const struct lodge *lg, const char *domain, struct lodge_err *err)
 {
 	char name[DOMAIN_NAME_MAX];
@@ -206,20 +290,54 @@ void lodge_call_close(struct lodge_call *c)
 	c->fd = -1;
 }
 
-int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err)
+/* One request with its argument; a refusal says which domain and verb. */
+static int ask_named(const struct lodge *lg, const char *domain, const char *verb_word, const char *req,
+		     struct lodge_err *err)
 {
-	char req[64], name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];
+	char name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];
 	struct reply r;
 	int rc;
+
+	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
+		snprintf(why, sizeof(why), "%s", r.error);
+		return lodge_fail(err, rc, "%s %s: %s", verb_word, name, why);
+	}
+	return rc;
+}
+
+int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err)
+{
+	char req[64];
 
 	if (mib > 0xffffffffUL)
 		return lodge_fail(err, -ERANGE, "mem-set: %lu MiB is out of range", mib);
 	snprintf(req, sizeof(req), "mem-set %lu", mib);
-	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
-		snprintf(why, sizeof(why), "%s", r.error);
-		return lodge_fail(err, rc, "mem-set %s: %s", name, why);
-	}
-	return rc;
+	return ask_named(lg, domain, "mem-set", req, err);
+}
+
+int lodge_mem_max(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err)
+{
+	char req[64];
+
+	if (mib > 0xffffffffUL)
+		return lodge_fail(err, -ERANGE, "mem-max: %lu MiB is out of range", mib);
+	snprintf(req, sizeof(req), "mem-max %lu", mib);
+	return ask_named(lg, domain, "mem-max", req, err);
+}
+
+int lodge_sysrq(const struct lodge *lg, const char *domain, char key, struct lodge_err *err)
+{
+	char req[16];
+
+	if (key <= ' ' || key > '~')
+		return lodge_fail(err, -EINVAL, "sysrq: the key is one printable character (h: the guest's help)");
+	snprintf(req, sizeof(req), "sysrq %c", key);
+	return ask_named(lg, domain, "sysrq", req, err);
+}
+
+int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err)
+{
+	return ask_named(lg, domain, "trigger", "nmi", err);
 }
 
 int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err)

@@ -297,6 +297,49 @@ static int check_secret_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 	return 0;
 }
 
+int cfg_root_only_file(const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077)) {
+		snprintf(why, whylen, "%s must be a regular file owned by root that only root can read "
+			 "(chown root %s; chmod 600 %s)", path, path, path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* pool_key, pool_password_file: what proves this host to etcd. */
+static int check_root_only_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+
+	return *s ? cfg_root_only_file(s, why, whylen) : 0;
+}
+
+/* pool_cacert, pool_cert: PEM files anyone may read ("": none). */
+static int check_pem_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+{
+	const char *s = cfg_opt_getnstr(opt, i);
+	struct stat st;
+
+	if (!*s)
+		return 0;
+	if (*s != '/' || strlen(s) >= CFG_PATH_MAX) {
+		snprintf(why, whylen, "'%.64s' is not an absolute path", s);
+		return -EINVAL;
+	}
+	if (stat(s, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s: %s", s, errno ? strerror(errno) : "not a regular file");
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* ADDR:PORT, with [v6]:PORT for IPv6. */
 static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
@@ -385,7 +428,7 @@ static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsig
 }
 
 /* pool_etcd = "http://10.0.0.1:2379,http://10.0.0.2:2379": etcd's client
- * URLs ("": no pool).  Only plain http: the gateway the pool talks to. */
+ * URLs ("": no pool), http or https (then pool_cacert: etcd.c). */
 static int check_pool_etcd(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
 {
 	const char *s = cfg_opt_getnstr(opt, i), *p = s;
@@ -397,7 +440,10 @@ static int check_pool_etcd(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned 
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
-		if (n <= 7 || strncmp(p, "http://", 7) || strcspn(p + 7, " ?#@/,") < n - 7 - (p[n - 1] == '/')) {
+		size_t scheme = strncmp(p, "https://", 8) == 0 ? 8 : 7;
+
+		if (n <= scheme || (scheme == 7 && strncmp(p, "http://", 7)) ||
+		    strcspn(p + scheme, " ?#@/,") < n - scheme - (p[n - 1] == '/')) {
 			snprintf(why, whylen, "'%.*s' is not an etcd client URL like http://10.0.0.1:2379", (int)n, p);
 			return -EINVAL;
 		}
@@ -530,6 +576,11 @@ const struct cfg_key host_keys[] = {
 	KEY_STR("pool_etcd", "", check_pool_etcd, "the pool's etcd client URLs, comma-separated (lodge pool-join)"),
 	KEY_STR("pool_host", "", check_pool_host, "this host's name in the pool (default its hostname)"),
 	KEY_STR("pool_prefix", "/lodge/pool", check_pool_prefix, "where the pool's keys are in etcd"),
+	KEY_STR("pool_cacert", "", check_pem_file, "the CA that signed etcd's certificate (PEM; required with https)"),
+	KEY_STR("pool_cert", "", check_pem_file, "this host's client certificate for etcd (PEM, with pool_key)"),
+	KEY_STR("pool_key", "", check_root_only_file, "the private key of pool_cert (PEM, root-only: chmod 600)"),
+	KEY_STR("pool_user", "", check_pool_host, "this host's user in etcd's own authentication (with pool_password_file)"),
+	KEY_STR("pool_password_file", "", check_root_only_file, "pool_user's password, the file's first line (root-only)"),
 	KEY_INT("pool_lease_ttl", POOL_LEASE_TTL_DEFAULT_S, POOL_LEASE_TTL_MIN_S, POOL_LEASE_TTL_MAX_S, " s", NULL, NULL,
 		"the host's lease in the pool: its domains are another host's this long after it lost etcd"),
 	KEY_INT("pool_fence_deadline", POOL_FENCE_DEADLINE_DEFAULT_S, POOL_FENCE_DEADLINE_MIN_S, POOL_LEASE_TTL_MAX_S,

@@ -462,6 +462,11 @@ int host_config_load(struct host_config *hc, char *err, size_t errlen)
 	snprintf(hc->pool_etcd, sizeof(hc->pool_etcd), "%s", cfg_getstr(cfg, "pool_etcd"));
 	snprintf(hc->pool_host, sizeof(hc->pool_host), "%s", cfg_getstr(cfg, "pool_host"));
 	snprintf(hc->pool_prefix, sizeof(hc->pool_prefix), "%s", cfg_getstr(cfg, "pool_prefix"));
+	snprintf(hc->pool_cacert, sizeof(hc->pool_cacert), "%s", cfg_getstr(cfg, "pool_cacert"));
+	snprintf(hc->pool_cert, sizeof(hc->pool_cert), "%s", cfg_getstr(cfg, "pool_cert"));
+	snprintf(hc->pool_key, sizeof(hc->pool_key), "%s", cfg_getstr(cfg, "pool_key"));
+	snprintf(hc->pool_user, sizeof(hc->pool_user), "%s", cfg_getstr(cfg, "pool_user"));
+	snprintf(hc->pool_password_file, sizeof(hc->pool_password_file), "%s", cfg_getstr(cfg, "pool_password_file"));
 	hc->pool_lease_ttl_s = (unsigned)cfg_getint(cfg, "pool_lease_ttl");
 	hc->pool_fence_deadline_s = (unsigned)cfg_getint(cfg, "pool_fence_deadline");
 	hc->pool_restart_delay_s = (unsigned)cfg_getint(cfg, "pool_restart_delay");
@@ -650,6 +655,181 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
 	if ((rc = ctx_init(&ctx, label, err, errlen)))
 		return rc;
 	return load_domain(&ctx, text, len, hc, check_host, dc);
+}
+
+/* The text of the file with the overrides: each statement of an
+ * overridden key blanked (a key set twice is refused in a file; a
+ * statement runs from its key's line to the next key's, as a list may
+ * take several lines), and the overrides after it, so the file's
+ * messages keep their line numbers; or (in_place) each override where
+ * the key's first statement was and its other lines gone, to be written
+ * back.  sites: the file's key sites from the pre-pass.  malloc'd, *len. */
+static char *splice_overrides(const char *text, size_t len, const struct load_ctx *sites, char *const *overrides,
+		    unsigned n, bool in_place, size_t *out_len)
+{
+	size_t cap = len + 2, i, j = 0;
+	int line = 1, file_lines = 1;
+	unsigned o, k;
+	char *out, *drop, *put;
+
+	for (o = 0; o < n; o++)
+		cap += strlen(overrides[o]) + 1;
+	for (i = 0; i < len; i++)
+		file_lines += text[i] == '\n';
+	out = malloc(cap);
+	drop = calloc((size_t)file_lines + 2, 1);          /* per line: its statement is replaced */
+	put = calloc(n ? n : 1, 1);                       /* per override: written in place */
+	if (!out || !drop || !put) {
+		free(out);
+		free(drop);
+		free(put);
+		return NULL;
+	}
+	for (o = 0; o < n; o++) {
+		size_t klen = strcspn(overrides[o], " =");
+
+		for (k = 0; k < sites->nsites; k++) {
+			int start = sites->sites[k].line, end = file_lines + 1, l;
+
+			if (strlen(sites->sites[k].key) != klen || strncmp(sites->sites[k].key, overrides[o], klen))
+				continue;
+			for (i = 0; i < sites->nsites; i++)
+				if (sites->sites[i].line > start && sites->sites[i].line < end)
+					end = sites->sites[i].line;
+			for (l = start; l < end && l <= file_lines; l++)
+				drop[l] = drop[l] ? drop[l] : 1;
+			/* in place: the override on the first statement's first line */
+			if (in_place && !put[o] && start <= file_lines) {
+				drop[start] = (char)(2 + o);
+				put[o] = 1;
+			}
+		}
+	}
+	for (i = 0; i < len; i++) {
+		bool line_end = text[i] == '\n';
+
+		if (drop[line] >= 2 && (i == 0 || text[i - 1] == '\n')) {
+			o = (unsigned)drop[line] - 2;
+			memcpy(out + j, overrides[o], strlen(overrides[o]));
+			j += strlen(overrides[o]);
+		}
+		if (!drop[line])
+			out[j++] = text[i];
+		else if (line_end && (!in_place || drop[line] >= 2))
+			out[j++] = '\n';              /* blanked: the line stays */
+		else if (!line_end && !in_place)
+			out[j++] = ' ';
+		line += line_end;
+	}
+	if (j && out[j - 1] != '\n')
+		out[j++] = '\n';
+	for (o = 0; o < n; o++) {
+		if (put[o])
+			continue;
+		memcpy(out + j, overrides[o], strlen(overrides[o]));
+		j += strlen(overrides[o]);
+		out[j++] = '\n';
+	}
+	free(drop);
+	free(put);
+	*out_len = j;
+	return out;
+}
+
+/* xl create FILE KEY=VALUE...: each override a statement of the config's
+ * own syntax replacing the file's (splice), read as the file is; a
+ * message about an override's line names the override. */
+int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
+				 const struct host_config *hc, bool check_host, struct domain_config *dc,
+				 char **text_out, size_t *len_out, char *err, size_t errlen)
+{
+	static struct load_ctx ctx;
+	size_t len, all_len, i;
+	char *text, *conf, *all;
+	int rc, file_lines = 1, first;
+	unsigned o;
+
+	if ((rc = ctx_init(&ctx, path, err, errlen)))
+		return rc;
+	for (o = 0; o < n; o++) {
+		const char *eq = strchr(overrides[o], '=');
+		size_t klen = eq ? (size_t)(eq - overrides[o]) : 0;
+
+		while (klen && overrides[o][klen - 1] == ' ')
+			klen--;
+		if (!eq || !klen || strchr(overrides[o], '\n') ||
+		    strspn(overrides[o], "abcdefghijklmnopqrstuvwxyz0123456789_") != klen) {
+			snprintf(err, errlen, "'%s': an override is KEY=VALUE on one line (memory=512, name=\"web2\")",
+				 overrides[o]);
+			return -EINVAL;
+		}
+	}
+	if (!(text = read_file(&ctx, &len)))
+		return -EINVAL;
+	/* The file's key sites, from the pre-pass alone. */
+	if (!(conf = cfg_xen_to_confuse(&ctx, text, len))) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	free(conf);
+	/* A statement is replaced by its lines: one sharing a line with
+	 * another key's cannot be, without losing that one. */
+	for (o = 0; o < n; o++) {
+		size_t klen = strcspn(overrides[o], " =");
+		unsigned k, j;
+
+		for (k = 0; k < ctx.nsites; k++) {
+			if (strlen(ctx.sites[k].key) != klen || strncmp(ctx.sites[k].key, overrides[o], klen))
+				continue;
+			for (j = 0; j < ctx.nsites; j++)
+				if (j != k && ctx.sites[j].line == ctx.sites[k].line) {
+					snprintf(err, errlen, "override '%s': %s:%d has %s and %s on one line; "
+						 "put them on lines of their own first", overrides[o], path,
+						 ctx.sites[k].line, ctx.sites[k].key, ctx.sites[j].key);
+					free(text);
+					return -EINVAL;
+				}
+		}
+	}
+	for (i = 0; i < len; i++)
+		file_lines += text[i] == '\n';
+	if (!(all = splice_overrides(text, len, &ctx, overrides, n, false, &all_len))) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = ctx_init(&ctx, path, err, errlen)) == 0)
+		rc = load_domain(&ctx, all, all_len, hc, check_host, dc);
+	free(all);
+	/* A message about an override's line names the override. */
+	first = len && text[len - 1] == '\n' ? file_lines : file_lines + 1;   /* the first override's line */
+	if (rc && ctx.err_line >= first && ctx.err_line - first < (int)n && ctx.err_what) {
+		char what[2048];
+
+		snprintf(what, sizeof(what), "%s", ctx.err_what);
+		snprintf(err, errlen, "override '%s': %s", overrides[ctx.err_line - first], what);
+	}
+	/* To be written back: in place, and read again as it will be. */
+	if (rc == 0 && text_out) {
+		static struct domain_config again;
+
+		ctx_init(&ctx, path, err, errlen);
+		conf = cfg_xen_to_confuse(&ctx, text, len);
+		free(conf);
+		if (!(all = splice_overrides(text, len, &ctx, overrides, n, true, &all_len))) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+		} else if ((rc = ctx_init(&ctx, path, err, errlen)) == 0 &&
+			   (rc = load_domain(&ctx, all, all_len, hc, check_host, &again)) == 0) {
+			*text_out = all;
+			*len_out = all_len;
+			all = NULL;
+		}
+		free(all);
+	}
+	free(text);
+	return rc;
 }
 
 int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,

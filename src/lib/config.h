@@ -103,9 +103,18 @@ struct host_config {
 	char pool_etcd[POOL_ETCD_MAX];
 	char pool_host[DOMAIN_NAME_MAX];   /* "": the hostname */
 	char pool_prefix[POOL_PREFIX_MAX];
+	/* How this host proves itself to etcd and knows it is etcd (SECURITY.md,
+	 * "The pool's etcd"): PEM files for https, etcd's own user; "": none. */
+	char pool_cacert[CFG_PATH_MAX], pool_cert[CFG_PATH_MAX], pool_key[CFG_PATH_MAX];
+	char pool_user[DOMAIN_NAME_MAX], pool_password_file[CFG_PATH_MAX];
 	unsigned pool_lease_ttl_s, pool_fence_deadline_s, pool_restart_delay_s;
 	char template_mirror[HOST_MIRROR_MAX];   /* "": the host's apt sources */
 };
+
+/* A file of secrets (a TLS key, a password): a regular file owned by root
+ * that no one else may read.  0, or -errno with why naming the file and
+ * the fix. */
+int cfg_root_only_file(const char *path, char *why, size_t whylen);
 
 /* The root prefix (--root DIR or $LODGE_ROOT) applied to every default path. */
 void cfg_set_root(const char *root);
@@ -128,6 +137,15 @@ int domain_config_load(const char *path, const struct host_config *hc, bool chec
  * relative to its directory. */
 int domain_config_load_text(const char *label, const char *text, size_t len, const struct host_config *hc,
 			    bool check_host, struct domain_config *dc, char *err, size_t errlen);
+/* domain_config_load with overrides (xl create FILE KEY=VALUE...): each
+ * "KEY=VALUE" a statement of the file's syntax that replaces the file's
+ * statement of KEY (or adds one), checked as the file is; a message about
+ * one names it ("override 'memory=1': ..").  text_out (may be NULL): the
+ * text read, the file's with the overrides (malloc'd, len_out bytes), to
+ * write back (lodge config-update keeps the file's comments). */
+int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
+				 const struct host_config *hc, bool check_host, struct domain_config *dc,
+				 char **text_out, size_t *len_out, char *err, size_t errlen);
 /* Check one key of a domain config as domain_config_load checks it in a
  * file, alone: value as a person types it (not quoted; for disk and vif
  * one spec), "" as a file that leaves the key out (a required key is

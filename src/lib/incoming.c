@@ -165,10 +165,21 @@ static int admit_boot_file(struct admit *a, const char *what, char *path, size_t
 static int admit_vif(struct admit *a, unsigned n, const struct cfg_vif *v, char *why, size_t whylen)
 {
 	const char *bridge = v->bridge[0] ? v->bridge : a->hc->default_bridge;
-	bool bridge_ok = strcmp(bridge, a->hc->default_bridge) == 0 || in_list(bridge, &a->hc->bridges);
-	bool name_ok = !v->vifname[0];
-	char local[CFG_PATH_MAX + 1200];
+	char local[CFG_PATH_MAX + 1200], netbr_own[IFNAMSIZ], on_net[IFNAMSIZ + 64] = "";
+	bool bridge_ok, name_ok = !v->vifname[0];
 	unsigned i;
+
+	/* A vif on a Lodge network joins the network's bridge: the same rule. */
+	if (!v->bridge[0] && v->network[0]) {
+		if (net_bridge_of(v->network, netbr_own)) {
+			snprintf(why, whylen, "its vif %u is on network %s, which this host does not have", n + 1,
+				 v->network);
+			return -ENOENT;
+		}
+		bridge = netbr_own;
+		snprintf(on_net, sizeof(on_net), " (network %s's)", v->network);
+	}
+	bridge_ok = strcmp(bridge, a->hc->default_bridge) == 0 || in_list(bridge, &a->hc->bridges);
 
 	for (i = 0; a->local && i < a->local->nvifs; i++) {
 		const struct cfg_vif *l = &a->local->vifs[i];
@@ -184,8 +195,8 @@ static int admit_vif(struct admit *a, unsigned n, const struct cfg_vif *v, char 
 	}
 	if (!bridge_ok) {
 		local_says(a, "names no vif on it", local, sizeof(local));
-		snprintf(why, whylen, "its vif %u joins bridge %s, which is not this host's to give: it is not "
-			 "default_bridge (%s) nor in bridges in lodge.conf, and %s", n + 1, bridge,
+		snprintf(why, whylen, "its vif %u joins bridge %s%s, which is not this host's to give: it is not "
+			 "default_bridge (%s) nor in bridges in lodge.conf, and %s", n + 1, bridge, on_net,
 			 a->hc->default_bridge, local);
 		return -EACCES;
 	}

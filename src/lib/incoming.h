@@ -14,6 +14,7 @@
  *   block device      named by that config, or matching storage_devices
  *   kernel, ramdisk   named by that config, or under kernel_dirs
  *   bridge            default_bridge, named by that config, or in bridges
+ *                     (a vif on a Lodge network: the network's bridge)
  *   vifname           named by that config (a tap the host chose)
  *
  * The name of the domain's cgroup and runtime directory come from its

@@ -210,6 +210,20 @@ void lodge_poller_late(const struct lodge_poller *p, void *arg);
  * read and checked as create does: 0, or -errno with FILE:LINE: KEY: why. */
 int lodge_config_find(const struct lodge *lg, const char *file_or_name, struct domain_config *dc,
 		      struct lodge_err *err);
+/* The same with xl create's KEY=VALUE overrides: each replaces the
+ * file's statement of KEY, checked by the same schema. */
+int lodge_config_find_with(const struct lodge *lg, const char *file_or_name, char *const *overrides, unsigned n,
+			   struct domain_config *dc, struct lodge_err *err);
+/* xl config-update: the config create NAME reads (domains_dir/NAME.cfg)
+ * replaced by from's text (NULL: its own) with the overrides, checked by
+ * the schema first and written whole; a running domain runs on as it
+ * was started (a reboot restarts it so), the next create takes it. */
+int lodge_config_update(const struct lodge *lg, const char *name, const char *from, char *const *overrides,
+			unsigned n, struct lodge_err *err);
+/* xl rename, for a domain not running: its config file and name key;
+ * refused while it (or another of the new name) runs, or a config of
+ * the new name exists. */
+int lodge_rename(const struct lodge *lg, const char *old, const char *new_name, struct lodge_err *err);
 /* The resolved config a running domain was started with. */
 int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc,
 			 struct lodge_err *err);
@@ -309,9 +323,17 @@ int lodge_pause(const struct lodge *lg, const char *domain, struct lodge_err *er
 int lodge_unpause(const struct lodge *lg, const char *domain, struct lodge_err *err);
 /* Reset the domain; its on_reboot decides what follows. */
 int lodge_reboot(const struct lodge *lg, const char *domain, struct lodge_err *err);
+/* The same; wait_s > 0: return once it runs again (-ETIMEDOUT past
+ * wait_s, -ESRCH if it ended instead: on_reboot = "destroy"). */
+int lodge_reboot_wait(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err);
 /* Press the ACPI power button; wait_s > 0: return once the domain is
  * gone, -ETIMEDOUT if it is not within wait_s seconds. */
 int lodge_shutdown(const struct lodge *lg, const char *domain, int wait_s, struct lodge_err *err);
+/* xl shutdown -a: the power button of every running domain, then (wait_s
+ * > 0) each waited for.  fn hears each domain (err NULL: done) and a
+ * failure to list them (name NULL).  Returns how many failed. */
+typedef void lodge_shutdown_fn(const char *name, const struct lodge_err *err, void *arg);
+int lodge_shutdown_all(const struct lodge *lg, int wait_s, lodge_shutdown_fn *fn, void *arg);
 /* End it at once; returns once its process and runtime directory are gone. */
 int lodge_destroy(const struct lodge *lg, const char *domain, struct lodge_err *err);
 
@@ -336,6 +358,13 @@ int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline
 
 /* ---- memory and CPUs ------------------------------------------------------------------- */
 
+/* The ceiling mem-set may balloon up to (xl mem-max): from the current
+ * target up to maxmem; the target stays. */
+int lodge_mem_max(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err);
+/* A serial BREAK then key, the guest's sysrq (xl sysrq). */
+int lodge_sysrq(const struct lodge *lg, const char *domain, char key, struct lodge_err *err);
+/* An NMI on the first vCPU (xl trigger DOMAIN nmi). */
+int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err);
 /* Balloon a running domain to mib (its floor up to its maxmem). */
 int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err);
 /* Credit weight (1-65535) and cap (percent of one CPU, 0: none); -1

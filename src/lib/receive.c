@@ -172,9 +172,14 @@ static int receive_one(const struct lodge_receiver *r, int sock, const char *pee
 		return RECV_FAILED;
 	}
 	rc = head_config(&h, "the incoming domain", &lg.hc, dc, why, sizeof(why));
-	/* Signed by this host, or by a peer that holds the secret: trusted
-	 * to name what it named; else lent only what lodge.conf lends. */
-	signed_here = head_signed_by(&h, stream_key(&r->secret, &own_key, false, text, sizeof(text)));
+	/* Signed with this host's own key (no secret: the sender is root on
+	 * this host, over the root-only socket): trusted to name what it
+	 * named.  A peer's stream, signed with the migration secret, proves
+	 * only where it came from: the host resources it names are held to
+	 * this host's lodge.conf, as a pool config from etcd is, so that one
+	 * host's looser lodge.conf never decides what another lends. */
+	signed_here = !r->secret.len &&
+		      head_signed_by(&h, stream_key(NULL, &own_key, false, text, sizeof(text)));
 	head_free(&h);
 	if (!rc && !signed_here)
 		rc = incoming_admit(dc, &lg.hc, why, sizeof(why));

@@ -35,8 +35,15 @@ static int load_config(const struct lodge *lg, const char *path, bool check_brid
 
 int lodge_config_find(const struct lodge *lg, const char *arg, struct domain_config *dc, struct lodge_err *err)
 {
-	char path[CFG_PATH_MAX + 80];
+	return lodge_config_find_with(lg, arg, NULL, 0, dc, err);
+}
+
+int lodge_config_find_with(const struct lodge *lg, const char *arg, char *const *overrides, unsigned n,
+			   struct domain_config *dc, struct lodge_err *err)
+{
+	char path[CFG_PATH_MAX + 80], msg[LODGE_ERR_MAX];
 	struct stat st;
+	int rc;
 
 	/* A name means DOMAINS_DIR/NAME.cfg, as xl create has it; a word that
 	 * is also a directory here (./web) is still the name. */
@@ -44,7 +51,10 @@ int lodge_config_find(const struct lodge *lg, const char *arg, struct domain_con
 		snprintf(path, sizeof(path), "%s", arg);
 	else
 		snprintf(path, sizeof(path), "%s/%s.cfg", lg->hc.domains_dir, arg);
-	return load_config(lg, path, true, dc, err);
+	if (!n)
+		return load_config(lg, path, true, dc, err);
+	rc = domain_config_load_overrides(path, overrides, n, &lg->hc, true, dc, NULL, NULL, msg, sizeof(msg));
+	return rc ? lodge_fail(err, rc < 0 ? rc : -EINVAL, "%s", msg) : 0;
 }
 
 int lodge_runtime_config(const struct lodge *lg, const char *name, struct domain_config *dc, struct lodge_err *err)

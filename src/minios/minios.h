@@ -27,6 +27,11 @@ void uart_init(void);
 void uart_putc(char c);
 void uart_puts(const char *s);
 void uart_rx_irq(void);
+/* The key that followed a serial BREAK (a sysrq, as Linux reads it), or
+ * -1; taking it clears it. */
+int uart_take_sysrq(void);
+#define VEC_NMI 2
+extern volatile unsigned nmi_count;
 int uart_getc(void);           /* -1 if nothing received */
 int uart_at_line_start(void);  /* the last character written was a newline */
 

@@ -343,6 +343,12 @@ void shell_loop(void)
 		uint64_t wait;
 		int c;
 
+		/* What came from the host outside the input: told here, where
+		 * no one holds the UART. */
+		if ((c = uart_take_sysrq()) >= 0)
+			printf("\nminios: sysrq %c\nminios> ", c);
+		if (__atomic_exchange_n(&nmi_count, 0, __ATOMIC_RELAXED))
+			printf("\nminios: NMI received\nminios> ");
 		irq_disable();
 		if (poll_fn)
 			poll_fn();

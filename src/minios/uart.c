@@ -11,6 +11,7 @@
 #define MCR      4
 #define LSR      5
 #define LSR_DR   0x01
+#define LSR_BI   0x10
 #define LSR_THRE 0x20
 
 static volatile uint8_t rx_ring[256];
@@ -59,11 +60,31 @@ void uart_puts(const char *s)
 	__atomic_store_n(&uart_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* A BREAK arms the sysrq: the next character is its key, not input
+ * (Linux's 8250 driver does the same, for 5 s). */
+static volatile int sysrq_armed, sysrq_key = -1;
+
+int uart_take_sysrq(void)
+{
+	return __atomic_exchange_n(&sysrq_key, -1, __ATOMIC_RELAXED);
+}
+
 void uart_rx_irq(void)
 {
-	while (inb(COM1 + LSR) & LSR_DR) {
+	uint8_t lsr;
+
+	while ((lsr = inb(COM1 + LSR)) & LSR_DR) {
 		uint8_t c = inb(COM1 + RBR);
 
+		if (lsr & LSR_BI) {
+			sysrq_armed = 1;
+			continue;
+		}
+		if (sysrq_armed) {
+			sysrq_armed = 0;
+			sysrq_key = c;
+			continue;
+		}
 		if (rx_head - rx_tail < sizeof(rx_ring))
 			rx_ring[rx_head++ % sizeof(rx_ring)] = c;
 	}

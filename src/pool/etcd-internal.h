@@ -2,6 +2,7 @@
 #ifndef LODGE_POOL_ETCD_INTERNAL_H
 #define LODGE_POOL_ETCD_INTERNAL_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 
 #include "etcd.h"
@@ -14,6 +15,9 @@ json_t *etcd_range_json(const char *key, bool prefix);
 /* A kv object into kv (key and value malloc'd): 0 or -EPROTO. */
 int etcd_kv_from_json(json_t *o, struct etcd_kv *kv);
 unsigned etcd_nendpoints(const struct etcd *e);
+/* A request's TLS files, protocol and auth header on curl (headers: the
+ * list to free after the request, or NULL). */
+void etcd_curl_setup(struct etcd *e, CURL *curl, struct curl_slist **headers);
 const char *etcd_nth_endpoint(const struct etcd *e, unsigned i);
 
 #endif

@@ -16,8 +16,10 @@
 #include "etcd-internal.h"
 
 struct etcd_watch {
+	struct etcd *e;                /* its TLS files and token */
 	CURLM *multi;
 	CURL *curl;
+	struct curl_slist *headers;
 	char *req;
 	char *buf;                     /* what came and is not yet a whole line */
 	size_t n, cap;
@@ -161,13 +163,13 @@ static int watch_start(struct etcd_watch *w, const char *endpoint)
 	snprintf(w->url, sizeof(w->url), "%s/v3/watch", endpoint);
 	if (!(w->curl = curl_easy_init()))
 		return -ENOMEM;
+	etcd_curl_setup(w->e, w->curl, &w->headers);
 	curl_easy_setopt(w->curl, CURLOPT_URL, w->url);
 	curl_easy_setopt(w->curl, CURLOPT_POSTFIELDS, w->req);
 	curl_easy_setopt(w->curl, CURLOPT_WRITEFUNCTION, watch_write);
 	curl_easy_setopt(w->curl, CURLOPT_WRITEDATA, w);
 	curl_easy_setopt(w->curl, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
 	curl_easy_setopt(w->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(w->curl, CURLOPT_PROTOCOLS_STR, "http");
 	/* A member cut off from the others sends nothing: TCP keepalive
 	 * finds a dead peer, the caller's own checks a silent one. */
 	curl_easy_setopt(w->curl, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -184,6 +186,8 @@ static void watch_stop(struct etcd_watch *w)
 		curl_easy_cleanup(w->curl);
 		w->curl = NULL;
 	}
+	curl_slist_free_all(w->headers);
+	w->headers = NULL;
 	w->n = 0;
 	w->created = false;
 }
@@ -198,6 +202,11 @@ struct etcd_watch *etcd_watch_open(struct etcd *e, const char *prefix, int64_t f
 		snprintf(why, whylen, "out of memory");
 		goto fail;
 	}
+	w->e = e;
+	/* A token fresh for this stream: etcd checks it when the watch is
+	 * made, and one that expired since the last request would fail it. */
+	if (etcd_authenticate(e, why, whylen))
+		goto fail;
 	if (from > 0)
 		json_object_set_new(create, "start_revision", etcd_num_json(from));
 	json_object_set_new(req, "create_request", create);

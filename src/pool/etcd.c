@@ -21,6 +21,13 @@ struct etcd {
 	unsigned n, cur;
 	unsigned total_ms, attempt_ms;
 	uint64_t hard_end;                 /* CLOCK_MONOTONIC ms no call goes past; 0 none */
+	bool https;
+	char *cacert, *cert, *key;         /* etcd_auth's, copied; NULL: none */
+	char *user, *password_arg;
+	etcd_password_fn *password;
+	char *token;                       /* etcd's for user, NULL: none yet */
+	bool authenticating;               /* the request under way asks for one */
+	char errbuf[CURL_ERROR_SIZE];
 };
 
 /* An answer's body as it comes. */
@@ -147,10 +154,47 @@ static json_t *prefix_end_json(const char *prefix)
 
 /* ---- the client --------------------------------------------------------------------- */
 
-struct etcd *etcd_open(const char *endpoints, char *why, size_t whylen)
+/* s copied into *to if given and not "": false if out of memory. */
+static bool keep(char **to, const char *s)
+{
+	return !s || !*s || (*to = strdup(s));
+}
+
+static int auth_check(struct etcd *e, const struct etcd_auth *a, char *why, size_t whylen)
+{
+	if (!a)
+		return 0;
+	if (!keep(&e->cacert, a->cacert) || !keep(&e->cert, a->cert) || !keep(&e->key, a->key) ||
+	    !keep(&e->user, a->user) || !keep(&e->password_arg, a->password_arg)) {
+		say(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	if (e->https && !e->cacert) {
+		say(why, whylen, "https etcd URLs need the CA that signed etcd's certificate (--cacert FILE, "
+		    "pool_cacert): the pool trusts its own CA, not the system's");
+		return -EINVAL;
+	}
+	if (!e->https && (e->cacert || e->cert || e->key)) {
+		say(why, whylen, "a CA, certificate or key is for https etcd URLs; these are http");
+		return -EINVAL;
+	}
+	if (!e->cert != !e->key) {
+		say(why, whylen, "a client certificate and its key go together (--cert FILE --key FILE)");
+		return -EINVAL;
+	}
+	e->password = a->password;
+	if (!e->user != !e->password) {
+		say(why, whylen, "etcd's user authentication needs both a user and a password");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct etcd *etcd_open(const char *endpoints, const struct etcd_auth *auth, char *why, size_t whylen)
 {
 	struct etcd *e = calloc(1, sizeof(*e));
 	char *list, *tok, *save = NULL;
+	unsigned nhttps = 0;
 
 	if (!e || !(list = strdup(endpoints))) {
 		free(e);
@@ -160,13 +204,17 @@ struct etcd *etcd_open(const char *endpoints, char *why, size_t whylen)
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t n = strlen(tok);
 
-		/* http://HOST:PORT, a trailing slash allowed, nothing after it */
+		size_t scheme = strncmp(tok, "https://", 8) == 0 ? 8 : 7;
+
+		/* http(s)://HOST:PORT, a trailing slash allowed, nothing after it */
 		if (tok[n - 1] == '/')
 			tok[--n] = '\0';
-		if (strncmp(tok, "http://", 7) || n <= 7 || strcspn(tok + 7, " ?#@/") != n - 7) {
-			say(why, whylen, "%s: not an etcd client URL (http://HOST:PORT)", tok);
+		if ((scheme == 7 && strncmp(tok, "http://", 7)) || n <= scheme ||
+		    strcspn(tok + scheme, " ?#@/") != n - scheme) {
+			say(why, whylen, "%s: not an etcd client URL (http://HOST:PORT or https://HOST:PORT)", tok);
 			goto bad;
 		}
+		nhttps += scheme == 8;
 		if (e->n == ETCD_ENDPOINTS_MAX) {
 			say(why, whylen, "more than %d etcd endpoints", ETCD_ENDPOINTS_MAX);
 			goto bad;
@@ -180,6 +228,13 @@ struct etcd *etcd_open(const char *endpoints, char *why, size_t whylen)
 		say(why, whylen, "no etcd endpoint given");
 		goto bad;
 	}
+	if (nhttps && nhttps != e->n) {
+		say(why, whylen, "%s: some etcd URLs are https, some http: one pool, one way to reach it", endpoints);
+		goto bad;
+	}
+	e->https = nhttps > 0;
+	if (auth_check(e, auth, why, whylen))
+		goto bad;
 	free(list);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!(e->curl = curl_easy_init())) {
@@ -206,7 +261,40 @@ void etcd_close(struct etcd *e)
 		curl_easy_cleanup(e->curl);
 	for (i = 0; i < e->n; i++)
 		free(e->endpoint[i]);
+	free(e->cacert);
+	free(e->cert);
+	free(e->key);
+	free(e->user);
+	free(e->password_arg);
+	free(e->token);
 	free(e);
+}
+
+void etcd_curl_setup(struct etcd *e, CURL *curl, struct curl_slist **headers)
+{
+	*headers = NULL;
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, e->https ? "https" : "http");
+	if (e->https) {
+		curl_easy_setopt(curl, CURLOPT_CAINFO, e->cacert);
+		curl_easy_setopt(curl, CURLOPT_CAPATH, NULL);     /* this CA alone */
+		curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+		if (e->cert) {
+			curl_easy_setopt(curl, CURLOPT_SSLCERT, e->cert);
+			curl_easy_setopt(curl, CURLOPT_SSLKEY, e->key);
+		}
+	}
+	if (e->token && !e->authenticating) {
+		char *h = malloc(strlen(e->token) + 32);
+
+		if (h) {
+			sprintf(h, "Authorization: %s", e->token);
+			*headers = curl_slist_append(NULL, h);
+			explicit_bzero(h, strlen(h));
+			free(h);
+			curl_easy_setopt(curl, CURLOPT_HTTPHEADER, *headers);
+		}
+	}
 }
 
 void etcd_set_deadline(struct etcd *e, unsigned total_ms, unsigned attempt_ms)
@@ -284,8 +372,13 @@ static int attempt(struct etcd *e, unsigned i, const char *path, const char *req
 	long status = 0;
 	CURLcode cc;
 
+	struct curl_slist *headers;
+
 	snprintf(url, sizeof(url), "%s%s", e->endpoint[i], path);
 	curl_easy_reset(e->curl);
+	etcd_curl_setup(e, e->curl, &headers);
+	e->errbuf[0] = '\0';
+	curl_easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->errbuf);
 	curl_easy_setopt(e->curl, CURLOPT_URL, url);
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, req);
 	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, body_write);
@@ -293,18 +386,39 @@ static int attempt(struct etcd *e, unsigned i, const char *path, const char *req
 	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)ms);
 	curl_easy_setopt(e->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(ms < 1000 ? ms : 1000));
 	curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http");
 	cc = curl_easy_perform(e->curl);
+	curl_slist_free_all(headers);
+	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, NULL);
 	if (cc != CURLE_OK) {
-		say(why, whylen, "etcd at %s: %s", e->endpoint[i], curl_easy_strerror(cc));
+		/* etcd ended the handshake with an alert (TLS 1.3 sends it
+		 * after the client's finished: curl sees a failed read) */
+		bool refused = e->https && strstr(e->errbuf, " alert ");
+
+		say(why, whylen, "etcd at %s: %s%s%s", e->endpoint[i],
+		    refused ? "refused this host's TLS client certificate (or its lack)" : curl_easy_strerror(cc),
+		    e->errbuf[0] ? ": " : "", e->errbuf);
 		free(b.buf);
+		/* Whom this host trusts or how it proves itself: no other
+		 * member or later try answers that differently. */
+		if (refused || cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
+		    cc == CURLE_SSL_CERTPROBLEM)
+			return -EACCES;
 		return b.overflow ? -EPROTO : 1;
 	}
 	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 	*reply = b.buf ? json_loads(b.buf, 0, &jerr) : NULL;
 	if (!*reply || !json_is_object(*reply)) {
-		say(why, whylen, "etcd at %s: HTTP %ld, %s", e->endpoint[i], status,
-		    b.buf ? "an answer that is not JSON" : "no answer");
+		char text[160] = "";
+		size_t k;
+
+		/* the gateway's own refusals are a line of text: said, escaped */
+		for (k = 0; b.buf && k + 1 < sizeof(text) && b.buf[k]; k++)
+			text[k] = (unsigned char)b.buf[k] < 0x20 || b.buf[k] == 0x7f ? ' ' : b.buf[k];
+		text[k] = '\0';
+		while (k && text[k - 1] == ' ')
+			text[--k] = '\0';
+		say(why, whylen, "etcd at %s: HTTP %ld, %s%s%s", e->endpoint[i], status,
+		    b.buf ? "an answer that is not JSON" : "no answer", text[0] ? ": " : "", text);
 		free(b.buf);
 		json_decref(*reply);
 		*reply = NULL;
@@ -315,10 +429,18 @@ static int attempt(struct etcd *e, unsigned i, const char *path, const char *req
 		int64_t code = etcd_num(*reply, "code");
 		json_t *msg = json_object_get(*reply, "message");
 
-		say(why, whylen, "etcd at %s: %s", e->endpoint[i],
-		    json_is_string(msg) ? json_string_value(msg) : json_is_string(err) ? json_string_value(err) : "error");
+		const char *text = json_is_string(msg) ? json_string_value(msg) :
+				   json_is_string(err) ? json_string_value(err) : "error";
+		bool stale = e->user && !e->authenticating &&
+			     (strstr(text, "invalid auth token") || strstr(text, "user name is empty"));
+
+		say(why, whylen, "etcd at %s: %s", e->endpoint[i], text);
 		json_decref(*reply);
 		*reply = NULL;
+		if (stale)
+			return -EKEYEXPIRED;      /* call() asks for a new token */
+		if (code == 16 /* unauthenticated */ || code == 7 /* permission denied */)
+			return -EACCES;
 		return retryable_code(code) || status >= 500 ? 1 : -EINVAL;
 	}
 	return 0;
@@ -326,7 +448,7 @@ static int attempt(struct etcd *e, unsigned i, const char *path, const char *req
 
 /* POST req (consumed) to path at the members in turn until one answers
  * or the deadline passes. */
-static int call(struct etcd *e, const char *path, json_t *req, json_t **reply, char *why, size_t whylen)
+static int call_once(struct etcd *e, const char *path, json_t *req, json_t **reply, char *why, size_t whylen)
 {
 	uint64_t start = now_ms(), end = start + e->total_ms;
 	unsigned backoff = 50, tries = 0, i;
@@ -376,6 +498,63 @@ static int call(struct etcd *e, const char *path, json_t *req, json_t **reply, c
 	}
 out:
 	free(text);
+	return rc;
+}
+
+/* A token for user from etcd: the one request without one. */
+static int authenticate(struct etcd *e, char *why, size_t whylen)
+{
+	char password[256];
+	json_t *req, *reply = NULL, *t;
+	int rc;
+
+	if ((rc = e->password(e->password_arg, password, sizeof(password), why, whylen)))
+		return rc;
+	req = json_pack("{s:s, s:s}", "name", e->user, "password", password);
+	explicit_bzero(password, sizeof(password));
+	free(e->token);
+	e->token = NULL;
+	e->authenticating = true;
+	rc = call_once(e, "/v3/auth/authenticate", req, &reply, why, whylen);
+	e->authenticating = false;
+	if (rc) {
+		char inner[ETCD_WHY_MAX];
+
+		snprintf(inner, sizeof(inner), "%s", why);
+		say(why, whylen, "etcd did not accept user %s: %s", e->user, inner);
+		return rc == -EINVAL ? -EACCES : rc;
+	}
+	t = json_object_get(reply, "token");
+	if (!json_is_string(t) || !(e->token = strdup(json_string_value(t)))) {
+		say(why, whylen, "etcd at %s gave user %s no token (is its authentication enabled?)",
+		    etcd_endpoint(e), e->user);
+		json_decref(reply);
+		return -EPROTO;
+	}
+	json_decref(reply);
+	return 0;
+}
+
+int etcd_authenticate(struct etcd *e, char *why, size_t whylen)
+{
+	return e->user ? authenticate(e, why, whylen) : 0;
+}
+
+/* call_once with this client's token: asked for first, and once more
+ * when etcd says it is no longer valid. */
+static int call(struct etcd *e, const char *path, json_t *req, json_t **reply, char *why, size_t whylen)
+{
+	int rc;
+
+	if (e->user && !e->token && (rc = authenticate(e, why, whylen))) {
+		json_decref(req);
+		return rc;
+	}
+	json_incref(req);                  /* kept for a second try */
+	rc = call_once(e, path, req, reply, why, whylen);
+	if (rc == -EKEYEXPIRED && (rc = authenticate(e, why, whylen)) == 0)
+		return call_once(e, path, req, reply, why, whylen);
+	json_decref(req);
 	return rc;
 }
 

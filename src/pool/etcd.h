@@ -27,10 +27,33 @@
 
 struct etcd;
 
-/* endpoints: http://HOST:PORT[,...] (a trailing slash allowed).  NULL
- * with why if the list is malformed or curl cannot start. */
-struct etcd *etcd_open(const char *endpoints, char *why, size_t whylen);
+/* user's password into out (len bytes, NUL-terminated): 0, or -errno
+ * with why.  Asked at each authentication: a password changed in its
+ * file is the next token's. */
+typedef int etcd_password_fn(const char *arg, char *out, size_t len, char *why, size_t whylen);
+
+/* Who this client is and whom it trusts (lodge.conf's pool_cacert...;
+ * NULL or "" each: none).  https endpoints need cacert: the pool trusts
+ * its own CA, not the system's hundreds; cert and key go together and
+ * only over https.  With user, every request carries the token etcd gave
+ * for user and password() (POST /v3/auth/authenticate), asked again when
+ * etcd calls it invalid (its simple tokens expire, a password change
+ * drops them). */
+struct etcd_auth {
+	const char *cacert, *cert, *key;
+	const char *user;
+	etcd_password_fn *password;
+	const char *password_arg;
+};
+
+/* endpoints: http://HOST:PORT[,...] or all https:// (a trailing slash
+ * allowed).  NULL with why if the list or auth is malformed or curl
+ * cannot start. */
+struct etcd *etcd_open(const char *endpoints, const struct etcd_auth *auth, char *why, size_t whylen);
 void etcd_close(struct etcd *e);
+/* A new token for etcd_auth's user now (nothing without a user): 0, or
+ * -EACCES with why when etcd refuses the user or password. */
+int etcd_authenticate(struct etcd *e, char *why, size_t whylen);
 /* How long one call may go on retrying (default 5000 ms), and how long
  * one attempt at one member may take (default 2000 ms). */
 void etcd_set_deadline(struct etcd *e, unsigned total_ms, unsigned attempt_ms);

@@ -31,9 +31,36 @@ int pool_default_host(char name[DOMAIN_NAME_MAX], char *why, size_t whylen)
 	return 0;
 }
 
+/* pool_password_file's first line, from a file only root reads (etcd.h's
+ * etcd_password_fn: read again at each authentication). */
+static int read_password(const char *path, char *out, size_t len, char *why, size_t whylen)
+{
+	FILE *f;
+	int rc;
+
+	if ((rc = cfg_root_only_file(path, why, whylen)))
+		return rc;
+	if (!(f = fopen(path, "re"))) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!fgets(out, (int)len, f))
+		out[0] = '\0';
+	fclose(f);
+	out[strcspn(out, "\r\n")] = '\0';
+	if (!out[0]) {
+		snprintf(why, whylen, "%s holds no password (its first line)", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int pool_open(struct pool *p, const struct host_config *hc, const char *etcd, const char *host,
 	      const char *prefix, char *why, size_t whylen)
 {
+	struct etcd_auth auth = { .cacert = hc->pool_cacert, .cert = hc->pool_cert, .key = hc->pool_key,
+				  .user = hc->pool_user, .password_arg = hc->pool_password_file };
+	char password[256] = "";
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -55,9 +82,26 @@ int pool_open(struct pool *p, const struct host_config *hc, const char *etcd, co
 	} else if ((rc = pool_default_host(p->host, why, whylen))) {
 		return rc;
 	}
-	if (!(p->etcd = etcd_open(etcd, why, whylen)))
+	/* What proves this host to etcd is root's alone (lodge.conf's load
+	 * checks it too; pool-join's options come here first). */
+	if (*hc->pool_key && (rc = cfg_root_only_file(hc->pool_key, why, whylen)))
+		return rc;
+	if (*hc->pool_user && !*hc->pool_password_file) {
+		snprintf(why, whylen, "etcd user %s has no password file (--password-file FILE, pool_password_file)",
+			 hc->pool_user);
 		return -EINVAL;
-	return 0;
+	}
+	if (*hc->pool_password_file && !*hc->pool_user) {
+		snprintf(why, whylen, "a password file without an etcd user (--user NAME, pool_user)");
+		return -EINVAL;
+	}
+	if (*hc->pool_user && (rc = read_password(hc->pool_password_file, password, sizeof(password), why, whylen)))
+		return rc;
+	if (*hc->pool_user)
+		auth.password = read_password;
+	p->etcd = etcd_open(etcd, &auth, why, whylen);
+	explicit_bzero(password, sizeof(password));
+	return p->etcd ? 0 : -EINVAL;
 }
 
 void pool_close(struct pool *p)
@@ -487,7 +531,8 @@ int pool_timing_check(const struct host_config *hc, char *why, size_t whylen)
 	return 0;
 }
 
-static const char *const pool_conf_keys[] = { "pool_etcd", "pool_host", "pool_prefix" };
+static const char *const pool_conf_keys[] = { "pool_etcd", "pool_host", "pool_prefix", "pool_cacert", "pool_cert",
+					     "pool_key", "pool_user", "pool_password_file" };
 
 /* line sets one of the keys above (an active line, not a comment). */
 static bool pool_conf_line(const char *line, size_t n)
@@ -534,7 +579,8 @@ static int write_whole(const char *path, const char *text, size_t n, mode_t mode
 	return rc;
 }
 
-int pool_conf_write(const char *etcd, const char *host, const char *prefix, char *why, size_t whylen)
+int pool_conf_write(const char *etcd, const char *host, const char *prefix, const struct host_config *access,
+		    char *why, size_t whylen)
 {
 	char path[CFG_PATH_MAX + 16], dir[CFG_PATH_MAX], err[1024];
 	char *old = NULL, *text = NULL, *p;
@@ -590,7 +636,7 @@ int pool_conf_write(const char *etcd, const char *host, const char *prefix, char
 			*slash = '/';
 		}
 	}
-	cap = oldn + POOL_ETCD_MAX + POOL_PREFIX_MAX + DOMAIN_NAME_MAX + 256;
+	cap = oldn + POOL_ETCD_MAX + POOL_PREFIX_MAX + 2 * DOMAIN_NAME_MAX + 4 * CFG_PATH_MAX + 512;
 	if (!(text = malloc(cap))) {
 		free(old);
 		return -ENOMEM;
@@ -612,6 +658,18 @@ int pool_conf_write(const char *etcd, const char *host, const char *prefix, char
 		n += (size_t)snprintf(text + n, cap - n, "pool_etcd = \"%s\"\npool_host = \"%s\"\n", etcd, host);
 		if (prefix)
 			n += (size_t)snprintf(text + n, cap - n, "pool_prefix = \"%s\"\n", prefix);
+	}
+	if (etcd && access) {
+		const struct { const char *key, *value; } lines[] = {
+			{ "pool_cacert", access->pool_cacert }, { "pool_cert", access->pool_cert },
+			{ "pool_key", access->pool_key }, { "pool_user", access->pool_user },
+			{ "pool_password_file", access->pool_password_file },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+			if (*lines[k].value)
+				n += (size_t)snprintf(text + n, cap - n, "%s = \"%s\"\n", lines[k].key, lines[k].value);
 	}
 	if ((rc = write_whole(path, text, n, mode, why, whylen)))
 		goto out;

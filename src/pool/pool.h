@@ -154,6 +154,12 @@ int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen)
 int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen);
 /* Its config's text (malloc'd) and the file it was read from (relative
  * paths in it are relative to that file's directory). */
+/* A domain's config as read from etcd (file its label, text its text),
+ * made fit to start here: loaded with this host's checks and held to what
+ * this host lends a stream (incoming.h), nothing it names opened before it
+ * is admitted.  0, or -errno with err the one line to log and report. */
+int pool_config_admit(const struct lodge *lg, const char *name, const char *file, const char *text,
+		      struct domain_config *dc, char *err, size_t errlen);
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
 
@@ -221,12 +227,15 @@ bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg);
  * 0, or -EINVAL with why naming the keys. */
 int pool_timing_check(const struct host_config *hc, char *why, size_t whylen);
 
-/* lodge.conf under the root with its pool_etcd, pool_host and pool_prefix
- * lines replaced by these (etcd NULL: removed, the host leaves; prefix
- * NULL: left at its default), written whole under a new name and renamed
- * over it: 0 or -errno with why.  The result is read back as lodge.conf
- * is; if it does not load, the old file stays. */
-int pool_conf_write(const char *etcd, const char *host, const char *prefix, char *why, size_t whylen);
+/* lodge.conf under the root with its pool_* lines (etcd, host, prefix
+ * and access's pool_cacert, pool_cert, pool_key, pool_user,
+ * pool_password_file where set) replaced by these (etcd NULL: removed,
+ * the host leaves; prefix NULL: left at its default), written whole
+ * under a new name and renamed over it: 0 or -errno with why.  The
+ * result is read back as lodge.conf is; if it does not load, the old
+ * file stays. */
+int pool_conf_write(const char *etcd, const char *host, const char *prefix, const struct host_config *access,
+		    char *why, size_t whylen);
 
 /* ---- the pool agent (agent.c) ------------------------------------------------------------- */
 

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "incoming.h"
 #include "log.h"
 
 /* A domain whose start failed here is tried again after this long. */
@@ -371,6 +372,42 @@ static bool ha_restart(struct pool_reconciler *r, struct pool_view *v, const str
 	return take_over(p, d, lease);
 }
 
+/* A config read from etcd is untrusted input, as a stream is (SECURITY.md,
+ * "The pool's etcd"): whoever can write the pool's keys chose every path
+ * and name in it, and root opens them.  So it is read first without this
+ * host's checks (which open the kernel and look for the bridges), held to
+ * what this host lends a stream (incoming_admit: lodge.conf's
+ * storage_dirs, storage_devices, kernel_dirs, bridges, or this host's own
+ * config of the domain), and only then read again with them, admitted
+ * once more (the second reading is what runs: the real paths checked are
+ * the paths lodge-hyp opens). */
+/* One reading of text: loaded (with this host's checks or not), its name
+ * the key's, admitted. */
+static int admit_once(const struct lodge *lg, const char *name, const char *file, const char *text, bool host_checks,
+		      struct domain_config *dc, char *err, size_t errlen)
+{
+	char why[LODGE_ERR_MAX];
+	int rc;
+
+	if ((rc = domain_config_load_text(file, text, strlen(text), &lg->hc, host_checks, dc, err, errlen)))
+		return rc;
+	if (strcmp(dc->name, name)) {
+		snprintf(err, errlen, "its config names %s", dc->name);
+		return -EINVAL;
+	}
+	if ((rc = incoming_admit(dc, &lg->hc, why, sizeof(why))))
+		snprintf(err, errlen, "refused by this host's lodge.conf: %s", why);
+	return rc;
+}
+
+int pool_config_admit(const struct lodge *lg, const char *name, const char *file, const char *text,
+		      struct domain_config *dc, char *err, size_t errlen)
+{
+	int rc = admit_once(lg, name, file, text, false, dc, err, errlen);
+
+	return rc ? rc : admit_once(lg, name, file, text, true, dc, err, errlen);
+}
+
 static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_t lease)
 {
 	static struct domain_config dc;
@@ -382,13 +419,8 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	if ((rc = pool_domain_spec(p, s->name, &text, file, sizeof(file), why, sizeof(why)))) {
 		snprintf(err, sizeof(err), "%s", why);
 	} else {
-		/* This host's checks now: its memory, its bridges. */
-		rc = domain_config_load_text(file, text, strlen(text), &lg->hc, true, &dc, err, sizeof(err));
+		rc = pool_config_admit(lg, s->name, file, text, &dc, err, sizeof(err));
 		free(text);
-		if (rc == 0 && strcmp(dc.name, s->name)) {
-			snprintf(err, sizeof(err), "its config names %s", dc.name);
-			rc = -EINVAL;
-		}
 		if (rc == 0 && (rc = lodge_create(lg, &dc, 0, &lerr)))
 			snprintf(err, sizeof(err), "%s", lerr.msg);
 	}

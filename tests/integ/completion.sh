@@ -4,7 +4,9 @@
 # COMP_WORDS and COMP_CWORD set as bash sets them completes command names
 # (the same as lodge --help lists), each command's options and option
 # values, a running domain's name after `lodge destroy`, a config's name
-# and files after `lodge create`, and a bridge after `lodge bridge-delete`.
+# and files after `lodge create`, a bridge after `lodge bridge-delete`,
+# a network after `--network`, and a domain's disks after
+# `lodge block-detach DOMAIN` (issue 35).
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "completion" kvm root minios
@@ -13,7 +15,12 @@ BR=cbr$$
 BR=${BR:0:15}
 COMPLETION=$TOP/share/bash-completion/lodge
 in_ns "$LODGE" bridge-create "$BR" >/dev/null
-printf 'name = "crun"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/crun.cfg"
+truncate -s 1M "$T/crun-disk.img"
+printf 'name = "crun"\nmemory = 32\nkernel = "%s"\ndisk = [ "%s,raw,xvdb,rw" ]\n' "$MINIOS" "$T/crun-disk.img" \
+	>"$DOMS/crun.cfg"
+# A network's config is enough for its name to be offered (not started).
+mkdir -p "$ROOT/etc/lodge/networks"
+printf 'mode = "isolated"\nbridge = "lbr-cnet"\nsubnet = "10.251.7.0/24"\n' >"$ROOT/etc/lodge/networks/cnet.cfg"
 printf 'name = "cidle"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/cidle.cfg"
 if ! lodge create crun >"$T/create" 2>&1; then
 	fail "completion" "create crun: $(tail -2 "$T/create")"
@@ -43,8 +50,8 @@ if [ -n "$commands" ] && [ "$got" = "$commands" ] && [ "$(wc -l <<<"$got")" -ge 
 else
 	fail "command names" "$(diff <(echo "$commands") <(echo "$got") | tr '\n' ' ')"
 fi
-if [ "$(comp de)" = destroy ] && [ "$(comp mem)" = mem-set ]; then
-	pass "lodge de<TAB> is destroy, mem<TAB> mem-set"
+if [ "$(comp de)" = destroy ] && [ "$(comp mem-s)" = mem-set ]; then
+	pass "lodge de<TAB> is destroy, mem-s<TAB> mem-set"
 else
 	fail "command prefix" "$(comp de | tr '\n' ' ')"
 fi
@@ -84,8 +91,25 @@ if [ "$(comp list -o "" | tr '\n' ' ')" = "json text tsv " ] && [ "$(comp shutdo
 else
 	fail "option completion" "$(comp list -o "" | tr '\n' ' '); $(comp shutdown --ti); $(comp list -l "")"
 fi
-if [ "$(comp help mem)" = mem-set ]; then
-	pass "lodge help mem<TAB>: a command"
+got=$(comp install --network "")
+if [ "$got" = cnet ] && [ "$(comp install -N c)" = cnet ]; then
+	pass "lodge install --network <TAB>: the networks (cnet)"
 else
-	fail "help <TAB>" "$(comp help mem)"
+	fail "install --network <TAB>" "$(tr '\n' ' ' <<<"$got")"
+fi
+got=$(comp block-detach crun "")
+if [ "$got" = xvdb ] && [ "$(comp block-detach nosuch "")" = "" ]; then
+	pass "lodge block-detach crun <TAB>: its disk xvdb"
+else
+	fail "block-detach crun <TAB>" "$(tr '\n' ' ' <<<"$got")"
+fi
+if [ "$(comp trigger crun "" | tr '\n' ' ')" = "nmi power reset " ] && [ "$(comp trigger crun r)" = reset ]; then
+	pass "lodge trigger crun <TAB>: nmi power reset"
+else
+	fail "trigger crun <TAB>" "$(comp trigger crun "" | tr '\n' ' ')"
+fi
+if [ "$(comp help mem-s)" = mem-set ]; then
+	pass "lodge help mem-s<TAB>: a command"
+else
+	fail "help <TAB>" "$(comp help mem-s)"
 fi

@@ -5,6 +5,7 @@
 # host's directories, keeps lodge.conf as a conffile, enables the boot
 # unit, and lodge --version, lodge check on the shipped example and
 # lodge-hyp --probe work there; a purge leaves nothing of the package.
+# It depends on or recommends what its commands run, and ships README.md.
 #
 # The clean root is made once with mmdebstrap and kept as a tarball in
 # build/cache/ (LODGE_CACHE), with apt's lists and the downloaded packages,
@@ -40,6 +41,25 @@ else
 fi
 DEB=$(ls "$BUILD"/deb/lodge_*_amd64.deb)
 VERSION=$(dpkg-deb -f "$DEB" Version)
+
+# What its commands run (network-create: dnsmasq and nftables; install:
+# mkfs.vfat, mcopy, mmdebstrap) is depended on or recommended, and the
+# README comes with it (issue 35).
+rel=$(dpkg-deb -f "$DEB" Depends Recommends | tr ',' '\n' | sed 's/^[A-Za-z-]*: *//; s/^ *//; s/ .*//')
+missing=
+for p in dnsmasq-base nftables dosfstools mtools mmdebstrap e2fsprogs; do
+	grep -qx "$p" <<<"$rel" || missing+="$p "
+done
+if [ -z "$missing" ]; then
+	pass "the package depends on or recommends what its commands run (dnsmasq-base, nftables, ...)"
+else
+	fail "the package names what its commands run" "neither depended on nor recommended: $missing"
+fi
+if dpkg-deb -c "$DEB" | grep -E ' \./usr/share/doc/lodge/README\.md(\.gz)?$' >/dev/null; then
+	pass "the package ships README.md in /usr/share/doc/lodge"
+else
+	fail "the package ships README" "$(dpkg-deb -c "$DEB" | grep -o './usr/share/doc/lodge/.*' | tr '\n' ' ')"
+fi
 
 # ---- a clean Debian 12 -------------------------------------------------------
 if [ ! -f "$TARBALL" ]; then

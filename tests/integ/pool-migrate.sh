@@ -37,8 +37,8 @@ for h in a b; do
 		ip link add "up$h$$" netns "$ns" type veth peer name "la$h" netns "$NSL" &&
 		ip -n "$ns" link set "up$h$$" master lbr0 up && l ip link set "la$h" master lan0 up ||
 		{ fail pool-migrate "cannot join host $h's bridge to the lan"; exit 1; }
-	printf 'migration_secret_file = "%s"\nmigration_listen = "%s:%s"\nkernel_dirs = [ "%s" ]\nbridges = [ "lbr0" ]\n' \
-		"$T/secret" "$POOL_NET.$((10 + n))" $PORT "$(dirname "$MINIOS")" >>"$(pool_root "$h")/etc/lodge/lodge.conf"
+	printf 'migration_secret_file = "%s"\nmigration_listen = "%s:%s"\nbridges = [ "lbr0" ]\n' \
+		"$T/secret" "$POOL_NET.$((10 + n))" $PORT >>"$(pool_root "$h")/etc/lodge/lodge.conf"
 	pool_agent_start "$h"
 done
 both_up() { pool_all_up && migrate_ok a && migrate_ok b; }

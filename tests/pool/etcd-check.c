@@ -93,12 +93,12 @@ int main(int argc, char **argv)
 	prefix = argv[2];
 
 	/* A list that is not etcd's URLs: one line, no client. */
-	e = etcd_open("http://127.0.0.1:1,ftp://x", why, sizeof(why));
+	e = etcd_open("http://127.0.0.1:1,ftp://x", NULL, why, sizeof(why));
 	CHECK("a URL that is not http://HOST:PORT is refused", !e && strstr(why, "ftp://x"), "got %s", e ? "a client" : why);
 
 	/* The first endpoint dead: the call goes to the next one. */
 	snprintf(badurls, sizeof(badurls), "http://127.0.0.1:%s,%s", argv[3], urls);
-	e = etcd_open(badurls, why, sizeof(why));
+	e = etcd_open(badurls, NULL, why, sizeof(why));
 	if (!e) {
 		printf("FAIL: etcd: open: %s\n", why);
 		return 1;
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 
 	/* No member answers: refused within the deadline with why. */
 	snprintf(badurls, sizeof(badurls), "http://127.0.0.1:%s", argv[3]);
-	dead = etcd_open(badurls, why, sizeof(why));
+	dead = etcd_open(badurls, NULL, why, sizeof(why));
 	etcd_set_deadline(dead, 1500, 500);
 	t0 = now_s();
 	rc = etcd_put(dead, key(prefix, "x"), "1", 0, why, sizeof(why));

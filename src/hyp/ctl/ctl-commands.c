@@ -294,6 +294,48 @@ static void ctl_mem_set(struct ctl *c, struct ctl_client *cl, int argc, char **a
 	client_send(cl, "ok\n");
 }
 
+static void ctl_mem_max(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	char why[256];
+
+	if (domain_mem_max(c->dom, argc > 0 ? argv[0] : NULL, why, sizeof(why))) {
+		client_send(cl, "error %s\n", why);
+		return;
+	}
+	event_send(EV_MEM_MAX, ctl_who(cl), "%s MiB", argv[0]);
+	client_send(cl, "ok\n");
+}
+
+/* sysrq KEY: a BREAK on the serial line, then KEY, as Linux's 8250
+ * driver reads a sysrq; one printable character. */
+static void ctl_sysrq(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	if (argc != 1 || strlen(argv[0]) != 1 || argv[0][0] <= ' ' || argv[0][0] > '~') {
+		client_send(cl, "error sysrq takes one printable character (h: the guest's list of keys)\n");
+		return;
+	}
+	if (uart_send_break(c->com1, (uint8_t)argv[0][0])) {
+		client_send(cl, "error the guest's serial input is full (it reads none): try again later\n");
+		return;
+	}
+	event_send(EV_SYSRQ, ctl_who(cl), "key %s", argv[0]);
+	client_send(cl, "ok\n");
+}
+
+/* nmi: xl trigger DOMAIN nmi, on the first vCPU (as a front panel's NMI
+ * button reaches the boot CPU). */
+static void ctl_nmi(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	int rc = vcpu_nmi(c->dom, 0);
+
+	if (rc) {
+		client_send(cl, "error cannot send an NMI: %s\n", strerror(-rc));
+		return;
+	}
+	event_send(EV_NMI, ctl_who(cl), NULL);
+	client_send(cl, "ok\n");
+}
+
 /* ctl-cpu.c's, which need only the domain. */
 static void ctl_vcpus(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
@@ -345,6 +387,9 @@ static const struct ctl_command commands[] = {
 	{ "shutdown",    CTL_CONTROL, RUNNING,                         ctl_shutdown },
 	{ "reboot",      CTL_CONTROL, RUNNING,                         ctl_reboot },
 	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
+	{ "mem-max",     CTL_CONTROL, RUNNING,                         ctl_mem_max },
+	{ "sysrq",       CTL_CONTROL, RUNNING,                         ctl_sysrq },
+	{ "nmi",         CTL_CONTROL, RUNNING,                         ctl_nmi },
 	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
 	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
 	{ "disk-attach", CTL_CONTROL, RUNNING,                         ctl_disk_attach },

@@ -12,6 +12,10 @@ struct domain;
 struct uart;
 struct uart *uart_create(struct domain *dom, uint16_t port, unsigned gsi);
 size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len);
+/* A BREAK on the line, then key: what a serial console's sysrq is (Linux's
+ * 8250 driver takes the character after a BREAK as a sysrq key).  0, or
+ * -EAGAIN when the receive FIFO has no room for both. */
+int uart_send_break(struct uart *u, uint8_t key);
 
 int i8042_init(struct domain *dom);     /* reset line (0xFE) only */
 int acpi_pm_init(struct domain *dom);   /* PM1 registers, sleep control, reset register */

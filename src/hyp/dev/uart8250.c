@@ -42,6 +42,7 @@
 #define MCR_OUT2  0x08
 #define MCR_LOOP  0x10
 #define LSR_DR    0x01
+#define LSR_BI    0x10
 #define LSR_THRE  0x20
 #define LSR_TEMT  0x40
 #define MSR_CTS   0x10
@@ -60,6 +61,7 @@ struct uart {
 	int thr_ipending;
 	int irq_level;
 	uint8_t rx[UART_RX_FIFO];
+	bool rx_break[UART_RX_FIFO];   /* the byte is a BREAK's 0 (LSR BI while it is on top) */
 	unsigned rx_head, rx_count;
 };
 
@@ -86,10 +88,11 @@ static void uart_update_irq(struct uart *u)
 	}
 }
 
-static void uart_rx_push(struct uart *u, uint8_t c)
+static void uart_rx_push(struct uart *u, uint8_t c, bool is_break)
 {
 	if (u->rx_count < UART_RX_FIFO) {
 		u->rx[(u->rx_head + u->rx_count) % UART_RX_FIFO] = c;
+		u->rx_break[(u->rx_head + u->rx_count) % UART_RX_FIFO] = is_break;
 		u->rx_count++;
 	}
 }
@@ -122,7 +125,8 @@ static uint64_t uart_read(void *dev, uint64_t off, unsigned size)
 	case UART_LCR: val = u->lcr; break;
 	case UART_MCR: val = u->mcr; break;
 	case UART_LSR:
-		val = LSR_THRE | LSR_TEMT | (u->rx_count ? LSR_DR : 0);
+		val = LSR_THRE | LSR_TEMT | (u->rx_count ? LSR_DR : 0) |
+		      (u->rx_count && u->rx_break[u->rx_head] ? LSR_BI : 0);
 		break;
 	case UART_MSR:
 		if (u->mcr & MCR_LOOP)   /* modem outputs looped back to inputs */
@@ -151,7 +155,7 @@ static void uart_write(void *dev, uint64_t off, unsigned size, uint64_t v)
 			break;
 		}
 		if (u->mcr & MCR_LOOP)
-			uart_rx_push(u, val);
+			uart_rx_push(u, val, false);
 		else
 			console_output(&val, 1);
 		u->thr_ipending = 1;
@@ -187,10 +191,25 @@ size_t uart_receive(struct uart *u, const uint8_t *buf, size_t len)
 
 	pthread_mutex_lock(&u->lock);
 	while (n < len && u->rx_count < UART_RX_FIFO)
-		uart_rx_push(u, buf[n++]);
+		uart_rx_push(u, buf[n++], false);
 	uart_update_irq(u);
 	pthread_mutex_unlock(&u->lock);
 	return n;
+}
+
+int uart_send_break(struct uart *u, uint8_t key)
+{
+	int rc = -EAGAIN;
+
+	pthread_mutex_lock(&u->lock);
+	if (u->rx_count + 2 <= UART_RX_FIFO) {
+		uart_rx_push(u, 0, true);
+		uart_rx_push(u, key, false);
+		uart_update_irq(u);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&u->lock);
+	return rc;
 }
 
 /* ---- save and restore ------------------------------------------------------
@@ -250,6 +269,7 @@ static int uart_load(void *obj, struct state_in *in, char *why, size_t whylen)
 	u->dlm = dlm;
 	u->thr_ipending = thri;
 	memcpy(u->rx, rx, count);
+	memset(u->rx_break, 0, sizeof(u->rx_break));   /* a BREAK is not kept in a save */
 	u->rx_head = 0;
 	u->rx_count = count;
 	uart_update_irq(u);
