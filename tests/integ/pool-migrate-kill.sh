@@ -23,8 +23,8 @@ pool_hosts_up --ns --no-agents "a b" $TTL $FENCE 1
 n=0
 for h in a b; do
 	n=$((n + 1))
-	printf 'migration_secret_file = "%s"\nmigration_listen = "%s:%s"\nkernel_dirs = [ "%s" ]\n' \
-		"$T/secret" "$POOL_NET.$((10 + n))" $PORT "$(dirname "$MINIOS")" >>"$(pool_root "$h")/etc/lodge/lodge.conf"
+	printf 'migration_secret_file = "%s"\nmigration_listen = "%s:%s"\n' \
+		"$T/secret" "$POOL_NET.$((10 + n))" $PORT >>"$(pool_root "$h")/etc/lodge/lodge.conf"
 done
 pool_agent_start b
 evlog() { awk -v d="$2" -v e="$3" '$2 == d && $3 == e' "$(pool_root "$1")/var/log/lodge/lodge.log" 2>/dev/null | wc -l; }
