@@ -67,7 +67,7 @@ fi
 keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
 keys '/'; tmux send-keys -t "$S" -l d3; keys Enter; keys Home; keys Down
 if shows 10 '^ +- d3 +b +run '; then
-	keys k; shows 5 'Destroy d3\?' && keys y
+	keys D; shows 5 'Destroy d3\?' && keys y
 	stopped() { [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired")" = stopped ] && [ -z "$(pool_runs_on d3)" ]; }
 	wait_until 20 stopped && [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/stop")" = destroy ] &&
 		pass "the dashboard's destroy of a pool domain goes through the pool: d3 (on b) destroyed from a's dashboard, etcd says desired stopped by destroy" ||
