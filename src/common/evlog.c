@@ -6,8 +6,8 @@
 #undef LOG_INFO
 #undef LOG_DEBUG
 #include "evlog.h"
+#include "mkdirs.h"
 #include "log.h"
-#include "paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,7 +91,7 @@ int evlog_append(const char *dir, const char *line, size_t len)
 	int dfd, fd, rc = 0;
 	ssize_t w;
 
-	if ((rc = make_dirs(dir, 0750)))
+	if ((rc = mkdirs(dir, DIR_MODE_LOG, NULL, 0)))
 		return rc;
 	/* Root writes here: a link planted in place of the directory or the
 	 * file would have it append to any file of the host. */

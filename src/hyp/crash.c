@@ -2,11 +2,11 @@
 #include "crash.h"
 #include "console.h"
 #include "crashdir.h"
+#include "mkdirs.h"
 #include "domain.h"
 #include "emulate.h"
 #include "log.h"
 #include "options.h"
-#include "paths.h"
 #include "runtime.h"
 #include "save/core.h"
 
@@ -118,8 +118,7 @@ void crash_open(const struct options *o)
 	kit.on_crash = o->on_crash;
 	if (!kit.root)
 		return;
-	/* The last directory root's alone: crash reports hold guest memory. */
-	if ((rc = make_dirs(kit.root, 0700)) ||
+	if ((rc = mkdirs(kit.root, DIR_MODE_PRIVATE, NULL, 0)) ||
 	    (kit.root_fd = open(kit.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		log_warn("crash evidence will not be kept: cannot make %s: %s", kit.root,
 			 strerror(rc ? -rc : errno));

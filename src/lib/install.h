@@ -4,6 +4,7 @@
 #define LODGE_INSTALL_H
 
 #include "internal.h"
+#include "mkdirs.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,7 +8,6 @@
  * build whose lodge was killed still holds it until its mmdebstrap ends,
  * and a directory .build-* found under the lock is a dead build's. */
 #include "install.h"
-#include "paths.h"
 #include "tool.h"
 
 #include <dirent.h>
@@ -177,7 +176,7 @@ static int build_lock(const char *dir, struct job *j, struct lodge_err *err)
 	char path[CFG_PATH_MAX + 16];
 	int fd, rc;
 
-	if ((rc = make_dirs(dir, 0755)))
+	if ((rc = mkdirs(dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", dir, strerror(-rc));
 	snprintf(path, sizeof(path), "%s/%s", dir, LOCK_FILE);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
@@ -497,7 +496,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 	make_tree(work, tree, sizeof(tree));
 	snprintf(image, sizeof(image), "%s/image", work);
 	snprintf(info, sizeof(info), "%s/info", work);
-	if ((rc = make_dirs(cache, 0755)))
+	if ((rc = mkdirs(cache, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", cache, strerror(-rc));
 	if ((rc = template_cmd(&cmd, dist, tree, cache, mirror, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);
