@@ -5,8 +5,8 @@
  *
  * Every domain is handled at once, each by a worker process of its own:
  * the library keeps large buffers static and is one thread at a time, and
- * a save or a guest's shutdown is mostly waiting.  A worker reports on a
- * pipe, in one write, and exits; the parent holds the deadline, so a
+ * a save or a guest's shutdown is mostly waiting.  A worker is a job
+ * (lodge-job.h) whose result is its report; the parent holds the deadline, so a
  * worker stuck in a save is killed at the timeout like one waiting for a
  * guest that ignores its power button, and the domain is destroyed. */
 #include "incoming.h"
@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,7 +31,7 @@
 #define SAVE_SUFFIX ".save"
 #define DESTROY_PHASE_MS 30000     /* destroying what outlived the timeout */
 
-/* What a worker writes to its pipe (one write: under PIPE_BUF). */
+/* A worker's report: its job's result. */
 struct job_result {
 	enum lodge_host_outcome outcome;
 	bool failed;
@@ -38,82 +39,80 @@ struct job_result {
 	uint64_t file_bytes;
 	struct lodge_err err;
 };
-_Static_assert(sizeof(struct job_result) <= 4096, "a worker's report is one atomic write");
+_Static_assert(sizeof(struct job_result) <= LODGE_JOB_RESULT_MAX, "a worker's report is its job's result");
 
-struct job {
+struct host_job {
 	char name[DOMAIN_NAME_MAX];
 	char file[CFG_PATH_MAX + 300];   /* save_dir/NAME.save */
-	pid_t pid;                 /* its worker, -1 once reaped */
-	int fd;                    /* the worker's pipe, -1 once read or closed */
+	struct lodge_job run;      /* its worker */
 	bool done;                 /* res holds its report */
 	long t0;
 	struct job_result res;
 };
 
-typedef void job_work(const struct lodge *lg, struct job *j, long deadline, struct job_result *res);
+typedef void host_work(const struct lodge *lg, struct host_job *j, long deadline, struct job_result *res);
 
-/* Start j's worker: 0, or -errno (j failed, reported in j->res). */
-static int job_fork(const struct lodge *lg, struct job *j, job_work *work, long deadline)
+struct worker {
+	const struct lodge *lg;
+	struct host_job *j;
+	host_work *work;
+	long deadline;
+};
+
+/* In the worker: the work, its report the job's result. */
+static int worker_run(void *arg, struct lodge_job_end *end)
 {
-	int p[2] = { -1, -1 };
+	struct worker *w = arg;
+	struct job_result res = { .outcome = LODGE_HOST_FAILED, .failed = true };
 
-	j->t0 = lodge_now_ms();
-	j->pid = -1;
-	j->fd = -1;
-	if (pipe2(p, O_CLOEXEC) < 0 || (j->pid = fork()) < 0) {
-		int e = errno;
-
-		if (p[0] >= 0) {
-			close(p[0]);
-			close(p[1]);
-		}
-		j->done = true;
-		j->res.failed = j->res.has_err = true;
-		j->res.outcome = LODGE_HOST_FAILED;
-		return lodge_fail(&j->res.err, -e, "domain %s: cannot start a worker: %s", j->name, strerror(e));
-	}
-	if (j->pid == 0) {
-		struct job_result res = { .outcome = LODGE_HOST_FAILED, .failed = true };
-
-		close(p[0]);
-		signal(SIGPIPE, SIG_IGN);
-		work(lg, j, deadline, &res);
-		_exit(write(p[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
-	}
-	close(p[1]);
-	j->fd = p[0];
+	/* Not cancelled, only killed at the deadline: a signal ends it as it
+	 * always did, and host-stop's own end leaves it to finish its save. */
+	prctl(PR_SET_PDEATHSIG, 0);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	w->work(w->lg, w->j, w->deadline, &res);
+	memcpy(end->result, &res, sizeof(res));
+	end->result_len = sizeof(res);
 	return 0;
 }
 
-static void job_reap(struct job *j)
+/* Start j's worker: 0, or -errno (j failed, reported in j->res). */
+static int host_fork(const struct lodge *lg, struct host_job *j, host_work *work, long deadline)
 {
-	if (j->fd >= 0)
-		close(j->fd);
-	j->fd = -1;
-	if (j->pid > 0)
-		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	j->pid = -1;
+	struct worker w = { lg, j, work, deadline };
+	char why[256];
+	int rc;
+
+	j->t0 = lodge_now_ms();
+	if ((rc = lodge_job_start(&j->run, worker_run, &w, 0, why, sizeof(why)))) {
+		j->done = true;
+		j->res.failed = j->res.has_err = true;
+		j->res.outcome = LODGE_HOST_FAILED;
+		return lodge_fail(&j->res.err, rc, "domain %s: cannot start a worker: %s", j->name, why);
+	}
+	return 0;
 }
 
-/* Take in a worker's report; one that ended without one failed. */
-static void job_collect(struct job *j)
+/* Take in a worker's report once its job is over; one that ended
+ * without one failed. */
+static void host_collect(struct host_job *j)
 {
-	ssize_t n;
-
-	while ((n = read(j->fd, &j->res, sizeof(j->res))) < 0 && errno == EINTR)
-		;
-	if (n != sizeof(j->res)) {
+	if (!(lodge_job_collect(&j->run) & LODGE_JOB_OVER))
+		return;
+	if (j->run.ended && j->run.end.result_len == sizeof(j->res)) {
+		memcpy(&j->res, j->run.end.result, sizeof(j->res));
+		j->res.err.msg[sizeof(j->res.err.msg) - 1] = '\0';
+	} else {
 		memset(&j->res, 0, sizeof(j->res));
 		j->res.outcome = LODGE_HOST_FAILED;
 		j->res.failed = j->res.has_err = true;
 		lodge_fail(&j->res.err, -EIO, "domain %s: its worker ended without a word", j->name);
 	}
 	j->done = true;
-	job_reap(j);
 }
 
-static void job_report(const struct job *j, lodge_host_fn *fn, void *arg)
+static void host_report(const struct host_job *j, lodge_host_fn *fn, void *arg)
 {
 	struct lodge_host_report r = {
 		.name = j->name, .outcome = j->res.outcome, .failed = j->res.failed,
@@ -128,7 +127,7 @@ static void job_report(const struct job *j, lodge_host_fn *fn, void *arg)
  * >= 0, the deadline (lodge_now_ms) passes: then the workers still out
  * are killed and their jobs left not done.  Each report goes to fn as it
  * arrives; returns how many failed. */
-static int jobs_run(const struct lodge *lg, struct job *jobs, unsigned n, job_work *work, long deadline,
+static int jobs_run(const struct lodge *lg, struct host_job *jobs, unsigned n, host_work *work, long deadline,
 		    lodge_host_fn *fn, void *arg)
 {
 	struct pollfd *pfd = calloc(n ? n : 1, sizeof(*pfd));
@@ -136,10 +135,10 @@ static int jobs_run(const struct lodge *lg, struct job *jobs, unsigned n, job_wo
 	int failed = 0;
 
 	for (i = 0; i < n; i++) {
-		if (job_fork(lg, &jobs[i], work, deadline) == 0)
+		if (host_fork(lg, &jobs[i], work, deadline) == 0)
 			out++;
 		else if (fn)
-			job_report(&jobs[i], fn, arg);
+			host_report(&jobs[i], fn, arg);
 		failed += jobs[i].done;
 	}
 	while (out && pfd) {
@@ -150,31 +149,31 @@ static int jobs_run(const struct lodge *lg, struct job *jobs, unsigned n, job_wo
 		if (deadline >= 0 && left <= 0)
 			break;
 		for (i = 0; i < n; i++)
-			if (jobs[i].fd >= 0)
-				pfd[k++] = (struct pollfd){ .fd = jobs[i].fd, .events = POLLIN };
+			if (lodge_job_fd(&jobs[i].run) >= 0)
+				pfd[k++] = (struct pollfd){ .fd = lodge_job_fd(&jobs[i].run), .events = POLLIN };
 		rc = poll(pfd, k, left < 0 || left > 1000 ? 1000 : (int)left);
 		if (rc < 0 && errno != EINTR)
 			break;
 		for (i = 0; rc > 0 && i < n; i++) {
 			unsigned m;
 
-			for (m = 0; m < k && pfd[m].fd != jobs[i].fd; m++)
+			for (m = 0; m < k && pfd[m].fd != lodge_job_fd(&jobs[i].run); m++)
 				;
-			if (jobs[i].fd < 0 || m == k || !pfd[m].revents)
+			if (lodge_job_fd(&jobs[i].run) < 0 || m == k || !pfd[m].revents)
 				continue;
-			job_collect(&jobs[i]);
+			host_collect(&jobs[i]);
+			if (!jobs[i].done)
+				continue;         /* more to read */
 			out--;
 			failed += jobs[i].res.failed;
 			if (fn)
-				job_report(&jobs[i], fn, arg);
+				host_report(&jobs[i], fn, arg);
 		}
 	}
 	/* Past the deadline: what is still out is stopped where it is. */
 	for (i = 0; i < n; i++)
-		if (jobs[i].pid > 0) {
-			kill(jobs[i].pid, SIGKILL);
-			job_reap(&jobs[i]);
-		}
+		if (!jobs[i].done && !jobs[i].run.reaped)
+			lodge_job_kill(&jobs[i].run);
 	free(pfd);
 	return failed;
 }
@@ -217,7 +216,7 @@ static void not_in_time(const struct lodge *lg, const char *name, struct lodge_e
 
 /* Save the domain, or shut it down: a save that fails or that restore
  * would refuse is followed by a shutdown, and the failure is reported. */
-static void stop_one(const struct lodge *lg, struct job *j, long deadline, struct job_result *res)
+static void stop_one(const struct lodge *lg, struct host_job *j, long deadline, struct job_result *res)
 {
 	struct lodge_save_opts o = { 0 };
 	struct lodge_save_result saved;
@@ -263,7 +262,7 @@ static void stop_one(const struct lodge *lg, struct job *j, long deadline, struc
 		res->err = e;
 }
 
-static void destroy_one(const struct lodge *lg, struct job *j, long deadline, struct job_result *res)
+static void destroy_one(const struct lodge *lg, struct host_job *j, long deadline, struct job_result *res)
 {
 	int rc = lodge_destroy(lg, j->name, &res->err);
 
@@ -274,9 +273,9 @@ static void destroy_one(const struct lodge *lg, struct job *j, long deadline, st
 
 /* Destroy each job not done in phase 1 (or done with "destroy it"), as
  * the report it is owed: why it was destroyed, or why even that failed. */
-static int destroy_leftovers(const struct lodge *lg, struct job *jobs, unsigned n, lodge_host_fn *fn, void *arg)
+static int destroy_leftovers(const struct lodge *lg, struct host_job *jobs, unsigned n, lodge_host_fn *fn, void *arg)
 {
-	struct job *left = calloc(n ? n : 1, sizeof(*left));
+	struct host_job *left = calloc(n ? n : 1, sizeof(*left));
 	struct lodge_err *why = calloc(n ? n : 1, sizeof(*why));  /* why each is destroyed */
 	long t0 = n ? jobs[0].t0 : lodge_now_ms();
 	unsigned i, k = 0;
@@ -316,7 +315,7 @@ static int destroy_leftovers(const struct lodge *lg, struct job *jobs, unsigned 
 		left[i].res.failed = true;
 		left[i].t0 = t0;
 		failed++;
-		job_report(&left[i], fn, arg);
+		host_report(&left[i], fn, arg);
 	}
 	free(why);
 	free(left);
@@ -342,7 +341,7 @@ int lodge_host_stop(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 	struct report_to a = { fn, arg };
 	struct lodge_list l;
 	struct lodge_err err;
-	struct job *jobs;
+	struct host_job *jobs;
 	unsigned i, n = 0;
 	long deadline;
 	int failed, rc;
@@ -367,7 +366,7 @@ int lodge_host_stop(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 	 * finds out what it can do. */
 	for (i = 0; i < l.n + l.nunasked; i++) {
 		const char *name = i < l.n ? l.dom[i].name : l.unasked[i - l.n].name;
-		struct job *j = &jobs[n++];
+		struct host_job *j = &jobs[n++];
 
 		snprintf(j->name, sizeof(j->name), "%s", name);
 		if (lg->hc.host_shutdown_saves)
@@ -387,7 +386,7 @@ int lodge_host_stop(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 
 /* ---- host-start ----------------------------------------------------------------------- */
 
-static void restore_one(const struct lodge *lg, struct job *j, long deadline, struct job_result *res)
+static void restore_one(const struct lodge *lg, struct host_job *j, long deadline, struct job_result *res)
 {
 	struct lodge_restore_opts o = { 0 };
 	struct lodge_restore_result r;
@@ -434,7 +433,7 @@ int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 {
 	struct report_to a = { fn, arg };
 	struct dirent *de;
-	struct job *jobs = NULL;
+	struct host_job *jobs = NULL;
 	unsigned n = 0, cap = 0;
 	/* The networks before the restores: a restored domain's vifs join
 	 * their bridges (lodge_autostart, below, finds them up). */
@@ -443,12 +442,12 @@ int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 
 	while (d && (de = readdir(d))) {
 		size_t len = strlen(de->d_name), slen = strlen(SAVE_SUFFIX);
-		struct job *j;
+		struct host_job *j;
 
 		if (len <= slen || strcmp(de->d_name + len - slen, SAVE_SUFFIX))
 			continue;
 		if (n == cap) {
-			struct job *more = realloc(jobs, (cap = cap ? 2 * cap : 16) * sizeof(*jobs));
+			struct host_job *more = realloc(jobs, (cap = cap ? 2 * cap : 16) * sizeof(*jobs));
 
 			if (!more)
 				break;

@@ -123,8 +123,7 @@ enum install_state { INSTALL_RUNNING, INSTALL_CANCELLING, INSTALL_DONE };
 struct tui_install {
 	bool used;
 	enum install_state state;
-	pid_t pid;                         /* the child, until reaped (0) */
-	int fd;                            /* its pipe's read end; -1: closed */
+	struct lodge_job job;              /* lodge_install in a child */
 	char name[DOMAIN_NAME_MAX];
 	char dist[LODGE_DIST_MAX];
 	char disk[CFG_PATH_MAX];           /* the partition given, or once done the disk made */
@@ -134,8 +133,6 @@ struct tui_install {
 	char note[256];                    /* mmdebstrap's last warning, as it said it */
 	uint64_t started_ns;
 	char result[CFG_PATH_MAX + 256];   /* once done: what was made */
-	size_t len;                        /* bytes of a record read so far */
-	unsigned char buf[16384];          /* a record (install.c's) as it comes */
 };
 
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,

@@ -1,8 +1,8 @@
 /* Long jobs: save, restore and migrate take seconds to minutes, and the
  * one event loop must not wait for them (the updates and the consoles go
- * on).  Each runs in a child process of its own, which calls liblodge
- * and writes its progress and its end to a pipe, one JSON line each; the
- * pipe is in the loop.  GET /api/jobs, and each update, list them.
+ * on).  Each runs as a job (lodge-job.h): a child process of its own,
+ * which calls liblodge and reports its progress (a JSON object's text)
+ * and its end on the job's pipe; the pipe is in the loop.  GET /api/jobs, and each update, list them.
  *
  * Where a save goes is not the web user's to say: always lodge.conf's
  * save_dir/NAME.save (a path from the browser would let a web admin have
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +37,7 @@ static const char *const kind_words[] = { "save", "restore", "migrate", "block-d
 					  "install" };
 #define DETACH_TIMEOUT_MAX_S 3600     /* as lodge block-detach --timeout */
 
-struct job {
+struct web_job {
 	bool used, running;
 	enum job_kind kind;
 	char name[DOMAIN_NAME_MAX], user[WEB_USER_MAX + 1], dest[128];
@@ -46,31 +47,28 @@ struct job {
 	struct domain_form form;          /* a create's */
 	struct lodge_form_opts form_opts;
 	struct web_install install;       /* an install's */
-	pid_t pid;
-	struct lws *pipe;
-	char line[1024];                  /* the child's line being read */
-	size_t len;
+	struct lodge_job run;             /* its child */
+	struct lws *pipe;                 /* a dup of the job's fd, in the loop */
 	json_t *progress;                 /* the last progress line */
 	char error[LODGE_ERR_MAX];        /* "" while running or done well */
 	unsigned long id;
 };
 
-static struct job jobs[JOBS_MAX];
+static struct web_job jobs[JOBS_MAX];
 static unsigned long next_id = 1;
 
 /* ---- the child ------------------------------------------------------------------------------ */
 
-static int child_fd = -1;
-
-static void child_line(json_t *j)
+/* A progress record: the JSON object's text. */
+static bool child_line(json_t *j)
 {
 	char *s = json_dumps(j, JSON_COMPACT);
+	bool go;
 
 	json_decref(j);
-	if (s) {
-		dprintf(child_fd, "%s\n", s);
-		free(s);
-	}
+	go = lodge_job_progress(-1, -1, s);
+	free(s);
+	return go;
 }
 
 static void child_progress(const struct lodge_progress *p, void *arg)
@@ -80,30 +78,37 @@ static void child_progress(const struct lodge_progress *p, void *arg)
 			     "total", (json_int_t)p->total));
 }
 
-/* An install is cancelled as the dashboard's k cancels one: SIGTERM to
- * its child, whose next progress call says stop (at least every 200 ms),
- * and lodge_install undoes what it made. */
-static volatile sig_atomic_t child_cancelled;
-
-static void child_on_term(int sig)
-{
-	child_cancelled = 1;
-}
-
+/* An install is cancelled as the dashboard's D cancels one
+ * (lodge_job_cancel): its next progress call says stop (at least every
+ * 200 ms), and lodge_install undoes what it made. */
 /* An install's phase in words and its percent of the whole. */
 static bool child_install_progress(const struct lodge_job_progress *p, void *arg)
 {
-	child_line(json_pack("{s:s,s:i}", "phase", lodge_phase_words(p->phase), "pct", p->pct));
-	return !child_cancelled;
+	return child_line(json_pack("{s:s,s:i}", "phase", lodge_phase_words(p->phase), "pct", p->pct));
 }
 
-static void child_run(const struct job *jb, bool compress)
+struct job_work {
+	const struct web_job *jb;
+	bool compress;
+};
+
+static int child_run(void *arg, struct lodge_job_end *end)
 {
+	const struct web_job *jb = ((const struct job_work *)arg)->jb;
+	bool compress = ((const struct job_work *)arg)->compress;
 	const struct lodge *lg = web_lodge();
 	char file[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8];
 	struct lodge_err err;
 	int rc = -EINVAL;
 
+	/* Only an install is cancelled; the others end on a signal as they
+	 * always did, and go on if lodge-web ends. */
+	if (jb->kind != JOB_INSTALL) {
+		prctl(PR_SET_PDEATHSIG, 0);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+	}
 	memset(&err, 0, sizeof(err));
 	snprintf(file, sizeof(file), "%s/%s.save", lg->hc.save_dir, jb->name);
 	if (jb->kind == JOB_SAVE) {
@@ -137,60 +142,52 @@ static void child_run(const struct job *jb, bool compress)
 
 		rc = lodge_migrate(lg, jb->name, jb->dest, &o, &res, &err);
 	}
-	child_line(json_pack("{s:b,s:s}", "done", rc == 0, "error", rc ? (err.msg[0] ? err.msg : strerror(-rc)) : ""));
+	if (rc)
+		snprintf(end->error, sizeof(end->error), "%s", err.msg[0] ? err.msg : strerror(-rc));
+	return rc;
 }
 
 /* ---- the parent: the pipe in the loop -------------------------------------------------------- */
 
-static void job_line(struct job *jb, const char *line)
+static void job_over(struct web_job *jb)
 {
-	json_t *j = json_loads(line, 0, NULL);
-
-	if (!j)
-		return;
-	if (json_object_get(j, "done")) {
-		jb->running = false;
-		if (!json_is_true(json_object_get(j, "done")))
-			snprintf(jb->error, sizeof(jb->error), "%s", json_string_value(json_object_get(j, "error")) ?: "failed");
-		json_decref(j);
-		return;
-	}
-	json_decref(jb->progress);
-	jb->progress = j;
+	jb->running = false;
+	if (!jb->run.ended)
+		snprintf(jb->error, sizeof(jb->error), "the job's process ended without a word");
+	else if (jb->run.end.rc)
+		snprintf(jb->error, sizeof(jb->error), "%s", jb->run.end.error[0] ? jb->run.end.error : "failed");
 }
 
 static int jobs_pipe_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
-	struct job *jb = lws_get_opaque_user_data(wsi);
-	char buf[4096];
-	ssize_t got;
+	struct web_job *jb = lws_get_opaque_user_data(wsi);
+	int got;
 
 	switch (reason) {
 	case LWS_CALLBACK_RAW_RX_FILE:
 		if (!jb)
 			return -1;
-		got = read(lws_get_socket_fd(wsi), buf, sizeof(buf));
-		if (got <= 0)
-			return -1;
-		for (ssize_t i = 0; i < got; i++) {
-			if (buf[i] != '\n') {
-				if (jb->len < sizeof(jb->line) - 1)
-					jb->line[jb->len++] = buf[i];
-				continue;
+		got = lodge_job_collect(&jb->run);
+		if (got & LODGE_JOB_PROGRESS) {
+			json_t *j = json_loads(jb->run.text, 0, NULL);
+
+			if (j) {
+				json_decref(jb->progress);
+				jb->progress = j;
 			}
-			jb->line[jb->len] = '\0';
-			job_line(jb, jb->line);
-			jb->len = 0;
+		}
+		if (got & LODGE_JOB_OVER) {
+			job_over(jb);
+			return -1;            /* the loop's dup closed with the wsi */
 		}
 		return 0;
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		if (jb) {
 			jb->pipe = NULL;
-			if (jb->running) {
-				jb->running = false;
-				snprintf(jb->error, sizeof(jb->error), "the job's process ended without a word");
+			if (!jb->run.reaped) {
+				lodge_job_release(&jb->run);
+				job_over(jb);
 			}
-			waitpid(jb->pid, NULL, 0);
 		}
 		return 0;
 	default:
@@ -202,13 +199,13 @@ const struct lws_protocols web_jobs_protocol = { "lodge-job-pipe", jobs_pipe_cb,
 
 /* A slot for a job of name: an unused one, else the oldest ended one;
  * NULL if name has a job running, or all run. */
-static struct job *job_slot(const char *name)
+static struct web_job *job_slot(const char *name)
 {
-	struct job *slot = NULL;
+	struct web_job *slot = NULL;
 	size_t i;
 
 	for (i = 0; i < JOBS_MAX; i++) {
-		struct job *jb = &jobs[i];
+		struct web_job *jb = &jobs[i];
 
 		if (jb->used && jb->running && strcmp(jb->name, name) == 0)
 			return NULL;          /* one job a domain at a time */
@@ -228,41 +225,28 @@ void web_jobs_vhost(struct lws_vhost *vh)
 }
 
 /* Start jb in a child: 0, or an HTTP status with resp set. */
-static unsigned job_start(struct job *jb, bool compress, struct web_response *resp)
+static unsigned job_start(struct web_job *jb, bool compress, struct web_response *resp)
 {
+	struct job_work w = { jb, compress };    /* the child's copy is the one it reads */
 	lws_adopt_desc_t ad = { 0 };
-	int p[2];
+	char why[256];
+	int fd;
 
-	if (pipe2(p, O_CLOEXEC)) {
-		web_error(resp, 500, "no pipe: %s", strerror(errno));
+	if (lodge_job_start(&jb->run, child_run, &w, 0, why, sizeof(why))) {
+		web_error(resp, 500, "%s", why);
 		return 500;
 	}
-	if ((jb->pid = fork()) < 0) {
-		close(p[0]);
-		close(p[1]);
-		web_error(resp, 500, "cannot fork: %s", strerror(errno));
-		return 500;
-	}
-	if (jb->pid == 0) {
-		close(p[0]);
-		if (jb->kind == JOB_INSTALL)
-			sigaction(SIGTERM, &(struct sigaction){ .sa_handler = child_on_term }, NULL);
-		else
-			signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		child_fd = p[1];
-		child_run(jb, compress);
-		_exit(0);
-	}
-	close(p[1]);
+	/* The loop watches a dup, closed with its wsi; the job reads and
+	 * closes its own. */
 	ad.vh = jobs_vhost;
 	ad.type = LWS_ADOPT_RAW_FILE_DESC;
-	ad.fd.filefd = p[0];
+	ad.fd.filefd = fd = fcntl(lodge_job_fd(&jb->run), F_DUPFD_CLOEXEC, 3);
 	ad.vh_prot_name = "lodge-job-pipe";
 	ad.opaque = jb;
-	if (!(jb->pipe = lws_adopt_descriptor_vhost_via_info(&ad))) {
+	if (fd < 0 || !(jb->pipe = lws_adopt_descriptor_vhost_via_info(&ad))) {
 		/* The child goes on; its end goes unheard. */
+		if (fd >= 0)
+			close(fd);
 		web_error(resp, 500, "cannot watch the job");
 		return 500;
 	}
@@ -275,7 +259,7 @@ json_t *web_jobs_json(void)
 	size_t i;
 
 	for (i = 0; i < JOBS_MAX; i++) {
-		const struct job *jb = &jobs[i];
+		const struct web_job *jb = &jobs[i];
 
 		if (!jb->used)
 			continue;
@@ -294,10 +278,10 @@ void web_get_jobs(const struct web_request *req, const char *word, struct web_re
 
 /* A slot for a job of kind on name, cleared, with its id and user; NULL
  * with a 409 in resp. */
-static struct job *job_take(const struct web_request *req, const char *name, enum job_kind kind,
+static struct web_job *job_take(const struct web_request *req, const char *name, enum job_kind kind,
 			    struct web_response *resp)
 {
-	struct job *jb = job_slot(name);
+	struct web_job *jb = job_slot(name);
 
 	if (!jb) {
 		web_error(resp, 409, "a job of %s runs, or %d jobs do", name, JOBS_MAX);
@@ -314,7 +298,7 @@ static struct job *job_take(const struct web_request *req, const char *name, enu
 }
 
 /* jb, taken and filled, started: its id in a 202. */
-static void job_go(const struct web_request *req, struct job *jb, bool compress, struct web_response *resp)
+static void job_go(const struct web_request *req, struct web_job *jb, bool compress, struct web_response *resp)
 {
 	web_as_user(req);
 	if (job_start(jb, compress, resp)) {
@@ -333,7 +317,7 @@ static void start(const struct web_request *req, const char *name, enum job_kind
 	const char *dest = "", *which = "", *which_key = kind == JOB_BLOCK_DETACH ? "vdev" : "vif";
 	json_int_t timeout_s = LODGE_DETACH_TIMEOUT_MS / 1000;
 	int compress = 0, force = 0;
-	struct job *jb;
+	struct web_job *jb;
 	json_t *j = NULL;
 
 	if (req->body_len && !(j = web_body_json(req, resp)))
@@ -379,7 +363,7 @@ static void start(const struct web_request *req, const char *name, enum job_kind
 void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
 		    struct web_response *resp)
 {
-	struct job *jb = job_take(req, form->value[FORM_NAME], JOB_CREATE, resp);
+	struct web_job *jb = job_take(req, form->value[FORM_NAME], JOB_CREATE, resp);
 
 	if (!jb)
 		return;
@@ -390,7 +374,7 @@ void web_create_job(const struct web_request *req, const struct domain_form *for
 
 void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp)
 {
-	struct job *jb = job_take(req, in->name, JOB_INSTALL, resp);
+	struct web_job *jb = job_take(req, in->name, JOB_INSTALL, resp);
 
 	if (!jb)
 		return;
@@ -407,7 +391,7 @@ void web_job_cancel(const struct web_request *req, const char *word, struct web_
 	size_t i;
 
 	for (i = 0; *word && !*end && i < JOBS_MAX; i++) {
-		struct job *jb = &jobs[i];
+		struct web_job *jb = &jobs[i];
 
 		if (!jb->used || jb->id != id)
 			continue;
@@ -416,7 +400,7 @@ void web_job_cancel(const struct web_request *req, const char *word, struct web_
 				  jb->running ? kind_words[jb->kind] : "over");
 			return;
 		}
-		kill(jb->pid, SIGTERM);
+		lodge_job_cancel(&jb->run);
 		web_reply_json(resp, 202, json_pack("{s:I}", "id", (json_int_t)id));
 		return;
 	}
