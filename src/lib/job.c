@@ -2,7 +2,7 @@
  * phases a long library call reports through its hook (install.h's
  * struct job: a template build, a clone, an install). */
 #include "lodge-job.h"
-#include "install.h"
+#include "job.h"
 
 #include <errno.h>
 #include <fcntl.h>
