@@ -54,6 +54,10 @@ static int install_work(void *arg, struct lodge_job_end *end)
 	w->o.progress = child_hook;
 	w->o.arg = NULL;
 	rc = lodge_install(w->lg, &w->o, &res, &err);
+	/* A cancel reaches the job's whole group: a tool it ran (cloud-init,
+	 * mmdebstrap) may be what failed, and lodge_install undid it all. */
+	if (rc && lodge_job_stopping())
+		rc = -ECANCELED;
 	if (rc == -ECANCELED)
 		snprintf(end->error, sizeof(end->error), "install %s: cancelled: no disk or config left", w->o.name);
 	else if (rc)

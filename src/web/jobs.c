@@ -136,6 +136,11 @@ static int child_run(void *arg, struct lodge_job_end *end)
 		web_install_opts(&jb->install, &o);
 		o.progress = child_install_progress;
 		rc = lodge_install(lg, &o, &res, &err);
+		/* The cancel reached a tool it ran too: undone all the same. */
+		if (rc && lodge_job_stopping()) {
+			rc = -ECANCELED;
+			snprintf(err.msg, sizeof(err.msg), "cancelled");
+		}
 	} else {
 		struct lodge_migrate_opts o = { .progress = child_progress };
 		struct lodge_migrate_result res;
