@@ -21,20 +21,6 @@ want = bytes(((disk + i) * 7 + seed) & 0xff for i in range(n))
 sys.exit(0 if data == want else 1)
 PY
 }
-# FNV-1a over little-endian 64-bit words, as Mini-OS's blk-sum computes it.
-fnv1a64w() {   # FILE OFFSET LENGTH
-	python3 - "$@" <<'PY'
-import struct, sys
-f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f, 'rb') as fh:
-    fh.seek(off)
-    data = fh.read(n)
-h = 0xcbf29ce484222325
-for (w,) in struct.iter_unpack('<Q', data):
-    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
-print("0x%016x" % h)
-PY
-}
 
 # run_guest OUT CMDS DISKARGS...: boot Mini-OS with run="CMDS; poweroff".
 run_guest() {

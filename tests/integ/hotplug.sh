@@ -27,19 +27,6 @@ mkcfg() {  # NAME DISK...
 		printf ' ]\n'
 	} >"$DOMS/$name.cfg"
 }
-fnv1a64w() {   # FILE OFFSET LENGTH, as Mini-OS's blk-sum
-	python3 - "$@" <<'PY'
-import struct, sys
-f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f, 'rb') as fh:
-    fh.seek(off)
-    data = fh.read(n)
-h = 0xcbf29ce484222325
-for (w,) in struct.iter_unpack('<Q', data):
-    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
-print("0x%016x" % h)
-PY
-}
 # The domain's own process: the sandboxed child of its supervisor, or the
 # one lodge list names if it has none.
 domain_pid() { local p c; p=$(field "$1" 9); c=$(pgrep -P "$p" | head -1); echo "${c:-$p}"; }
