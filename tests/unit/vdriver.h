@@ -74,7 +74,7 @@ static int probe_device(unsigned slot, uint16_t device_id)
  * DESC, AVAIL and USED (its three pages in RAM zeroed first), on MSI-X
  * VECTOR unless that is negative, then DRIVER_OK: 0 once the device holds
  * all four status bits. */
-static int vdriver_start(uint8_t *ram, unsigned qsize, uint64_t desc, uint64_t avail, uint64_t used, int vector)
+static inline int vdriver_start(uint8_t *ram, unsigned qsize, uint64_t desc, uint64_t avail, uint64_t used, int vector)
 {
 	const unsigned ok = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
 			    VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK;
