@@ -7,7 +7,9 @@
  * under way ("save", "migr:R" in pre-copy round R, "migr:stop" once the
  * vCPUs are parked for the last copy; "-" if none runs), and what KSM
  * merged (left out of RSS) and what transparent huge pages back (tsv
- * and JSON: in KiB), both before the addresses, which stay last. */
+ * and JSON: in KiB), both before the addresses, which stay last.
+ * --all adds the domains defined in domains_dir that are not running
+ * (state off), as virsh list --all, and each one's autostart. */
 #include "agent.h"
 #include "domain-list.h"
 #include "log.h"
@@ -17,12 +19,49 @@
 #include <string.h>
 #include <strings.h>
 
+/* The defined domains, for --all (l->n 0 without). */
+static struct lodge_defined_list defined;
+
+static const struct lodge_defined *defined_named(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < defined.n; i++)
+		if (strcmp(defined.dom[i].name, name) == 0)
+			return &defined.dom[i];
+	return NULL;
+}
+
 static void print_domain(struct out *o, const struct lodge_status *st)
 {
 	struct list_row r;
 
 	domain_list_row(&r, st);
+	r.def = defined_named(st->name);
 	out_row(o, &r);
+}
+
+/* The defined domains that are not running, after the running ones. */
+static void print_off(struct out *o, const struct lodge_list *l)
+{
+	struct list_row r;
+	unsigned i, j;
+
+	for (i = 0; i < defined.n; i++) {
+		bool listed = defined.dom[i].running;
+
+		for (j = 0; j < l->n && !listed; j++)
+			listed = strcmp(l->dom[j].name, defined.dom[i].name) == 0;
+		for (j = 0; j < l->nunasked && !listed; j++)
+			listed = strcmp(l->unasked[j].name, defined.dom[i].name) == 0;
+		if (listed)
+			continue;
+		/* Listed all the same: its name is taken, and delete may want it. */
+		if (!defined.dom[i].loads)
+			log_warn("%s", defined.dom[i].why);
+		domain_list_row_defined(&r, &defined.dom[i]);
+		out_row(o, &r);
+	}
 }
 
 static void print_unasked(struct out *o, const struct lodge_unasked *u)
@@ -49,7 +88,7 @@ static void print_host(struct out *o)
 }
 
 /* lodge list DOMAIN...: those, in the order given; each that is not
- * running is an error, the rest are listed. */
+ * running (with --all: nor defined) is an error, the rest are listed. */
 static int list_some(struct cli *c, struct out *o)
 {
 	struct lodge_status st;
@@ -62,7 +101,12 @@ static int list_some(struct cli *c, struct out *o)
 			print_domain(o, &st);
 		else if (is_domain0(c->argv[i]))
 			print_host(o);
-		else
+		else if (defined_named(c->argv[i])) {
+			struct list_row r;
+
+			domain_list_row_defined(&r, defined_named(c->argv[i]));
+			out_row(o, &r);
+		} else
 			rc = cli_fail(&err);
 		fflush(stdout);
 	}
@@ -84,13 +128,20 @@ int cmd_list(struct cli *c)
 			return cli_usage_error(c->cmd, "--pool lists the whole pool: no DOMAIN, no --long");
 		return cmd_pool_domains(c);
 	}
-	if ((rc = out_begin(&o, c, domain_list_cols, domain_list_ncols)))
+	if (c->set['a'] && lodge_defined_list(&c->lg, &defined, &err))
+		return cli_fail(&err);
+	if ((rc = c->set['a'] ? out_begin(&o, c, domain_list_all_cols, domain_list_all_ncols) :
+	     out_begin(&o, c, domain_list_cols, domain_list_ncols)))
 		return rc;
-	if (c->argc)
-		return list_some(c, &o);
+	if (c->argc) {
+		rc = list_some(c, &o);
+		lodge_defined_list_free(&defined);
+		return rc;
+	}
 	print_host(&o);
 	if (lodge_list(&c->lg, &l, &err)) {
 		out_end(&o);
+		lodge_defined_list_free(&defined);
 		return cli_fail(&err);
 	}
 	for (i = 0; i < l.n; i++)
@@ -98,6 +149,7 @@ int cmd_list(struct cli *c)
 	fflush(stdout);
 	for (i = 0; i < l.nunasked; i++)
 		print_unasked(&o, &l.unasked[i]);
+	print_off(&o, &l);
 	out_end(&o);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
 	if (c->set['l']) {
@@ -108,5 +160,6 @@ int cmd_list(struct cli *c)
 	}
 	n = l.nunasked;
 	lodge_list_free(&l);
+	lodge_defined_list_free(&defined);
 	return n ? EXIT_FAILED : EXIT_OK;
 }

@@ -34,6 +34,7 @@ static const struct cli_option create_opts[] = {
 };
 static const struct cli_option list_opts[] = {
 	FLAG('l', "long", "more columns: memory, balloon, save, KSM, THP, addresses"),
+	FLAG('a', "all", "also the domains defined in domains_dir that are not running (state off), with autostart"),
 	FLAG('P', "pool", "every domain of this host's pool, with its host"),
 	OUT_OPTIONS,
 	{ 0 },

@@ -93,6 +93,9 @@ static void print_value(const struct out_val *v, int w, int prec)
 	case OV_REAL:
 		printf("%*.*f", w, prec, v->d);
 		break;
+	case OV_BOOL:
+		printf("%*s", w, v->u ? "yes" : "no");
+		break;
 	case OV_NULL:
 		printf("%*s", w, "-");
 		break;

@@ -35,6 +35,8 @@ json_t *cols_json_value(const struct out_val *v)
 		return json_integer(v->i);
 	case OV_REAL:
 		return json_real(round(v->d * 1000) / 1000);
+	case OV_BOOL:
+		return json_boolean(v->u);
 	case OV_LIST:
 		a = json_array();
 		for (s = v->s; strcmp(v->s, "-") && *s;) {
@@ -83,6 +85,8 @@ static bool json_value_set(json_t *j, const struct out_val *v)
 		return json_is_string(j) && strcmp(json_string_value(j), v->s) == 0;
 	case OV_NULL:
 		return json_is_null(j);
+	case OV_BOOL:
+		return json_is_boolean(j) && json_is_true(j) == !!v->u;
 	case OV_LIST:
 		break;
 	}

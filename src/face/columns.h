@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum out_kind { OV_NULL, OV_STR, OV_UINT, OV_INT, OV_REAL, OV_LIST };
+enum out_kind { OV_NULL, OV_STR, OV_UINT, OV_INT, OV_REAL, OV_LIST, OV_BOOL };
 
 /* One cell as a getter fills it: null is "-" in text and tsv, null in
- * JSON; a list is comma-separated text ("-": empty), an array in JSON. */
+ * JSON; a bool is yes or no in text and tsv; a list is comma-separated text ("-": empty), an array in JSON. */
 struct out_val {
 	enum out_kind kind;
 	const char *s;                 /* OV_STR, OV_LIST (must outlive the row's output) */
@@ -44,6 +44,7 @@ static inline void out_str(struct out_val *v, const char *s) { v->kind = OV_STR;
 static inline void out_uint(struct out_val *v, unsigned long long u) { v->kind = OV_UINT; v->u = u; }
 static inline void out_int(struct out_val *v, long long i) { v->kind = OV_INT; v->i = i; }
 static inline void out_real(struct out_val *v, double d) { v->kind = OV_REAL; v->d = d; }
+static inline void out_bool(struct out_val *v, bool b) { v->kind = OV_BOOL; v->u = b; }
 static inline void out_list(struct out_val *v, const char *s) { v->kind = OV_LIST; v->s = s; }
 
 /* A getter in one line: OUT_GETTER(name, struct lodge_disk, out_uint(v, r->io.in_ops)). */

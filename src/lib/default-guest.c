@@ -32,7 +32,9 @@ static void minios(const char *exe_dir, struct default_guest *g)
 {
 	g->debian = false;
 	g->ramdisk[0] = g->cmdline[0] = '\0';
-	g->memory_mib = 64;
+	/* The schema's default, as a config without memory = gets: the
+	 * form's field and its hint ("default N") say the same number. */
+	g->memory_mib = DOMAIN_MEMORY_DEFAULT_MIB;
 	if (exe_dir) {
 		snprintf(g->kernel, sizeof(g->kernel), "%s/minios/minios.elf", exe_dir);
 		if (access(g->kernel, R_OK) == 0)

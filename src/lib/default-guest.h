@@ -13,7 +13,7 @@ enum kvm_kind { KVM_KIND_UNKNOWN, KVM_KIND_HW, KVM_KIND_PVM };
 struct default_guest {
 	bool debian;
 	char kernel[CFG_PATH_MAX], ramdisk[CFG_PATH_MAX], cmdline[128];
-	unsigned memory_mib;
+	unsigned memory_mib;           /* Mini-OS: the schema's default; the Debian guest needs more */
 	char why[160];                 /* one line, e.g. for the form */
 };
 

@@ -281,6 +281,47 @@ bool lodge_form_new_disk(const struct domain_form *form);
 int lodge_autostart(const struct lodge *lg,
 		    void (*fn)(const char *name, const struct lodge_err *err, void *arg), void *arg);
 
+/* ---- the defined domains: domains_dir's configs, running or not ------------------------ */
+
+/* A config domains_dir/NAME.cfg, as `lodge list --all`, the dashboard and
+ * the web page show it. */
+struct lodge_defined {
+	char name[DOMAIN_NAME_MAX];
+	char config[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8];
+	bool running;                  /* a domain of that name runs */
+	bool loads;                    /* the config reads (host aside); else why says what is wrong */
+	bool autostart;
+	unsigned vcpus;
+	unsigned long memory_mib;
+	char why[LODGE_ERR_MAX];
+};
+struct lodge_defined_list {
+	unsigned n;
+	struct lodge_defined *dom;     /* sorted by name */
+};
+/* Every config in domains_dir (none: 0, empty): 0 or -errno.  Free with
+ * lodge_defined_list_free. */
+int lodge_defined_list(const struct lodge *lg, struct lodge_defined_list *out, struct lodge_err *err);
+void lodge_defined_list_free(struct lodge_defined_list *l);
+/* Start the domain NAME.cfg defines (checked as create checks it). */
+int lodge_defined_start(const struct lodge *lg, const char *name, struct lodge_err *err);
+/* NAME.cfg's text (malloc'd, NUL-terminated, 1 MiB at most). */
+int lodge_defined_text(const struct lodge *lg, const char *name, char **text, struct lodge_err *err);
+/* Replace NAME.cfg with text once the config loader takes it (its name
+ * still NAME): else -EINVAL with FILE:LINE: KEY: why, the file untouched.
+ * lent_only: the caller is not the host's root (a web user): every
+ * kernel, ramdisk, disk, bridge and vifname the text names is one the
+ * config it replaces named, or one lodge.conf lends (as a migrated
+ * domain's, incoming.h), else -EACCES naming it. */
+int lodge_defined_write(const struct lodge *lg, const char *name, const char *text, bool lent_only,
+			struct lodge_err *err);
+/* Its autostart line set (the rest of the file as it is). */
+int lodge_defined_autostart(const struct lodge *lg, const char *name, bool on, struct lodge_err *err);
+/* Delete NAME.cfg, never while NAME runs (-EBUSY); disks: also each of
+ * its disks that is a file under storage_dirs, writable and named by no
+ * other config (each kept or deleted is a notice). */
+int lodge_defined_delete(const struct lodge *lg, const char *name, bool disks, struct lodge_err *err);
+
 /* ---- the host's shutdown and boot (lodge-domains.service, as Xen's xendomains) ------------ */
 
 enum lodge_host_outcome {

@@ -13,10 +13,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+int tui_modal_begin(void)
+{
+	int was = wgetdelay(stdscr);
+
+	timeout(-1);
+	return was;
+}
+
+void tui_modal_end(int was)
+{
+	timeout(was);
+}
+
 /* y/n in the status line. */
 bool tui_confirm(struct tui *t, const char *question)
 {
-	int c;
+	int c, was;
 
 	move(LINES - 2, 0);
 	attron(A_BOLD);
@@ -24,9 +37,9 @@ bool tui_confirm(struct tui *t, const char *question)
 	attroff(A_BOLD);
 	clrtoeol();
 	refresh();
-	timeout(-1);
+	was = tui_modal_begin();
 	c = getch();
-	timeout(t->delay_ms);
+	tui_modal_end(was);
 	t->status[0] = '\0';
 	return c == 'y' || c == 'Y';
 }
@@ -263,9 +276,8 @@ static bool console_collect(struct tui *t, uint64_t now_ns)
 bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 {
 	size_t n = strlen(buf);
-	int c;
+	int c, was = tui_modal_begin();
 
-	timeout(-1);
 	for (;;) {
 		move(LINES - 2, 0);
 		attron(A_BOLD);
@@ -278,7 +290,7 @@ bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 		if (c == '\n' || c == '\r' || c == KEY_ENTER)
 			break;
 		if (c == 27 || c == ERR) {      /* ERR: a signal, or the terminal gone */
-			timeout(t->delay_ms);
+			tui_modal_end(was);
 			return false;
 		}
 		if ((c == KEY_BACKSPACE || c == 127 || c == 8) && n)
@@ -288,7 +300,7 @@ bool tui_prompt(struct tui *t, const char *label, char *buf, size_t len)
 			buf[n] = '\0';
 		}
 	}
-	timeout(t->delay_ms);
+	tui_modal_end(was);
 	return true;
 }
 

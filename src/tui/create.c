@@ -265,6 +265,13 @@ static void validate_all(struct tui *t, struct form_state *s)
 			validate(t, s, i);
 }
 
+/* The memory the form offers the guest chosen: Mini-OS the schema's
+ * default, the Debian guest and an install what they need. */
+static unsigned guest_memory(const struct form_state *s)
+{
+	return debian(s) ? LODGE_INSTALL_MEMORY_DEFAULT : s->g.memory_mib;
+}
+
 /* A field's message: the schema's words for its key, or the form's own. */
 static void hint_of(const struct tui *t, const struct form_state *s, unsigned i, char *out, size_t len)
 {
@@ -274,11 +281,19 @@ static void hint_of(const struct tui *t, const struct form_state *s, unsigned i,
 	else if (i == F_BRIDGE)
 		snprintf(out, len, "a bridge, new:NAME, empty: no network");
 	else if (i == F_CREATE && debian(s))
-		snprintf(out, len, "Enter installs (it runs on in the table, k there cancels it), Esc cancels");
+		snprintf(out, len, "Enter installs (it runs on in the table, D there cancels it), Esc cancels");
 	else if (specs[i].hint)
 		snprintf(out, len, "%s", specs[i].hint);
 	else
 		domain_form_hint(specs[i].form, out, len);
+	/* A guest that needs more than the schema's default says why its
+	 * field shows another number. */
+	if (i == F_MEMORY && guest_memory(s) != DOMAIN_MEMORY_DEFAULT_MIB) {
+		size_t n = strlen(out);
+
+		snprintf(out + n, len - n, "; %s: %u", debian(s) ? "a Debian install's default" : "the Debian guest's",
+			 guest_memory(s));
+	}
 }
 
 /* prefix and text from line y on, wrapped: the next free line. */
@@ -343,18 +358,18 @@ static int install_debian(struct tui *t, struct form_state *s)
 		tui_status(t, true, "nothing installed: %s", err.msg);
 		return -1;
 	}
-	tui_status(t, false, "installing %s (Debian %s): its row shows how far; k there cancels it", o.name, o.dist);
+	tui_status(t, false, "installing %s (Debian %s): its row shows how far; D there cancels it", o.name, o.dist);
 	return 0;
 }
 
 /* The form's other guest: the memory default follows it, unless typed. */
 static void switch_guest(struct tui *t, struct form_state *s, enum guest to)
 {
-	unsigned mem[G_COUNT] = { s->g.memory_mib, LODGE_INSTALL_MEMORY_DEFAULT, LODGE_INSTALL_MEMORY_DEFAULT };
+	bool untyped = (unsigned)strtoul(s->f[F_MEMORY].value, NULL, 10) == guest_memory(s);
 
-	if ((unsigned)strtoul(s->f[F_MEMORY].value, NULL, 10) == mem[s->guest])
-		snprintf(s->f[F_MEMORY].value, sizeof(s->f[F_MEMORY].value), "%u", mem[to]);
 	s->guest = to;
+	if (untyped)
+		snprintf(s->f[F_MEMORY].value, sizeof(s->f[F_MEMORY].value), "%u", guest_memory(s));
 	validate_all(t, s);
 }
 
@@ -363,7 +378,7 @@ void view_create(struct tui *t)
 	static struct form_state s;
 	struct field *f = s.f;
 	unsigned vis[F_COUNT], nvis, cur, i;
-	int c;
+	int c, was;
 
 	memset(&s, 0, sizeof(s));
 	s.guest = G_MINIOS;
@@ -379,7 +394,7 @@ void view_create(struct tui *t)
 	snprintf(f[F_SIZE].value, sizeof(f[0].value), "%lluG", LODGE_INSTALL_SIZE_DEFAULT >> 30);
 	validate_all(t, &s);
 	cur = F_NAME;                  /* the guest's choice above it is rarely changed */
-	timeout(-1);
+	was = tui_modal_begin();
 	for (;;) {
 		bool ok = true;
 		unsigned row = 0;
@@ -486,6 +501,6 @@ void view_create(struct tui *t)
 				validate(t, &s, cur);
 		}
 	}
-	timeout(t->delay_ms);
+	tui_modal_end(was);
 	erase();
 }

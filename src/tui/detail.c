@@ -274,6 +274,11 @@ void draw_detail(struct tui *t)
 		draw_bars(t);
 		return;
 	}
+	if (d->off) {                /* defined, not running: its config */
+		defined_detail(t, d, 0);
+		draw_bars(t);
+		return;
+	}
 	if (d->install) {            /* not a running domain yet: the install's state */
 		install_detail(t, d->install, 0);
 		draw_bars(t);

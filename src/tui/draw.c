@@ -555,7 +555,8 @@ static void draw_install_row(const struct table_layout *l, int y, const struct d
 }
 
 /* A domain of the pool that another host runs: its host and the pool's
- * word for it; the figures are that host's to show. */
+ * word for it; the figures are that host's to show.  A defined domain
+ * that is not running (off) alike: its config's memory and vCPUs. */
 static void draw_remote_row(const struct table_layout *l, int y, const struct dom_sample *d, const char *host,
 			    bool selected)
 {
@@ -571,10 +572,16 @@ static void draw_remote_row(const struct table_layout *l, int y, const struct do
 			continue;
 		if (c == COL_HOST)
 			snprintf(cell, sizeof(cell), "%s", host && host[0] ? host : "-");
+		else if (c == COL_STATE && d->off)   /* defined here, not running; * autostarts */
+			snprintf(cell, sizeof(cell), "%s", d->autostart ? "off*" : "off");
 		else if (c == COL_STATE)   /* running elsewhere; lost, stopped, failed... as the pool says */
 			snprintf(cell, sizeof(cell), "%.5s", strcmp(d->st.state, "running") ? d->st.state : "run");
+		else if (c == COL_MEM && d->off && !d->loads)
+			snprintf(cell, sizeof(cell), "?");
 		else if (c == COL_MEM)
 			snprintf(cell, sizeof(cell), "%lu", d->st.target_mib);
+		else if (c == COL_VCPUS && d->off && d->loads)
+			snprintf(cell, sizeof(cell), "%u", d->st.vcpus);
 		else
 			snprintf(cell, sizeof(cell), "%s", c == COL_SPARK ? "" : "-");
 		put_cell(l, c, c == COL_NAME ? name : cell);
@@ -635,7 +642,7 @@ void draw_table(struct tui *t)
 			dom0.guest_stats = true;
 			dom0.guest_free_kib = t->host.mem_avail_mib * 1024;
 			draw_row(&l, y, &dom0, t->hc.pool_host, t->host.cpu_pct, &no_rates, "", t->selected == 0);
-		} else if (row <= t->nshown && t->doms[t->order[row - 1]].remote) {
+		} else if (row <= t->nshown && (t->doms[t->order[row - 1]].remote || t->doms[t->order[row - 1]].off)) {
 			const struct dom_sample *d = &t->doms[t->order[row - 1]];
 
 			draw_remote_row(&l, y, d, host_of(t, d->st.name), t->selected == row);

@@ -482,8 +482,8 @@ bool install_key(struct tui *t, struct dom_sample *d, int k)
 			tui_status(t, true, "%s is installed but not running: S starts it", in->name);
 		return true;
 	}
-	if (k != 'k') {
-		tui_status(t, true, "%s is being installed: k cancels the install", in->name);
+	if (k != TUI_KEY_DESTROY) {
+		tui_status(t, true, "%s is being installed: %c cancels the install", in->name, TUI_KEY_DESTROY);
 		return true;
 	}
 	if (in->state == INSTALL_CANCELLING) {
@@ -527,5 +527,5 @@ int install_detail(struct tui *t, const struct tui_install *in, int y)
 		snprintf(line, sizeof(line), "note     %s", in->note);
 		y = put_wrapped(y, 0, 9, bottom, line);
 	}
-	return put_wrapped(y, 0, 9, bottom, "keys     k cancels it (what it made is removed)");
+	return put_wrapped(y, 0, 9, bottom, "keys     D cancels it (what it made is removed)");
 }

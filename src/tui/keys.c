@@ -10,7 +10,7 @@
 
 typedef void key_fn(struct tui *t, int key);
 
-#define KEYS_MAX 9
+#define KEYS_MAX 11
 
 struct key_binding {
 	int keys[KEYS_MAX];        /* 0-ended */
@@ -70,8 +70,8 @@ static void k_move(struct tui *t, int c)
 
 	if (t->view == VIEW_MESSAGES) {            /* the keys scroll it, Up back in time */
 		switch (c) {
-		case KEY_UP: case 'K': messages_scroll(t, 1); break;
-		case KEY_DOWN: case 'J': messages_scroll(t, -1); break;
+		case KEY_UP: case 'k': case 'K': messages_scroll(t, 1); break;
+		case KEY_DOWN: case 'j': case 'J': messages_scroll(t, -1); break;
 		case KEY_PPAGE: messages_scroll(t, (int)page); break;
 		case KEY_NPAGE: messages_scroll(t, -(int)page); break;
 		case KEY_HOME: messages_scroll(t, TUI_MESSAGES * TUI_MESSAGE_MAX); break;
@@ -80,8 +80,8 @@ static void k_move(struct tui *t, int c)
 		return;
 	}
 	switch (c) {
-	case KEY_UP: case 'K': row = row ? row - 1 : 0; break;
-	case KEY_DOWN: case 'J': row++; break;
+	case KEY_UP: case 'k': case 'K': row = row ? row - 1 : 0; break;
+	case KEY_DOWN: case 'j': case 'J': row++; break;
 	case KEY_PPAGE: row = row > page ? row - page : 0; break;
 	case KEY_NPAGE: row += page; break;
 	case KEY_HOME: row = 0; break;
@@ -116,8 +116,14 @@ static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)
 		tui_status(t, true, "Domain-0 is the host: select a domain");
 		return;
 	}
-	if (install_key(t, d, v == LODGE_DESTROY ? 'k' : 0))
-		return;           /* an install's row: k cancels it */
+	if (install_key(t, d, v == LODGE_DESTROY ? TUI_KEY_DESTROY : 0))
+		return;           /* an install's row: destroy's key cancels it */
+	if (v == LODGE_DESTROY && defined_delete(t, d))
+		return;           /* not running: destroy's key deletes it */
+	if (d->off) {
+		tui_status(t, true, "%s is not running: S starts it", d->st.name);
+		return;
+	}
 	snprintf(q, sizeof(q), "%s %s?", what, d->st.name);
 	if (tui_confirm(t, q))
 		action_request(t, v);
@@ -130,9 +136,11 @@ static void k_reboot(struct tui *t, int c) { confirm_then(t, "Reboot", LODGE_REB
 static void k_destroy(struct tui *t, int c) { confirm_then(t, "Destroy", LODGE_DESTROY); }
 static void k_start(struct tui *t, int c)
 {
-	if (!install_key(t, tui_selected(t), 'S'))
-		tui_status(t, true, "S starts a domain installed here and not yet started; select one");
+	if (!install_key(t, tui_selected(t), 'S') && !defined_start(t, tui_selected(t)))
+		tui_status(t, true, "S starts a domain that is not running (off); select one");
 }
+static void k_edit(struct tui *t, int c) { defined_edit(t, tui_selected(t)); }
+static void k_autostart(struct tui *t, int c) { defined_autostart(t, tui_selected(t)); }
 
 static void k_devices(struct tui *t, int c)
 {
@@ -146,7 +154,7 @@ static void k_devices(struct tui *t, int c)
 
 /* In the order the help lists them; two short ones share a line. */
 static const struct key_binding bindings[] = {
-	{ { KEY_UP, 'K', KEY_DOWN, 'J', KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, k_move,
+	{ { KEY_UP, 'k', KEY_DOWN, 'j', KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END, 'K', 'J' }, k_move,
 	  "move the selection (Domain-0 is the host)", NULL, 0 },
 	{ { '\n', '\r', KEY_ENTER, KEY_F(5) }, k_detail, "domain details", NULL, 0 },
 	{ { 27 }, k_back, "back to the table, clear the status line", NULL, 0 },
@@ -163,8 +171,10 @@ static const struct key_binding bindings[] = {
 	{ { 'p' }, k_pause, "pause / unpause", "Pause", 1 },
 	{ { 's' }, k_shutdown, "shutdown (power button)", "Shutdown", 1 },
 	{ { 'r' }, k_reboot, "reboot", "Reboot", 1 },
-	{ { 'k', KEY_F(9) }, k_destroy, "destroy; cancel an install", "Kill", 1 },
-	{ { 'S' }, k_start, "start an installed guest", NULL, 0 },
+	{ { TUI_KEY_DESTROY, KEY_F(9) }, k_destroy, "destroy (delete if off)", "Kill", 1 },
+	{ { 'S' }, k_start, "start one that is off", NULL, 0 },
+	{ { 'e' }, k_edit, "edit its config", NULL, 0 },
+	{ { 'A' }, k_autostart, "autostart on / off", NULL, 0 },
 	{ { 'a', 'v', 'x' }, k_devices, "details: attach a disk, a vif; detach one", NULL, 0 },
 	{ { 'd' }, k_delay, "refresh interval", NULL, 0 },
 	{ { 'Z', 'z' }, k_freeze, "freeze updates", NULL, 0 },
@@ -235,7 +245,7 @@ static void keys_named(const struct key_binding *b, unsigned n, const char *sep,
 
 static const char *const help_head = "Lodge dashboard keys (F-keys have letter twins for serial consoles)";
 static const char *const help_foot =
-	"States: run, PAUSE (bold), shut, CRASH (bold underlined); migr, save while a "
+	"States: run, PAUSE (bold), shut, CRASH (bold underlined), off (off*: autostarts); migr, save while a "
 	"migration or save runs; ? cannot be asked, late: no answer, figures stale "
 	"(the detail view says why and since when).  Press any key to return.";
 
@@ -302,13 +312,13 @@ static bool help_key(struct tui *t, int c)
 	static char rows[HELP_ROWS][HELP_ROW];
 	unsigned n = help_rows(rows, help_width() - 4), shown = (unsigned)help_shown(n);
 
-	if (n > shown && (c == KEY_DOWN || c == 'J' || c == KEY_NPAGE || c == ' ')) {
+	if (n > shown && (c == KEY_DOWN || c == 'j' || c == 'J' || c == KEY_NPAGE || c == ' ')) {
 		t->help_top += c == KEY_NPAGE || c == ' ' ? shown : 1;
 		if (t->help_top > n - shown)
 			t->help_top = n - shown;
 		return true;
 	}
-	if (n > shown && (c == KEY_UP || c == 'K' || c == KEY_PPAGE)) {
+	if (n > shown && (c == KEY_UP || c == 'k' || c == 'K' || c == KEY_PPAGE)) {
 		unsigned by = c == KEY_PPAGE ? shown : 1;
 
 		t->help_top = t->help_top > by ? t->help_top - by : 0;

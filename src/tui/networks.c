@@ -7,6 +7,7 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +65,22 @@ static const char *dnsmasq_word(const struct lodge_network *n)
 	return n->dnsmasq_pid > 0 ? "running" : n->dnsmasq_died ? "DEAD" : "stopped";
 }
 
+/* A row cut at the screen's edge: curses would wrap its tail onto the
+ * next line, where the rows below do not overwrite it all (a stray
+ * "0 0", the rates' columns of an 80-column screen). */
+static void put_row(int y, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put_row(int y, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	mvprintw(y, 0, "%.*s", COLS > 0 ? COLS - 1 : 0, line);
+	clrtoeol();
+}
+
 void draw_networks(struct tui *t)
 {
 	int y = 2, bottom = LINES - bars_rows(t), i;
@@ -79,7 +96,7 @@ void draw_networks(struct tui *t)
 		draw_bars(t);
 		return;
 	}
-	mvprintw(y++, 0, "%-12s %-8s %-15s %-18s %-8s %6s %4s %10s %10s", "Network", "Mode", "Bridge", "Subnet",
+	put_row(y++, "%-12s %-8s %-15s %-18s %-8s %6s %4s %10s %10s", "Network", "Mode", "Bridge", "Subnet",
 		 "dnsmasq", "Leases", "Vifs", "Out/s", "In/s");
 	attroff(A_BOLD);
 	if (nv.n == 0)
@@ -96,7 +113,7 @@ void draw_networks(struct tui *t)
 		}
 		if (n->dnsmasq_died && !t->monochrome)
 			attron(A_BOLD);
-		mvprintw(y, 0, "%-12.12s %-8s %-15s %-18s %-8s %6u %4d %10s %10s", n->name,
+		put_row(y, "%-12.12s %-8s %-15s %-18s %-8s %6u %4d %10s %10s", n->name,
 			 (int)n->mode < 0 ? "?" : lodge_net_mode_name(n->mode), n->bridge_up ? n->bridge : "(down)",
 			 n->subnet[0] ? n->subnet : "?", dnsmasq_word(n), n->leases, n->ports, rx, tx);
 		attroff(A_BOLD);
@@ -104,13 +121,13 @@ void draw_networks(struct tui *t)
 	y++;
 	if (y < bottom) {
 		attron(A_BOLD);
-		mvprintw(y++, 0, "%-12s %-17s %-15s %s", "Leases", "MAC", "Address", "Host");
+		put_row(y++, "%-12s %-17s %-15s %s", "Leases", "MAC", "Address", "Host");
 		attroff(A_BOLD);
 	}
 	for (k = 0; k < nv.nleases && y < bottom; k++, y++) {
 		const struct lodge_lease *l = &nv.leases[k];
 
-		mvprintw(y, 0, "%-12.12s %02x:%02x:%02x:%02x:%02x:%02x %-15s %s", l->network, l->mac[0], l->mac[1],
+		put_row(y, "%-12.12s %02x:%02x:%02x:%02x:%02x:%02x %-15s %s", l->network, l->mac[0], l->mac[1],
 			 l->mac[2], l->mac[3], l->mac[4], l->mac[5], l->addr, l->hostname[0] ? l->hostname : "-");
 	}
 	draw_bars(t);

@@ -23,8 +23,8 @@ static int choose(struct tui *t, const char *title, const struct pick_row *rows,
 	char refused[sizeof(rows[0].value) + sizeof(rows[0].taken) + 16] = "";
 	int c, picked = -1, lines = LINES - 4 > 1 ? LINES - 4 : 1;
 	unsigned sel = 0, top = 0, i;
+	int was = tui_modal_begin();
 
-	timeout(-1);
 	for (;;) {
 		if (sel < top)
 			top = sel;
@@ -56,7 +56,7 @@ static int choose(struct tui *t, const char *title, const struct pick_row *rows,
 			break;
 		}
 	}
-	timeout(t->delay_ms);
+	tui_modal_end(was);
 	erase();
 	return picked;
 }

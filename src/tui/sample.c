@@ -63,6 +63,7 @@ static void on_domain(const struct lodge_status *st, void *arg)
 	if (!d)
 		return;
 	d->remote = false;             /* a domain of the pool that came here */
+	d->off = false;                /* a defined domain, started */
 	install_forget(t, d);          /* an installed domain, started: a domain like any */
 	dt_ns = d->answered_ns ? (double)(now - d->answered_ns) : 0;
 	if (dt_ns > 0 && d->st.pid == st->pid) {
@@ -275,14 +276,17 @@ void sample_start(struct tui *t)
 	if (!t->poller)
 		return;
 	lodge_poller_send(t->poller, t->lg, t);
-	/* Domains that are gone leave the table; an install's row stays. */
+	/* Domains that are gone leave the table; an install's row stays; a
+	 * defined one's comes back off below, as domains_dir has it now. */
 	for (i = j = 0; i < t->ndoms; i++) {
-		if (t->doms[i].install || t->doms[i].remote || lodge_poller_knows(t->poller, t->doms[i].st.name))
+		if (t->doms[i].install || t->doms[i].remote ||
+		    (!t->doms[i].off && lodge_poller_knows(t->poller, t->doms[i].st.name)))
 			t->doms[j++] = t->doms[i];
 		else
 			detail_free(t->doms[i].detail);
 	}
 	t->ndoms = j;
+	defined_sample(t, find_or_add);
 	t->gathering = true;
 	t->gather_until_ns = now + (uint64_t)(t->delay_ms / 2 < TUI_SETTLE_MS ? t->delay_ms / 2 : TUI_SETTLE_MS) *
 				   1000000;

@@ -17,6 +17,10 @@ struct pollfd;
 #include "lodge.h"
 
 #define TUI_MAX_DOMAINS 256
+/* Destroy (and cancel an install): a shifted letter besides F9, as htop,
+ * so that vi's j/k move and a slip of the finger ends nothing; it asks
+ * first all the same. */
+#define TUI_KEY_DESTROY 'D'
 #define TUI_HISTORY     120        /* samples kept for sparklines */
 /* A sample's replies are gathered this long (at most half the refresh
  * interval) before the screen shows them: one redraw a refresh, not one a
@@ -84,6 +88,10 @@ struct dom_sample {
 					* not yet started: not a running domain (install.c) */
 	bool remote;                   /* a domain of the pool that runs on another host (pool.c):
 					* st has its name, the pool's state word and memory only */
+	/* A domain defined in domains_dir that is not running (defined.c):
+	 * st has its name, state "off", its config's memory and vCPUs. */
+	bool off, autostart, loads;
+	char why[512];                 /* its config does not load: why */
 };
 
 /* The pool's domains as `lodge list --pool` said them last (pool.c). */
@@ -188,6 +196,18 @@ struct tui {
 	struct tui_pool pool;              /* lodge.conf has pool_etcd: the pool's view (pool.c) */
 };
 
+/* defined.c: the domains of domains_dir that are not running, as rows */
+/* Add (with add: sample.c's find_or_add) a row for each one not running. */
+void defined_sample(struct tui *t, struct dom_sample *(*add)(struct tui *t, const char *name));
+/* S, D on an off row: false if d is none (the key acts as on any row). */
+bool defined_start(struct tui *t, struct dom_sample *d);
+bool defined_delete(struct tui *t, struct dom_sample *d);
+/* e, A on a defined domain's row, running or not. */
+void defined_edit(struct tui *t, struct dom_sample *d);
+void defined_autostart(struct tui *t, struct dom_sample *d);
+/* The detail view of an off row, from line y: the next free line. */
+int defined_detail(struct tui *t, const struct dom_sample *d, int y);
+
 /* sample.c */
 /* Ask: the host, every domain's status, and the detail view's domain. */
 void sample_start(struct tui *t);
@@ -262,6 +282,13 @@ void draw_key_bar(void);
 
 /* actions.c */
 bool tui_confirm(struct tui *t, const char *question);
+/* A modal's own keys wait (no timeout) until it ends: begin returns the
+ * wait it found, end puts that back.  A modal opened from another (the
+ * create form's picker, a confirmation in it) so gives its caller back
+ * a blocking getch, not the table's refresh timeout: one that timed out
+ * read as Esc and closed the form, every field lost. */
+int tui_modal_begin(void);
+void tui_modal_end(int was);
 void action_request(struct tui *t, enum lodge_verb v);
 void actions_init(struct tui *t);
 /* Fill FDS (at most MAX) with the pending actions' sockets (the console's
@@ -309,7 +336,7 @@ bool installs_collect(struct tui *t);
 /* Cancel each running install and wait for it to undo what it made. */
 void installs_stop_all(struct tui *t);
 /* The key k on a selected install row (false: not one, the key acts as
- * on any domain).  k: 'k' cancels, 'S' starts an installed one. */
+ * on any domain).  k: TUI_KEY_DESTROY cancels, 'S' starts an installed one. */
 bool install_key(struct tui *t, struct dom_sample *d, int k);
 /* An install row's state in a few words: "installing 42%", "cancelling". */
 const char *install_state_words(const struct tui_install *in, char *buf, size_t len);

@@ -401,6 +401,12 @@ static const struct route routes[] = {
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
 	{ false, "/api/networks", NULL, NEED_VIEWER, get_networks },
 	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
+	{ false, "/api/defined", NULL, NEED_VIEWER, web_get_defined },
+	{ false, "/api/defined/*", NULL, NEED_VIEWER, web_get_defined_one },
+	{ true, "/api/defined/*", "start", NEED_ADMIN, web_defined_start },
+	{ true, "/api/defined/*", "config", NEED_ADMIN, web_defined_config },
+	{ true, "/api/defined/*", "autostart", NEED_ADMIN, web_defined_autostart },
+	{ true, "/api/defined/*", "delete", NEED_ADMIN, web_defined_delete },
 };
 
 /* uri against a route's path: true with the word where its '*' is. */

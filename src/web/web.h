@@ -169,6 +169,14 @@ struct domain_form;
 /* jobs.c: a create that makes a new disk (checked whole already), as a job: 202. */
 void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
 		    struct web_response *resp);
+/* api-defined.c: the defined domains (domains_dir's configs): list, one's
+ * config, start, config, autostart, delete. */
+void web_get_defined(const struct web_request *req, const char *word, struct web_response *resp);
+void web_get_defined_one(const struct web_request *req, const char *name, struct web_response *resp);
+void web_defined_start(const struct web_request *req, const char *name, struct web_response *resp);
+void web_defined_config(const struct web_request *req, const char *name, struct web_response *resp);
+void web_defined_autostart(const struct web_request *req, const char *name, struct web_response *resp);
+void web_defined_delete(const struct web_request *req, const char *name, struct web_response *resp);
 /* api-detail.c: one domain in detail; the host's block devices. */
 void web_get_domain(const struct web_request *req, const char *name, struct web_response *resp);
 void web_get_blockdevs(const struct web_request *req, const char *word, struct web_response *resp);

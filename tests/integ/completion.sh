@@ -80,7 +80,7 @@ else
 	fail "bridge-delete <TAB>" "$(tr '\n' ' ' <<<"$got")"
 fi
 got=$(comp list --)
-if [ "$(tr '\n' ' ' <<<"$got")" = "--header --help --long --output --pool " ]; then
+if [ "$(tr '\n' ' ' <<<"$got")" = "--all --header --help --long --output --pool " ]; then
 	pass "lodge list --<TAB>: list's options"
 else
 	fail "list --<TAB>" "$(tr '\n' ' ' <<<"$got")"

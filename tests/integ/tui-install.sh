@@ -273,21 +273,21 @@ else
 	# Its detail view: the install's phase, disk and key.
 	press Enter
 	if shows 5 '^cc: Debian bookworm, 512 MiB, 1 vCPUs: installing [0-9]+%' && has '^phase +[a-z]' &&
-	   has "^disk +$IMAGES/cc.img" && has '^keys +k cancels it'; then
+	   has "^disk +$IMAGES/cc.img" && has '^keys +D cancels it'; then
 		pass "Enter on an installing row: its phase, disk and how to cancel ($(screen | grep '^phase' | sed 's/  */ /g'))"
 	else
 		fail "an install's detail view" "$(screen | head -6 | tr '\n' '|')"
 	fi
 	press Escape
 	shows 5 'ID +NAME'
-	press k
+	press D
 	if shows 5 'Cancel the install of cc \(nothing of it is left\)\? \(y/n\)'; then
 		press y
 		shows 5 '^ +- cc +cancelling'
 		kill -CONT "$pid"
 		if shows 30 'install cc: cancelled: no disk or config left' && hides 5 '^ +- cc ' && nothing_left cc &&
 		   ! kill -0 "$pid" 2>/dev/null; then
-			pass "k on the installing row, confirmed, cancels it: its row goes, no disk, seed or config left"
+			pass "D on the installing row, confirmed, cancels it: its row goes, no disk, seed or config left"
 		else
 			fail "cancel mid-install" "$(screen | tail -6 | tr '\n' '|'); $(ls "$DOMS" "$IMAGES")"
 		fi
@@ -311,10 +311,11 @@ else
 	cp "$DOMS/late.cfg" "$T/late.cfg"
 	kill -CONT "$pid"
 	doms=$(printf %s "$DOMS" | squeezed)
-	if shows 30 '^error: install late: ' && hides 5 '^ +- late ' &&
+	# The other config is a defined domain: its row, off, replaces the install's.
+	if shows 30 '^error: install late: ' && hides 5 '^ +- late +(installing|shut)' && shows 5 '^ +- late +off ' &&
 	   screen | squeezed | grep -Eq "installlate:(cannotwrite$doms/late\.cfg:aconfigofthatnameappearedmeanwhile|domainlatehasaconfigalready\($doms/late\.cfg\))" &&
 	   [ ! -e "$IMAGES/late.img" ] && [ ! -e "$IMAGES/late-seed.img" ] && cmp -s "$DOMS/late.cfg" "$T/late.cfg"; then
-		pass "an error mid-install shows whole in the status line ($(screen | grep -A2 '^error: install late' | tr -s ' \n' ' ')), its row goes, its disk and seed are removed, the other config kept"
+		pass "an error mid-install shows whole in the status line ($(screen | grep -A2 '^error: install late' | tr -s ' \n' ' ')), its install row goes (the other config's shows off), its disk and seed are removed, the other config kept"
 	else
 		fail "an error mid-install" "$(screen | tail -6 | tr '\n' '|'); $(ls "$IMAGES")"
 	fi

@@ -148,9 +148,9 @@ fi
 
 # Destroy with confirmation.
 select_dom alpha
-keys k; keys y
+keys D; keys y
 sleep 1
-if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "k destroys the selected domain"; else fail "destroy from the keyboard" "$(lodge list -o tsv)"; fi
+if [ -z "$(lodge list -o tsv | awk -F'\t' 'NR > 1')" ]; then pass "D destroys the selected domain"; else fail "destroy from the keyboard" "$(lodge list -o tsv)"; fi
 
 # The create form: invalid input creates nothing; valid input creates a
 # guest with a new file-backed disk and a bridged vif.
@@ -184,7 +184,7 @@ else
 fi
 keys Escape
 keys n
-keys Down; keys BSpace BSpace; keys 0; keys Enter      # memory 0, name left empty
+keys Down; keys BSpace BSpace BSpace; keys 0; keys Enter      # memory 0 (was 128), name left empty
 # Each field shows the message lodge check gives for its key (cut to fit).
 if screen | grep -q '^Name  *! missing: every domain' && screen | grep -q '^Memory (MiB)  *0  *! 0 MiB is out of range'; then
 	pass "the form's fields show lodge check's messages (name missing, memory out of range)"

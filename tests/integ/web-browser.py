@@ -3,7 +3,9 @@
 # driven as a person would: log in; the table lists a domain the CLI made
 # and shows it paused after `lodge pause` (live updates); create a Mini-OS domain
 # from the page and find it in `lodge list`; type help into its console
-# and see Mini-OS's help; destroy it with the confirmation.  One browser
+# and see Mini-OS's help; destroy it with the confirmation: its row stays,
+# off, as its config does; Edit its config (refused with FILE:LINE, then
+# saved) and Start it again.  One browser
 # for all; a screenshot after each step in SHOTS.  PASS/FAIL lines as
 # tests/run.sh counts them.
 #   web-browser.py URL LODGE ROOT SHOTS USER PASSWORD MINIOS
@@ -130,12 +132,44 @@ try:
     still = listed("wbnew")
     drv.find_element(By.ID, "confirm-yes").click()
     try:
-        wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-name="wbnew"]'))
-        ok(f"destroy asks first ('{asked}'), then wbnew is gone from the table and lodge list",
+        # Its config stays in domains_dir: its row stays, off (issue 35).
+        wait.until(lambda d: "off" in state_text("wbnew"))
+        ok(f"destroy asks first ('{asked}'), then wbnew is gone from lodge list, its row off (still defined)",
            still and not listed("wbnew"))
     except Exception:
         ok("destroy with confirmation", False, drv.find_element(By.ID, "action-error").text)
     shot("8-destroyed")
+
+    # The defined domain's row: Edit shows its config, checked when saved.
+    cfg = f"{root}/etc/lodge/domains/wbnew.cfg"
+    click('tr[data-name="wbnew"] button[data-action="edit"]')
+    text = wait.until(EC.visibility_of_element_located((By.ID, "edit-text")))
+    before = open(cfg).read()
+    drv.execute_script("arguments[0].value = arguments[1]", text,
+                       text.get_attribute("value").replace("memory = 32", "memory = lots"))
+    drv.find_element(By.ID, "edit-save").click()
+    try:
+        wait.until(lambda d: "wbnew.cfg:" in d.find_element(By.ID, "edit-error").text)
+        ok("Edit: a config the loader refuses is shown beside it with FILE:LINE "
+           f"('{drv.find_element(By.ID, 'edit-error').text}'), the file untouched", open(cfg).read() == before)
+    except Exception:
+        ok("Edit refused", False, drv.find_element(By.ID, "edit-error").text)
+    shot("8b-edit-refused")
+    drv.execute_script("arguments[0].value = arguments[1]", text, before.replace("memory = 32", "memory = 40"))
+    drv.find_element(By.ID, "edit-save").click()
+    try:
+        wait.until(EC.invisibility_of_element_located((By.ID, "edit-view")))
+        ok("Edit: the fixed config is saved", "memory = 40" in open(cfg).read())
+    except Exception:
+        ok("Edit saved", False, drv.find_element(By.ID, "edit-error").text)
+    click('tr[data-name="wbnew"] button[data-action="start"]')
+    try:
+        wait.until(lambda d: "running" in state_text("wbnew"))
+        ok("Start on the off row runs wbnew (in lodge list, the row running)", listed("wbnew"))
+    except Exception:
+        ok("Start from the page", False, drv.find_element(By.ID, "action-error").text)
+    shot("8c-started")
+    lodge_cmd("destroy", "wbnew")
 
     drv.set_window_size(390, 844)
     time.sleep(0.2)                # let the layout settle for the picture

@@ -53,8 +53,8 @@ int main(void)
 	/* Hardware KVM without the Debian guest: Mini-OS, and why. */
 	default_guest_pick(KVM_KIND_HW, build, &g);
 	snprintf(want, sizeof(want), "%s/minios/minios.elf", build);
-	CHECK("hardware KVM, no Debian guest built: Mini-OS", !g.debian && strcmp(g.kernel, want) == 0 &&
-	      !g.ramdisk[0] && !g.cmdline[0] && g.memory_mib == 64);
+	CHECK("hardware KVM, no Debian guest built: Mini-OS, the schema's default memory", !g.debian && strcmp(g.kernel, want) == 0 &&
+	      !g.ramdisk[0] && !g.cmdline[0] && g.memory_mib == DOMAIN_MEMORY_DEFAULT_MIB);
 	CHECK("... and the form says the Debian guest is missing", strstr(g.why, "no Debian guest") != NULL);
 
 	/* A kernel without its initramfs is not the Debian guest. */

@@ -48,9 +48,9 @@ function confirmDialog(text, yes) {
 
 function show(view) {
   const beside = ["jobs-view", "networks-view"];   // shown with the domains
-  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", ...beside])
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", "edit-view", ...beside])
     $(v).hidden = !view.includes(v) && !(beside.includes(v) && view.includes("domains-view"));
-  if (view.includes("domains-view")) networks();
+  if (view.includes("domains-view")) { networks(); defined(); }
 }
 
 // The host's networks (lodge network-list): looked at when the domains
@@ -146,7 +146,9 @@ function update(msg) {
   const byName = {};
   for (const d of msg.domains) byName[d.name] = d;
   const tbody = document.querySelector("#domains tbody");
-  for (const tr of [...tbody.rows]) if (!byName[tr.dataset.name]) { tr.remove(); delete app.hist[tr.dataset.name]; }
+  // A defined domain's off row is defined()'s: it stays until that says.
+  for (const tr of [...tbody.rows])
+    if (!byName[tr.dataset.name] && !tr.dataset.off) { tr.remove(); delete app.hist[tr.dataset.name]; }
   for (const d of msg.domains) {
     const r = rates(d, prev && prev.byName, dt);
     const hist = (app.hist[d.name] = app.hist[d.name] || []);
@@ -155,6 +157,12 @@ function update(msg) {
   }
   app.prev = { t: msg.t, byName };
   if (msg.jobs) jobs(msg.jobs);
+  // The defined domains: every few seconds (they change when someone
+  // edits, starts or stops one), at once when one started or stopped.
+  const names = msg.domains.map((d) => d.name).join(" ");
+  if (names !== app.running || !app.definedAt || msg.t - app.definedAt > 5000) {
+    app.running = names; app.definedAt = msg.t; defined();
+  }
   if (app.detail && byName[app.detail]) detail(byName[app.detail]);
 }
 
@@ -200,11 +208,90 @@ function actions(d) {
   return span;
 }
 
+// ---- the defined domains (domains_dir's configs) that are not running --------------------------
+
+// Their rows in the domains' table, state off: Start, Edit, Delete and
+// autostart, as the dashboard's S, e, D and A (GET /api/defined).
+async function defined() {
+  const r = await api("GET", "/api/defined");
+  if (!r.ok) return;
+  const tbody = document.querySelector("#domains tbody");
+  const off = r.json.filter((d) => d.state === "off");
+  const names = new Set(off.map((d) => d.name));
+  for (const tr of [...tbody.rows]) if (tr.dataset.off && !names.has(tr.dataset.name)) tr.remove();
+  for (const d of off) {
+    const tr = [...tbody.rows].find((t) => t.dataset.name === d.name);
+    if (tr && !tr.dataset.off) continue;       // it runs: the live update's row
+    const fresh = el("tr", { id: "dom-" + d.name, "data-name": d.name, "data-off": "1" });
+    fresh.append(
+      cell("Name", d.name),
+      cell("ID", "-", "num"),
+      cell("State", el("span", { class: "state state-off", title: d.why || "" },
+                       d.why ? "off (its config does not load)" : d.autostart ? "off, autostart" : "off")),
+      cell("vCPUs", d.vcpus === null ? "-" : String(d.vcpus), "num"),
+      cell("Memory", d.memory_mib === null ? "-" : d.memory_mib + " MiB", "num"),
+      cell("CPU", "-"), cell("Disk read / write", "-"), cell("Net in / out", "-"),
+      cell("Actions", offActions(d)));
+    if (tr) tr.replaceWith(fresh); else tbody.append(fresh);
+  }
+}
+
+function offActions(d) {
+  const span = el("span");
+  span.append(el("button", { type: "button", "data-action": "edit" }, app.role === "admin" ? "Edit" : "Config"));
+  if (app.role !== "admin") return span;
+  span.append(el("button", { type: "button", "data-action": "start", class: "admin" }, "Start"),
+    el("button", { type: "button", "data-action": "autostart", "data-on": d.autostart ? "" : "1", class: "admin" },
+       d.autostart ? "Autostart off" : "Autostart on"),
+    el("button", { type: "button", "data-action": "delete", class: "danger admin" }, "Delete"));
+  return span;
+}
+
+async function offAction(name, verb, b) {
+  const path = "/api/defined/" + encodeURIComponent(name);
+  let r;
+  if (verb === "edit") {
+    r = await api("GET", path);
+    if (r.ok) {
+      app.editing = name;
+      $("edit-name").textContent = name;
+      $("edit-file").textContent = r.json.config;
+      $("edit-text").value = r.json.text;
+      $("edit-text").readOnly = app.role !== "admin";
+      $("edit-error").textContent = "";
+      show(["domains-view", "edit-view"]);
+      $("edit-text").focus();
+    }
+  } else if (verb === "start") {
+    r = await api("POST", path + "/start");
+  } else if (verb === "autostart") {
+    r = await api("POST", path + "/autostart", { autostart: !!b.dataset.on });
+  } else if (verb === "delete") {
+    if (!(await confirmDialog("Delete the config of " + name + "? Its disks are kept unless you say so next.", "Delete")))
+      return;
+    const disks = await confirmDialog("Also delete the disks of " + name +
+                                      " (its own image files under the storage directories)?", "Delete its disks");
+    r = await api("POST", path + "/delete", { disks });
+  }
+  $("action-error").textContent = r.ok ? "" : verb + " " + name + ": " + (r.json.error || r.status);
+  defined();
+}
+
+$("edit-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/defined/" + encodeURIComponent(app.editing) + "/config", { text: $("edit-text").value });
+  if (!r.ok) { $("edit-error").textContent = r.json.error || ("failed: " + r.status); return; }
+  $("edit-error").textContent = "";
+  show(["domains-view"]);
+});
+$("edit-cancel").addEventListener("click", () => show(["domains-view"]));
+
 document.querySelector("#domains tbody").addEventListener("click", async (ev) => {
   const b = ev.target.closest("[data-action]");
   if (!b) return;
   ev.preventDefault();
   const name = b.closest("tr").dataset.name, verb = b.dataset.action;
+  if (b.closest("tr").dataset.off) { offAction(name, verb, b); return; }
   if (verb === "detail") { app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); return; }
   if (verb === "console") { openConsole(name, false); return; }
   const v = VERBS.find((x) => x[0] === verb);
