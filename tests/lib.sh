@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for Lodge's shell tests.  Every test reports one line per
 # case on stdout:  "PASS: name", "FAIL: name: why" or "SKIP: name: why";
 # tests/run.sh counts them.

@@ -122,6 +122,7 @@ refused "a vdev already taken" 'has a disk vdb already' lodge block-attach h "$T
 refused "a disk this domain holds" 'used by domain h|in use' lodge block-attach h "$STORE/data.img,raw,vdc,rw"
 mkcfg g "$T/other.img,raw,vda,rw"
 if lodge create g >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field g 9) $(pgrep -P "$(field g 9)")
 	refused "a disk another domain holds" 'used by domain g|in use by another domain' \
 		lodge block-attach h "$T/other.img,raw,vdc,rw"
@@ -188,6 +189,7 @@ flock -n -x "$STORE/data.img" true && pass "the disk's lock is free after the de
 	fail "lock after detach" "still held"
 mkcfg w "$STORE/data.img,raw,vda,rw"
 if lodge create w >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field w 9) $(pgrep -P "$(field w 9)")
 	pass "another domain opens the detached disk writable"
 	lodge destroy w >/dev/null 2>&1
@@ -287,6 +289,7 @@ else
 fi
 out=$(lodge save h "$T/h.sav" 2>&1); rc=$?
 if [ $rc -eq 0 ] && out2=$(lodge restore "$T/h.sav" 2>&1); then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field h 9) $(pgrep -P "$(field h 9)")
 	console_on "$ROOT"
 	if [ "$(slots_of "$ROOT")" = "vdb " ] && guest_reads "$ROOT" &&
