@@ -66,6 +66,15 @@ else
 	fail "guest reads what the host wrote" "want $want, got: $(grep blk-sum "$T/sum.out")"
 fi
 
+# 2a. blk-bench with a request size of 0 says so; it divided by it before.
+run_guest "$T/bench0.out" "blk-bench vda read 1 0 1" --disk "$T/disk.img"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'blk-bench: REQ_KIB must be at least 1' "$T/bench0.out"; then
+	pass "blk-bench refuses a request size of 0, and the guest powers off"
+else
+	fail "blk-bench with a request size of 0" "status $rc: $(tail -2 "$T/bench0.out" | tr '\n' ' ')"
+fi
+
 # 2b. A disk that is a file in memory (tmpfs: lodge-hyp's I/O thread copies
 #     itself instead of handing each request to io_uring's workers): the
 #     guest's writes land byte for byte, in many requests at once, and its
