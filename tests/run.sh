@@ -1,6 +1,8 @@
 #!/bin/bash
 # Run every unit test binary and every integration test script, then print
 # the summary line CI reads:  "N passed, N failed[, N skipped]".
+# `tests/run.sh linux` (make check-linux) runs tests/linux/*.sh instead:
+# the Lodge test kernel's tests, minutes each on a PVM host.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -52,14 +54,21 @@ run_one() {   # run_one LABEL CMD...: run a test, echo its lines, keep its verdi
 	echo "   ($((SECONDS - t0)) s)"
 }
 
-for t in "$BUILD"/tests/test-*; do
-	[ -x "$t" ] || continue
-	run_one "unit $(basename "$t")" "$t"
-done
-for t in "$TOP"/tests/integ/*.sh; do
-	[ -f "$t" ] || continue
-	run_one "integ $(basename "$t" .sh)" bash "$t"
-done
+if [ "${1:-}" = linux ]; then
+	for t in "$TOP"/tests/linux/*.sh; do
+		[ -f "$t" ] || continue
+		run_one "linux $(basename "$t" .sh)" bash "$t"
+	done
+else
+	for t in "$BUILD"/tests/test-*; do
+		[ -x "$t" ] || continue
+		run_one "unit $(basename "$t")" "$t"
+	done
+	for t in "$TOP"/tests/integ/*.sh; do
+		[ -f "$t" ] || continue
+		run_one "integ $(basename "$t" .sh)" bash "$t"
+	done
+fi
 
 if [ "${SANITIZE:-}" = 1 ]; then
 	for f in "$san"/*; do

@@ -2,6 +2,7 @@
  * would, without starting anything.  One line out: "FILE: ok" or the
  * first error as "FILE:LINE: KEY: what is wrong". */
 #include "agent.h"
+#include "default-guest.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@ int cmd_check(struct cli *c)
 	static struct domain_config dc;
 	struct lodge_err err;
 	char shown[4 * sizeof(dc.file)];
+	const char *note;
 
 	if (lodge_config_find(&c->lg, c->argv[0], &dc, &err)) {
 		/* Bare, like a compiler's: editors jump to FILE:LINE.  (The
@@ -21,5 +23,7 @@ int cmd_check(struct cli *c)
 		return 1;
 	}
 	printf("%s: ok\n", text_escape(shown, sizeof(shown), dc.file));
+	if ((note = pvm_linux_note_here(dc.kernel, dc.bootloader)))
+		log_warn("%s: %s", dc.name, note);
 	return 0;
 }

@@ -151,6 +151,11 @@ int cmd_list(struct cli *c)
 		print_unasked(&o, &l.unasked[i]);
 	print_off(&o, &l);
 	out_end(&o);
+	/* A domain kept after its crash (on_crash = "preserve"): why, after
+	 * the table (a KVM internal error names the instruction). */
+	for (i = 0; i < l.n; i++)
+		if (!strcmp(l.dom[i].state, "crashed") && l.dom[i].end_reason[0] && strcmp(l.dom[i].end_reason, "-"))
+			log_warn("%s crashed: %s", l.dom[i].name, l.dom[i].end_reason);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
 	if (c->set['l']) {
 		n = lodge_conflicts(&c->lg, &l, conflicts, sizeof(conflicts) / sizeof(conflicts[0]));

@@ -2,6 +2,8 @@
  * the backends, the cgroup, guest memory, the VM and its vCPUs, the guest
  * kernel and the devices -- everything before a vCPU may run. */
 #include "build.h"
+#include "emulate.h"
+#include "pvm-args.h"
 #include "acpi/acpi.h"
 #include "boot/boot.h"
 #include "cpulist.h"
@@ -83,11 +85,19 @@ int domain_probe(void)
 	domain_init(&dom);
 	if (open_kvm(&dom))
 		return 1;
-	if (access("/sys/module/kvm_pvm", F_OK) == 0)
+	if (emulate_host_is_pvm()) {
+		size_t i;
+
 		printf("KVM backend: PVM (software, for nested clouds): guest kernel code is emulated "
-		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well but a stock "
-		       "Linux kernel gets only through its early boot.\n");
-	else if (access("/sys/module/kvm_intel", F_OK) == 0)
+		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well; a stock Linux "
+		       "kernel boots in 10 to 20 minutes, lodge-hyp completing the instructions PVM's "
+		       "emulator refuses, but its user space does not run here (its system calls fault "
+		       "inside the guest): that needs hardware KVM or a PVM guest kernel "
+		       "(CONFIG_PVM_GUEST).\n");
+		printf("Added to a Linux kernel's command line on this host, where not set:\n");
+		for (i = 0; i < pvm_linux_nargs; i++)
+			printf("  %s\n      %s\n", pvm_linux_args[i].arg, pvm_linux_args[i].why);
+	} else if (access("/sys/module/kvm_intel", F_OK) == 0)
 		printf("KVM backend: hardware (Intel VT-x): unmodified guests, stock Linux "
 		       "kernels included, run at native speed.\n");
 	else if (access("/sys/module/kvm_amd", F_OK) == 0)
@@ -273,6 +283,21 @@ static int load_guest(struct domain *dom, const struct options *o)
 	if (o->initrd && (rc = map_file(o->initrd, "initrd", &in.initrd))) {
 		unmap_file(&in.kernel);
 		return rc;
+	}
+	/* On a PVM host, a Linux kernel gets what keeps it off the slowest
+	 * paths (pvm-args.c), unless the user set each one. */
+	if (emulate_host_is_pvm() && boot_image_is_linux(&in.kernel)) {
+		static char line[DOMAIN_CMDLINE_MAX];
+		int added = pvm_args_apply(o->cmdline, line, sizeof(line));
+
+		if (added > 0) {
+			in.cmdline = line;
+			log_info("a Linux kernel on a PVM host: its command line is \"%s\" "
+				 "(lodge-hyp --probe says why each argument is added)", line);
+		} else if (added < 0) {
+			log_warn("a Linux kernel on a PVM host: no room on its command line for the "
+				 "arguments that keep it off the slowest paths (lodge-hyp --probe)");
+		}
 	}
 	rc = boot_load(&dom->mem, &in, &entry, err, sizeof(err));
 	unmap_file(&in.kernel);

@@ -63,7 +63,11 @@ int cpuid_setup(struct vcpu *v)
 			e->edx = v->id;    /* x2APIC ID */
 			break;
 		case 0x40000000:
-			/* KVM's signature, so guests find kvmclock and PV features. */
+			/* KVM's signature, so guests find kvmclock and PV features:
+			 * as the host's KVM gives it (a PVM host's leaves are what a
+			 * PVM guest kernel looks for), filled in only if it gives none. */
+			if (e->ebx || e->ecx || e->edx)
+				break;
 			e->eax = 0x40000001;
 			memcpy(&e->ebx, "KVMK", 4);
 			memcpy(&e->ecx, "VMKV", 4);

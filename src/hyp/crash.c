@@ -3,6 +3,7 @@
 #include "console.h"
 #include "crashdir.h"
 #include "domain.h"
+#include "emulate.h"
 #include "log.h"
 #include "options.h"
 #include "runtime.h"
@@ -98,6 +99,10 @@ void crash_report(struct domain *dom)
 		n = vcpu_registers_text(&dom->vcpus[i], regs, sizeof(regs));
 		report_write(regs, (size_t)n < sizeof(regs) ? (size_t)n : sizeof(regs) - 1);
 	}
+	/* What lodge-hyp completed for a PVM host's KVM before the end. */
+	emulate_counts_text(why, sizeof(why));
+	n = snprintf(regs, sizeof(regs), "completed for the host's KVM: %s\n", why);
+	report_write(regs, (size_t)n < sizeof(regs) ? (size_t)n : sizeof(regs) - 1);
 }
 
 /* ---- the supervisor ---------------------------------------------------------- */

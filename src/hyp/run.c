@@ -8,6 +8,7 @@
 #include "console.h"
 #include "cpulist.h"
 #include "crash.h"
+#include "emulate.h"
 #include "ctl/ctl.h"
 #include "domain.h"
 #include "events.h"
@@ -148,6 +149,7 @@ int run_domain(struct options *o, struct sandbox *sb, const char *dir, int liste
 	footprint_trim();
 	destroyed = ctl_run(dom, com1, o->runtime_dir ? -1 : STDIN_FILENO, listen_fd, sig_fd, &o->access);
 	vcpu_stop_all(dom);
+	emulate_log_counts();
 	crash_report(dom);
 	netwatch_stop(dom->netwatch);
 	dom->netwatch = NULL;

@@ -5,6 +5,7 @@
 #include "boot/boot.h"
 #include "cpuid.h"
 #include "domain.h"
+#include "emulate.h"
 #include "log.h"
 
 #include <errno.h>
@@ -101,6 +102,7 @@ int vcpu_create(struct domain *dom, unsigned id)
 		v->run = NULL;
 		return -errno;
 	}
+	emulate_host_is_pvm();     /* looked up now: the sandbox has no /sys */
 	rc = cpuid_setup(v);
 	if (rc)
 		return rc;
@@ -231,11 +233,17 @@ static int vcpu_handle_exit(struct vcpu *v)
 				   run->system_event.type);
 			return 1;
 		}
-	case KVM_EXIT_INTERNAL_ERROR:
+	case KVM_EXIT_INTERNAL_ERROR: {
+		char why[256];
+
+		/* On a PVM host, an instruction its emulator refused: finished
+		 * here, and the guest goes on. */
+		if (emulate_vcpu(v, why, sizeof(why)) == 0)
+			return 0;
 		vcpu_log_registers(v);
-		domain_end(dom, DOMAIN_CRASH, "vcpu%u KVM internal error (suberror %u)",
-			   v->id, run->internal.suberror);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
 		return 1;
+	}
 	case KVM_EXIT_FAIL_ENTRY:
 		vcpu_log_registers(v);
 		domain_end(dom, DOMAIN_CRASH, "vcpu%u failed to enter the guest (reason %#llx)",

@@ -1,4 +1,5 @@
 #include "default-guest.h"
+#include "kernel-kind.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,20 @@ enum kvm_kind kvm_kind(const char *sysmodule)
 	if (access(path, F_OK) == 0)
 		return KVM_KIND_HW;
 	return KVM_KIND_UNKNOWN;
+}
+
+const char *pvm_linux_note(enum kvm_kind kind, const char *kernel, bool bootloader)
+{
+	if (kind != KVM_KIND_PVM || !(bootloader || (kernel && kernel_file_is_linux(kernel))))
+		return NULL;
+	return "this host's KVM is PVM: a Linux kernel boots here only slowly (10 to 20 minutes, "
+	       "lodge-hyp completing what PVM cannot emulate) and its user space cannot run; "
+	       "use a host with hardware KVM, a PVM guest kernel (CONFIG_PVM_GUEST), or Lodge Mini-OS";
+}
+
+const char *pvm_linux_note_here(const char *kernel, bool bootloader)
+{
+	return pvm_linux_note(kvm_kind("/sys/module"), kernel, bootloader);
 }
 
 /* DIR/vmlinuz and DIR/initrd.img, both readable. */

@@ -42,6 +42,12 @@ static int new_disk_path(const struct lodge *lg, const char *name, char path[FOR
 		? -ENAMETOOLONG : 0;
 }
 
+/* What lodge.conf does not lend, beside the field that named it. */
+static const int part_field[] = {
+	[INCOMING_NONE] = -1, [INCOMING_DISK] = FORM_DISK, [INCOMING_KERNEL] = FORM_KERNEL,
+	[INCOMING_RAMDISK] = FORM_RAMDISK, [INCOMING_VIF] = FORM_BRIDGE,
+};
+
 int lodge_form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
 		     struct lodge_form_result *res, struct lodge_err *err)
 {
@@ -50,6 +56,7 @@ int lodge_form_check(const struct lodge *lg, const struct domain_form *form, con
 	static struct lodge_status st;
 	const char *name = form->value[FORM_NAME], *bridge = new_bridge(form);
 	char why[LODGE_ERR_MAX], img[FORM_VALUE_MAX];
+	enum incoming_part part;
 	struct lodge_err ignored;
 	unsigned f;
 	int rc;
@@ -93,8 +100,8 @@ int lodge_form_check(const struct lodge *lg, const struct domain_form *form, con
 		now.value[FORM_BRIDGE][0] = now.value[FORM_MAC][0] = '\0';
 	if (domain_form_load(&now, &lg->hc, &dc, why, sizeof(why)))
 		return field_fail(res, -1, err, -EINVAL, why);
-	if (o->lent_only && (rc = incoming_admit(&dc, &lg->hc, why, sizeof(why))))
-		return field_fail(res, -1, err, rc == -EACCES ? rc : -EINVAL, why);
+	if (o->lent_only && (rc = incoming_admit_part(&dc, &lg->hc, &part, why, sizeof(why))))
+		return field_fail(res, part_field[part], err, rc == -EACCES ? rc : -EINVAL, why);
 	return 0;
 }
 
@@ -166,6 +173,7 @@ int lodge_form_create(const struct lodge *lg, const struct domain_form *form, co
 	const char *bridge = new_bridge(form), *name = form->value[FORM_NAME];
 	bool made_bridge = false, made_config = false;
 	char why[LODGE_ERR_MAX], nic[IFNAMSIZ];
+	enum incoming_part part;
 	struct lodge_err undo_err;
 	int rc;
 
@@ -196,8 +204,8 @@ int lodge_form_create(const struct lodge *lg, const struct domain_form *form, co
 		lent = lg->hc;
 		if (made_bridge && lent.bridges.n < HOST_LIST_MAX)
 			snprintf(lent.bridges.item[lent.bridges.n++], HOST_LIST_ITEM_MAX, "%s", bridge);
-		if ((rc = incoming_admit(&dc, &lent, why, sizeof(why)))) {
-			rc = field_fail(res, -1, err, rc == -EACCES ? rc : -EINVAL, why);
+		if ((rc = incoming_admit_part(&dc, &lent, &part, why, sizeof(why)))) {
+			rc = field_fail(res, part_field[part], err, rc == -EACCES ? rc : -EINVAL, why);
 			goto undo;
 		}
 	}

@@ -209,7 +209,8 @@ static int admit_vif(struct admit *a, unsigned n, const struct cfg_vif *v, char 
 	return 0;
 }
 
-int incoming_admit(struct domain_config *dc, const struct host_config *hc, char *why, size_t whylen)
+int incoming_admit_part(struct domain_config *dc, const struct host_config *hc, enum incoming_part *part, char *why,
+			size_t whylen)
 {
 	struct admit a = { .hc = hc, .name = dc->name };
 	unsigned i;
@@ -227,18 +228,30 @@ int incoming_admit(struct domain_config *dc, const struct host_config *hc, char 
 			a.local = NULL;
 		}
 	}
+	*part = INCOMING_DISK;
 	for (i = 0; !rc && i < dc->ndisks; i++)
 		rc = admit_disk(&a, &dc->disks[i], why, whylen);
-	if (!rc)
+	if (!rc && (*part = INCOMING_KERNEL))
 		rc = admit_boot_file(&a, "kernel", dc->kernel, sizeof(dc->kernel), a.local ? a.local->kernel : "",
 				     why, whylen);
-	if (!rc)
+	if (!rc && (*part = INCOMING_RAMDISK))
 		rc = admit_boot_file(&a, "ramdisk", dc->ramdisk, sizeof(dc->ramdisk),
 				     a.local ? a.local->ramdisk : "", why, whylen);
+	if (!rc)
+		*part = INCOMING_VIF;
 	for (i = 0; !rc && i < dc->nvifs; i++)
 		rc = admit_vif(&a, i, &dc->vifs[i], why, whylen);
 	free(a.local);
+	if (!rc)
+		*part = INCOMING_NONE;
 	return rc;
+}
+
+int incoming_admit(struct domain_config *dc, const struct host_config *hc, char *why, size_t whylen)
+{
+	enum incoming_part part;
+
+	return incoming_admit_part(dc, hc, &part, why, whylen);
 }
 
 bool incoming_lends(const char *given, const char *real, mode_t type, const struct host_config *hc)

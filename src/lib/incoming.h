@@ -33,6 +33,11 @@
  * or -EACCES (-errno) with why naming the first resource refused and the
  * setting that would allow it. */
 int incoming_admit(struct domain_config *dc, const struct host_config *hc, char *why, size_t whylen);
+/* The same, saying which part was refused (a form puts the refusal beside
+ * its field). */
+enum incoming_part { INCOMING_NONE, INCOMING_DISK, INCOMING_KERNEL, INCOMING_RAMDISK, INCOMING_VIF };
+int incoming_admit_part(struct domain_config *dc, const struct host_config *hc, enum incoming_part *part, char *why,
+			size_t whylen);
 /* Whether lodge.conf lends a disk of this type (S_IFREG, S_IFBLK) asked
  * for as GIVEN, whose real path is REAL: a file under storage_dirs, a
  * block device matching storage_devices.  Used on an open descriptor's

@@ -7,6 +7,7 @@
  * through one hook (job_*), which the dashboard will drive as the
  * command line does. */
 #include "install.h"
+#include "default-guest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -334,6 +335,8 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 	/* Every check, before anything is written. */
 	if ((rc = check_options(lg, o, err)))
 		return rc;
+	if (!o->dry_run && pvm_linux_note_here(NULL, true))
+		lodge_warn(lg, "%s: %s", o->name, pvm_linux_note_here(NULL, true));
 	if ((size_t)snprintf(res->config, sizeof(res->config), "%s/%s.cfg", lg->hc.domains_dir, o->name) >=
 	    sizeof(res->config))
 		return lodge_fail(err, -ENAMETOOLONG, "the config's path is too long");

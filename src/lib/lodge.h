@@ -101,7 +101,7 @@ struct lodge_status {
 	unsigned long ksm_shared_kib;  /* resident pages KSM merged */
 	unsigned long thp_kib;         /* resident in transparent huge pages */
 	unsigned long uptime_s;
-	char end_reason[256];          /* state "?": why it could not be asked */
+	char end_reason[256];          /* state "?": why it could not be asked; "crashed": how it ended */
 	uint64_t vcpu_ns[LODGE_MAX_VCPUS];
 	struct lodge_io disk[DOMAIN_DISKS_MAX], vif[DOMAIN_VIFS_MAX];
 	unsigned ndisks, nvifs;

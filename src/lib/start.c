@@ -1,6 +1,7 @@
 /* Configs and starting a domain: lodge-hyp detached, with its own words
  * (what it writes until the domain runs) brought back to the face. */
 #include "cgroup.h"
+#include "default-guest.h"
 #include "internal.h"
 #include "network.h"
 #include "runtime.h"
@@ -739,6 +740,10 @@ int lodge_start_ticking(const struct lodge *lg, const struct domain_config *dc, 
 
 int lodge_create(const struct lodge *lg, const struct domain_config *dc, unsigned flags, struct lodge_err *err)
 {
+	const char *note = pvm_linux_note_here(dc->kernel, dc->bootloader);
+
+	if (note)
+		lodge_warn(lg, "%s: %s", dc->name, note);
 	return lodge_start(lg, dc, flags & LODGE_CREATE_PAUSED, -1, err);
 }
 

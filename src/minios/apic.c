@@ -34,6 +34,7 @@ static void lapic_write(unsigned reg, uint32_t v) { mmio_write32(LAPIC_BASE + re
 /* NMIs seen (lodge trigger DOMAIN nmi): counted here, told by the shell
  * loop, since an NMI may come while this CPU holds the UART's lock. */
 volatile unsigned nmi_count;
+int (*isr_exception_hook)(uint64_t vector, uint64_t *frame);
 
 void isr_dispatch(uint64_t vector, uint64_t *frame)
 {
@@ -41,6 +42,8 @@ void isr_dispatch(uint64_t vector, uint64_t *frame)
 		__atomic_add_fetch(&nmi_count, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	if (vector < 32 && isr_exception_hook && isr_exception_hook(vector, frame))
+		return;
 	if (vector < 32) {
 		printf("minios: exception %lu (error %lx) at rip %lx\n", vector, frame[1], frame[2]);
 		for (;;)

@@ -114,6 +114,7 @@ void kmain(const struct hvm_start_info *si)
 	balloon_init();
 	hotplug_init();
 	hostile_init();
+	insn_init();
 	shell_set_poll(poll_devices);
 	shell_run_cmdline(boot_cmdline);
 	shell_loop();

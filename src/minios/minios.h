@@ -85,6 +85,9 @@ struct command {
 	void (*run)(int argc, char **argv);
 };
 void shell_init(void);
+void insn_init(void);
+/* An exception (vector < 32) handled by its owner returns 1; else Mini-OS halts. */
+extern int (*isr_exception_hook)(uint64_t vector, uint64_t *frame);
 void shell_register(const struct command *cmds, unsigned n);
 /* Called after every wake-up of the idle shell (device polling). */
 void shell_set_poll(void (*fn)(void));

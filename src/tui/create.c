@@ -122,6 +122,14 @@ static bool debian(const struct form_state *s)
 	return s->guest != G_MINIOS;
 }
 
+/* On a PVM host, for a Linux guest (an installed Debian, or a kernel
+ * that is Linux's), what will happen there and what the user can do,
+ * shown before it starts; NULL otherwise. */
+static const char *pvm_note(const struct form_state *s)
+{
+	return pvm_linux_note_here(s->f[F_KERNEL].value, debian(s));
+}
+
 /* Our fields as the library's form (its new:SIZE and new:NAME are its
  * own to check and make); an installed guest's bridge is checked by its
  * name alone (lodge install: it need not exist yet). */
@@ -450,6 +458,8 @@ void view_create(struct tui *t)
 			if (!ok)
 				y = put_message(y, "", debian(&s) ? "Fix the fields marked ! to install."
 								   : "Fix the fields marked ! to create.");
+			if (pvm_note(&s))
+				y = put_message(y, "note: ", pvm_note(&s));
 			if (t->status[0])
 				put_message(y + 1, t->status_error ? "error: " : "", t->status);
 		}

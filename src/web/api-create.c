@@ -13,6 +13,15 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* What a person reads beside each field: the dashboard's labels
+ * (src/tui/create.c), units said. */
+static const char *const field_label[FORM_FIELDS] = {
+	[FORM_NAME] = "Name", [FORM_MEMORY] = "Memory (MiB)", [FORM_VCPUS] = "vCPUs", [FORM_KERNEL] = "Kernel",
+	[FORM_RAMDISK] = "Ramdisk", [FORM_CMDLINE] = "Command line", [FORM_DISK] = "Disk", [FORM_BRIDGE] = "Network",
+	[FORM_MAC] = "MAC address",
+};
 
 /* The JSON keys, one per form field. */
 static const char *const field_json[FORM_FIELDS] = {
@@ -21,9 +30,41 @@ static const char *const field_json[FORM_FIELDS] = {
 	[FORM_MAC] = "mac",
 };
 
+/* The guest the form offers is the server's own (default_guest_here: the
+ * Mini-OS or Debian kernel shipped beside it), so the server may not
+ * refuse it: its directory is lent as if under kernel_dirs.  Those are
+ * the package's own files, readable by anyone; a web user gains no file
+ * of the host's by it. */
+static void lend_dir_of(struct host_config *hc, const char *file)
+{
+	char dir[HOST_LIST_ITEM_MAX];
+	char *slash;
+	unsigned i;
+
+	if (!file[0] || access(file, R_OK) || snprintf(dir, sizeof(dir), "%s", file) >= (int)sizeof(dir) ||
+	    !(slash = strrchr(dir, '/')) || slash == dir)
+		return;
+	*slash = '\0';
+	for (i = 0; i < hc->kernel_dirs.n; i++)
+		if (strcmp(hc->kernel_dirs.item[i], dir) == 0)
+			return;
+	if (hc->kernel_dirs.n < HOST_LIST_MAX)
+		snprintf(hc->kernel_dirs.item[hc->kernel_dirs.n++], HOST_LIST_ITEM_MAX, "%s", dir);
+}
+
+void web_lend_default_guest(struct host_config *hc)
+{
+	struct default_guest g;
+
+	default_guest_here(&g);
+	lend_dir_of(hc, g.kernel);
+	lend_dir_of(hc, g.ramdisk);
+}
+
 void web_get_create_form(const struct web_request *req, const char *word, struct web_response *resp)
 {
 	struct default_guest g;
+	const char *pvm;
 	json_t *fields = json_array(), *defaults;
 	char hint[256];
 	unsigned f;
@@ -36,15 +77,20 @@ void web_get_create_form(const struct web_request *req, const char *word, struct
 		else if (f == FORM_BRIDGE)
 			snprintf(hint + strlen(hint), sizeof(hint) - strlen(hint), "; net:NETWORK a Lodge network, new:NAME "
 				 "makes the bridge");
-		json_array_append_new(fields, json_pack("{s:s,s:s}", "key", field_json[f], "hint", hint));
+		json_array_append_new(fields, json_pack("{s:s,s:s,s:s}", "key", field_json[f], "label", field_label[f],
+							"hint", hint));
 	}
 	defaults = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s}", "kernel", g.kernel, "ramdisk", g.ramdisk, "cmdline", g.cmdline,
 			     "memory_mib", (int)g.memory_mib, "guest", g.debian ? "debian" : "minios", "why", g.why);
 	/* The choices the dashboard's form has beside the schema's. */
-	json_array_append_new(fields, json_pack("{s:s,s:s}", "key", "disk_format", "hint",
+	json_array_append_new(fields, json_pack("{s:s,s:s,s:s}", "key", "disk_format", "label", "New disk format", "hint",
 						"a new:SIZE disk's content: blank or ext4 (mkfs.ext4)"));
-	web_reply_json(resp, 200, json_pack("{s:o,s:o,s:s,s:i}", "fields", fields, "defaults", defaults, "bridge",
-					    web_lodge()->hc.default_bridge, "new_disk_max_mib", DOMAIN_NEW_DISK_MAX_MIB));
+	/* On a PVM host, what a Linux kernel will do there (the form shows it
+	 * before anything starts); "" elsewhere. */
+	pvm = pvm_linux_note_here(NULL, true);
+	web_reply_json(resp, 200, json_pack("{s:o,s:o,s:s,s:i,s:s}", "fields", fields, "defaults", defaults, "bridge",
+					    web_lodge()->hc.default_bridge, "new_disk_max_mib", DOMAIN_NEW_DISK_MAX_MIB,
+					    "linux_note", pvm ? pvm : ""));
 }
 
 /* The body's fields into the form: numbers may come as numbers or text. */

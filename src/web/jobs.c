@@ -31,8 +31,9 @@
 
 /* A detach is a job too: it waits for the guest to eject the device (up
  * to its timeout, 10 s unless told). */
-enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH, JOB_CREATE };
-static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach", "create" };
+enum job_kind { JOB_SAVE, JOB_RESTORE, JOB_MIGRATE, JOB_BLOCK_DETACH, JOB_NETWORK_DETACH, JOB_CREATE, JOB_INSTALL };
+static const char *const kind_words[] = { "save", "restore", "migrate", "block-detach", "network-detach", "create",
+					  "install" };
 #define DETACH_TIMEOUT_MAX_S 3600     /* as lodge block-detach --timeout */
 
 struct job {
@@ -44,6 +45,7 @@ struct job {
 	unsigned timeout_ms;
 	struct domain_form form;          /* a create's */
 	struct lodge_form_opts form_opts;
+	struct web_install install;       /* an install's */
 	pid_t pid;
 	struct lws *pipe;
 	char line[1024];                  /* the child's line being read */
@@ -78,6 +80,23 @@ static void child_progress(const struct lodge_progress *p, void *arg)
 			     "total", (json_int_t)p->total));
 }
 
+/* An install is cancelled as the dashboard's k cancels one: SIGTERM to
+ * its child, whose next progress call says stop (at least every 200 ms),
+ * and lodge_install undoes what it made. */
+static volatile sig_atomic_t child_cancelled;
+
+static void child_on_term(int sig)
+{
+	child_cancelled = 1;
+}
+
+/* An install's phase in words and its percent of the whole. */
+static bool child_install_progress(const struct lodge_job_progress *p, void *arg)
+{
+	child_line(json_pack("{s:s,s:i}", "phase", lodge_phase_words(p->phase), "pct", p->pct));
+	return !child_cancelled;
+}
+
 static void child_run(const struct job *jb, bool compress)
 {
 	const struct lodge *lg = web_lodge();
@@ -105,6 +124,13 @@ static void child_run(const struct job *jb, bool compress)
 		struct lodge_form_result res;
 
 		rc = lodge_form_create(lg, &jb->form, &jb->form_opts, &res, &err);
+	} else if (jb->kind == JOB_INSTALL) {
+		static struct lodge_install_result res;
+		struct lodge_install_opts o;
+
+		web_install_opts(&jb->install, &o);
+		o.progress = child_install_progress;
+		rc = lodge_install(lg, &o, &res, &err);
 	} else {
 		struct lodge_migrate_opts o = { .progress = child_progress };
 		struct lodge_migrate_result res;
@@ -219,8 +245,12 @@ static unsigned job_start(struct job *jb, bool compress, struct web_response *re
 	}
 	if (jb->pid == 0) {
 		close(p[0]);
-		signal(SIGTERM, SIG_DFL);
+		if (jb->kind == JOB_INSTALL)
+			sigaction(SIGTERM, &(struct sigaction){ .sa_handler = child_on_term }, NULL);
+		else
+			signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		child_fd = p[1];
 		child_run(jb, compress);
 		_exit(0);
@@ -356,6 +386,41 @@ void web_create_job(const struct web_request *req, const struct domain_form *for
 	jb->form = *form;
 	jb->form_opts = *o;
 	job_go(req, jb, false, resp);
+}
+
+void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp)
+{
+	struct job *jb = job_take(req, in->name, JOB_INSTALL, resp);
+
+	if (!jb)
+		return;
+	jb->install = *in;
+	job_go(req, jb, false, resp);
+}
+
+/* POST /api/jobs/ID/cancel: a running install stopped, undone (202);
+ * the other jobs end by themselves (409). */
+void web_job_cancel(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	char *end;
+	unsigned long id = strtoul(word, &end, 10);
+	size_t i;
+
+	for (i = 0; *word && !*end && i < JOBS_MAX; i++) {
+		struct job *jb = &jobs[i];
+
+		if (!jb->used || jb->id != id)
+			continue;
+		if (!jb->running || jb->kind != JOB_INSTALL) {
+			web_error(resp, 409, "job %lu is %s: only a running install is cancelled", id,
+				  jb->running ? kind_words[jb->kind] : "over");
+			return;
+		}
+		kill(jb->pid, SIGTERM);
+		web_reply_json(resp, 202, json_pack("{s:I}", "id", (json_int_t)id));
+		return;
+	}
+	web_error(resp, 404, "no job %s", word);
 }
 
 void web_save(const struct web_request *req, const char *name, struct web_response *resp)

@@ -53,7 +53,7 @@ static void find_web_dirs(char *page, char *xterm, size_t len)
 		xterm[0] = '\0';
 }
 
-static int serve(const struct lodge *lg, int argc, char **argv)
+static int serve(struct lodge *lg, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },

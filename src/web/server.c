@@ -50,10 +50,10 @@ struct http_conn {
 	struct web_login_job *login;      /* its password being checked (login.c) */
 };
 
-static const struct lodge *server_lg;
+static struct lodge *server_lg;
 static char server_name[254];         /* --server-name: "" none */
 static bool server_tls;
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, reloading;
 static struct lws_context *server_ctx;
 
 const struct lodge *web_lodge(void)
@@ -414,10 +414,32 @@ static int parse_listen(const char *listen, char *addr, size_t len, int *port, b
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	if (sig == SIGHUP)
+		reloading = 1;
+	else
+		stopping = 1;
 	if (server_ctx)
 		lws_cancel_service(server_ctx);
+}
+
+/* SIGHUP, as dnsmasq and nginx: lodge.conf read again, whole, between two
+ * requests (the loop is the only thread that reads it), so the next
+ * request has the new settings.  One that does not load changes nothing:
+ * the old settings stay, and one line says why. */
+static void reload_config(void)
+{
+	static struct host_config fresh;
+	char why[LODGE_ERR_MAX];
+
+	reloading = 0;
+	if (host_config_load(&fresh, why, sizeof(why))) {
+		why[strcspn(why, "\n")] = '\0';
+		log_err("lodge.conf not reloaded, the settings stay as they were: %s", why);
+		return;
+	}
+	server_lg->hc = fresh;
+	web_lend_default_guest(&server_lg->hc);
+	log_info("lodge.conf reloaded");
 }
 
 static void lws_log(int level, const char *line)
@@ -432,7 +454,7 @@ static void lws_log(int level, const char *line)
 		log_warn("libwebsockets: %s", buf);
 }
 
-int web_serve(const struct lodge *lg, const struct web_options *o)
+int web_serve(struct lodge *lg, const struct web_options *o)
 {
 	struct lws_context_creation_info info;
 	char addr[64];
@@ -462,6 +484,7 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 	}
 	web_api_openlog();
 	server_lg = lg;
+	web_lend_default_guest(&lg->hc);
 	server_tls = o->cert != NULL;
 	lws_set_log_level(LLL_ERR, lws_log);
 	memset(&info, 0, sizeof(info));
@@ -490,10 +513,12 @@ int web_serve(const struct lodge *lg, const struct web_options *o)
 	web_jobs_vhost(lws_get_vhost_by_name(server_ctx, "lodge"));
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	log_info("serving on %s://%s", server_tls ? "https" : "http", o->listen);
 	while (!stopping && lws_service(server_ctx, 0) >= 0)
-		;
+		if (reloading)
+			reload_config();
 	lws_context_destroy(server_ctx);
 	server_ctx = NULL;
 	return EXIT_OK;

@@ -167,6 +167,19 @@ void web_get_create_form(const struct web_request *req, const char *word, struct
 void web_create(const struct web_request *req, const char *word, struct web_response *resp);
 struct domain_form;
 /* jobs.c: a create that makes a new disk (checked whole already), as a job: 202. */
+/* POST /api/install (api-install.c): a Debian install's fields, checked,
+ * run as a job (jobs.c) with lodge_install. */
+struct web_install {
+	char name[64], dist[64], size[64], memory[64], vcpus[64], network[64];
+	char disk[CFG_PATH_MAX], packages[512];
+	unsigned memory_mib, vcpus_n;     /* 0: the defaults */
+	uint64_t bytes;                   /* the disk file's; 0: the default */
+};
+void web_get_install_form(const struct web_request *req, const char *word, struct web_response *resp);
+void web_install(const struct web_request *req, const char *word, struct web_response *resp);
+void web_install_opts(const struct web_install *in, struct lodge_install_opts *o);
+void web_job_cancel(const struct web_request *req, const char *word, struct web_response *resp);
+void web_install_job(const struct web_request *req, const struct web_install *in, struct web_response *resp);
 void web_create_job(const struct web_request *req, const struct domain_form *form, const struct lodge_form_opts *o,
 		    struct web_response *resp);
 /* api-defined.c: the defined domains (domains_dir's configs): list, one's
@@ -225,6 +238,9 @@ struct web_options {
 };
 /* Serve until SIGINT or SIGTERM: 0, or an exit status with the reason
  * said (log.h). */
-int web_serve(const struct lodge *lg, const struct web_options *o);
+int web_serve(struct lodge *lg, const struct web_options *o);
+/* The server's own default guest's kernel and ramdisk lent as if under
+ * kernel_dirs (api-create.c): the create form's defaults are accepted. */
+void web_lend_default_guest(struct host_config *hc);
 
 #endif

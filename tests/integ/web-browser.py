@@ -89,15 +89,46 @@ try:
            "vCPU 0" in drv.find_element(By.ID, "devices").text)
     except Exception:
         ok("detail view", False, drv.find_element(By.ID, "detail-history").text[-300:])
+    # Labels and units a person reads, not the JSON's keys.
+    def detail_rows():
+        return {r.find_element(By.TAG_NAME, "th").text: r.find_element(By.TAG_NAME, "td").text
+                for r in drv.find_elements(By.CSS_SELECTOR, "#detail tr")}
+    try:
+        rows = wait.until(lambda d: detail_rows())
+        rss, cpu = rows.get("Memory (RSS)", ""), rows.get("CPU time", "")
+        keys = [k for k in rows if "_" in k]
+        ok(f"the detail view says Memory (RSS) {rss}, CPU time {cpu}: labels and units, no JSON keys",
+           rss.endswith(("KiB", "MiB", "GiB")) and cpu.endswith(" s") and not keys, f"{rows}")
+    except Exception as e:
+        ok("detail view labels", False, repr(e)[:300])
     shot("3b-detail")
     drv.find_element(By.ID, "detail-close").click()
 
     drv.find_element(By.ID, "create-open").click()
     name = wait.until(EC.visibility_of_element_located((By.ID, "create-name")))
     name.send_keys("wbnew")
-    kernel = drv.find_element(By.ID, "create-kernel")
-    if not kernel.get_attribute("value"):
-        kernel.send_keys(minios)
+    labels = [l.text.split("\n")[0] for l in drv.find_elements(By.CSS_SELECTOR, "#create-fields label")]
+    ok(f"the create form's labels are a person's words: {', '.join(labels)}",
+       "Memory (MiB)" in " ".join(labels) and not any("_" in l for l in labels), str(labels))
+    # The server's own guest, pre-filled: created as it is (no kernel_dirs).
+    kernel = drv.find_element(By.ID, "create-kernel").get_attribute("value")
+    ok(f"the create form is pre-filled with the server's default guest ({kernel})", bool(kernel))
+    # A refusal beside its field, in view, the field focused.
+    mem = drv.find_element(By.ID, "create-memory_mib")
+    mem.clear(); mem.send_keys("0")
+    drv.find_element(By.ID, "create-submit").click()
+    try:
+        wait.until(lambda d: d.find_element(By.ID, "create-error-memory_mib").text)
+        beside = drv.find_element(By.ID, "create-error-memory_mib")
+        seen = drv.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                  "return r.top >= 0 && r.bottom <= window.innerHeight;", beside)
+        focused = drv.switch_to.active_element.get_attribute("id")
+        ok(f"memory 0 is refused beside the memory field, in view, the field focused: '{beside.text}'",
+           seen and focused == "create-memory_mib" and not drv.find_element(By.ID, "create-error").text,
+           f"in view {seen}, focus {focused}")
+    except Exception as e:
+        ok("refusal beside its field", False, drv.find_element(By.ID, "create-error").text + repr(e)[:200])
+    shot("4a-create-refused")
     mem = drv.find_element(By.ID, "create-memory_mib")
     mem.clear(); mem.send_keys("32")
     shot("4-create-form")
@@ -108,6 +139,29 @@ try:
     except Exception as e:
         ok("create from the page", False, drv.find_element(By.ID, "create-error").text + repr(e)[:200])
     shot("5-created")
+
+    # The dashboard's filter and sort: names holding "new" only; Name
+    # clicked twice sorts it descending (Domain-0 first as in xl list).
+    def shown_names():
+        return [tr.get_attribute("data-name") for tr in drv.find_elements(By.CSS_SELECTOR, "#domains tbody tr")
+                if tr.is_displayed()]
+    drv.find_element(By.ID, "filter").send_keys("new")
+    try:
+        wait.until(lambda d: shown_names() == ["wbnew"])
+        ok("the filter shows only the names holding it (new: wbnew)", True)
+    except Exception:
+        ok("filter names", False, str(shown_names()))
+    drv.find_element(By.ID, "filter").clear()
+    drv.execute_script("document.getElementById('filter').dispatchEvent(new Event('input'))")
+    click('#domains th[data-sort="name"]')
+    try:
+        wait.until(lambda d: shown_names() == ["Domain-0", "wbnew", "wb1"])
+        ok("Name clicked sorts the table by name, descending: " + ", ".join(shown_names()),
+           drv.find_element(By.CSS_SELECTOR, '#domains th[data-sort="name"]').get_attribute("aria-sort") == "descending")
+    except Exception:
+        ok("sort by name", False, str(shown_names()))
+    shot("5a-sorted")
+    click('#domains th[data-sort="name"]')
 
     click('tr[data-name="wbnew"] button[data-action="console"]')
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#terminal .xterm-rows")))
@@ -124,6 +178,30 @@ try:
         ok("console help", False, rows()[-300:])
     shot("6-console")
     drv.find_element(By.ID, "console-close").click()
+
+    # Hot-plug from the detail view, as the dashboard's a and x: a disk
+    # attached (the guest probes it), then detached with the confirmation.
+    click('tr[data-name="wbnew"] a[data-action="detail"]')
+    spec = f"{root}/var/lib/lodge/images/wbdisk.img,raw,vdb,rw"
+    wait.until(EC.visibility_of_element_located((By.ID, "attach-disk"))).send_keys(spec)
+    drv.find_element(By.ID, "attach-disk-submit").click()
+    try:
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#devices tr[data-vdev="vdb"]'))
+        ok("a disk attached from the detail view is listed there as vdb", "vdb" in lodge_cmd("block-list", "wbnew").stdout)
+    except Exception:
+        ok("attach a disk from the page", False, drv.find_element(By.ID, "action-error").text)
+    shot("6a-attached")
+    click('#devices tr[data-vdev="vdb"] button[data-detach]')
+    wait.until(EC.visibility_of_element_located((By.ID, "confirm-yes")))
+    drv.find_element(By.ID, "confirm-yes").click()
+    try:
+        WebDriverWait(drv, 40, ignored_exceptions=STALE).until(
+            lambda d: not d.find_elements(By.CSS_SELECTOR, '#devices tr[data-vdev="vdb"]'))
+        ok("Detach… asks first, then vdb is gone (the guest let it go)",
+           "vdb" not in lodge_cmd("block-list", "wbnew").stdout)
+    except Exception:
+        ok("detach a disk from the page", False, drv.find_element(By.ID, "action-error").text)
+    drv.find_element(By.ID, "detail-close").click()
 
     click('tr[data-name="wbnew"] button[data-action="destroy"]')
     wait.until(EC.visibility_of_element_located((By.ID, "confirm-yes")))
@@ -171,10 +249,29 @@ try:
     shot("8c-started")
     lodge_cmd("destroy", "wbnew")
 
+    # The Debian install form, as the dashboard's: labelled, a refusal
+    # beside its field (the install itself: web-level.sh, by the API).
+    drv.find_element(By.ID, "install-open").click()
+    wait.until(EC.visibility_of_element_located((By.ID, "install-name"))).send_keys("wbinst")
+    labels = [l.text.split("\n")[0] for l in drv.find_elements(By.CSS_SELECTOR, "#install-fields label")]
+    dist = drv.find_element(By.ID, "install-dist")
+    dist.clear(); dist.send_keys("potato")
+    shot("9a-install-form")
+    drv.find_element(By.ID, "install-submit").click()
+    try:
+        wait.until(lambda d: d.find_element(By.ID, "install-error-dist").text)
+        ok(f"the install form ({', '.join(labels)}) refuses distribution potato beside its field: "
+           f"'{drv.find_element(By.ID, 'install-error-dist').text}'",
+           "Disk size" in labels and drv.switch_to.active_element.get_attribute("id") == "install-dist")
+    except Exception as e:
+        ok("install form", False, drv.find_element(By.ID, "install-error").text + repr(e)[:200])
+    shot("9b-install-refused")
+    drv.find_element(By.ID, "install-cancel").click()
+
     drv.set_window_size(390, 844)
     time.sleep(0.2)                # let the layout settle for the picture
     width = drv.execute_script("return document.documentElement.scrollWidth")
     ok(f"at a phone's width (390 px) the page does not scroll sideways ({width} px)", width <= 390, str(width))
-    shot("9-phone")
+    shot("10-phone")
 finally:
     drv.quit()

@@ -15,8 +15,8 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 printf 'browser-secret-1\n' | lodge web-passwd alice >/dev/null || { fail "web page" "web-passwd failed"; exit 0; }
 printf 'name = "wb1"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$DOMS/wb1.cfg"
 lodge create wb1 >/dev/null || { fail "web page" "lodge create wb1 failed"; exit 0; }
-mkdir -p "$ROOT/etc/lodge"
-printf 'kernel_dirs = [ "%s" ]\n' "$(dirname "$MINIOS")" >>"$ROOT/etc/lodge/lodge.conf"
+mkdir -p "$ROOT/etc/lodge"   # no kernel_dirs: the form's own guest is lent
+mkdir -p "$ROOT/var/lib/lodge/images" && truncate -s 16M "$ROOT/var/lib/lodge/images/wbdisk.img"
 "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
 up() { curl -s -o /dev/null "http://127.0.0.1:$PORT/"; }
 wait_until 20 up || { fail "web page" "lodge web did not answer: $(cat "$T/web.log")"; exit 0; }

@@ -96,6 +96,29 @@ int main(void)
 	CHECK("installed, hardware KVM: the Debian guest from PREFIX/share/lodge/debian",
 	      g.debian && strcmp(g.kernel, want) == 0);
 
+	/* A Linux kernel on a PVM host is said before it starts; Mini-OS,
+	 * and any guest on hardware KVM, is not. */
+	{
+		char linux_path[512], minios_path[512], hdr[0x300];
+		FILE *f;
+
+		memset(hdr, 0, sizeof(hdr));
+		memcpy(hdr + 0x202, "HdrS", 4);           /* the x86 boot protocol's magic */
+		snprintf(linux_path, sizeof(linux_path), "%s/bzImage", tmp);
+		if ((f = fopen(linux_path, "w"))) {
+			fwrite(hdr, 1, sizeof(hdr), f);
+			fclose(f);
+		}
+		snprintf(minios_path, sizeof(minios_path), "%s/build/minios/minios.elf", tmp);
+		CHECK("PVM, a bzImage: the note names what to do",
+		      pvm_linux_note(KVM_KIND_PVM, linux_path, false) &&
+		      strstr(pvm_linux_note(KVM_KIND_PVM, linux_path, false), "CONFIG_PVM_GUEST"));
+		CHECK("PVM, bootloader = \"lodge\" (a Linux disk): the note", pvm_linux_note(KVM_KIND_PVM, NULL, true));
+		CHECK("PVM, Mini-OS: no note", !pvm_linux_note(KVM_KIND_PVM, minios_path, false));
+		CHECK("PVM, a kernel that cannot be read: no note", !pvm_linux_note(KVM_KIND_PVM, "/nonexistent", false));
+		CHECK("hardware KVM, a bzImage: no note", !pvm_linux_note(KVM_KIND_HW, linux_path, false));
+	}
+
 	snprintf(want, sizeof(want), "rm -rf '%s'", tmp);
 	if (system(want) != 0)
 		printf("(could not remove %s)\n", tmp);

@@ -5,7 +5,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const app = { csrf: "", role: "viewer", user: "", prev: null, hist: {}, ws: null, con: null, detail: null };
+const app = { csrf: "", role: "viewer", user: "", prev: null, hist: {}, ws: null, con: null, detail: null,
+              sort: { key: "name", desc: false }, filter: "" };
 const HIST = 30;                     // sparkline points (seconds)
 
 function el(tag, attrs, ...kids) {
@@ -48,7 +49,8 @@ function confirmDialog(text, yes) {
 
 function show(view) {
   const beside = ["jobs-view", "networks-view"];   // shown with the domains
-  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "console-view", "edit-view", ...beside])
+  for (const v of ["login-view", "domains-view", "detail-view", "create-view", "install-view", "console-view", "edit-view",
+                   ...beside])
     $(v).hidden = !view.includes(v) && !(beside.includes(v) && view.includes("domains-view"));
   if (view.includes("domains-view")) { networks(); defined(); }
 }
@@ -156,6 +158,7 @@ function update(msg) {
     row(tbody, d, r, hist);
   }
   app.prev = { t: msg.t, byName };
+  arrange(tbody);
   if (msg.jobs) jobs(msg.jobs);
   // The defined domains: every few seconds (they change when someone
   // edits, starts or stops one), at once when one started or stopped.
@@ -165,6 +168,39 @@ function update(msg) {
   }
   if (app.detail && byName[app.detail]) detail(byName[app.detail]);
 }
+
+// The dashboard's filter (/) and sort (< >, I, P, M): rows hidden whose
+// name does not hold the filter, the rest in the column's order, Domain-0
+// first as in xl list.
+function arrange(tbody) {
+  const { key, desc } = app.sort, byName = app.prev ? app.prev.byName : {};
+  const value = (tr) => {
+    const d = byName[tr.dataset.name] || {};
+    if (key === "cpu") { const h = app.hist[tr.dataset.name] || []; return h.length ? h[h.length - 1] : -1; }
+    return d[key] === null || d[key] === undefined ? -1 : d[key];
+  };
+  const rows = [...tbody.rows].sort((a, b) => {
+    if (a.dataset.name === "Domain-0" || b.dataset.name === "Domain-0") return a.dataset.name === "Domain-0" ? -1 : 1;
+    const x = value(a), y = value(b);
+    const c = typeof x === "string" || typeof y === "string" ? String(x).localeCompare(String(y)) : x - y;
+    return desc ? -c : c;
+  });
+  rows.forEach((tr, i) => { if (tbody.rows[i] !== tr) tbody.append(tr); });
+  for (const tr of rows) tr.hidden = app.filter !== "" && !tr.dataset.name.includes(app.filter);
+  for (const th of document.querySelectorAll("#domains th[data-sort]"))
+    th.setAttribute("aria-sort", th.dataset.sort !== key ? "none" : desc ? "descending" : "ascending");
+}
+
+document.querySelector("#domains thead").addEventListener("click", (ev) => {
+  const th = ev.target.closest("th[data-sort]");
+  if (!th) return;
+  app.sort = { key: th.dataset.sort, desc: app.sort.key === th.dataset.sort ? !app.sort.desc : false };
+  arrange(document.querySelector("#domains tbody"));
+});
+$("filter").addEventListener("input", () => {
+  app.filter = $("filter").value;
+  arrange(document.querySelector("#domains tbody"));
+});
 
 function cell(label, content, cls) {
   const td = el("td", { "data-label": label, class: cls || "" });
@@ -234,6 +270,7 @@ async function defined() {
       cell("Actions", offActions(d)));
     if (tr) tr.replaceWith(fresh); else tbody.append(fresh);
   }
+  arrange(tbody);
 }
 
 function offActions(d) {
@@ -292,7 +329,9 @@ document.querySelector("#domains tbody").addEventListener("click", async (ev) =>
   ev.preventDefault();
   const name = b.closest("tr").dataset.name, verb = b.dataset.action;
   if (b.closest("tr").dataset.off) { offAction(name, verb, b); return; }
-  if (verb === "detail") { app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); return; }
+  if (verb === "detail") {
+    app.detail = name; show(["domains-view", "detail-view"]); detail(app.prev.byName[name]); vifSpecs(); return;
+  }
   if (verb === "console") { openConsole(name, false); return; }
   const v = VERBS.find((x) => x[0] === verb);
   if (v[3] && !(await confirmDialog(v[3].replace("%s", name), v[1]))) return;
@@ -300,17 +339,44 @@ document.querySelector("#domains tbody").addEventListener("click", async (ev) =>
   $("action-error").textContent = r.ok ? "" : verb + " " + name + ": " + (r.json.error || r.status);
 });
 
+// The vif entries to offer: each Lodge network and bridge.
+async function vifSpecs() {
+  const [nets, brs, devs] = await Promise.all([api("GET", "/api/networks"), api("GET", "/api/bridges"),
+                                               api("GET", "/api/blockdevs")]);
+  $("vif-specs").replaceChildren(
+    ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "network=" + n.network }, "network " + n.network)),
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: "bridge=" + b.bridge }, "bridge " + b.bridge)));
+  $("blockdevs").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: "phy:" + b.path + ",vdb,w" }, b.path + " (" + bytes(b.bytes) + ")")));
+}
+
 // ---- the detail view ---------------------------------------------------------------------------
+
+// A duration as a person reads it: "2 h 5 min", "42 s".
+function duration(s) {
+  const d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24, m = Math.floor(s / 60) % 60;
+  return d ? d + " d " + h + " h" : h ? h + " h " + m + " min" : m ? m + " min " + Math.floor(s % 60) + " s" :
+    s.toFixed(s < 10 && s % 1 ? 1 : 0) + " s";
+}
+const mib = (v) => bytes(v * 1048576), kib = (v) => bytes(v * 1024);
+// The detail view's rows: each figure of the list's JSON with its label
+// and unit, in this order; one not named here is left out (a key is no label).
+const DETAIL = [
+  ["state", "State", String], ["id", "ID", String], ["pid", "Process (lodge-hyp)", String],
+  ["vcpus", "vCPUs", String], ["cpu_s", "CPU time", (v) => v.toFixed(1) + " s"], ["uptime_s", "Uptime", duration],
+  ["memory_mib", "Memory", mib], ["maxmem_mib", "Memory at most", mib], ["rss_kib", "Memory (RSS)", kib],
+  ["balloon_mib", "Balloon", mib], ["guest_free_mib", "Free in the guest", mib],
+  ["ksm_shared_kib", "Shared (KSM)", kib], ["thp_kib", "Huge pages (THP)", kib],
+  ["addresses", "Addresses", (v) => v.join(", ") || "-"], ["why", "Why unknown", String],
+];
 
 // The row's figures from the update; the rest asked of GET /api/domains/NAME.
 function detail(d) {
   $("detail-name").textContent = d.name;
   const tb = document.querySelector("#detail tbody");
   tb.replaceChildren();
-  for (const [k, v] of Object.entries(d)) {
-    if (k === "io") continue;
-    tb.append(el("tr", {}, el("th", {}, k), el("td", {}, v === null ? "-" : Array.isArray(v) ? v.join(", ") || "-" : String(v))));
-  }
+  for (const [k, label, show] of DETAIL)
+    if (k in d) tb.append(el("tr", { "data-key": k }, el("th", {}, label), el("td", {}, d[k] === null ? "-" : show(d[k]))));
   if (!$("memset-mib").value) $("memset-mib").value = d.memory_mib || "";
   if (!app.detailBusy) detailMore(d.name);
 }
@@ -325,17 +391,45 @@ async function detailMore(name) {
   for (const v of d.vcpu_list || [])
     tb.append(el("tr", {}, el("th", {}, "vCPU " + v.vcpu), el("td", {}, "host CPU " + v.cpu + ", " + v.cpu_s.toFixed(1) +
               " s, affinity " + v.affinity)));
+  // A disk or vif is detached as the dashboard's x does: asked first.
+  const detach = (kind, which) => app.role !== "admin" ? "" :
+    el("button", { type: "button", class: "danger", "data-detach": kind, "data-which": which }, "Detach…");
   for (const k of d.disks)
-    tb.append(el("tr", {}, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") + ", read " +
-              bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes))));
+    tb.append(el("tr", { "data-vdev": k.vdev }, el("th", {}, k.vdev), el("td", {}, k.path + (k.readonly ? " (read only)" : "") +
+              ", read " + bytes(k.io.in_bytes) + ", written " + bytes(k.io.out_bytes)), el("td", {}, detach("block", k.vdev))));
   for (const v of d.vifs)
-    tb.append(el("tr", {}, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") + ", in " +
-              bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes))));
+    tb.append(el("tr", { "data-mac": v.mac }, el("th", {}, v.ifname), el("td", {}, v.mac + " on " + (v.bridge || "-") +
+              ", in " + bytes(v.io.in_bytes) + ", out " + bytes(v.io.out_bytes)), el("td", {}, detach("network", v.mac))));
   $("detail-tail").textContent = (d.console_tail || "").split("\n").slice(-15).join("\n");
   $("detail-history").textContent = d.history.join("\n");
 }
 
 $("detail-close").addEventListener("click", () => { app.detail = null; show(["domains-view"]); });
+
+// Hot-plug, as the dashboard's details (a, v, x): attach a disk or a vif,
+// detach one (a job: the guest is asked to let it go).
+async function attach(kind, body) {
+  const name = app.detail, r = await api("POST", "/api/domains/" + encodeURIComponent(name) + "/" + kind, body);
+  $("action-error").textContent = r.ok ? "" : kind + " " + name + ": " + (r.json.error || r.status);
+  if (!r.ok) $("action-error").scrollIntoView({ block: "center" });
+  if (r.ok) detailMore(name);
+  return r.ok;
+}
+$("attach-disk-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  if (await attach("block-attach", { disk: $("attach-disk").value })) $("attach-disk").value = "";
+});
+$("attach-vif-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  if (await attach("network-attach", { vif: $("attach-vif").value })) $("attach-vif").value = "";
+});
+$("devices").addEventListener("click", async (ev) => {
+  const b = ev.target.closest("[data-detach]");
+  if (!b) return;
+  const name = app.detail, kind = b.dataset.detach, which = b.dataset.which;
+  if (!(await confirmDialog("Detach " + which + " from " + name + "? The guest is asked to let it go.", "Detach"))) return;
+  await attach(kind + "-detach", kind === "block" ? { vdev: which } : { vif: which });
+});
 $("save-button").addEventListener("click", async () => {
   const name = app.detail;
   if (!(await confirmDialog("Save " + name + " to the save directory? It ends once its state is on disk.", "Save"))) return;
@@ -360,13 +454,27 @@ function jobs(list) {
   const ul = $("jobs");
   ul.replaceChildren();
   for (const j of list.slice().reverse()) {
-    const p = j.progress, how = !p ? "" : j.kind === "migrate" && p.round ?
+    const p = j.progress, how = !p ? "" : j.kind === "install" ? ", " + p.phase + ", " + p.pct + "%" :
+      j.kind === "migrate" && p.round ?
       ", round " + p.round + ", " + p.dirty + " pages dirty, " + bytes(p.rate_kib * 1024) + "/s" :
       ", " + bytes(p.bytes) + (p.total ? " of " + bytes(p.total) : "");
-    ul.append(el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
-                 (j.error ? " (" + j.error + ")" : "")));
+    const li = el("li", { "data-job": j.id }, j.kind + " " + j.name + " by " + j.user + ": " + j.state + how +
+                  (j.error ? " (" + j.error + ")" : ""));
+    // An install is cancelled as the dashboard's k cancels one: asked first.
+    if (j.kind === "install" && j.state === "running" && app.role === "admin")
+      li.append(" ", el("button", { type: "button", class: "danger", "data-cancel": j.id, "data-name": j.name }, "Cancel…"));
+    ul.append(li);
   }
 }
+
+$("jobs").addEventListener("click", async (ev) => {
+  const b = ev.target.closest("[data-cancel]");
+  if (!b) return;
+  const id = b.dataset.cancel, name = b.dataset.name;
+  if (!(await confirmDialog("Cancel the install of " + name + "? What it made is removed.", "Cancel install"))) return;
+  const r = await api("POST", "/api/jobs/" + id + "/cancel");
+  $("action-error").textContent = r.ok ? "" : "cancel: " + (r.json.error || r.status);
+});
 
 $("memset-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
@@ -382,7 +490,8 @@ $("create-open").addEventListener("click", async () => {
   if (!r.ok) return;
   const f = r.json, box = $("create-fields");
   box.replaceChildren();
-  $("create-guest").textContent = f.defaults.why;
+  // On a PVM host, what a Linux kernel (a Debian guest's) will do there.
+  $("create-guest").textContent = f.defaults.why + (f.linux_note ? " A Linux kernel: " + f.linux_note + "." : "");
   const devs = await api("GET", "/api/blockdevs");
   // The disk's choices, as the dashboard's form has them: a new sparse
   // image file (new:SIZE in MiB; disk_format says blank or ext4), or a
@@ -398,31 +507,67 @@ $("create-open").addEventListener("click", async () => {
       "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
     ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")),
     el("option", { value: "new:" }, "a new bridge: new:NAME"));
-  for (const { key, hint } of f.fields) {
-    const input = el("input", { id: "create-" + key, name: key });
-    if (key === "disk") input.setAttribute("list", "blockdevs");
-    if (key === "bridge") input.setAttribute("list", "bridges");
-    if (key === "disk_format") input.setAttribute("list", "disk-formats");
-    if (key in f.defaults) input.value = f.defaults[key];
-    box.append(el("label", {}, key + " ", input, el("span", { class: "hint" }, hint),
-                  el("span", { class: "error", id: "create-error-" + key })));
-  }
+  formFields(box, "create", f.fields, f.defaults,
+              { disk: "blockdevs", bridge: "bridges", disk_format: "disk-formats" });
   $("create-error").textContent = "";
   show(["domains-view", "create-view"]);
+  $("create-view").scrollIntoView();
   $("create-name").focus();
 });
 
-$("create-cancel").addEventListener("click", () => show(["domains-view"]));
-$("create-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+// A form's fields from the server's list: each its label (a person's
+// words, units said), its input, its hint and, beside it, its error.
+function formFields(box, prefix, fields, defaults, lists) {
+  box.replaceChildren();
+  for (const { key, label, hint } of fields) {
+    const input = el("input", { id: prefix + "-" + key, name: key });
+    if (lists[key]) input.setAttribute("list", lists[key]);
+    if (key in defaults) input.value = defaults[key];
+    box.append(el("label", { "data-field": key }, label + " ", input,
+                  el("span", { class: "error", id: prefix + "-error-" + key, role: "alert" }),
+                  el("span", { class: "hint" }, hint)));
+  }
+}
+
+// A form sent: its fields as the body; a refusal beside the field the
+// server names, that field in view and focused; else at the form's top.
+async function sendForm(prefix, path) {
   const body = {};
-  for (const input of $("create-fields").querySelectorAll("input")) if (input.value !== "") body[input.name] = input.value;
-  for (const e of $("create-fields").querySelectorAll(".error")) e.textContent = "";
-  const r = await api("POST", "/api/domains", body);
-  if (r.ok) { $("create-error").textContent = ""; show(["domains-view"]); return; }
-  const where = r.json.field && $("create-error-" + r.json.field);
-  (where || $("create-error")).textContent = r.json.error || ("failed: " + r.status);
+  for (const input of $(prefix + "-fields").querySelectorAll("input")) if (input.value !== "") body[input.name] = input.value;
+  for (const e of $(prefix + "-form").querySelectorAll(".error")) e.textContent = "";
+  const r = await api("POST", path, body);
+  if (r.ok) { show(["domains-view"]); return r; }
+  const where = r.json.field && $(prefix + "-error-" + r.json.field);
+  (where || $(prefix + "-error")).textContent = r.json.error || ("failed: " + r.status);
+  const input = r.json.field && $(prefix + "-" + r.json.field);
+  (input || $(prefix + "-error")).scrollIntoView({ block: "center" });
+  if (input) input.focus();
+  return r;
+}
+
+$("create-cancel").addEventListener("click", () => show(["domains-view"]));
+$("create-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendForm("create", "/api/domains"); });
+
+// ---- the Debian install form (the dashboard's) ----------------------------------------------------
+
+$("install-open").addEventListener("click", async () => {
+  const [r, devs, nets, brs] = await Promise.all([api("GET", "/api/install-form"), api("GET", "/api/blockdevs"),
+    api("GET", "/api/networks"), api("GET", "/api/bridges")]);
+  if (!r.ok) return;
+  $("partitions").replaceChildren(...(devs.ok ? devs.json : []).filter((b) => !b.taken).map((b) =>
+    el("option", { value: b.path }, b.path + " (" + bytes(b.bytes) + ")")));
+  $("networks-list").replaceChildren(
+    ...(nets.ok ? nets.json : []).map((n) => el("option", { value: "net:" + n.network },
+      "network " + n.network + " (" + n.mode + ", " + (n.subnet || "-") + ")")),
+    ...(brs.ok ? brs.json : []).map((b) => el("option", { value: b.bridge }, "bridge " + b.bridge + " (" + b.state + ")")));
+  formFields($("install-fields"), "install", r.json.fields, r.json.defaults, { disk: "partitions", network: "networks-list" });
+  $("install-error").textContent = "";
+  show(["domains-view", "install-view"]);
+  $("install-view").scrollIntoView();
+  $("install-name").focus();
 });
+$("install-cancel").addEventListener("click", () => show(["domains-view"]));
+$("install-form").addEventListener("submit", (ev) => { ev.preventDefault(); sendForm("install", "/api/install"); });
 
 // ---- the console --------------------------------------------------------------------------------
 
