@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "config.h"      /* struct domain_config, struct host_config: the schema's */
+#include "proto.h"       /* enum domain_state: a status's state, by its word */
 
 /* ---- the handle, errors and notices ----------------------------------------------- */
 
@@ -71,7 +72,6 @@ struct lodge_io {
 };
 
 #define LODGE_MAX_ADDRS 16
-#define LODGE_MAX_VCPUS DOMAIN_VCPUS_MAX
 
 /* An address a guest claimed on a vif, as its watcher saw it. */
 struct lodge_addr {
@@ -88,7 +88,7 @@ struct lodge_status {
 	char name[DOMAIN_NAME_MAX];
 	unsigned id;
 	int pid;
-	char state[16];                /* running, paused, shutdown, crashed; "?" if it could not be asked */
+	char state[16];                /* as sent: domain_state_of() reads it (proto.h); a face may put its own word */
 	unsigned vcpus;
 	unsigned long memory_mib;      /* at boot */
 	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */
@@ -102,12 +102,12 @@ struct lodge_status {
 	unsigned long thp_kib;         /* resident in transparent huge pages */
 	unsigned long uptime_s;
 	char end_reason[256];          /* state "?": why it could not be asked; "crashed": how it ended */
-	uint64_t vcpu_ns[LODGE_MAX_VCPUS];
+	uint64_t vcpu_ns[DOMAIN_VCPUS_MAX];
 	struct lodge_io disk[DOMAIN_DISKS_MAX], vif[DOMAIN_VIFS_MAX];
 	unsigned ndisks, nvifs;
 	struct lodge_io disk_sum, vif_sum;
 	uint64_t cpu_wait_ns;          /* runnable but not running: the guest's steal */
-	uint64_t vcpu_wait_ns[LODGE_MAX_VCPUS];
+	uint64_t vcpu_wait_ns[DOMAIN_VCPUS_MAX];
 	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
 	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
 	struct lodge_addr addrs[LODGE_MAX_ADDRS];   /* every vif's, in vif order */
@@ -426,7 +426,7 @@ struct lodge_vcpus {
 	unsigned id;
 	bool paused;
 	unsigned n;
-	struct lodge_vcpu v[LODGE_MAX_VCPUS];
+	struct lodge_vcpu v[DOMAIN_VCPUS_MAX];
 };
 int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err);
 
@@ -788,6 +788,22 @@ int lodge_network_stop(const struct lodge *lg, const char *name, struct lodge_er
 int lodge_network_get(const struct lodge *lg, const char *name, struct lodge_network *out, struct lodge_err *err);
 /* Every network, sorted by name, into out[max]: how many (may exceed max), or -errno. */
 int lodge_network_list(const struct lodge *lg, struct lodge_network *out, unsigned max, struct lodge_err *err);
+/* The network a guest joins when it is given none, as libvirt's: NAT, DHCP
+ * and DNS on a private /24 that no route of the host's overlaps. */
+#define LODGE_NETWORK_DEFAULT "default"
+struct lodge_network_default {
+	char subnet[20];               /* its subnet, or the one it would get */
+	bool created;                  /* made (would be, dry run) by this call */
+	bool started;                  /* defined but down: started by this call */
+};
+/* The default network: found (and started if it is down), or, on first
+ * use, made on the first subnet of a table of candidates (libvirt's
+ * 192.168.122.0/24 first) that overlaps no route of the host and no other
+ * network, autostarted.  dry_run: only what would be done, into *out.  0,
+ * or -errno with why (every candidate taken: network-create default
+ * --subnet, by hand). */
+int lodge_network_default(const struct lodge *lg, bool dry_run, struct lodge_network_default *out,
+			  struct lodge_err *err);
 /* Start each network marked autostart that is not running; fn hears each
  * outcome (err NULL: started).  How many failed. */
 int lodge_network_autostart(const struct lodge *lg,
@@ -898,8 +914,9 @@ struct lodge_install_opts {
 	const char *disk;              /* NULL: image_dir/NAME.img; a new file, or a block device
 					* (a partition), which is written whole */
 	unsigned memory_mib, vcpus;    /* 0: the defaults */
-	const char *bridge;            /* NULL: the host's default bridge */
-	const char *network;           /* a Lodge network instead of a bridge; NULL: none */
+	const char *bridge;            /* an existing bridge; NULL: a network */
+	const char *network;           /* an existing Lodge network; NULL with no bridge:
+					* LODGE_NETWORK_DEFAULT, made on first use */
 	/* The guest's own settings, for its cloud-init seed disk. */
 	const char *packages;          /* "a,b" */
 	const char *ssh_key_file, *password_file, *user_data_file;
@@ -918,6 +935,7 @@ struct lodge_install_result {
 	bool template_built;           /* the template was built first (or would be, dry run) */
 	long template_ms, clone_ms, total_ms;
 	char config_text[4096];        /* what the config says */
+	struct lodge_network_default net;   /* with neither bridge nor network: the default network */
 };
 /* Install a Debian guest: its disk (a clone of DIST's template, built
  * first if there is none) and its config, bootloader = "lodge".  Every

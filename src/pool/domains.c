@@ -176,6 +176,29 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	return 0;
 }
 
+int pool_stop_domain(const struct lodge *lg, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen)
+{
+	char pool_why[ETCD_WHY_MAX];
+	struct lodge_status st;
+	struct lodge_err err;
+	struct pool p;
+	int rc;
+
+	if (!lg->hc.pool_etcd[0])
+		return -ENOENT;                /* in no pool: a local domain */
+	if ((rc = pool_open(&p, &lg->hc, NULL, NULL, NULL, why, whylen)))
+		return rc;
+	rc = pool_domain_stop(&p, name, how, timeout_ms, pool_why, sizeof(pool_why));
+	pool_close(&p);
+	if (rc == -ENOTCONN && lodge_status(lg, name, &st, &err) == 0) {
+		snprintf(why, whylen, "the pool does not answer (%s): %s is stopped here only", pool_why, name);
+		return POOL_STOP_HERE;
+	}
+	snprintf(why, whylen, "%s", pool_why);
+	return rc;
+}
+
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen)
 {
 	char key[POOL_KEY_MAX];
@@ -215,7 +238,7 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 			}
 			json_decref(o);
 			etcd_kvs_free(&kvs);
-			if (strcmp(state, "running") == 0 || strcmp(state, "paused") == 0)
+			if (domain_state_of(state) == DOMAIN_STATE_RUNNING || domain_state_of(state) == DOMAIN_STATE_PAUSED)
 				return 0;
 			if (strncmp(state, "failed", 6) == 0)
 				return -EIO;

@@ -36,7 +36,7 @@ static struct dom_sample *find_or_add(struct tui *t, const char *name)
 	return d;
 }
 
-static void detail_free(struct dom_detail *x)
+void detail_free(struct dom_detail *x)
 {
 	if (!x)
 		return;
@@ -111,7 +111,7 @@ static void on_unasked(const char *name, const char *why, void *arg)
 
 	if (!d)
 		return;
-	snprintf(d->st.state, sizeof(d->st.state), "?");
+	snprintf(d->st.state, sizeof(d->st.state), "%s", domain_state_name(DOMAIN_STATE_UNKNOWN));
 	snprintf(d->st.end_reason, sizeof(d->st.end_reason), "%s", why);
 	t->replies++;
 }

@@ -147,7 +147,7 @@ enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SO
 #define TUI_ACTION_WAIT_MS 5000
 struct pending_action {
 	struct lodge_call call;            /* call.fd -1: a free slot */
-	char name[CFG_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
 	char cmd[16];
 	uint64_t deadline_ns;
 	pid_t pid;                         /* a hot-plug's child (devices.c), 0: none */
@@ -232,6 +232,8 @@ bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns);
 
 /* pool.c: the pool's domains and their hosts, sampled without waiting. */
 bool pool_in_use(const struct tui *t);
+/* A row's detail (sample.c), freed with its queries. */
+void detail_free(struct dom_detail *x);
 void pool_sample_start(struct tui *t);
 unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max);
 /* Take in what the child wrote: true once a sample came whole (or failed). */
