@@ -71,14 +71,14 @@ static uint64_t bz_limit(int limit_fd, uint64_t *limit, bool *final)
 	while ((n = read(limit_fd, &v, sizeof(v))) < 0 && errno == EINTR)
 		;
 	if (n != sizeof(v))
-		_exit(BZ_TOOBIG);
+		return 0;              /* no limit said: nothing more passes */
 	*final = true;
 	return *limit = v;
 }
 
 /* Compress (or decompress, at most a limit, see bz_limit) everything from
- * in to out, in a child. */
-static void bz_pump(int in, int out, bool compress, int limit_fd)
+ * in to out, in a child: its status (0, an errno, BZ_CORRUPT, BZ_TOOBIG). */
+static int bz_pump(int in, int out, bool compress, int limit_fd)
 {
 	static char ibuf[1 << 16], obuf[1 << 16];
 	bz_stream z = { 0 };
@@ -91,7 +91,7 @@ static void bz_pump(int in, int out, bool compress, int limit_fd)
 	 * domain must not wait for a stream no one will keep. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (rc != BZ_OK)
-		_exit(ENOMEM);
+		return ENOMEM;
 	for (;;) {
 		size_t produced;
 
@@ -101,7 +101,7 @@ static void bz_pump(int in, int out, bool compress, int limit_fd)
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
-				_exit(errno);
+				return errno;
 			eof = n == 0;
 			z.next_in = ibuf;
 			z.avail_in = (unsigned)n;
@@ -113,21 +113,49 @@ static void bz_pump(int in, int out, bool compress, int limit_fd)
 		else
 			rc = BZ2_bzDecompress(&z);
 		if (rc < 0)
-			_exit(BZ_CORRUPT);
+			return BZ_CORRUPT;
 		produced = sizeof(obuf) - z.avail_out;
 		total += produced;
 		if (!compress && total > limit && total > bz_limit(limit_fd, &limit, &final))
-			_exit(BZ_TOOBIG);
+			return BZ_TOOBIG;
 		if ((werr = write_all(out, obuf, produced)))
-			_exit(-werr);
+			return -werr;
 		if (rc == BZ_STREAM_END)
 			break;
 		if (!compress && eof && !z.avail_in && z.avail_out == sizeof(obuf))
-			_exit(BZ_CORRUPT);         /* the compressed file ends early */
+			return BZ_CORRUPT;         /* the compressed file ends early */
 	}
 	if (!compress && (z.avail_in || read(in, ibuf, 1) > 0))
-		_exit(BZ_CORRUPT);                 /* trailing garbage after the stream */
-	_exit(0);
+		return BZ_CORRUPT;                 /* trailing garbage after the stream */
+	return 0;
+}
+
+/* The compressor is a job (lodge-job.h) whose result is its status; one
+ * at a time: a process saves or restores one domain at a time. */
+static struct lodge_job bz_job;
+
+struct bz_args {
+	int in, out, limit_fd;
+	bool compress;
+	int parents[2];                    /* the parent's ends: closed in the child, or EOF never comes */
+};
+
+static int bz_work(void *arg, struct lodge_job_end *end)
+{
+	const struct bz_args *a = arg;
+	int32_t st;
+
+	/* Stopped by a signal, as a plain child: a restore that fails kills it. */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	close(a->parents[0]);
+	if (a->parents[1] >= 0)
+		close(a->parents[1]);
+	st = bz_pump(a->in, a->out, a->compress, a->limit_fd);
+	memcpy(end->result, &st, sizeof(st));
+	end->result_len = sizeof(st);
+	return st ? -EIO : 0;
 }
 
 /* Start a bz_pump child; returns its pid, *pipe_end the parent's end and,
@@ -135,7 +163,9 @@ static void bz_pump(int in, int out, bool compress, int limit_fd)
 static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 {
 	int p[2], l[2] = { -1, -1 };
-	pid_t pid;
+	struct bz_args args;
+	char why[128];
+	int e;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
@@ -148,25 +178,17 @@ static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 		close(p[1]);
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
+	args = compress ? (struct bz_args){ p[0], file_fd, -1, true, { p[1], -1 } }
+			: (struct bz_args){ file_fd, p[1], l[0], false, { p[0], l[1] } };
+	if ((e = -lodge_job_start(&bz_job, bz_work, &args, 0, why, sizeof(why)))) {
 		close(p[0]);
 		close(p[1]);
 		if (l[0] >= 0) {
 			close(l[0]);
 			close(l[1]);
 		}
+		errno = e;
 		return -1;
-	}
-	if (pid == 0) {
-		if (compress) {
-			close(p[1]);
-			bz_pump(p[0], file_fd, true, -1);
-		} else {
-			close(p[0]);
-			close(l[1]);
-			bz_pump(file_fd, p[1], false, l[0]);
-		}
 	}
 	close(compress ? p[0] : p[1]);
 	*pipe_end = compress ? p[1] : p[0];
@@ -174,16 +196,19 @@ static pid_t bz_child(int file_fd, bool compress, int *pipe_end, int *limit_end)
 		close(l[0]);
 		*limit_end = l[1];
 	}
-	return pid;
+	return bz_job.pid;
 }
 
+/* The compressor's status, once it has ended: -1 if it said none (killed). */
 static int child_status(pid_t pid)
 {
-	int st;
+	int32_t st;
 
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+	lodge_job_wait(&bz_job);
+	if (!bz_job.ended || bz_job.end.result_len != sizeof(st))
 		return -1;
-	return WEXITSTATUS(st);
+	memcpy(&st, bz_job.end.result, sizeof(st));
+	return st;
 }
 /* ---- progress: the file's offset, shared with whoever writes or reads it ---------- */
 
