@@ -128,6 +128,8 @@ int cmd_install(struct cli *c)
 		printf("would install %s: Debian %s on %s (%s, %.1f GiB)%s\n", c->argv[0],
 		       o.dist ? o.dist : LODGE_DIST_DEFAULT, res.disk, res.is_partition ? "partition" : "new file",
 		       res.disk_bytes / 1073741824.0, res.template_built ? ", its template built first" : "");
+		if (res.net.created)
+			printf("would create network %s first (NAT, %s, autostart)\n", LODGE_NETWORK_DEFAULT, res.net.subnet);
 		printf("would write %s:\n%s", res.config, res.config_text);
 		if (res.template_built) {
 			static char command[16384];
@@ -142,6 +144,8 @@ int cmd_install(struct cli *c)
 	       res.disk_bytes / 1073741824.0, res.uuid, duration(res.total_ms, t1, sizeof(t1)));
 	if (res.template_built)
 		printf("  (its template %s was built first, in %s)\n", res.tmpl.name, duration(res.template_ms, t2, sizeof(t2)));
+	if (res.net.created)
+		printf("  (network %s was created first: NAT, %s, autostart)\n", LODGE_NETWORK_DEFAULT, res.net.subnet);
 	printf("  config %s; start it with: lodge create %s\n", res.config, c->argv[0]);
 	return 0;
 }

@@ -76,7 +76,7 @@ static void print_unasked(struct out *o, const struct lodge_unasked *u)
 /* Domain-0, as xl names it: the host. */
 static bool is_domain0(const char *arg)
 {
-	return strcasecmp(arg, "Domain-0") == 0 || strcmp(arg, "0") == 0;
+	return domain_name_is_host(arg) || strcmp(arg, "0") == 0;
 }
 
 static void print_host(struct out *o)
@@ -154,7 +154,7 @@ int cmd_list(struct cli *c)
 	/* A domain kept after its crash (on_crash = "preserve"): why, after
 	 * the table (a KVM internal error names the instruction). */
 	for (i = 0; i < l.n; i++)
-		if (!strcmp(l.dom[i].state, "crashed") && l.dom[i].end_reason[0] && strcmp(l.dom[i].end_reason, "-"))
+		if (domain_state_of(l.dom[i].state) == DOMAIN_STATE_CRASHED && l.dom[i].end_reason[0] && strcmp(l.dom[i].end_reason, "-"))
 			log_warn("%s crashed: %s", l.dom[i].name, l.dom[i].end_reason);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
 	if (c->set['l']) {

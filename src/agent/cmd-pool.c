@@ -176,10 +176,9 @@ static int pool_join(struct cli *c)
 		return cli_usage_error(c->cmd, "--etcd URL[,URL...] is required");
 	if (*c->lg.hc.pool_etcd && strcmp(c->lg.hc.pool_etcd, c->text['e']))
 		log_warn("this host was in the pool at %s: it joins %s instead", c->lg.hc.pool_etcd, c->text['e']);
-	if (prefix && (prefix[0] != '/' || strlen(prefix) >= POOL_PREFIX_MAX || prefix[strlen(prefix) - 1] == '/' ||
-		       strpbrk(prefix, " \t\n\"\\")))
-		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (from /, no trailing /)",
-				       prefix);
+	if (prefix && !pool_prefix_valid(prefix))
+		return cli_usage_error(c->cmd, "--prefix %s: not a key prefix like /lodge/pool (%s)", prefix,
+				       pool_prefix_rule());
 	hc = c->lg.hc;
 	if (!join_access(c, &hc))
 		return EXIT_FAILED;

@@ -81,8 +81,9 @@ static const struct cli_option output_opts[] = {
 	{ 0 },
 };
 static const struct cli_option sched_opts[] = {
-	NUMBER('w', "weight", "W", 1, 65535, "credit weight (default 256)"),
-	{ 'c', "cap", CLI_NUMBER, "PCT", "cap in percent of one CPU (0: none)", 0, 6400,
+	NUMBER('w', "weight", "W", DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX,
+	       "credit weight (default " SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_DEFAULT) ")"),
+	{ 'c', "cap", CLI_NUMBER, "PCT", "cap in percent of one CPU (0: none)", 0, DOMAIN_CAP_MAX(DOMAIN_VCPUS_MAX),
 	  " percent of one CPU, 0: no cap", NULL },
 	{ 0 },
 };
@@ -132,10 +133,11 @@ static const struct cli_option install_opts[] = {
 	TEXT('s', "size", "SIZE", "a new disk file's size (default 2G; a number with b, k, m, g or t; no unit: MiB)"),
 	TEXT('D', "disk", "FILE|/dev/PART", "a new disk file, or a partition written whole (default: the image "
 	     "directory's NAME.img)"),
-	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "guest RAM (default 512)"),
-	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default 1)"),
-	TEXT('b', "bridge", "BRIDGE", "the bridge of its vif (default: lodge.conf's default_bridge)"),
-	TEXT('N', "network", "NETWORK", "a Lodge network for its vif instead of a bridge (network-create)"),
+	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB,
+	       "guest RAM (default " SCHEMA_TEXT(LODGE_INSTALL_MEMORY_DEFAULT) ")"),
+	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default " SCHEMA_TEXT(DOMAIN_VCPUS_DEFAULT) ")"),
+	TEXT('b', "bridge", "BRIDGE", "an existing bridge for its vif (default: the network \"default\")"),
+	TEXT('N', "network", "NETWORK", "an existing Lodge network for its vif (default: \"default\", made on first use)"),
 	TEXT('P', "packages", "A,B", "packages cloud-init installs at its first boot"),
 	TEXT('k', "ssh-key", "FILE", "an ssh public key for its default user"),
 	TEXT('p', "password-file", "FILE", "the default user's password, hashed into the seed"),
@@ -224,7 +226,8 @@ static const struct command commands[] = {
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
 	  "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", CMD_OPTIONS_FIRST, cmd_vcpu_pin },
-	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (1-65535, 256) and cap (% of a CPU, 0: none)",
+	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (" SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_MIN) "-" SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_MAX) ", "
+	  SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_DEFAULT) ") and cap (% of a CPU, 0: none)",
 	  0, cmd_sched },
 	{ "mem-set", no_opts, "DOMAIN SIZE", 2, 2, "balloon a running domain to SIZE (MiB, or 64m, 1g; up to maxmem)",
 	  CMD_OPTIONS_FIRST, cmd_mem_set },

@@ -20,14 +20,14 @@ struct cgroup_cpu_ops {
 
 unsigned cgroup_v2_weight(unsigned xen_weight)
 {
-	unsigned long w = (unsigned long)xen_weight * 100 / CGROUP_WEIGHT_DEFAULT;
+	unsigned long w = (unsigned long)xen_weight * 100 / DOMAIN_CPU_WEIGHT_DEFAULT;
 
 	return w < 1 ? 1 : w > 10000 ? 10000 : (unsigned)w;
 }
 
 unsigned long cgroup_v1_shares(unsigned xen_weight)
 {
-	unsigned long s = (unsigned long)xen_weight * 1024 / CGROUP_WEIGHT_DEFAULT;
+	unsigned long s = (unsigned long)xen_weight * 1024 / DOMAIN_CPU_WEIGHT_DEFAULT;
 
 	return s < 2 ? 2 : s > 262144 ? 262144 : s;
 }
@@ -303,7 +303,7 @@ int cgroup_cpu_keep_open(struct cgroup_cpu *cg)
 
 int cgroup_cpu_set_weight(const struct cgroup_cpu *cg, unsigned weight)
 {
-	if (weight < CGROUP_WEIGHT_MIN || weight > CGROUP_WEIGHT_MAX)
+	if (weight < DOMAIN_CPU_WEIGHT_MIN || weight > DOMAIN_CPU_WEIGHT_MAX)
 		return -ERANGE;
 	return cg->ops->set_weight(cg, weight);
 }

@@ -22,9 +22,6 @@
 
 #include "schema.h"
 
-#define CGROUP_WEIGHT_MIN     DOMAIN_CPU_WEIGHT_MIN       /* the rule: schema.h */
-#define CGROUP_WEIGHT_MAX     DOMAIN_CPU_WEIGHT_MAX
-#define CGROUP_WEIGHT_DEFAULT DOMAIN_CPU_WEIGHT_DEFAULT
 #define CGROUP_PERIOD_US      100000
 
 struct cgroup_cpu_ops;

@@ -6,6 +6,7 @@
 #undef LOG_INFO
 #undef LOG_DEBUG
 #include "evlog.h"
+#include "mkdirs.h"
 #include "log.h"
 
 #include <errno.h>
@@ -84,33 +85,13 @@ size_t evlog_format(char *out, size_t len, const struct timespec *when, const ch
 	return (size_t)n;
 }
 
-/* DIR and its parents that are missing: the parents 0755, DIR 0750. */
-static int make_dirs(const char *dir)
-{
-	char path[4096];
-	size_t i, len = strlen(dir);
-
-	if (len >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, dir, len + 1);
-	for (i = 1; i <= len; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		path[i] = '\0';
-		if (mkdir(path, i == len ? 0750 : 0755) < 0 && errno != EEXIST)
-			return -errno;
-		path[i] = i == len ? '\0' : '/';
-	}
-	return 0;
-}
-
 int evlog_append(const char *dir, const char *line, size_t len)
 {
 	struct stat st;
 	int dfd, fd, rc = 0;
 	ssize_t w;
 
-	if ((rc = make_dirs(dir)))
+	if ((rc = mkdirs(dir, DIR_MODE_LOG, NULL, 0)))
 		return rc;
 	/* Root writes here: a link planted in place of the directory or the
 	 * file would have it append to any file of the host. */

@@ -133,9 +133,9 @@
  *                       Also answered once the guest ended (preserve)
  *   save-end destroy|resume  after a save's ok: end the domain (the file is
  *                       safe) or let it run on (--keep, or the file failed)
- *                       While a save or migration runs, only status, destroy,
- *                       peers, console, console-log, vcpu-list (and save-end)
- *                       are answered; the rest get "error ... is being saved".
+ *                       While a save or migration runs, the commands the
+ *                       table (proto.c) marks PROTO_WHEN_SAVING are answered;
+ *                       the rest get "error ... is being saved".
  *                       status then adds (after the job's first report, and
  *                       kept with the phase it ended in until the next):
  *                       save_kind save|migrate, save_phase
@@ -151,5 +151,53 @@
 #define PROTO_FACE_MAX  16
 #define PROTO_FACE_CHARS "abcdefghijklmnopqrstuvwxyz-"
 /* The socket is RUNDIR/NAME/control: runtime.h. */
+
+#include <stdbool.h>
+
+/* The commands, as a table (proto.c) both sides read: lodge-hyp answers
+ * from it (src/hyp/ctl/ctl-commands.c), the library asks by it
+ * (src/lib/actions.c).  The prose above says what each does and replies. */
+enum proto_command {
+	PROTO_STATUS, PROTO_PEERS, PROTO_VCPU_LIST, PROTO_DESTROY, PROTO_CONSOLE, PROTO_CONSOLE_LOG,
+	PROTO_SAVE_END, PROTO_SAVE, PROTO_DUMP_CORE, PROTO_MIGRATE, PROTO_PAUSE, PROTO_UNPAUSE,
+	PROTO_WATCHDOG, PROTO_SHUTDOWN, PROTO_REBOOT, PROTO_MEM_SET, PROTO_MEM_MAX, PROTO_SYSRQ, PROTO_NMI,
+	PROTO_VCPU_PIN, PROTO_SCHED,
+	PROTO_DISK_ATTACH, PROTO_VIF_ATTACH, PROTO_DETACH, PROTO_NCOMMANDS
+};
+/* The domain's states a command is answered in (a bit each). */
+enum proto_when {
+	PROTO_WHEN_RUNNING = 1 << 0,   /* running or paused, no save or migration holding it */
+	PROTO_WHEN_SAVING  = 1 << 1,   /* a save or migration runs, or a written save awaits save-end */
+	PROTO_WHEN_ENDED   = 1 << 2,   /* the guest ended: the domain is kept (preserve) or going */
+};
+#define PROTO_WHEN_ANY (PROTO_WHEN_RUNNING | PROTO_WHEN_SAVING | PROTO_WHEN_ENDED)
+struct proto_command_rule {
+	const char *name;
+	const char *usage;             /* its arguments, for "error usage: NAME USAGE" */
+	unsigned char min_args, max_args;
+	bool reads_only;               /* the stats group may send it */
+	unsigned when;                 /* PROTO_WHEN_* */
+	bool asks_only;                /* changes nothing, logs no event: sent without a face */
+};
+const struct proto_command_rule *proto_command_rule(enum proto_command c);
+/* The command a word names: its enum, or -1. */
+int proto_command_find(const char *name);
+
+/* A domain's state, status's "state" key: the words lodge-hyp sends and
+ * every face compares by this enum, never by the text.  UNKNOWN is "?":
+ * the domain could not be asked (its status's end_reason says why), or a
+ * word not of the protocol (a pool's rows carry their own: lost, failed). */
+enum domain_state {
+	DOMAIN_STATE_RUNNING,
+	DOMAIN_STATE_PAUSED,
+	DOMAIN_STATE_SHUTDOWN,
+	DOMAIN_STATE_CRASHED,
+	DOMAIN_STATE_UNKNOWN,
+	DOMAIN_STATE_COUNT
+};
+/* "running", "paused", "shutdown", "crashed", "?". */
+const char *domain_state_name(enum domain_state s);
+/* The state a word names; DOMAIN_STATE_UNKNOWN for any other word. */
+enum domain_state domain_state_of(const char *word);
 
 #endif

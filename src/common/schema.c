@@ -34,7 +34,15 @@ int domain_action_parse(const char *word, enum domain_action *out)
 
 const char *domain_action_list(void)
 {
-	return "destroy, restart, preserve, coredump-destroy, coredump-restart";
+	static char list[96];
+	size_t at = 0;
+	unsigned i;
+
+	if (list[0])
+		return list;
+	for (i = 0; i < ACTION_COUNT; i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s", i ? ", " : "", action_names[i]);
+	return list;
 }
 
 bool domain_action_restarts(enum domain_action a)
@@ -53,7 +61,12 @@ bool domain_name_valid(const char *name)
 	size_t len = strlen(name);
 
 	return len > 0 && len < DOMAIN_NAME_MAX && name[0] != '-' && name[0] != '.' &&
-	       strspn(name, ok) == len && strcasecmp(name, "Domain-0") != 0;
+	       strspn(name, ok) == len && !domain_name_is_host(name);
+}
+
+bool domain_name_is_host(const char *name)
+{
+	return strcasecmp(name, DOMAIN_HOST_NAME) == 0;
 }
 
 const char *domain_name_rule(void)
@@ -62,7 +75,24 @@ const char *domain_name_rule(void)
 
 	if (!rule[0])
 		snprintf(rule, sizeof(rule), "1 to %d characters of A-Z a-z 0-9 _ . -, not starting with - or ., "
-			 "not Domain-0", DOMAIN_NAME_MAX - 1);
+			 "not %s", DOMAIN_NAME_MAX - 1, DOMAIN_HOST_NAME);
+	return rule;
+}
+
+bool pool_prefix_valid(const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return prefix[0] == '/' && len < POOL_PREFIX_MAX && prefix[len - 1] != '/' && !strpbrk(prefix, " \t\n\"\\");
+}
+
+const char *pool_prefix_rule(void)
+{
+	static char rule[96];
+
+	if (!rule[0])
+		snprintf(rule, sizeof(rule), "from /, no trailing /, under %d bytes, no space, quote or backslash",
+			 POOL_PREFIX_MAX);
 	return rule;
 }
 

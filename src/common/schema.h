@@ -8,6 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A limit's number as a string literal, for help text put together at
+ * compile time: SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_DEFAULT) is "256". */
+#define SCHEMA_TEXT(n)         SCHEMA_TEXT_(n)
+#define SCHEMA_TEXT_(n)        #n
+
 #define DOMAIN_NAME_MAX        64          /* bytes, with the NUL */
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
 #define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */
@@ -73,6 +78,11 @@
 #define POOL_RESTART_DELAY_DEFAULT_S 2
 #define POOL_ETCD_MAX          512         /* pool_etcd's URLs, comma-separated, with the NUL */
 #define POOL_PREFIX_MAX        128
+/* pool_prefix, lodge.conf's and pool-join --prefix's: a key prefix like
+ * /lodge/pool: from /, no trailing /, under POOL_PREFIX_MAX bytes, no
+ * space, quote or backslash (it is written back into lodge.conf). */
+bool pool_prefix_valid(const char *prefix);
+const char *pool_prefix_rule(void);
 #define HOST_LIST_MAX          16          /* entries in one of lodge.conf's lists */
 #define HOST_LIST_ITEM_MAX     512         /* one entry, with its NUL */
 #define HOST_MIRROR_MAX        256         /* template_mirror's URL, with its NUL */
@@ -103,6 +113,10 @@ bool domain_action_dumps_core(enum domain_action a);
  * starting with - or . (it names a directory and a cgroup), and not the
  * host's own Domain-0 in any case. */
 bool domain_name_valid(const char *name);
+/* The host's row, as xl names it: no domain may take the name. */
+#define DOMAIN_HOST_NAME       "Domain-0"
+/* Whether NAME is the host's, in any case. */
+bool domain_name_is_host(const char *name);
 /* The rule in words, for messages. */
 const char *domain_name_rule(void);
 

@@ -14,11 +14,13 @@
 /* xl's six-letter state: r b p s c d. */
 static const char *state_letters(const char *state)
 {
-	if (strcmp(state, "running") == 0) return "r-----";
-	if (strcmp(state, "paused") == 0) return "--p---";
-	if (strcmp(state, "shutdown") == 0) return "---s--";
-	if (strcmp(state, "crashed") == 0) return "----c-";
-	return "------";
+	static const char *const letters[DOMAIN_STATE_COUNT] = {
+		[DOMAIN_STATE_RUNNING] = "r-----", [DOMAIN_STATE_PAUSED] = "--p---",
+		[DOMAIN_STATE_SHUTDOWN] = "---s--", [DOMAIN_STATE_CRASHED] = "----c-",
+		[DOMAIN_STATE_UNKNOWN] = "------",
+	};
+
+	return letters[domain_state_of(state)];
 }
 
 #define KNOWN(fn, call) OUT_GETTER(fn, struct list_row, if (r->st) { const struct lodge_status *st = r->st; (void)st; call; } else out_null(v))

@@ -117,7 +117,7 @@ static int pin_vcpus(struct domain *dom, const struct options *o)
 	char why[256];
 	unsigned i;
 
-	for (i = o->vcpus; i < LODGE_MAX_VCPUS; i++)
+	for (i = o->vcpus; i < DOMAIN_VCPUS_MAX; i++)
 		if (o->vcpu_cpus[i]) {
 			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->vcpus - 1);
 			return -EINVAL;
@@ -141,40 +141,24 @@ static int pin_vcpus(struct domain *dom, const struct options *o)
 	return 0;
 }
 
+/* What only the host can say: its RAM and KVM's vCPU limit.  The schema's
+ * limits were checked as the options entered (options.c). */
 static int check_limits(struct domain *dom, const struct options *o)
 {
 	unsigned long host_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) *
 						 sysconf(_SC_PAGE_SIZE) >> 20);
 	int max = kvm_max_vcpus(dom);
 
-	if (o->memory_mib < DOMAIN_MEMORY_MIN_MIB) {
-		log_err("--memory %lu MiB is too small: at least %d MiB", o->memory_mib, DOMAIN_MEMORY_MIN_MIB);
-		return -EINVAL;
-	}
 	if (o->memory_mib > host_mib) {
 		log_err("--memory %lu MiB is more than this host has (%lu MiB)", o->memory_mib, host_mib);
-		return -EINVAL;
-	}
-	if (o->maxmem_mib && o->maxmem_mib < o->memory_mib) {
-		log_err("--maxmem %lu MiB is below --memory (%lu MiB)", o->maxmem_mib, o->memory_mib);
 		return -EINVAL;
 	}
 	if (o->maxmem_mib > host_mib) {
 		log_err("--maxmem %lu MiB is more than this host has (%lu MiB)", o->maxmem_mib, host_mib);
 		return -EINVAL;
 	}
-	if (o->vcpus == 0 || o->vcpus > (unsigned long)max) {
+	if (o->vcpus > (unsigned long)max) {
 		log_err("--vcpus %lu is out of range: 1 to %d on this host", o->vcpus, max);
-		return -EINVAL;
-	}
-	if (o->cpu_weight < CGROUP_WEIGHT_MIN || o->cpu_weight > CGROUP_WEIGHT_MAX) {
-		log_err("--cpu-weight %lu is out of range: %d to %d", o->cpu_weight, CGROUP_WEIGHT_MIN,
-			CGROUP_WEIGHT_MAX);
-		return -EINVAL;
-	}
-	if (o->cap > 100 * o->vcpus) {
-		log_err("--cap %lu%% is more than %lu vCPUs can use (0 to %lu, 0: no cap)", o->cap,
-			o->vcpus, 100 * o->vcpus);
 		return -EINVAL;
 	}
 	return pin_vcpus(dom, o);
@@ -386,7 +370,7 @@ int domain_build(struct domain *dom, const struct options *o, const char *dir, s
 	dom->on_poweroff = o->on_poweroff;
 	dom->on_reboot = o->on_reboot;
 	dom->on_crash = o->on_crash;
-	dom->cpu_weight = CGROUP_WEIGHT_DEFAULT;
+	dom->cpu_weight = DOMAIN_CPU_WEIGHT_DEFAULT;
 	if (o->cgroup && (rc = join_cgroup(dom, o, dir)))
 		return rc;
 

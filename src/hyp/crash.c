@@ -2,6 +2,7 @@
 #include "crash.h"
 #include "console.h"
 #include "crashdir.h"
+#include "mkdirs.h"
 #include "domain.h"
 #include "emulate.h"
 #include "log.h"
@@ -107,25 +108,6 @@ void crash_report(struct domain *dom)
 
 /* ---- the supervisor ---------------------------------------------------------- */
 
-/* mkdir -p of an absolute path: the last directory root's alone. */
-static int make_dirs(const char *path)
-{
-	char p[4096];
-	char *s;
-
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return -ENAMETOOLONG;
-	for (s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 void crash_open(const struct options *o)
 {
 	struct stat st;
@@ -136,7 +118,7 @@ void crash_open(const struct options *o)
 	kit.on_crash = o->on_crash;
 	if (!kit.root)
 		return;
-	if ((rc = make_dirs(kit.root)) ||
+	if ((rc = mkdirs(kit.root, DIR_MODE_PRIVATE, NULL, 0)) ||
 	    (kit.root_fd = open(kit.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		log_warn("crash evidence will not be kept: cannot make %s: %s", kit.root,
 			 strerror(rc ? -rc : errno));

@@ -86,7 +86,7 @@ struct domain {
 	struct guest_mem mem;
 	struct virtio_balloon *balloon;   /* always present: mem-set works on any domain */
 	unsigned nvcpus;
-	struct vcpu vcpus[LODGE_MAX_VCPUS];
+	struct vcpu vcpus[DOMAIN_VCPUS_MAX];
 
 	/* Its disks and vifs' backends, in the order the guest sees them (vda,
 	 * vdb, ...; the first vif, ...): opened and locked before any device

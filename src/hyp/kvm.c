@@ -38,7 +38,7 @@ int kvm_max_vcpus(struct domain *dom)
 		n = ioctl(dom->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
 	if (n <= 0)
 		n = 4;  /* the API's documented minimum */
-	return n < LODGE_MAX_VCPUS ? n : LODGE_MAX_VCPUS;
+	return n < DOMAIN_VCPUS_MAX ? n : DOMAIN_VCPUS_MAX;
 }
 
 int kvm_create_vm(struct domain *dom)

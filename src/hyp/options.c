@@ -1,8 +1,8 @@
-/* lodge-hyp's command line (options.h). */
+/* lodge-hyp's command line (options.h): one row an option, its limits the
+ * schema's, so a number is checked once, here, as it enters. */
 #include "options.h"
 #include "backend/disk.h"
 #include "backend/tap.h"
-#include "cgroup.h"
 #include "log.h"
 #include "proto.h"
 #include "version.h"
@@ -11,9 +11,100 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* What an option's argument becomes. */
+enum opt_kind {
+	OPT_FLAG,       /* no argument: the int field set to 1 */
+	OPT_TEXT,       /* the argument itself, as const char * */
+	OPT_ULONG,      /* a whole number in [min, max], into an unsigned long */
+	OPT_UINT,       /* the same, into an unsigned */
+	OPT_GID,        /* the same, into a long (a group id; -1 is "none") */
+	OPT_FD,         /* an open descriptor, into a long */
+	OPT_ACTION,     /* a domain_action's word */
+	OPT_CALL,       /* its own parser */
+};
+
+struct hyp_option {
+	const char *name;
+	char short_name;              /* 0: long only */
+	enum opt_kind kind;
+	size_t field;                 /* offsetof(struct options, ...) */
+	unsigned long min, max;       /* OPT_ULONG, OPT_UINT, OPT_GID */
+	const char *unit;             /* in messages: "MiB", "seconds" */
+	int (*call)(char *arg, struct options *o);
+	bool takes_arg;               /* OPT_CALL */
+};
+
+#define FIELD(f) offsetof(struct options, f)
+#define FLAG(n, s, f)           { .name = n, .short_name = s, .kind = OPT_FLAG, .field = FIELD(f) }
+#define TEXT(n, s, f)           { .name = n, .short_name = s, .kind = OPT_TEXT, .field = FIELD(f) }
+#define ULONG(n, s, f, lo, hi, u) { .name = n, .short_name = s, .kind = OPT_ULONG, .field = FIELD(f), \
+				    .min = lo, .max = hi, .unit = u }
+#define UINT(n, f, lo, hi, u)   { .name = n, .kind = OPT_UINT, .field = FIELD(f), .min = lo, .max = hi, .unit = u }
+#define GID(n, f)               { .name = n, .kind = OPT_GID, .field = FIELD(f), .max = INT_MAX }
+#define FD(n, f)                { .name = n, .kind = OPT_FD, .field = FIELD(f) }
+#define ACTION(n, f)            { .name = n, .kind = OPT_ACTION, .field = FIELD(f) }
+#define CALL(n, s, fn, arg)     { .name = n, .short_name = s, .kind = OPT_CALL, .call = fn, .takes_arg = arg }
+
+static int parse_disk(char *arg, struct options *o);
+static int parse_net(char *arg, struct options *o);
+static int parse_vcpu_cpus(char *arg, struct options *o);
+static int parse_via(char *arg, struct options *o);
+static int parse_debug(char *arg, struct options *o);
+static int print_version(char *arg, struct options *o);
+static int print_help(char *arg, struct options *o);
+
+static const struct hyp_option hyp_options[] = {
+	TEXT("kernel", 'k', kernel),
+	TEXT("initrd", 'i', initrd),
+	TEXT("cmdline", 'c', cmdline),
+	TEXT("bootloader-disk", 0, bootloader_disk),
+	/* The host's RAM and KVM's vCPU limit are the host's: build.c. */
+	ULONG("memory", 'm', memory_mib, DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "MiB"),
+	ULONG("maxmem", 0, maxmem_mib, DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, "MiB"),
+	FLAG("ksm", 0, ksm),
+	FLAG("hugepages", 0, hugepages),
+	ULONG("vcpus", 'n', vcpus, 1, DOMAIN_VCPUS_MAX, NULL),
+	CALL("disk", 0, parse_disk, true),
+	CALL("net", 0, parse_net, true),
+	FLAG("probe", 'p', probe),
+	TEXT("name", 0, name),
+	ULONG("id", 0, id, 0, ULONG_MAX, NULL),
+	TEXT("runtime-dir", 0, runtime_dir),
+	ULONG("console-log-size", 0, console_log_kib, HOST_CONSOLE_LOG_MIN_KIB, HOST_CONSOLE_LOG_MAX_KIB, "KiB"),
+	FLAG("detach", 0, detach),
+	ACTION("on-poweroff", on_poweroff),
+	ACTION("on-reboot", on_reboot),
+	ACTION("on-crash", on_crash),
+	TEXT("crash-dir", 0, crash_dir),
+	TEXT("cpus", 0, cpus),
+	CALL("vcpu-cpus", 0, parse_vcpu_cpus, true),
+	TEXT("cgroup", 0, cgroup),
+	ULONG("cpu-weight", 0, cpu_weight, DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX, NULL),
+	/* Its maximum depends on --vcpus: options_parse's end. */
+	ULONG("cap", 0, cap, 0, ULONG_MAX, "%"),
+	GID("control-group", access.control_gid),
+	GID("stats-group", access.stats_gid),
+	UINT("control-idle-timeout", access.idle_timeout_s, CTL_IDLE_TIMEOUT_MIN_S, CTL_IDLE_TIMEOUT_MAX_S, "seconds"),
+	UINT("watchdog", access.watchdog_s, CTL_WATCHDOG_MIN_S, CTL_WATCHDOG_MAX_S, "seconds"),
+	FD("incoming", incoming_fd),
+	FD("id-lock", id_lock_fd),
+	FLAG("paused", 0, paused),
+	TEXT("user", 0, user),
+	FLAG("no-sandbox", 0, no_sandbox),
+	TEXT("event-log", 0, event_log),
+	CALL("via", 0, parse_via, true),
+	CALL("debug", 'd', parse_debug, false),
+	CALL("version", 'V', print_version, false),
+	CALL("help", 'h', print_help, false),
+};
+#define NOPTIONS (sizeof(hyp_options) / sizeof(hyp_options[0]))
+#define LONG_ONLY_VAL 0x100           /* getopt's val of a long-only row: this plus its index */
 
 void options_usage(FILE *f)
 {
@@ -34,8 +125,12 @@ void options_usage(FILE *f)
 		"                 [--user NAME | --no-sandbox] [--event-log DIR [--via FACE]]\n"
 		"       lodge-hyp --probe\n"
 		"Runs one domain with its serial console on this terminal.\n"
+		"Defaults: --memory %d (MiB), --vcpus %d, --console-log-size %d (KiB),\n"
+		"--cpu-weight %d, --control-idle-timeout %d (seconds), --on-* %s.\n"
 		"Ctrl-] stops the domain. Exit status: 0 guest powered off, 1 error,\n"
-		"2 guest rebooted, 3 guest crashed, 4 stopped from the host.\n");
+		"2 guest rebooted, 3 guest crashed, 4 stopped from the host.\n",
+		DOMAIN_MEMORY_DEFAULT_MIB, DOMAIN_VCPUS_DEFAULT, HOST_CONSOLE_LOG_DEFAULT_KIB,
+		DOMAIN_CPU_WEIGHT_DEFAULT, CTL_IDLE_TIMEOUT_S, domain_action_name(ACTION_DESTROY));
 }
 
 static int parse_number(const char *arg, const char *what, unsigned long *out)
@@ -51,12 +146,60 @@ static int parse_number(const char *arg, const char *what, unsigned long *out)
 	return 0;
 }
 
-static int parse_action(const char *arg, const char *what, enum domain_action *out)
+static int parse_ranged(const struct hyp_option *opt, const char *arg, unsigned long *out)
 {
-	if (domain_action_parse(arg, out) == 0)
-		return 0;
-	log_err("%s must be one of %s, not '%s'", what, domain_action_list(), arg);
-	return -EINVAL;
+	char what[40];
+
+	snprintf(what, sizeof(what), "--%s", opt->name);
+	if (parse_number(arg, what, out))
+		return -EINVAL;
+	if (*out < opt->min || *out > opt->max) {
+		log_err("--%s %s is out of range (%lu to %lu%s%s)", opt->name, arg, opt->min, opt->max,
+			opt->unit && opt->unit[0] != '%' ? " " : "", opt->unit ? opt->unit : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_disk(char *arg, struct options *o)
+{
+	static struct disk disk;        /* a --disk parsed to check it: 6 KiB, off the stack */
+	char err[256];
+
+	if (o->ndisks == DOMAIN_DISKS_MAX) {
+		log_err("too many disks (at most %d)", DOMAIN_DISKS_MAX);
+		return -EINVAL;
+	}
+	if (disk_parse(arg, &disk, err, sizeof(err))) {
+		log_err("%s", err);
+		return -EINVAL;
+	}
+	if (disk.given_fd >= 0 && fcntl(disk.given_fd, F_GETFD) < 0) {
+		log_err("--disk %s: fd=%d is not an open descriptor", arg, disk.given_fd);
+		return -EINVAL;
+	}
+	if (disk.given_fd >= 0)
+		fcntl(disk.given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
+	o->disk_fds[o->ndisks] = disk.given_fd;
+	o->disk_specs[o->ndisks++] = arg;
+	return 0;
+}
+
+static int parse_net(char *arg, struct options *o)
+{
+	struct tap tap;
+	char err[256];
+
+	if (o->nnics == DOMAIN_VIFS_MAX) {
+		log_err("too many network interfaces (at most %d)", DOMAIN_VIFS_MAX);
+		return -EINVAL;
+	}
+	if (tap_parse(arg, &tap, err, sizeof(err))) {
+		log_err("%s", err);
+		return -EINVAL;
+	}
+	o->nic_specs[o->nnics++] = arg;
+	return 0;
 }
 
 /* --vcpu-cpus N=LIST: one vCPU's host CPUs (xl's list form of cpus). */
@@ -72,228 +215,92 @@ static int parse_vcpu_cpus(char *arg, struct options *o)
 	*eq = '\0';
 	if (parse_number(arg, "--vcpu-cpus VCPU", &n))
 		return -EINVAL;
-	if (n >= LODGE_MAX_VCPUS) {
-		log_err("--vcpu-cpus: vCPU %lu is beyond %d", n, LODGE_MAX_VCPUS - 1);
+	if (n >= DOMAIN_VCPUS_MAX) {
+		log_err("--vcpu-cpus: vCPU %lu is beyond %d", n, DOMAIN_VCPUS_MAX - 1);
 		return -EINVAL;
 	}
 	o->vcpu_cpus[n] = eq + 1;
 	return 0;
 }
 
-int options_parse(int argc, char **argv, struct options *o)
+/* A word in every event's WHO: a face's name, nothing more. */
+static int parse_via(char *arg, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "initrd", required_argument, NULL, 'i' },
-		{ "cmdline", required_argument, NULL, 'c' },
-		{ "bootloader-disk", required_argument, NULL, 'b' },
-		{ "memory", required_argument, NULL, 'm' },
-		{ "maxmem", required_argument, NULL, 'M' },
-		{ "ksm", no_argument, NULL, 'K' },
-		{ "hugepages", no_argument, NULL, 'H' },
-		{ "vcpus", required_argument, NULL, 'n' },
-		{ "disk", required_argument, NULL, 'D' },
-		{ "net", required_argument, NULL, 'N' },
-		{ "probe", no_argument, NULL, 'p' },
-		{ "name", required_argument, NULL, 'a' },
-		{ "id", required_argument, NULL, 'I' },
-		{ "runtime-dir", required_argument, NULL, 'R' },
-		{ "console-log-size", required_argument, NULL, 'L' },
-		{ "detach", no_argument, NULL, 'X' },
-		{ "on-poweroff", required_argument, NULL, 'P' },
-		{ "on-reboot", required_argument, NULL, 'B' },
-		{ "on-crash", required_argument, NULL, 'C' },
-		{ "crash-dir", required_argument, NULL, 'e' },
-		{ "cpus", required_argument, NULL, 'U' },
-		{ "vcpu-cpus", required_argument, NULL, 'u' },
-		{ "cgroup", required_argument, NULL, 'G' },
-		{ "cpu-weight", required_argument, NULL, 'W' },
-		{ "cap", required_argument, NULL, 'A' },
-		{ "control-group", required_argument, NULL, 'g' },
-		{ "stats-group", required_argument, NULL, 'r' },
-		{ "control-idle-timeout", required_argument, NULL, 'T' },
-		{ "watchdog", required_argument, NULL, 'w' },
-		{ "incoming", required_argument, NULL, 'J' },
-		{ "id-lock", required_argument, NULL, 'j' },
-		{ "paused", no_argument, NULL, 'Q' },
-		{ "user", required_argument, NULL, 'Y' },
-		{ "no-sandbox", no_argument, NULL, 'Z' },
-		{ "event-log", required_argument, NULL, 'E' },
-		{ "via", required_argument, NULL, 'F' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	static struct disk disk;        /* a --disk parsed to check it: 6 KiB, off the stack */
-	struct tap tap;
-	char err[256];
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->cmdline = "";
-	o->memory_mib = 256;
-	o->vcpus = 1;
-	o->name = "domain";
-	o->console_log_kib = 1024;
-	o->cpu_weight = CGROUP_WEIGHT_DEFAULT;
-	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
-	o->incoming_fd = -1;
-	o->id_lock_fd = -1;
-	o->bootloader_fd = -1;
-	opterr = 0;   /* one message of our own, not getopt's plus usage */
-	while ((c = getopt_long(argc, argv, ":k:i:c:m:n:pdVh", longopts, NULL)) != -1) {
-		const struct option *lo = longopts;
-
-		/* Paths and names go into control replies, file names, logs. */
-		while (lo->name && lo->val != c)
-			lo++;
-		if (optarg && text_find_control(optarg)) {
-			log_err("--%s '%s': control characters are not allowed", lo->name ? lo->name : "?", optarg);
-			return -EINVAL;
-		}
-		switch (c) {
-		case 'k': o->kernel = optarg; break;
-		case 'i': o->initrd = optarg; break;
-		case 'c': o->cmdline = optarg; break;
-		case 'b': o->bootloader_disk = optarg; break;
-		case 'm': if (parse_number(optarg, "--memory", &o->memory_mib)) return -EINVAL; break;
-		case 'M': if (parse_number(optarg, "--maxmem", &o->maxmem_mib)) return -EINVAL; break;
-		case 'K': o->ksm = 1; break;
-		case 'H': o->hugepages = 1; break;
-		case 'n': if (parse_number(optarg, "--vcpus", &o->vcpus)) return -EINVAL; break;
-		case 'D':
-			if (o->ndisks == DOMAIN_DISKS_MAX) {
-				log_err("too many disks (at most %d)", DOMAIN_DISKS_MAX);
-				return -EINVAL;
-			}
-			if (disk_parse(optarg, &disk, err, sizeof(err))) {
-				log_err("%s", err);
-				return -EINVAL;
-			}
-			if (disk.given_fd >= 0 && fcntl(disk.given_fd, F_GETFD) < 0) {
-				log_err("--disk %s: fd=%d is not an open descriptor", optarg, disk.given_fd);
-				return -EINVAL;
-			}
-			if (disk.given_fd >= 0)
-				fcntl(disk.given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
-			o->disk_fds[o->ndisks] = disk.given_fd;
-			o->disk_specs[o->ndisks++] = optarg;
-			break;
-		case 'N':
-			if (o->nnics == DOMAIN_VIFS_MAX) {
-				log_err("too many network interfaces (at most %d)", DOMAIN_VIFS_MAX);
-				return -EINVAL;
-			}
-			if (tap_parse(optarg, &tap, err, sizeof(err))) {
-				log_err("%s", err);
-				return -EINVAL;
-			}
-			o->nic_specs[o->nnics++] = optarg;
-			break;
-		case 'p': o->probe = 1; break;
-		case 'a': o->name = optarg; break;
-		case 'I': if (parse_number(optarg, "--id", &o->id)) return -EINVAL; break;
-		case 'R': o->runtime_dir = optarg; break;
-		case 'L': if (parse_number(optarg, "--console-log-size", &o->console_log_kib)) return -EINVAL; break;
-		case 'X': o->detach = 1; break;
-		case 'P': if (parse_action(optarg, "--on-poweroff", &o->on_poweroff)) return -EINVAL; break;
-		case 'B': if (parse_action(optarg, "--on-reboot", &o->on_reboot)) return -EINVAL; break;
-		case 'C': if (parse_action(optarg, "--on-crash", &o->on_crash)) return -EINVAL; break;
-		case 'e': o->crash_dir = optarg; break;
-		case 'U': o->cpus = optarg; break;
-		case 'u': if (parse_vcpu_cpus(optarg, o)) return -EINVAL; break;
-		case 'G': o->cgroup = optarg; break;
-		case 'W': if (parse_number(optarg, "--cpu-weight", &o->cpu_weight)) return -EINVAL; o->sched_given = 1; break;
-		case 'A': if (parse_number(optarg, "--cap", &o->cap)) return -EINVAL; o->sched_given = 1; break;
-		case 'g':
-		case 'r': {
-			unsigned long gid;
-
-			if (parse_number(optarg, c == 'g' ? "--control-group" : "--stats-group", &gid))
-				return -EINVAL;
-			*(c == 'g' ? &o->access.control_gid : &o->access.stats_gid) = (long)gid;
-			break;
-		}
-		case 'T': {
-			unsigned long s;
-
-			if (parse_number(optarg, "--control-idle-timeout", &s))
-				return -EINVAL;
-			if (s < CTL_IDLE_TIMEOUT_MIN_S || s > CTL_IDLE_TIMEOUT_MAX_S) {
-				log_err("--control-idle-timeout %s is out of range (%d to %d seconds)", optarg,
-					CTL_IDLE_TIMEOUT_MIN_S, CTL_IDLE_TIMEOUT_MAX_S);
-				return -EINVAL;
-			}
-			o->access.idle_timeout_s = s;
-			break;
-		}
-		case 'w': {
-			unsigned long s;
-
-			if (parse_number(optarg, "--watchdog", &s))
-				return -EINVAL;
-			if (s < CTL_WATCHDOG_MIN_S || s > CTL_WATCHDOG_MAX_S) {
-				log_err("--watchdog %s is out of range (%d to %d seconds)", optarg, CTL_WATCHDOG_MIN_S,
-					CTL_WATCHDOG_MAX_S);
-				return -EINVAL;
-			}
-			o->access.watchdog_s = s;
-			break;
-		}
-		case 'J': {
-			unsigned long fd;
-
-			if (parse_number(optarg, "--incoming", &fd))
-				return -EINVAL;
-			if (fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
-				log_err("--incoming %s is not an open descriptor", optarg);
-				return -EINVAL;
-			}
-			o->incoming_fd = (long)fd;
-			break;
-		}
-		case 'j': {
-			unsigned long fd;
-
-			if (parse_number(optarg, "--id-lock", &fd))
-				return -EINVAL;
-			if (fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
-				log_err("--id-lock %s is not an open descriptor", optarg);
-				return -EINVAL;
-			}
-			o->id_lock_fd = (long)fd;
-			fcntl((int)fd, F_SETFD, FD_CLOEXEC);   /* ours alone, never a program's we run */
-			break;
-		}
-		case 'Q': o->paused = 1; break;
-		case 'Y': o->user = optarg; break;
-		case 'Z': o->no_sandbox = 1; break;
-		case 'E': o->event_log = optarg; break;
-		case 'F':
-			/* A word in every event's WHO: a face's name, nothing more. */
-			if (!optarg[0] || strlen(optarg) > PROTO_FACE_MAX ||
-			    strspn(optarg, PROTO_FACE_CHARS) != strlen(optarg)) {
-				log_err("--via '%s' is not a face's name (1 to 16 of a-z and -)", optarg);
-				return -EINVAL;
-			}
-			o->via = optarg;
-			break;
-		case 'd': log_set_level(LOG_DEBUG); break;
-		case 'V': printf("lodge-hyp %s\n", LODGE_VERSION); exit(0);
-		case 'h': options_usage(stdout); exit(0);
-		case ':':
-			log_err("option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			log_err("unknown option '%s' (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		log_err("unexpected argument '%s'", argv[optind]);
+	if (!arg[0] || strlen(arg) > PROTO_FACE_MAX || strspn(arg, PROTO_FACE_CHARS) != strlen(arg)) {
+		log_err("--via '%s' is not a face's name (1 to 16 of a-z and -)", arg);
 		return -EINVAL;
 	}
+	o->via = arg;
+	return 0;
+}
+
+static int parse_debug(char *arg, struct options *o)
+{
+	log_set_level(LOG_DEBUG);
+	return 0;
+}
+
+static int print_version(char *arg, struct options *o)
+{
+	printf("lodge-hyp %s\n", LODGE_VERSION);
+	exit(0);
+}
+
+static int print_help(char *arg, struct options *o)
+{
+	options_usage(stdout);
+	exit(0);
+}
+
+static int parse_one(const struct hyp_option *opt, char *arg, struct options *o)
+{
+	void *field = (char *)o + opt->field;
+	unsigned long n;
+
+	switch (opt->kind) {
+	case OPT_FLAG:
+		*(int *)field = 1;
+		return 0;
+	case OPT_TEXT:
+		*(const char **)field = arg;
+		return 0;
+	case OPT_ULONG:
+		return parse_ranged(opt, arg, (unsigned long *)field);
+	case OPT_UINT:
+	case OPT_GID:
+		if (parse_ranged(opt, arg, &n))
+			return -EINVAL;
+		if (opt->kind == OPT_UINT)
+			*(unsigned *)field = (unsigned)n;
+		else
+			*(long *)field = (long)n;
+		return 0;
+	case OPT_FD:
+		if (parse_number(arg, opt->name, &n))
+			return -EINVAL;
+		if (n > INT_MAX || fcntl((int)n, F_GETFD) < 0) {
+			log_err("--%s %s is not an open descriptor", opt->name, arg);
+			return -EINVAL;
+		}
+		*(long *)field = (long)n;
+		return 0;
+	case OPT_ACTION:
+		if (domain_action_parse(arg, field) == 0)
+			return 0;
+		log_err("--%s must be one of %s, not '%s'", opt->name, domain_action_list(), arg);
+		return -EINVAL;
+	case OPT_CALL:
+		return opt->call(arg, o);
+	}
+	return -EINVAL;
+}
+
+/* What a combination of options means, once each is parsed. */
+static int check_together(struct options *o)
+{
+	static struct disk disk;        /* 6 KiB, off the stack */
+	char err[256];
+
 	if (!o->probe && !o->kernel && !o->bootloader_disk) {
 		log_err("no kernel given (--kernel FILE, or --bootloader-disk DISK)");
 		return -EINVAL;
@@ -305,6 +312,15 @@ int options_parse(int argc, char **argv, struct options *o)
 			o->bootloader_fd = o->disk_fds[i];
 	if (o->bootloader_disk && (o->kernel || o->initrd)) {
 		log_err("--bootloader-disk reads the kernel and initrd from the disk: not with --kernel or --initrd");
+		return -EINVAL;
+	}
+	if (o->maxmem_mib && o->maxmem_mib < o->memory_mib) {
+		log_err("--maxmem %lu MiB is below --memory (%lu MiB)", o->maxmem_mib, o->memory_mib);
+		return -EINVAL;
+	}
+	if (o->cap > DOMAIN_CAP_MAX(o->vcpus)) {
+		log_err("--cap %lu%% is more than %lu vCPUs can use (0 to %lu, 0: no cap)", o->cap, o->vcpus,
+			(unsigned long)DOMAIN_CAP_MAX(o->vcpus));
 		return -EINVAL;
 	}
 	if (domain_action_dumps_core(o->on_poweroff) || domain_action_dumps_core(o->on_reboot)) {
@@ -343,4 +359,71 @@ int options_parse(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int options_parse(int argc, char **argv, struct options *o)
+{
+	static struct option longopts[NOPTIONS + 1];
+	static char shortopts[2 + 2 * NOPTIONS + 1];
+	const struct hyp_option *opt;
+	size_t i, s = 0;
+	int c;
+
+	shortopts[s++] = ':';
+	for (i = 0; i < NOPTIONS; i++) {
+		opt = &hyp_options[i];
+		bool takes_arg = opt->kind == OPT_CALL ? opt->takes_arg : opt->kind != OPT_FLAG;
+
+		longopts[i] = (struct option){ opt->name, takes_arg ? required_argument : no_argument, NULL,
+					       opt->short_name ? opt->short_name : (int)(LONG_ONLY_VAL + i) };
+		if (opt->short_name) {
+			shortopts[s++] = opt->short_name;
+			if (longopts[i].has_arg == required_argument)
+				shortopts[s++] = ':';
+		}
+	}
+	shortopts[s] = '\0';
+
+	memset(o, 0, sizeof(*o));
+	o->cmdline = "";
+	o->memory_mib = DOMAIN_MEMORY_DEFAULT_MIB;
+	o->vcpus = DOMAIN_VCPUS_DEFAULT;
+	o->name = "domain";
+	o->console_log_kib = HOST_CONSOLE_LOG_DEFAULT_KIB;
+	o->cpu_weight = DOMAIN_CPU_WEIGHT_DEFAULT;
+	o->access = (struct ctl_access){ .control_gid = -1, .stats_gid = -1 };
+	o->incoming_fd = -1;
+	o->id_lock_fd = -1;
+	o->bootloader_fd = -1;
+	opterr = 0;   /* one message of our own, not getopt's plus usage */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':') {
+			log_err("option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		}
+		for (i = 0; i < NOPTIONS; i++)
+			if (longopts[i].val == c)
+				break;
+		if (i == NOPTIONS) {
+			log_err("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		opt = &hyp_options[i];
+		/* Paths and names go into control replies, file names, logs. */
+		if (optarg && text_find_control(optarg)) {
+			log_err("--%s '%s': control characters are not allowed", opt->name, optarg);
+			return -EINVAL;
+		}
+		if (parse_one(opt, optarg, o))
+			return -EINVAL;
+		if (opt->kind == OPT_ULONG && (opt->field == FIELD(cpu_weight) || opt->field == FIELD(cap)))
+			o->sched_given = 1;
+	}
+	if (o->id_lock_fd >= 0)
+		fcntl((int)o->id_lock_fd, F_SETFD, FD_CLOEXEC);   /* ours alone, never a program's we run */
+	if (optind < argc) {
+		log_err("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return check_together(o);
 }

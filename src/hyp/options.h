@@ -44,7 +44,7 @@ struct options {
 	const char *crash_dir;
 	/* CPU scheduling: the vCPUs' affinity, and a cgroup for weight and cap. */
 	const char *cpus, *cgroup;
-	const char *vcpu_cpus[LODGE_MAX_VCPUS];   /* --vcpu-cpus N=LIST, by N */
+	const char *vcpu_cpus[DOMAIN_VCPUS_MAX];   /* --vcpu-cpus N=LIST, by N */
 	unsigned long cpu_weight, cap;
 	int sched_given;           /* --cpu-weight or --cap was given */
 	/* Groups granted the control socket besides root (-1: none). */

@@ -50,6 +50,4 @@
 #define IRQ_SCI             9
 #define IOAPIC_PINS         24
 
-#define LODGE_MAX_VCPUS     DOMAIN_VCPUS_MAX      /* schema.h */
-
 #endif

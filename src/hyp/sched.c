@@ -160,7 +160,7 @@ int sched_set(struct domain *dom, unsigned weight, unsigned cap)
 
 	if (!dom->has_cgroup)
 		return -ENODEV;
-	if (weight < CGROUP_WEIGHT_MIN || weight > CGROUP_WEIGHT_MAX || cap > SCHED_CAP_MAX(dom))
+	if (weight < DOMAIN_CPU_WEIGHT_MIN || weight > DOMAIN_CPU_WEIGHT_MAX || cap > SCHED_CAP_MAX(dom))
 		return -ERANGE;
 	if ((rc = cgroup_cpu_set_cap(&dom->cgroup, cap)))
 		return rc;

@@ -215,7 +215,7 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 			}
 			json_decref(o);
 			etcd_kvs_free(&kvs);
-			if (strcmp(state, "running") == 0 || strcmp(state, "paused") == 0)
+			if (domain_state_of(state) == DOMAIN_STATE_RUNNING || domain_state_of(state) == DOMAIN_STATE_PAUSED)
 				return 0;
 			if (strncmp(state, "failed", 6) == 0)
 				return -EIO;

@@ -284,8 +284,8 @@ static unsigned guest_memory(const struct form_state *s)
 static void hint_of(const struct tui *t, const struct form_state *s, unsigned i, char *out, size_t len)
 {
 	if (i == F_BRIDGE && debian(s))
-		snprintf(out, len, "a bridge for its network interface; empty: the host's default (%s)",
-			 t->hc.default_bridge);
+		snprintf(out, len, "a bridge for its network interface; empty: the NAT network %s (made if need be)",
+			 LODGE_NETWORK_DEFAULT);
 	else if (i == F_BRIDGE)
 		snprintf(out, len, "a bridge, new:NAME, empty: no network");
 	else if (i == F_CREATE && debian(s))

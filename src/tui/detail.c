@@ -76,7 +76,7 @@ static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, 
 		y = put_line(t, y, 0, DETAIL_INDENT, line);
 		attroff(A_BOLD);
 	}
-	if (strcmp(d->st.state, "?") == 0) {
+	if (strcmp(d->st.state, domain_state_name(DOMAIN_STATE_UNKNOWN)) == 0) {
 		snprintf(line, sizeof(line), "state ?  cannot ask its status: %s (figures: the last it gave, if any)",
 			 d->st.end_reason);
 		y = put_line(t, y, 0, DETAIL_INDENT, line);

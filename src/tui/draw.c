@@ -107,21 +107,23 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	}
 	if (job)
 		return job;
-	if (strcmp(state, "running") == 0)
+	switch (domain_state_of(state)) {
+	case DOMAIN_STATE_RUNNING:
 		return "run";
-	if (strcmp(state, "paused") == 0) {
+	case DOMAIN_STATE_PAUSED:
 		*attr = A_BOLD;
 		return "PAUSE";
-	}
-	if (strcmp(state, "crashed") == 0) {
+	case DOMAIN_STATE_CRASHED:
 		*attr = A_BOLD | A_UNDERLINE;
 		return "CRASH";
-	}
-	if (strcmp(state, "?") == 0) {
+	case DOMAIN_STATE_UNKNOWN:
+		if (strcmp(state, domain_state_name(DOMAIN_STATE_UNKNOWN)) != 0)
+			return "shut";   /* a word of the dashboard's own (installing) */
 		*attr = A_BOLD;
 		return "?";              /* it would not say: the detail view has why */
+	default:
+		return "shut";
 	}
-	return "shut";
 }
 
 int put_wrapped(int y, int x, int indent, int bottom, const char *text)
@@ -175,8 +177,12 @@ static void draw_header(struct tui *t)
 
 		if (t->doms[i].install && t->doms[i].install->state != INSTALL_DONE)
 			continue;           /* not yet a domain: the installing count */
-		counts[strcmp(s, "running") == 0 ? 0 : strcmp(s, "paused") == 0 ? 1 :
-		       strcmp(s, "crashed") == 0 ? 3 : 2]++;
+		switch (domain_state_of(s)) {
+		case DOMAIN_STATE_RUNNING: counts[0]++; break;
+		case DOMAIN_STATE_PAUSED: counts[1]++; break;
+		case DOMAIN_STATE_CRASHED: counts[3]++; break;
+		default: counts[2]++; break;
+		}
 	}
 	snprintf(host[0], sizeof(host[0]), "lodge %s  %u CPUs  load %.2f %.2f %.2f  free for guests %lu of %lu MiB",
 		 clock, t->host.ncpus, t->host.load1, t->host.load5, t->host.load15, t->host.mem_avail_mib,
@@ -575,7 +581,7 @@ static void draw_remote_row(const struct table_layout *l, int y, const struct do
 		else if (c == COL_STATE && d->off)   /* defined here, not running; * autostarts */
 			snprintf(cell, sizeof(cell), "%s", d->autostart ? "off*" : "off");
 		else if (c == COL_STATE)   /* running elsewhere; lost, stopped, failed... as the pool says */
-			snprintf(cell, sizeof(cell), "%.5s", strcmp(d->st.state, "running") ? d->st.state : "run");
+			snprintf(cell, sizeof(cell), "%.5s", domain_state_of(d->st.state) == DOMAIN_STATE_RUNNING ? "run" : d->st.state);
 		else if (c == COL_MEM && d->off && !d->loads)
 			snprintf(cell, sizeof(cell), "?");
 		else if (c == COL_MEM)
@@ -633,8 +639,8 @@ void draw_table(struct tui *t)
 
 		if (row == 0) {
 			memset(&dom0, 0, sizeof(dom0));
-			snprintf(dom0.name, sizeof(dom0.name), "Domain-0");
-			snprintf(dom0.state, sizeof(dom0.state), "running");
+			snprintf(dom0.name, sizeof(dom0.name), "%s", DOMAIN_HOST_NAME);
+			snprintf(dom0.state, sizeof(dom0.state), "%s", domain_state_name(DOMAIN_STATE_RUNNING));
 			dom0.vcpus = t->host.ncpus;
 			dom0.memory_mib = dom0.target_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;

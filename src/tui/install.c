@@ -344,7 +344,7 @@ static void on_end(struct tui *t, struct tui_install *in, const struct rec_end *
 		 e->dist, in->disk, e->disk_bytes / 1073741824.0, took, tmpl);
 	tui_status(t, false, "installed %s: %s; S starts it", in->name, in->result);
 	if (d)
-		snprintf(d->st.state, sizeof(d->st.state), "shutdown");
+		snprintf(d->st.state, sizeof(d->st.state), "%s", domain_state_name(DOMAIN_STATE_SHUTDOWN));
 }
 
 /* The records that have come from one child.  EOF without an end record:

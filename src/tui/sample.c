@@ -111,7 +111,7 @@ static void on_unasked(const char *name, const char *why, void *arg)
 
 	if (!d)
 		return;
-	snprintf(d->st.state, sizeof(d->st.state), "?");
+	snprintf(d->st.state, sizeof(d->st.state), "%s", domain_state_name(DOMAIN_STATE_UNKNOWN));
 	snprintf(d->st.end_reason, sizeof(d->st.end_reason), "%s", why);
 	t->replies++;
 }

@@ -123,10 +123,10 @@ static void batch_header(const struct tui *t)
 	for (k = 0; k < t->nshown; k++) {
 		const char *state = t->doms[t->order[k]].st.state;
 
-		running += strcmp(state, "running") == 0;
-		paused += strcmp(state, "paused") == 0;
-		shutdown += strcmp(state, "shutdown") == 0;
-		crashed += strcmp(state, "crashed") == 0;
+		running += domain_state_of(state) == DOMAIN_STATE_RUNNING;
+		paused += domain_state_of(state) == DOMAIN_STATE_PAUSED;
+		shutdown += domain_state_of(state) == DOMAIN_STATE_SHUTDOWN;
+		crashed += domain_state_of(state) == DOMAIN_STATE_CRASHED;
 	}
 	printf("lodge top - %s\n", when);
 	printf("%u domains: %u running, %u paused, %u shutdown, %u crashed\n", t->nshown, running, paused,
@@ -160,7 +160,7 @@ static int batch(struct tui *t, int iterations)
 			printf("%-16s ", "HOST");
 		printf("%-8s %6s %7s %7s %5s %9s %10s %10s %10s %10s\n", "STATE", "%CPU", "MEM(M)", "RSS(M)", "VCPUS",
 		       "UPTIME(s)", "NETRX(B/s)", "NETTX(B/s)", "DSKRD(B/s)", "DSKWR(B/s)");
-		printf("%4u %-16s ", 0, "Domain-0");
+		printf("%4u %-16s ", 0, DOMAIN_HOST_NAME);
 		if (pool)
 			printf("%-16s ", t->hc.pool_host[0] ? t->hc.pool_host : "-");
 		printf("%-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", "running", t->host.cpu_pct,

@@ -147,7 +147,7 @@ enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SO
 #define TUI_ACTION_WAIT_MS 5000
 struct pending_action {
 	struct lodge_call call;            /* call.fd -1: a free slot */
-	char name[CFG_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
 	char cmd[16];
 	uint64_t deadline_ns;
 	pid_t pid;                         /* a hot-plug's child (devices.c), 0: none */

@@ -46,7 +46,7 @@ void web_get_defined(const struct web_request *req, const char *word, struct web
 		domain_list_row_defined(&r, &l.dom[i]);
 		o = cols_json_row(domain_list_all_cols, domain_list_all_ncols, &r);
 		if (l.dom[i].running)
-			json_object_set_new(o, "state", json_string("running"));
+			json_object_set_new(o, "state", json_string(domain_state_name(DOMAIN_STATE_RUNNING)));
 		json_object_set_new(o, "config", json_string(l.dom[i].config));
 		if (!l.dom[i].loads)
 			json_object_set_new(o, "why", json_string(l.dom[i].why));

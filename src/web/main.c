@@ -192,7 +192,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "serve") == 0)
 		return serve(&lg, argc - 1, argv + 1);
-	if (strcmp(argv[1], "passwd") == 0)
+	if (strcmp(argv[1], "passwd") == 0) {
+		log_init("lodge web-passwd");    /* the command its user typed */
 		return passwd(argc - 1, argv + 1);
+	}
 	return usage();
 }

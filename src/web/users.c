@@ -8,6 +8,7 @@
  * could write it could make themselves admin). */
 #include "web.h"
 #include "config.h"
+#include "mkdirs.h"
 
 #include <crypt.h>
 #include <errno.h>
@@ -182,6 +183,13 @@ int web_users_set(const char *user, const char *password, enum web_role role, ch
 			rc = -ENOMEM;
 			goto out;
 		}
+	}
+	/* A fresh host has no /etc/lodge yet. */
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	*strrchr(tmp, '/') = '\0';
+	if ((rc = mkdirs(tmp, DIR_MODE_PUBLIC, NULL, 0))) {
+		snprintf(why, len, "cannot make %s: %s", tmp, strerror(-rc));
+		goto out;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
 """Boot benchmark: lodge-hyp against QEMU on the same Mini-OS ELF (PVH).
+With OLD_HYP set (the lodge-hyp of an older tree): instead, lodge-hyp's
+own start-to-exit cost on a guest that triple-faults at once, beside
+OLD_HYP's and a bare-KVM floor's (kvm-floor.c), side by side.
 
 For each VMM, RUNS times: wall time from spawn to Mini-OS's first serial line,
 and from spawn to the process's exit after the guest powers itself off
@@ -190,6 +193,62 @@ def resident_outside_guest(argv):
         proc.wait()
 
 
+# A guest that triple-faults at its first instruction: a PVH ELF whose
+# entry is ud2 (no IDT yet).  Start to exit of lodge-hyp on it is the VMM's
+# own start and teardown, nothing of a guest's boot.
+TRIPLE_FAULT_S = """
+	.section .note.Xen, "a"
+	.align 4
+	.long 4, 4, 18          # name size, desc size, XEN_ELFNOTE_PHYS32_ENTRY
+	.asciz "Xen"
+	.align 4
+	.long _start
+	.text
+	.code32
+	.globl _start
+_start:
+	ud2
+"""
+TRIPLE_FAULT_LD = """
+ENTRY(_start)
+PHDRS { text PT_LOAD FLAGS(5); note PT_NOTE FLAGS(4); }
+SECTIONS { . = 0x100000; .text : { *(.text) } :text .note.Xen : { *(.note.Xen) } :text :note }
+"""
+
+
+def triple_fault(hyp, old_hyp, tmp):
+    """Start to exit on the triple-fault guest, side by side in one run
+    (A B C A B C ...): the bare-KVM floor (kvm-floor.c), this lodge-hyp and
+    OLD_HYP; paired ratios against the floor and against the old tree."""
+    with open(os.path.join(tmp, "tf.S"), "w") as f:
+        f.write(TRIPLE_FAULT_S)
+    with open(os.path.join(tmp, "tf.ld"), "w") as f:
+        f.write(TRIPLE_FAULT_LD)
+    elf, floor = os.path.join(tmp, "tf.elf"), os.path.join(tmp, "kvm-floor")
+    subprocess.run(["as", "--64", "-o", elf + ".o", os.path.join(tmp, "tf.S")], check=True)
+    subprocess.run(["ld", "-m", "elf_x86_64", "-T", os.path.join(tmp, "tf.ld"), "-o", elf, elf + ".o"], check=True)
+    subprocess.run(["cc", "-O2", "-o", floor, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                          "kvm-floor.c")], check=True)
+    runs = {"floor": [floor], "lodge-hyp": [hyp, "--kernel", elf, "--memory", str(MEM_MIB)],
+            "old lodge-hyp": [old_hyp, "--kernel", elf, "--memory", str(MEM_MIB)]}
+    times = {k: [] for k in runs}
+    for _ in range(RUNS):
+        for name, argv in runs.items():
+            t0 = time.monotonic()
+            rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+            times[name].append((time.monotonic() - t0) * 1000)
+            if rc != 3:
+                sys.exit("%s: exit %d, not the crashed guest's 3" % (" ".join(argv), rc))
+    print("\nStart to exit on a guest that triple-faults at once, %d runs side by side; "
+          "min / median / max ms; ratios pair by pair, median" % RUNS)
+    for name, t in times.items():
+        print("- %s: %.1f / %.1f / %.1f" % (name, *stats(t)))
+    pair = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b]))
+    print("- lodge-hyp / floor %.2f, old lodge-hyp / floor %.2f, lodge-hyp / old %.2f" % (
+        pair("lodge-hyp", "floor"), pair("old lodge-hyp", "floor"), pair("lodge-hyp", "old lodge-hyp")))
+
+
 def stats(values):
     return min(values), statistics.median(values), max(values)
 
@@ -241,4 +300,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if os.environ.get("OLD_HYP"):
+        # OLD_HYP=path/to/an/older/lodge-hyp: only the triple-fault comparison.
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="lodge-bench-tf.") as tmp:
+            triple_fault(sys.argv[1], os.environ["OLD_HYP"], tmp)
+    else:
+        main()

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0) {
 		FUZZ_CHECK(dc.name[0] && memchr(dc.name, 0, sizeof(dc.name)), "accepted without a name");
 		FUZZ_CHECK(dc.memory_mib >= 4, "accepted memory under 4 MiB");
-		FUZZ_CHECK(dc.ndisks <= CFG_MAX_DISKS && dc.nvifs <= CFG_MAX_VIFS, "too many devices accepted");
+		FUZZ_CHECK(dc.ndisks <= DOMAIN_DISKS_MAX && dc.nvifs <= DOMAIN_VIFS_MAX, "too many devices accepted");
 		FUZZ_CHECK(!text_find_control(dc.name) && !text_find_control(dc.kernel) &&
 			   !text_find_control(dc.ramdisk) && !text_find_control(dc.cmdline),
 			   "a control character accepted");

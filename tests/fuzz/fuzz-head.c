@@ -592,7 +592,7 @@ static char *seed_head(const struct seed *s)
 	snprintf(dc.name, sizeof(dc.name), "%s", s->name);
 	dc.memory_mib = 16;
 	dc.vcpus = 1;
-	dc.cpu_weight = CGROUP_WEIGHT_DEFAULT;
+	dc.cpu_weight = DOMAIN_CPU_WEIGHT_DEFAULT;
 	snprintf(dc.kernel, sizeof(dc.kernel), "%s", s->kernel);
 	snprintf(dc.ramdisk, sizeof(dc.ramdisk), "%s", s->ramdisk);
 	snprintf(dc.cmdline, sizeof(dc.cmdline), "console=ttyS0");

@@ -24,7 +24,7 @@ lodge bridge-create lodgebr0 >/dev/null
 TPL=$(echo "$ROOT"/var/lib/lodge/templates/bookworm-*.img)
 IMAGES=$ROOT/var/lib/lodge/images
 ssh-keygen -q -t ed25519 -N '' -C "boot-key-$$" -f "$T/key" >/dev/null 2>&1
-if ! lodge install deb1 -k "$T/key.pub" >"$T/install.out" 2>&1; then
+if ! lodge install deb1 --bridge lodgebr0 -k "$T/key.pub" >"$T/install.out" 2>&1; then
 	fail "install deb1" "$(cat "$T/install.out")"
 	exit 0
 fi

@@ -21,6 +21,12 @@ IMAGES=$ROOT/var/lib/lodge/images
 TPL=$(echo "$TPLDIR"/bookworm-*.img)
 tpl_sum=$(sha256sum <"$TPL")
 MIRROR=http://127.0.0.1:9/debian
+# The installs on a bridge of a namespace of the test's own (with no
+# network option an install would make the host's default network).
+netns_add "lodge-install-fail-$$"
+FNS=lodge-install-fail-$$
+ip netns exec "$FNS" ip link set lo up
+lodge_at "$ROOT" "$FNS" bridge-create lodgebr0 >/dev/null
 CONF=$ROOT/etc/lodge/lodge.conf
 # one_error FILE: lodge's stderr there has exactly one error line.
 one_error() { [ "$(grep -c '^lodge: error: ' "$1")" = 1 ]; }
@@ -52,7 +58,7 @@ else
 		fail "template-update from an unreachable mirror" "exit $rc; $(cat "$T/upd.err"); templates: $(ls -A "$TPLDIR")"
 	fi
 	# bullseye has no template here: the install builds one first.
-	LODGE_TIMEOUT=300 lodge install old --dist bullseye >"$T/inst.out" 2>"$T/inst.err"
+	LODGE_TIMEOUT=300 lodge_at "$ROOT" "$FNS" install old --dist bullseye --bridge lodgebr0 >"$T/inst.out" 2>"$T/inst.err"
 	rc=$?
 	if [ $rc -ne 0 ] && one_error "$T/inst.err" && grep -q "^lodge: error: .*mirror does not answer.*127.0.0.1:9" "$T/inst.err" &&
 	   [ ! -e "$DOMS/old.cfg" ] && [ -z "$(ls -A "$IMAGES" 2>/dev/null)" ] && ! compgen -G "$TPLDIR/bullseye-*" >/dev/null &&
@@ -61,7 +67,7 @@ else
 	else
 		fail "an install from an unreachable mirror" "exit $rc; $(cat "$T/inst.err"); images: $(ls -A "$IMAGES" 2>&1); templates: $(ls -A "$TPLDIR")"
 	fi
-	if lodge install fine >"$T/fine.out" 2>&1 && [ -e "$DOMS/fine.cfg" ] && [ -s "$IMAGES/fine.img" ]; then
+	if lodge_at "$ROOT" "$FNS" install fine --bridge lodgebr0 >"$T/fine.out" 2>&1 && [ -e "$DOMS/fine.cfg" ] && [ -s "$IMAGES/fine.img" ]; then
 		pass "an install whose template is there needs no mirror (the same unreachable one set)"
 	else
 		fail "an install with its template, the mirror unreachable" "$(cat "$T/fine.out")"

@@ -22,6 +22,8 @@ fi
 # default bridge the configs name exists (lodge check wants it).
 integ_netns
 lodge bridge-create lodgebr0 >/dev/null
+# Installs with no network option join the default network, made by the first.
+at_exit 'lodge network-delete default >/dev/null 2>&1; lodge network-delete lan >/dev/null 2>&1'
 [ -n "$TEMPLATE_BUILT_S" ] && pass "the bookworm template built in ${TEMPLATE_BUILT_S} s (kept in build/cache; information)"
 TPL=$(echo "$ROOT"/var/lib/lodge/templates/bookworm-*.img)
 IMAGES=$ROOT/var/lib/lodge/images
@@ -190,6 +192,7 @@ else
 fi
 
 # A guest on a Lodge network (issue 21): its vif names the network.
+lodge network-create lan --subnet 10.77.0.0/24 >/dev/null
 if lodge install onnet --dry-run --network lan >"$T/onnet.out" 2>&1 && grep -q "network=lan" "$T/onnet.out" &&
    nothing_left onnet; then
 	pass "--network puts the guest's vif on a Lodge network (vif = [ 'network=lan' ])"

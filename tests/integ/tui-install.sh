@@ -22,6 +22,8 @@ fi
 # default bridge the installed configs name exists.
 integ_netns
 lodge bridge-create lodgebr0 >/dev/null
+# An install with the bridge field empty joins the default network, made by the first.
+at_exit 'lodge network-delete default >/dev/null 2>&1'
 IMAGES=$ROOT/var/lib/lodge/images
 S=lodge-tui-install-$$
 tmux() { command tmux -L "$S" -f /dev/null "$@"; }

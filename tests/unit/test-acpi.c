@@ -499,7 +499,7 @@ static void check_errors(void)
 	CHECK("0 vCPUs: -EINVAL",
 	      acpi_build(&mem, &(struct acpi_platform){ .ncpus = 0 }, &gpa) == -EINVAL);
 	CHECK("65 vCPUs: -EINVAL", acpi_build(&mem, &(struct acpi_platform){
-	      .ncpus = LODGE_MAX_VCPUS + 1 }, &gpa) == -EINVAL);
+	      .ncpus = DOMAIN_VCPUS_MAX + 1 }, &gpa) == -EINVAL);
 
 	CHECK("area allocator: aligned", acpi_area_alloc(&area, 10, 1, &gpa) == small &&
 	      acpi_area_alloc(&area, 10, 64, &gpa) == small + 64 && gpa == GPA_ACPI_BASE + 64);
@@ -517,7 +517,7 @@ static void check_errors(void)
 int main(void)
 {
 	const char *dump_dir = getenv("LODGE_ACPI_DUMP");
-	static const unsigned int counts[] = { 1, 2, LODGE_MAX_VCPUS };
+	static const unsigned int counts[] = { 1, 2, DOMAIN_VCPUS_MAX };
 
 	ram = malloc(RAM);
 	if (!ram)

@@ -472,6 +472,14 @@ static void test_root(void)
 	snprintf(want, sizeof(want), "%s:2: console_log_size: ", path);
 	CHECK("lodge.conf errors have file, line, key",
 	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
+	/* The one rule pool-join --prefix follows too (schema.h): a quote or
+	 * backslash would break the line pool-join writes back. */
+	unit_write_file(path, "pool_prefix = \"/lodge/a\\\"b\"\n");
+	snprintf(want, sizeof(want), "%s:1: pool_prefix: '/lodge/a\"b' is not a key prefix", path);
+	CHECK("lodge.conf: a pool_prefix with a quote is refused, as pool-join --prefix refuses it",
+	      host_config_load(&hc, err, sizeof(err)) < 0 && !strncmp(err, want, strlen(want)));
+	unit_write_file(path, "pool_prefix = '/lodge/pool2'\n");
+	CHECK("lodge.conf: pool_prefix /lodge/pool2", host_config_load(&hc, err, sizeof(err)) == 0);
 	unlink(path);
 
 	cfg_set_root("/");

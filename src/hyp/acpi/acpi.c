@@ -135,7 +135,7 @@ int acpi_build(const struct guest_mem *mem, const struct acpi_platform *plat,
 	struct acpi_rsdp *rsdp;
 	int rc;
 
-	if (plat->ncpus < 1 || plat->ncpus > LODGE_MAX_VCPUS)
+	if (plat->ncpus < 1 || plat->ncpus > DOMAIN_VCPUS_MAX)
 		return -EINVAL;
 	area.host = gpa_ptr(mem, area.gpa, area.size);
 	if (!area.host)

@@ -88,7 +88,7 @@ int acpi_madt_write(struct acpi_area *a, const struct acpi_platform *plat, uint6
 	uint8_t *t, *p;
 
 	/* Processor UIDs and APIC IDs are one byte; 0xFF means "all". */
-	if (plat->ncpus > LODGE_MAX_VCPUS || plat->ncpus >= 0xFF)
+	if (plat->ncpus > DOMAIN_VCPUS_MAX || plat->ncpus >= 0xFF)
 		return -EINVAL;
 	t = acpi_area_alloc(a, len, 16, gpa);
 	if (!t)

@@ -361,63 +361,44 @@ static void ctl_weights(struct ctl *c, struct ctl_client *cl, int argc, char **a
 		event_send(EV_SCHED, who, "weight %s cap %s", argv[0], argv[1]);
 }
 
-/* Reading, destroying and the console work in every state: a domain being
- * saved or kept after its end can still be looked at and ended.  save-end
- * answers the save that holds the domain; everything else waits for a
- * running domain that no save or migration holds. */
-#define RUNNING CTL_WHEN_RUNNING
-#define ANY     CTL_WHEN_ANY
-static const struct ctl_command commands[] = {
-	/* name          who may       when                            what */
-	{ "status",      CTL_STATS,   ANY,                             ctl_status },
-	{ "peers",       CTL_STATS,   ANY,                             ctl_peers },
-	{ "vcpu-list",   CTL_STATS,   ANY,                             ctl_vcpus },
-	{ "destroy",     CTL_CONTROL, ANY,                             ctl_destroy },
-	{ "console",     CTL_CONTROL, ANY,                             ctl_attach_console },
-	{ "console-log", CTL_CONTROL, ANY,                             ctl_console_log },
-	{ "save-end",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_save_end },
-	{ "save",        CTL_CONTROL, RUNNING,                         ctl_save },
-	{ "dump-core",   CTL_CONTROL, RUNNING | CTL_WHEN_ENDED,        ctl_dump_core },
-	{ "migrate",     CTL_CONTROL, RUNNING,                         ctl_migrate },
-	{ "pause",       CTL_CONTROL, RUNNING,                         ctl_pause },
-	{ "unpause",     CTL_CONTROL, RUNNING,                         ctl_unpause },
-	/* fed through a save or migration too: a pool's live migration of an
-	 * HA domain may outlast the deadline (src/pool/README.md) */
-	{ "watchdog",    CTL_CONTROL, RUNNING | CTL_WHEN_SAVING,       ctl_watchdog },
-	{ "shutdown",    CTL_CONTROL, RUNNING,                         ctl_shutdown },
-	{ "reboot",      CTL_CONTROL, RUNNING,                         ctl_reboot },
-	{ "mem-set",     CTL_CONTROL, RUNNING,                         ctl_mem_set },
-	{ "mem-max",     CTL_CONTROL, RUNNING,                         ctl_mem_max },
-	{ "sysrq",       CTL_CONTROL, RUNNING,                         ctl_sysrq },
-	{ "nmi",         CTL_CONTROL, RUNNING,                         ctl_nmi },
-	{ "vcpu-pin",    CTL_CONTROL, RUNNING,                         ctl_pin },
-	{ "sched",       CTL_CONTROL, RUNNING,                         ctl_weights },
-	{ "disk-attach", CTL_CONTROL, RUNNING,                         ctl_disk_attach },
-	{ "vif-attach",  CTL_CONTROL, RUNNING,                         ctl_vif_attach },
-	{ "detach",      CTL_CONTROL, RUNNING,                         ctl_detach },
+/* What runs each command of the protocol's table (proto.c). */
+typedef void ctl_run_fn(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
+static ctl_run_fn *const runs[PROTO_NCOMMANDS] = {
+	[PROTO_STATUS] = ctl_status,           [PROTO_PEERS] = ctl_peers,
+	[PROTO_VCPU_LIST] = ctl_vcpus,         [PROTO_DESTROY] = ctl_destroy,
+	[PROTO_CONSOLE] = ctl_attach_console,  [PROTO_CONSOLE_LOG] = ctl_console_log,
+	[PROTO_SAVE_END] = ctl_save_end,       [PROTO_SAVE] = ctl_save,
+	[PROTO_DUMP_CORE] = ctl_dump_core,     [PROTO_MIGRATE] = ctl_migrate,
+	[PROTO_PAUSE] = ctl_pause,             [PROTO_UNPAUSE] = ctl_unpause,
+	[PROTO_WATCHDOG] = ctl_watchdog,       [PROTO_SHUTDOWN] = ctl_shutdown,
+	[PROTO_REBOOT] = ctl_reboot,           [PROTO_MEM_SET] = ctl_mem_set,
+	[PROTO_MEM_MAX] = ctl_mem_max,         [PROTO_SYSRQ] = ctl_sysrq,
+	[PROTO_NMI] = ctl_nmi,
+	[PROTO_VCPU_PIN] = ctl_pin,            [PROTO_SCHED] = ctl_weights,
+	[PROTO_DISK_ATTACH] = ctl_disk_attach, [PROTO_VIF_ATTACH] = ctl_vif_attach,
+	[PROTO_DETACH] = ctl_detach,
 };
-#undef RUNNING
-#undef ANY
 
 const struct ctl_command *ctl_command_find(const char *name)
 {
-	unsigned i;
+	static struct ctl_command found;
+	int id = proto_command_find(name);
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
+	if (id < 0 || !runs[id])
+		return NULL;
+	found = (struct ctl_command){ proto_command_rule((enum proto_command)id), runs[id] };
+	return &found;
 }
 
 /* The domain's state as the table's columns see it: an end outweighs a
  * save (whose job stops with it). */
-static enum ctl_when ctl_when_now(const struct ctl *c)
+static enum proto_when ctl_when_now(const struct ctl *c)
 {
 	if (atomic_load(&c->dom->end) != DOMAIN_RUNNING)
-		return CTL_WHEN_ENDED;
+		return PROTO_WHEN_ENDED;
 	if (c->job || c->snapshot_held)
-		return CTL_WHEN_SAVING;
-	return CTL_WHEN_RUNNING;
+		return PROTO_WHEN_SAVING;
+	return PROTO_WHEN_RUNNING;
 }
 
 void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
@@ -425,7 +406,7 @@ void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 	char *argv[CTL_MAX_ARGS] = { 0 }, err[PROTO_LINE_MAX + 128];
 	int argc = ctl_parse_request(line, argv, err, sizeof(err));
 	const struct ctl_command *cmd;
-	enum ctl_when now;
+	enum proto_when now;
 
 	if (argc < 0) {
 		client_send(cl, "%s", err);
@@ -436,14 +417,19 @@ void ctl_request(struct ctl *c, struct ctl_client *cl, char *line)
 		client_send(cl, "error unknown command '%s'\n", argv[1]);
 		return;
 	}
-	if (cl->level < cmd->level) {
+	if (cl->level < (cmd->rule->reads_only ? CTL_STATS : CTL_CONTROL)) {
 		client_send(cl, "error permission denied: '%s' needs root or the control group "
 			    "(the stats group may only read)\n", argv[1]);
 		return;
 	}
 	now = ctl_when_now(c);
-	if (!(cmd->when & now)) {
-		if (now == CTL_WHEN_ENDED)
+	if (argc - 2 < cmd->rule->min_args || argc - 2 > cmd->rule->max_args) {
+		client_send(cl, "error usage: %s%s%s\n", cmd->rule->name, cmd->rule->usage[0] ? " " : "",
+			    cmd->rule->usage);
+		return;
+	}
+	if (!(cmd->rule->when & now)) {
+		if (now == PROTO_WHEN_ENDED)
 			client_send(cl, "error domain %s is not running (%s)\n", c->dom->name,
 				    c->dom->end_reason);
 		else

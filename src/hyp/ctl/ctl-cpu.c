@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIST_MAX (LODGE_MAX_VCPUS * 24 + 1)
+#define LIST_MAX (DOMAIN_VCPUS_MAX * 24 + 1)
 
 /* Append to one space-separated per-vCPU value. */
 static void append(char *list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -76,7 +76,7 @@ static long parse_bounded(struct ctl_client *cl, const char *what, const char *t
 
 int ctl_vcpu_pin(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 {
-	static cpu_set_t before[LODGE_MAX_VCPUS];
+	static cpu_set_t before[DOMAIN_VCPUS_MAX];
 	cpu_set_t host, set;
 	char why[512];
 	unsigned first, last, i;
@@ -138,7 +138,7 @@ int ctl_sched(struct domain *dom, struct ctl_client *cl, int argc, char **argv)
 		return -1;
 	}
 	snprintf(hint, sizeof(hint), " percent of one CPU, 0: no cap");
-	if ((weight = parse_bounded(cl, "weight", argv[0], CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX, "")) < 0 ||
+	if ((weight = parse_bounded(cl, "weight", argv[0], DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX, "")) < 0 ||
 	    (cap = parse_bounded(cl, "cap", argv[1], 0, SCHED_CAP_MAX(dom), hint)) < 0)
 		return -1;
 	if ((rc = sched_set(dom, (unsigned)weight, (unsigned)cap))) {

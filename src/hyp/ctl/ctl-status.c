@@ -16,15 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const state_names[] = { "running", "paused", "shutdown", "crashed" };
-
 static const char *ctl_state(struct ctl *c)
 {
 	int end = atomic_load(&c->dom->end);
 
 	if (end == DOMAIN_RUNNING)
-		return c->dom->paused ? state_names[1] : state_names[0];
-	return end == DOMAIN_CRASH ? state_names[3] : state_names[2];
+		return domain_state_name(c->dom->paused ? DOMAIN_STATE_PAUSED : DOMAIN_STATE_RUNNING);
+	return domain_state_name(end == DOMAIN_CRASH ? DOMAIN_STATE_CRASHED : DOMAIN_STATE_SHUTDOWN);
 }
 
 /* Per-device lines ("disk0 ...", "vif0 ...") and the sums over each kind. */
@@ -154,7 +152,7 @@ static unsigned long thp_kib(uint64_t now_ns)
 void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	struct domain *dom = c->dom;
-	char vcpu_ns[LODGE_MAX_VCPUS * 21 + 1] = "", vcpu_wait_ns[LODGE_MAX_VCPUS * 21 + 1] = "";
+	char vcpu_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "", vcpu_wait_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "";
 	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32], addrs[4096];
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;

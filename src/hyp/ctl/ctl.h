@@ -33,20 +33,13 @@ enum ctl_level { CTL_DENIED, CTL_STATS, CTL_CONTROL };
 /* The peer's rights and uid, from the kernel's credentials; WHO describes it. */
 enum ctl_level ctl_peer_level(int fd, const struct ctl_access *a, uid_t *uid, char *who, size_t len);
 
-/* The control protocol (src/common/proto.h) as a table (ctl-commands.c):
- * who may send each command, and in which of the domain's states it is
- * answered.  Any other request gets one "error" line saying why not. */
-enum ctl_when {
-	CTL_WHEN_RUNNING = 1 << 0,   /* running or paused, no save or migration holding it */
-	CTL_WHEN_SAVING  = 1 << 1,   /* a save or migration runs, or a written save awaits save-end */
-	CTL_WHEN_ENDED   = 1 << 2,   /* the guest ended: the domain is kept (preserve) or going */
-};
-#define CTL_WHEN_ANY (CTL_WHEN_RUNNING | CTL_WHEN_SAVING | CTL_WHEN_ENDED)
+/* The control protocol's table (src/common/proto.c) says who may send each
+ * command, with how many arguments, and in which of the domain's states it
+ * is answered; ctl-commands.c adds what runs it.  Any other request gets
+ * one "error" line saying why not. */
 struct ctl_command {
-	const char *name;
-	enum ctl_level level;        /* CTL_STATS: it only reads; CTL_CONTROL: it acts */
-	unsigned when;               /* CTL_WHEN_* */
-	/* argc, argv: the words after the command. */
+	const struct proto_command_rule *rule;
+	/* argc, argv: the words after the command, as many as the rule allows. */
 	void (*run)(struct ctl *c, struct ctl_client *cl, int argc, char **argv);
 };
 /* The command named NAME, or NULL. */

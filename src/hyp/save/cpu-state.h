@@ -32,7 +32,7 @@ struct cpu_state {
 	 * it spends paused for a save. */
 	bool clock_held;
 	uint64_t clock;
-	struct cpu_vcpu vcpus[LODGE_MAX_VCPUS];
+	struct cpu_vcpu vcpus[DOMAIN_VCPUS_MAX];
 };
 
 /* "vm" (cpu-vm.c): CPUID, irqchips, PIT, clock; its object a cpu_state. */

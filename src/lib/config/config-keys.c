@@ -89,7 +89,7 @@ static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 
-	if (strcasecmp(s, "Domain-0") == 0) {
+	if (domain_name_is_host(s)) {
 		snprintf(why, whylen, "'%s' is the host's name", s);
 		return -EINVAL;
 	}
@@ -469,9 +469,8 @@ static int check_pool_prefix(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 {
 	const char *s = cfg_opt_getnstr(opt, i);
 
-	if (s[0] != '/' || strlen(s) >= POOL_PREFIX_MAX || s[strlen(s) - 1] == '/' || strpbrk(s, " \t\n")) {
-		snprintf(why, whylen, "'%.64s' is not a key prefix like /lodge/pool (from /, no trailing /, under %d bytes)",
-			 s, POOL_PREFIX_MAX);
+	if (!pool_prefix_valid(s)) {
+		snprintf(why, whylen, "'%.64s' is not a key prefix like /lodge/pool (%s)", s, pool_prefix_rule());
 		return -EINVAL;
 	}
 	return 0;

@@ -93,7 +93,7 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 		cfg_put_string(f, dc->cpus[i]);
 		fprintf(f, "%s", i + 1 == dc->ncpus ? " ]\n" : "");
 	}
-	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT)
+	if (dc->cpu_weight != DOMAIN_CPU_WEIGHT_DEFAULT)
 		fprintf(f, "cpu_weight = %u\n", dc->cpu_weight);
 	if (dc->cap)
 		fprintf(f, "cap = %u\n", dc->cap);

@@ -12,14 +12,15 @@
 
 #define DESTROY_WAIT_S 10
 
-static const char *const verb_names[LODGE_NVERBS] = {
-	[LODGE_PAUSE] = "pause", [LODGE_UNPAUSE] = "unpause", [LODGE_SHUTDOWN] = "shutdown",
-	[LODGE_REBOOT] = "reboot", [LODGE_DESTROY] = "destroy",
+/* Each verb is the protocol command of its name (proto.h's table). */
+static const enum proto_command verb_commands[LODGE_NVERBS] = {
+	[LODGE_PAUSE] = PROTO_PAUSE, [LODGE_UNPAUSE] = PROTO_UNPAUSE, [LODGE_SHUTDOWN] = PROTO_SHUTDOWN,
+	[LODGE_REBOOT] = PROTO_REBOOT, [LODGE_DESTROY] = PROTO_DESTROY,
 };
 
 const char *lodge_verb_name(enum lodge_verb v)
 {
-	return v < LODGE_NVERBS ? verb_names[v] : "?";
+	return v < LODGE_NVERBS ? proto_command_rule(verb_commands[v])->name : "?";
 }
 
 static int verb(const struct lodge *lg, const char *domain, enum lodge_verb v, char *name, struct lodge_err *err)
@@ -311,8 +312,8 @@ int lodge_mem_set(const struct lodge *lg, const char *domain, unsigned long mib,
 
 	if (mib > 0xffffffffUL)
 		return lodge_fail(err, -ERANGE, "mem-set: %lu MiB is out of range", mib);
-	snprintf(req, sizeof(req), "mem-set %lu", mib);
-	return ask_named(lg, domain, "mem-set", req, err);
+	snprintf(req, sizeof(req), "%s %lu", proto_command_rule(PROTO_MEM_SET)->name, mib);
+	return ask_named(lg, domain, proto_command_rule(PROTO_MEM_SET)->name, req, err);
 }
 
 int lodge_mem_max(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err)
@@ -321,8 +322,8 @@ int lodge_mem_max(const struct lodge *lg, const char *domain, unsigned long mib,
 
 	if (mib > 0xffffffffUL)
 		return lodge_fail(err, -ERANGE, "mem-max: %lu MiB is out of range", mib);
-	snprintf(req, sizeof(req), "mem-max %lu", mib);
-	return ask_named(lg, domain, "mem-max", req, err);
+	snprintf(req, sizeof(req), "%s %lu", proto_command_rule(PROTO_MEM_MAX)->name, mib);
+	return ask_named(lg, domain, proto_command_rule(PROTO_MEM_MAX)->name, req, err);
 }
 
 int lodge_sysrq(const struct lodge *lg, const char *domain, char key, struct lodge_err *err)
@@ -331,13 +332,13 @@ int lodge_sysrq(const struct lodge *lg, const char *domain, char key, struct lod
 
 	if (key <= ' ' || key > '~')
 		return lodge_fail(err, -EINVAL, "sysrq: the key is one printable character (h: the guest's help)");
-	snprintf(req, sizeof(req), "sysrq %c", key);
-	return ask_named(lg, domain, "sysrq", req, err);
+	snprintf(req, sizeof(req), "%s %c", proto_command_rule(PROTO_SYSRQ)->name, key);
+	return ask_named(lg, domain, proto_command_rule(PROTO_SYSRQ)->name, req, err);
 }
 
 int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err)
 {
-	return ask_named(lg, domain, "trigger", "nmi", err);
+	return ask_named(lg, domain, "trigger", proto_command_rule(PROTO_NMI)->name, err);
 }
 
 int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err)
@@ -346,7 +347,7 @@ int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline
 	struct reply r;
 	int rc;
 
-	snprintf(req, sizeof(req), "watchdog %llu", (unsigned long long)deadline_ms);
+	snprintf(req, sizeof(req), "%s %llu", proto_command_rule(PROTO_WATCHDOG)->name, (unsigned long long)deadline_ms);
 	if ((rc = lodge_ask(lg, domain, req, false, &r, name, err)) == -EPROTO) {
 		snprintf(why, sizeof(why), "%s", r.error);
 		return lodge_fail(err, rc, "watchdog %s: %s", name, why);
@@ -419,7 +420,7 @@ static void word(const char *text, unsigned i, char *out, size_t len)
 
 int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err)
 {
-	uint64_t ns[LODGE_MAX_VCPUS] = { 0 }, wait[LODGE_MAX_VCPUS] = { 0 };
+	uint64_t ns[DOMAIN_VCPUS_MAX] = { 0 }, wait[DOMAIN_VCPUS_MAX] = { 0 };
 	struct lodge_status st;
 	const char *v;
 	struct reply r;
@@ -433,13 +434,13 @@ int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcp
 	snprintf(out->name, sizeof(out->name), "%s", st.name);
 	out->id = st.id;
 	out->n = (v = reply_get(&r, "vcpus")) ? strtoul(v, NULL, 10) : 0;
-	if (out->n > LODGE_MAX_VCPUS)
-		out->n = LODGE_MAX_VCPUS;
+	if (out->n > DOMAIN_VCPUS_MAX)
+		out->n = DOMAIN_VCPUS_MAX;
 	out->paused = (v = reply_get(&r, "paused")) && strcmp(v, "1") == 0;
 	if ((v = reply_get(&r, "vcpu_ns")))
-		lodge_parse_list(v, ns, LODGE_MAX_VCPUS);
+		lodge_parse_list(v, ns, DOMAIN_VCPUS_MAX);
 	if ((v = reply_get(&r, "vcpu_wait_ns")))
-		lodge_parse_list(v, wait, LODGE_MAX_VCPUS);
+		lodge_parse_list(v, wait, DOMAIN_VCPUS_MAX);
 	for (i = 0; i < out->n; i++) {
 		struct lodge_vcpu *c = &out->v[i];
 		char cpu[16], state[8];

@@ -145,20 +145,17 @@ const char *client_face(void)
 	return client_face_word;
 }
 
-/* The requests that only ask, never change a domain: no event is logged
- * for them, so they go without the face, and a domain whose lodge-hyp
- * predates faces (started before an upgrade) still answers the
- * dashboard's questions. */
-static const char *const asking_commands[] = { "status", "peers", "vcpu-list", "console-log", "console" };
-
+/* The requests that only ask, never change a domain (the protocol table's
+ * asks_only): no event is logged for them, so they go without the face,
+ * and a domain whose lodge-hyp predates faces (started before an upgrade)
+ * still answers the dashboard's questions. */
 static bool only_asks(const char *cmd)
 {
-	size_t len = strcspn(cmd, " ");
+	char word[PROTO_LINE_MAX];
+	int id;
 
-	for (size_t i = 0; i < sizeof(asking_commands) / sizeof(asking_commands[0]); i++)
-		if (strlen(asking_commands[i]) == len && !strncmp(cmd, asking_commands[i], len))
-			return true;
-	return false;
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(cmd, " "), cmd);
+	return (id = proto_command_find(word)) >= 0 && proto_command_rule((enum proto_command)id)->asks_only;
 }
 
 /* "lodge/1 CMD\n" (lodge/1:FACE with a face set, for a request that

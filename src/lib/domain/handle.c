@@ -105,8 +105,8 @@ int lodge_resolve(const struct lodge *lg, const char *domain, char name[DOMAIN_N
 	bool valid = domain_name_valid(domain);
 
 	name[0] = '\0';
-	if (strcasecmp(domain, "Domain-0") == 0)
-		return lodge_fail(err, -EINVAL, "Domain-0 is the host, not a domain Lodge runs");
+	if (domain_name_is_host(domain))
+		return lodge_fail(err, -EINVAL, "%s is the host, not a domain Lodge runs", DOMAIN_HOST_NAME);
 	/* A running domain of that name first: a name is exact. */
 	if (valid && (id < 0 || (runtime_dir_path(dir, sizeof(dir), lg->hc.runtime_dir, domain) == 0 &&
 				 stat(dir, &st) == 0))) {
@@ -114,7 +114,7 @@ int lodge_resolve(const struct lodge *lg, const char *domain, char name[DOMAIN_N
 		return 0;
 	}
 	if (id == 0)
-		return lodge_fail(err, -EINVAL, "Domain-0 is the host, not a domain Lodge runs");
+		return lodge_fail(err, -EINVAL, "%s is the host, not a domain Lodge runs", DOMAIN_HOST_NAME);
 	if (id < 0)
 		return lodge_fail(err, -EINVAL, "'%s' is not a domain name or ID (a name is %s)", domain,
 				  domain_name_rule());

@@ -131,8 +131,8 @@ int lodge_block_attach(const struct lodge *lg, const char *domain, const char *s
 		if (!strcmp(dc.disks[i].vdev, d.vdev))
 			return lodge_fail(err, -EEXIST, "domain %s has a disk %s already (%s)", name, d.vdev,
 					  dc.disks[i].path);
-	if (dc.ndisks == CFG_MAX_DISKS)
-		return lodge_fail(err, -ENOSPC, "domain %s has %d disks, the most it may have", name, CFG_MAX_DISKS);
+	if (dc.ndisks == DOMAIN_DISKS_MAX)
+		return lodge_fail(err, -ENOSPC, "domain %s has %d disks, the most it may have", name, DOMAIN_DISKS_MAX);
 
 	/* The caller's rights decide (and lodge.conf's, for a caller who is
 	 * not the host's root): lodge-hyp gets only what this opened, and
@@ -353,8 +353,8 @@ int lodge_network_attach(const struct lodge *lg, const char *domain, const char 
 		return rc;
 	if ((rc = cfg_parse_vif(spec, &v, why, sizeof(why))))
 		return lodge_fail(err, rc, "vif '%s': %s", spec, why);
-	if (dc.nvifs == CFG_MAX_VIFS)
-		return lodge_fail(err, -ENOSPC, "domain %s has %d vifs, the most it may have", name, CFG_MAX_VIFS);
+	if (dc.nvifs == DOMAIN_VIFS_MAX)
+		return lodge_fail(err, -ENOSPC, "domain %s has %d vifs, the most it may have", name, DOMAIN_VIFS_MAX);
 	if ((rc = lodge_status_of(lg, name, &st)))
 		return rc == -ENOENT ? lodge_not_running(err, name) : lodge_fail(err, rc, "%s: %s", name, strerror(-rc));
 	pin_vif_names(&dc, name, st.id);

@@ -3,6 +3,7 @@
 #include "cgroup.h"
 #include "default-guest.h"
 #include "internal.h"
+#include "mkdirs.h"
 #include "network.h"
 #include "runtime.h"
 
@@ -150,20 +151,7 @@ void lodge_vif_mac(const struct domain_config *dc, unsigned i, uint8_t mac[6])
 /* mkdir -p: the runtime directory may live under a fresh --root. */
 int lodge_runtime_dir_create(const char *rundir)
 {
-	char buf[CFG_PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", rundir);
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdirs(rundir, DIR_MODE_PUBLIC, NULL, 0);
 }
 
 /* Where lodge-hyp is: $LODGE_HYP, beside this program, or on PATH. */
@@ -298,14 +286,14 @@ int lodge_keep_config(const struct lodge *lg, const char *path, const struct dom
 
 /* lodge-hyp's command line for dc as domain ID id. */
 struct hyp_args {
-	const char *argv[100 + 2 * CFG_MAX_VCPUS];
-	char disks[CFG_MAX_DISKS][CFG_PATH_MAX + 64], vifs[CFG_MAX_VIFS][128];
-	char pins[CFG_MAX_VCPUS][CFG_CPUS_MAX + 8];
+	const char *argv[100 + 2 * DOMAIN_VCPUS_MAX];
+	char disks[DOMAIN_DISKS_MAX][CFG_PATH_MAX + 64], vifs[DOMAIN_VIFS_MAX][128];
+	char pins[DOMAIN_VCPUS_MAX][DOMAIN_CPULIST_MAX + 8];
 	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
 	char control_gid[24], stats_gid[24], incoming[16], watchdog[16], id_lock[16];
 	char event_log[CFG_PATH_MAX];
-	int disk_fds[CFG_MAX_DISKS];   /* each disk opened once here, handed on as fd=N */
+	int disk_fds[DOMAIN_DISKS_MAX];   /* each disk opened once here, handed on as fd=N */
 };
 
 static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, const struct domain_config *dc,
@@ -385,7 +373,7 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 		snprintf(h->stats_gid, sizeof(h->stats_gid), "%ld", hc->stats_gid);
 		argv[a++] = "--stats-group"; argv[a++] = h->stats_gid;
 	}
-	if (dc->cpu_weight != CGROUP_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = h->weight; }
+	if (dc->cpu_weight != DOMAIN_CPU_WEIGHT_DEFAULT) { argv[a++] = "--cpu-weight"; argv[a++] = h->weight; }
 	if (dc->cap) { argv[a++] = "--cap"; argv[a++] = h->cap; }
 	if (dc->ncpus == 1) { argv[a++] = "--cpus"; argv[a++] = dc->cpus[0]; }
 	for (i = 0; dc->ncpus > 1 && i < dc->ncpus; i++) {
@@ -494,14 +482,14 @@ static int id_reserve(const char *rundir, const uint8_t *used, int *lock_fd)
  * to take as fd=N: it opens no disk by path.  A disk incoming_admit
  * checked must still be the file it checked.  0, or -errno with err and
  * every fd closed. */
-static int open_disks(const struct lodge *lg, const struct domain_config *dc, int fds[CFG_MAX_DISKS],
+static int open_disks(const struct lodge *lg, const struct domain_config *dc, int fds[DOMAIN_DISKS_MAX],
 		      struct lodge_err *err)
 {
 	char real[4096];
 	unsigned i;
 	int rc = 0;
 
-	for (i = 0; i < CFG_MAX_DISKS; i++)
+	for (i = 0; i < DOMAIN_DISKS_MAX; i++)
 		fds[i] = -1;
 	for (i = 0; !rc && i < dc->ndisks; i++) {
 		const struct cfg_disk *d = &dc->disks[i];
@@ -513,7 +501,7 @@ static int open_disks(const struct lodge *lg, const struct domain_config *dc, in
 					"now): not started", dc->name, d->path, real);
 	}
 	if (rc)
-		for (i = 0; i < CFG_MAX_DISKS; i++)
+		for (i = 0; i < DOMAIN_DISKS_MAX; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
 	return rc;
@@ -553,7 +541,7 @@ static int run_hyp(const char *const *argv, int incoming_fd, int id_lock_fd, con
 		if (incoming_fd >= 0)
 			fcntl(incoming_fd, F_SETFD, 0); /* the stream is lodge-hyp's to read */
 		fcntl(id_lock_fd, F_SETFD, 0);          /* the id's lock is lodge-hyp's to hold */
-		for (unsigned i = 0; i < CFG_MAX_DISKS; i++)
+		for (unsigned i = 0; i < DOMAIN_DISKS_MAX; i++)
 			if (disk_fds[i] >= 0)
 				fcntl(disk_fds[i], F_SETFD, 0);   /* the disks too (fd=N) */
 		execvp(argv[0], (char *const *)argv);

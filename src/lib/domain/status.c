@@ -182,11 +182,11 @@ void lodge_status_from_reply(const struct reply *r, const char *name, struct lod
 			lodge_parse_addrs(v, i, st->addrs, LODGE_MAX_ADDRS, &st->naddrs);
 	}
 	if ((v = reply_get(r, "vcpu_ns")))
-		lodge_parse_list(v, st->vcpu_ns, LODGE_MAX_VCPUS);
+		lodge_parse_list(v, st->vcpu_ns, DOMAIN_VCPUS_MAX);
 	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
 	if ((v = reply_get(r, "vcpu_wait_ns")))
-		lodge_parse_list(v, st->vcpu_wait_ns, LODGE_MAX_VCPUS);
-	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : CGROUP_WEIGHT_DEFAULT;
+		lodge_parse_list(v, st->vcpu_wait_ns, DOMAIN_VCPUS_MAX);
+	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : DOMAIN_CPU_WEIGHT_DEFAULT;
 	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
 	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
 	save_from_reply(r, st);

@@ -118,7 +118,7 @@ static int make_disk(const struct lodge *lg, const struct domain_form *form, con
 
 	img[0] = '\0';
 	domain_form_new_disk_mib(form->value[FORM_DISK], &mib, why, sizeof(why));      /* checked */
-	if ((rc = make_dirs_at(lg->hc.image_dir, at, sizeof(at))))
+	if ((rc = mkdirs(lg->hc.image_dir, DIR_MODE_PUBLIC, at, sizeof(at))))
 		return lodge_fail(err, rc, "cannot make the image directory %s (at %s): %s", lg->hc.image_dir, at,
 				  strerror(-rc));
 	if (o->lent_only && (rc = incoming_admit_new_file(lg->hc.image_dir, &lg->hc, why, sizeof(why))))
@@ -209,7 +209,7 @@ int lodge_form_create(const struct lodge *lg, const struct domain_form *form, co
 			goto undo;
 		}
 	}
-	if ((rc = make_dirs_at(lg->hc.domains_dir, why, sizeof(why)))) {
+	if ((rc = mkdirs(lg->hc.domains_dir, DIR_MODE_PUBLIC, why, sizeof(why)))) {
 		lodge_fail(err, rc, "cannot make the domains directory %s (at %s): %s", lg->hc.domains_dir, why,
 			   strerror(-rc));
 		goto undo;

@@ -11,6 +11,7 @@
  * guest that ignores its power button, and the domain is destroyed. */
 #include "incoming.h"
 #include "internal.h"
+#include "mkdirs.h"
 #include "migrate.h"
 #include "savestream.h"
 
@@ -183,21 +184,7 @@ static int jobs_run(const struct lodge *lg, struct job *jobs, unsigned n, job_wo
 /* mkdir -p, root's alone: saved files hold guests' memory. */
 static int make_save_dir(const char *dir)
 {
-	char buf[CFG_PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdirs(dir, DIR_MODE_PRIVATE, NULL, 0);
 }
 
 /* Would lodge host-start's restore lend this domain what it uses?  A

@@ -30,8 +30,8 @@ void lodge_host_status(struct lodge_status *st)
 	long tck = sysconf(_SC_CLK_TCK);
 
 	memset(st, 0, sizeof(*st));
-	snprintf(st->name, sizeof(st->name), "Domain-0");
-	snprintf(st->state, sizeof(st->state), "running");
+	snprintf(st->name, sizeof(st->name), "%s", DOMAIN_HOST_NAME);
+	snprintf(st->state, sizeof(st->state), "%s", domain_state_name(DOMAIN_STATE_RUNNING));
 	st->vcpus = sysconf(_SC_NPROCESSORS_ONLN);
 	st->memory_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 20);
 	st->target_mib = st->maxmem_mib = st->memory_mib;
@@ -101,8 +101,8 @@ void lodge_host_info(struct lodge_host_info *hi)
 	if (kvm >= 0) {
 		hi->max_vcpus = ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
 		close(kvm);
-		if (hi->max_vcpus > LODGE_MAX_VCPUS)
-			hi->max_vcpus = LODGE_MAX_VCPUS;
+		if (hi->max_vcpus > DOMAIN_VCPUS_MAX)
+			hi->max_vcpus = DOMAIN_VCPUS_MAX;
 		hi->kvm_backend = access("/sys/module/kvm_pvm", F_OK) == 0 ? "PVM (software; guest kernel code emulated)"
 			: access("/sys/module/kvm_intel", F_OK) == 0 ? "hardware (Intel VT-x)"
 			: access("/sys/module/kvm_amd", F_OK) == 0 ? "hardware (AMD-V)" : "unknown";

@@ -11,14 +11,8 @@
 
 #include "schema.h"
 
-/* The limits and rules are schema.h's; these names are the library's
- * for them. */
-#define CFG_NAME_MAX     DOMAIN_NAME_MAX
+/* The limits and rules are schema.h's, by their own names. */
 #define CFG_PATH_MAX     PATH_MAX
-#define CFG_MAX_DISKS    DOMAIN_DISKS_MAX
-#define CFG_MAX_VIFS     DOMAIN_VIFS_MAX
-#define CFG_MAX_VCPUS    DOMAIN_VCPUS_MAX
-#define CFG_CPUS_MAX     DOMAIN_CPULIST_MAX
 #define CFG_VDEV_MAX     16        /* vda, xvdb, hda1: "xvd", 3 letters, 3 digits, with the NUL */
 
 
@@ -46,7 +40,7 @@ struct cfg_vif {
 
 struct domain_config {
 	char file[CFG_PATH_MAX];   /* where it was read from */
-	char name[CFG_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
 	unsigned memory_mib, maxmem_mib;   /* maxmem 0 = memory */
 	unsigned vcpus;
 	char kernel[CFG_PATH_MAX], ramdisk[CFG_PATH_MAX];
@@ -56,15 +50,15 @@ struct domain_config {
 	 * (root=UUID=...; src/common/bootdisk.h). */
 	bool bootloader;
 	unsigned ndisks;
-	struct cfg_disk disks[CFG_MAX_DISKS];
+	struct cfg_disk disks[DOMAIN_DISKS_MAX];
 	unsigned nvifs;
-	struct cfg_vif vifs[CFG_MAX_VIFS];
+	struct cfg_vif vifs[DOMAIN_VIFS_MAX];
 	enum domain_action on_poweroff, on_reboot, on_crash;
 	bool autostart;
 	/* Host CPU lists, as xl: none = any CPU; one = for every vCPU; more =
 	 * list i for vCPU i (vCPUs past the list run anywhere). */
 	unsigned ncpus;
-	char cpus[CFG_MAX_VCPUS][CFG_CPUS_MAX];
+	char cpus[DOMAIN_VCPUS_MAX][DOMAIN_CPULIST_MAX];
 	unsigned cpu_weight;       /* Xen credit weight (schema.h) */
 	unsigned cap;              /* percent of one CPU, 0 = no cap */
 	bool ksm;                  /* same-page merging of guest RAM (MADV_MERGEABLE) */

@@ -120,13 +120,15 @@ int job_cancelled(struct lodge_err *err)
 /* ---- the config ------------------------------------------------------------------------- */
 
 /* The domain's config as text into res->config_text. */
-/* The guest's vif: on a Lodge network (network=NAME), or a bridge. */
+/* The guest's vif: on a bridge, a Lodge network (network=NAME), or with
+ * neither the default network, as libvirt's: a guest installed with no
+ * network option has an address and a way out. */
 static void vif_spec(const struct lodge *lg, const struct lodge_install_opts *o, char *vif, size_t len)
 {
-	if (o->network)
-		snprintf(vif, len, "network=%s", o->network);
+	if (o->bridge)
+		snprintf(vif, len, "bridge=%s", o->bridge);
 	else
-		snprintf(vif, len, "bridge=%s", o->bridge ? o->bridge : lg->hc.default_bridge);
+		snprintf(vif, len, "network=%s", o->network ? o->network : LODGE_NETWORK_DEFAULT);
 }
 
 static int config_text(const struct lodge *lg, const struct lodge_install_opts *o, const char *dist,
@@ -180,7 +182,7 @@ static int config_write(const struct lodge *lg, struct lodge_install_result *res
 
 	if ((rc = domain_config_load_text(res->config, res->config_text, len, &lg->hc, false, &dc, why, sizeof(why))))
 		return lodge_fail(err, rc, "the config lodge install wrote does not load: %s", why);
-	if ((rc = make_dirs(lg->hc.domains_dir)))
+	if ((rc = mkdirs(lg->hc.domains_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.domains_dir, strerror(-rc));
 	snprintf(dir, sizeof(dir), "%s", lg->hc.domains_dir);
 	if ((fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)) < 0)
@@ -207,10 +209,10 @@ static int config_write(const struct lodge *lg, struct lodge_install_result *res
 
 /* A setting as the config would have it: 0, or -errno with the config's message. */
 static int check_key(const struct lodge *lg, const char *key, const char *value, const char *option,
-		     struct lodge_err *err)
+		     bool check_host, struct lodge_err *err)
 {
 	char why[LODGE_ERR_MAX - 64];
-	int rc = domain_key_check(key, value, &lg->hc, false, why, sizeof(why));
+	int rc = domain_key_check(key, value, &lg->hc, check_host, why, sizeof(why));
 
 	return rc ? lodge_fail(err, rc, "%s: %s", option, why) : 0;
 }
@@ -247,13 +249,13 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 	char value[64], vif[NETWORK_NAME_MAX + IFNAMSIZ + 16], why[256];
 	int rc;
 
-	if ((rc = check_key(lg, "name", o->name ? o->name : "", "the name", err)))
+	if ((rc = check_key(lg, "name", o->name ? o->name : "", "the name", false, err)))
 		return rc;
 	snprintf(value, sizeof(value), "%u", o->memory_mib ? o->memory_mib : LODGE_INSTALL_MEMORY_DEFAULT);
-	if ((rc = check_key(lg, "memory", value, "--memory", err)))
+	if ((rc = check_key(lg, "memory", value, "--memory", false, err)))
 		return rc;
 	snprintf(value, sizeof(value), "%u", o->vcpus ? o->vcpus : 1);
-	if ((rc = check_key(lg, "vcpus", value, "--vcpus", err)))
+	if ((rc = check_key(lg, "vcpus", value, "--vcpus", false, err)))
 		return rc;
 	if (o->bridge && o->network)
 		return lodge_fail(err, -EINVAL, "--bridge and --network: a vif is on one or the other");
@@ -262,8 +264,11 @@ static int check_options(const struct lodge *lg, const struct lodge_install_opts
 	if (o->network && !network_name_valid(o->network))
 		return lodge_fail(err, -EINVAL, "--network: '%.40s' is not a network name (%s)", o->network,
 				  network_name_rule());
+	/* A bridge or a network named must be there (as lodge create will
+	 * want them); the default network is made on first use. */
 	vif_spec(lg, o, vif, sizeof(vif));
-	if ((rc = check_key(lg, "vif", vif, o->network ? "--network" : "--bridge", err)))
+	if ((rc = check_key(lg, "vif", vif, o->network ? "--network" : o->bridge ? "--bridge" : "the default network",
+			    o->network || o->bridge, err)))
 		return rc;
 	if ((rc = check_readable(o->ssh_key_file, "--ssh-key", err)) ||
 	    (rc = check_readable(o->password_file, "--password-file", err)) ||
@@ -367,11 +372,20 @@ int lodge_install(const struct lodge *lg, const struct lodge_install_opts *o, st
 	res->is_partition = c.partition;
 	if ((rc = config_text(lg, o, dist, &c, res)))
 		return lodge_fail(err, rc, "cannot write the config: %s", strerror(-rc));
+	/* The default network: a subnet free for it, or there already. */
+	if (!o->network && !o->bridge && (rc = lodge_network_default(lg, true, &res->net, err)))
+		return rc;
 	if (o->dry_run)
 		return 0;
 	if (!job_report(&j, LODGE_PHASE_CHECK, 100, NULL))
 		return job_cancelled(err);
-	if (!o->disk && (rc = make_dirs(lg->hc.image_dir)))
+	/* Made (or started) first: the host's, outliving this install if it
+	 * fails, as libvirt's default network does. */
+	if (!o->network && !o->bridge && (res->net.created || res->net.started) &&
+	    (rc = lodge_network_default(lg, false, &res->net, err)))
+		return rc;
+	/* The image directory even for a disk elsewhere: the seed is made there. */
+	if ((rc = mkdirs(lg->hc.image_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", lg->hc.image_dir, strerror(-rc));
 
 	/* The template, if there is none. */

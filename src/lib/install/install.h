@@ -4,6 +4,7 @@
 #define LODGE_INSTALL_H
 
 #include "internal.h"
+#include "mkdirs.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -70,10 +71,6 @@ int template_cache_dir(char *out, size_t len);
 /* dist's template, built first if there is none (built says whether). */
 int template_ensure(const struct lodge *lg, const char *dist, struct job *j, struct lodge_template *t, bool *built,
 		    struct lodge_err *err);
-/* mkdir -p, each made 0755: 0 or -errno. */
-int make_dirs(const char *path);
-/* ... and on failure the level that failed into failed[len] (a message's "at"). */
-int make_dirs_at(const char *path, char *failed, size_t len);
 /* Remove a directory tree, never crossing into another filesystem (a
  * mount left in a chroot): 0 or -errno. */
 int remove_tree(const char *path);

@@ -44,35 +44,6 @@ int template_cache_dir(char *out, size_t len)
 	return (size_t)snprintf(out, len, "%s%s", cfg_root(), CACHE_SUBDIR) < len ? 0 : -ENAMETOOLONG;
 }
 
-int make_dirs_at(const char *path, char *failed, size_t len)
-{
-	char p[CFG_PATH_MAX], *s;
-	int rc;
-
-	snprintf(p, sizeof(p), "%s", path);
-	for (s = p + (p[0] != '\0');; s++) {
-		bool end = *s == '\0';
-
-		if (*s != '/' && !end)
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			rc = -errno;
-			if (failed)
-				snprintf(failed, len, "%s", p);
-			return rc;
-		}
-		if (end)
-			return 0;
-		*s = '/';
-	}
-}
-
-int make_dirs(const char *path)
-{
-	return make_dirs_at(path, NULL, 0);
-}
-
 static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
 	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
@@ -205,7 +176,7 @@ static int build_lock(const char *dir, struct job *j, struct lodge_err *err)
 	char path[CFG_PATH_MAX + 16];
 	int fd, rc;
 
-	if ((rc = make_dirs(dir)))
+	if ((rc = mkdirs(dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", dir, strerror(-rc));
 	snprintf(path, sizeof(path), "%s/%s", dir, LOCK_FILE);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
@@ -525,7 +496,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 	make_tree(work, tree, sizeof(tree));
 	snprintf(image, sizeof(image), "%s/image", work);
 	snprintf(info, sizeof(info), "%s/info", work);
-	if ((rc = make_dirs(cache)))
+	if ((rc = mkdirs(cache, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot make %s: %s", cache, strerror(-rc));
 	if ((rc = template_cmd(&cmd, dist, tree, cache, mirror, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);

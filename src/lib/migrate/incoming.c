@@ -16,7 +16,7 @@ struct admit {
 	const struct host_config *hc;
 	const char *name;
 	struct domain_config *local;       /* this host's config of the domain, or NULL */
-	char local_file[CFG_PATH_MAX + CFG_NAME_MAX + 8];
+	char local_file[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8];
 	char local_err[512];               /* why it did not load, if it exists */
 };
 

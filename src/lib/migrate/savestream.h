@@ -23,7 +23,7 @@ struct secret;
 
 struct stream_head {
 	char version[32];
-	char name[CFG_NAME_MAX];
+	char name[DOMAIN_NAME_MAX];
 	long saved;
 	char *config;                  /* NUL-terminated, malloc'd */
 	/* Its signature: a "signed HEX" line just before "config", an

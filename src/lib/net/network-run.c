@@ -9,6 +9,7 @@
 #include "netfilter.h"
 #include "netlink.h"
 #include "network.h"
+#include "mkdirs.h"
 #include "tool.h"
 
 #include <arpa/inet.h>
@@ -341,7 +342,8 @@ int net_up(const struct lodge *lg, struct lodge_network *n, struct lodge_err *er
 
 	if ((rc = net_look(lg, n, &p, err)))
 		return rc;
-	if ((rc = net_mkdirs(p.run_dir)) || (rc = net_mkdirs(p.state_dir)) || (rc = empty_file(p.hosts)) ||
+	if ((rc = mkdirs(p.run_dir, DIR_MODE_PUBLIC, NULL, 0)) || (rc = mkdirs(p.state_dir, DIR_MODE_PUBLIC, NULL, 0)) ||
+	    (rc = empty_file(p.hosts)) ||
 	    (rc = empty_file(p.addn)))
 		return lodge_fail(err, rc, "network %s: cannot make its files under %s and %s: %s", n->name, p.run_dir,
 				  p.state_dir, strerror(-rc));

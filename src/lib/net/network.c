@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "netlink.h"
 #include "network.h"
+#include "mkdirs.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -446,29 +447,6 @@ int net_check_overlap(const struct lodge *lg, const struct lodge_network *n, boo
 	return 0;
 }
 
-static int mkdirs(char *path, mode_t mode)
-{
-	char *s;
-
-	for (s = path + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		if (mkdir(path, mode) < 0 && errno != EEXIST) {
-			*s = '/';
-			return -errno;
-		}
-		*s = '/';
-	}
-	return mkdir(path, mode) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-int net_mkdirs(const char *dir)
-{
-	char path[CFG_PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s", dir);
-	return mkdirs(path, 0755);
-}
-
 /* The config as a file of the key table's syntax, made whole under a
  * temporary name and linked into place: never half-written, and never
  * over another's. */
@@ -479,7 +457,7 @@ static int write_config(const struct net_paths *p, const struct lodge_network_op
 	FILE *f;
 	int rc, fd;
 
-	if ((rc = net_mkdirs(p->cfg_dir)))
+	if ((rc = mkdirs(p->cfg_dir, DIR_MODE_PUBLIC, NULL, 0)))
 		return lodge_fail(err, rc, "cannot create %s: %s", p->cfg_dir, strerror(-rc));
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", p->cfg);
 	if ((fd = mkstemp(tmp)) < 0 || !(f = fdopen(fd, "w"))) {
@@ -628,6 +606,65 @@ int lodge_network_start(const struct lodge *lg, const char *name, struct lodge_e
 	if ((rc = net_read(lg, name, &n, err)))
 		return rc;
 	return net_up(lg, &n, err);
+}
+
+/* Where a default network may go, in order: libvirt's own first (a host
+ * running libvirt's has its route, so the next is taken), then more of
+ * the private ranges, each a /24 few LANs use. */
+static const char *const default_subnets[] = {
+	"192.168.122.0/24", "192.168.123.0/24", "192.168.124.0/24", "192.168.125.0/24",
+	"10.122.0.0/24", "10.123.0.0/24", "172.30.122.0/24", "172.31.122.0/24",
+};
+
+static int default_subnet(const struct lodge *lg, char subnet[20], struct lodge_err *err)
+{
+	struct lodge_network n;
+	char why[128];
+	unsigned i;
+
+	for (i = 0; i < sizeof(default_subnets) / sizeof(default_subnets[0]); i++) {
+		memset(&n, 0, sizeof(n));
+		snprintf(n.name, sizeof(n.name), "%s", LODGE_NETWORK_DEFAULT);
+		snprintf(n.subnet, sizeof(n.subnet), "%s", default_subnets[i]);
+		snprintf(n.bridge, sizeof(n.bridge), NETWORK_BRIDGE_PREFIX "%s", LODGE_NETWORK_DEFAULT);
+		if (net_parse_cidr(n.subnet, &n.net, &n.prefix, why, sizeof(why)))
+			continue;
+		if (net_check_overlap(lg, &n, true, NULL) == 0) {
+			snprintf(subnet, 20, "%s", n.subnet);
+			return 0;
+		}
+	}
+	return lodge_fail(err, -EADDRINUSE, "network %s: every subnet it may take (%s ... %s) overlaps a route of "
+			  "this host or a network: lodge network-create %s --subnet A.B.C.0/24", LODGE_NETWORK_DEFAULT,
+			  default_subnets[0], default_subnets[i - 1], LODGE_NETWORK_DEFAULT);
+}
+
+int lodge_network_default(const struct lodge *lg, bool dry_run, struct lodge_network_default *out,
+			  struct lodge_err *err)
+{
+	struct lodge_network_opts o = { .name = LODGE_NETWORK_DEFAULT, .mode = LODGE_NET_NAT, .autostart = true,
+					.dns_forward = true };
+	struct lodge_network n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = lodge_network_get(lg, LODGE_NETWORK_DEFAULT, &n, err);
+	if (rc == 0) {
+		snprintf(out->subnet, sizeof(out->subnet), "%s", n.subnet);
+		out->started = !n.bridge_up || n.dnsmasq_pid <= 0;
+		if (dry_run || !out->started)
+			return 0;
+		return lodge_network_start(lg, LODGE_NETWORK_DEFAULT, err);
+	}
+	if (rc != -ENOENT)
+		return rc;
+	if ((rc = default_subnet(lg, out->subnet, err)))
+		return rc;
+	out->created = true;
+	if (dry_run)
+		return 0;
+	o.subnet = out->subnet;
+	return lodge_network_create(lg, &o, err);
 }
 
 struct autostart_ctx {

@@ -22,7 +22,6 @@ struct net_paths {
 		leases[CFG_PATH_MAX + 80];
 };
 int net_paths(const struct lodge *lg, const char *name, struct net_paths *p);
-int net_mkdirs(const char *dir);
 
 /* network.c */
 void net_ip4_text(uint32_t ip, char out[16]);

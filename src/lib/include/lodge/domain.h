@@ -195,7 +195,7 @@ struct lodge_vcpus {
 	unsigned id;
 	bool paused;
 	unsigned n;
-	struct lodge_vcpu v[LODGE_MAX_VCPUS];
+	struct lodge_vcpu v[DOMAIN_VCPUS_MAX];
 };
 int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcpus *out, struct lodge_err *err);
 

@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "config.h"
+
+#include "config.h"      /* struct domain_config, struct host_config: the schema's */
+#include "proto.h"       /* enum domain_state: a status's state, by its word */
 
 /* ---- the handle, errors and notices ----------------------------------------------- */
 

@@ -83,8 +83,9 @@ struct lodge_install_opts {
 	const char *disk;              /* NULL: image_dir/NAME.img; a new file, or a block device
 					* (a partition), which is written whole */
 	unsigned memory_mib, vcpus;    /* 0: the defaults */
-	const char *bridge;            /* NULL: the host's default bridge */
-	const char *network;           /* a Lodge network instead of a bridge; NULL: none */
+	const char *bridge;            /* an existing bridge; NULL: a network */
+	const char *network;           /* an existing Lodge network; NULL with no bridge:
+					* LODGE_NETWORK_DEFAULT, made on first use */
 	/* The guest's own settings, for its cloud-init seed disk. */
 	const char *packages;          /* "a,b" */
 	const char *ssh_key_file, *password_file, *user_data_file;
@@ -103,6 +104,7 @@ struct lodge_install_result {
 	bool template_built;           /* the template was built first (or would be, dry run) */
 	long template_ms, clone_ms, total_ms;
 	char config_text[4096];        /* what the config says */
+	struct lodge_network_default net;   /* with neither bridge nor network: the default network */
 };
 /* Install a Debian guest: its disk (a clone of DIST's template, built
  * first if there is none) and its config, bootloader = "lodge".  Every

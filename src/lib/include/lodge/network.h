@@ -74,6 +74,22 @@ int lodge_network_stop(const struct lodge *lg, const char *name, struct lodge_er
 int lodge_network_get(const struct lodge *lg, const char *name, struct lodge_network *out, struct lodge_err *err);
 /* Every network, sorted by name, into out[max]: how many (may exceed max), or -errno. */
 int lodge_network_list(const struct lodge *lg, struct lodge_network *out, unsigned max, struct lodge_err *err);
+/* The network a guest joins when it is given none, as libvirt's: NAT, DHCP
+ * and DNS on a private /24 that no route of the host's overlaps. */
+#define LODGE_NETWORK_DEFAULT "default"
+struct lodge_network_default {
+	char subnet[20];               /* its subnet, or the one it would get */
+	bool created;                  /* made (would be, dry run) by this call */
+	bool started;                  /* defined but down: started by this call */
+};
+/* The default network: found (and started if it is down), or, on first
+ * use, made on the first subnet of a table of candidates (libvirt's
+ * 192.168.122.0/24 first) that overlaps no route of the host and no other
+ * network, autostarted.  dry_run: only what would be done, into *out.  0,
+ * or -errno with why (every candidate taken: network-create default
+ * --subnet, by hand). */
+int lodge_network_default(const struct lodge *lg, bool dry_run, struct lodge_network_default *out,
+			  struct lodge_err *err);
 /* Start each network marked autostart that is not running; fn hears each
  * outcome (err NULL: started).  How many failed. */
 int lodge_network_autostart(const struct lodge *lg,

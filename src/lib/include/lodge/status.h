@@ -13,7 +13,6 @@ struct lodge_io {
 };
 
 #define LODGE_MAX_ADDRS 16
-#define LODGE_MAX_VCPUS DOMAIN_VCPUS_MAX
 
 /* An address a guest claimed on a vif, as its watcher saw it. */
 struct lodge_addr {
@@ -30,7 +29,7 @@ struct lodge_status {
 	char name[DOMAIN_NAME_MAX];
 	unsigned id;
 	int pid;
-	char state[16];                /* running, paused, shutdown, crashed; "?" if it could not be asked */
+	char state[16];                /* as sent: domain_state_of() reads it (proto.h); a face may put its own word */
 	unsigned vcpus;
 	unsigned long memory_mib;      /* at boot */
 	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */
@@ -44,12 +43,12 @@ struct lodge_status {
 	unsigned long thp_kib;         /* resident in transparent huge pages */
 	unsigned long uptime_s;
 	char end_reason[256];          /* state "?": why it could not be asked; "crashed": how it ended */
-	uint64_t vcpu_ns[LODGE_MAX_VCPUS];
+	uint64_t vcpu_ns[DOMAIN_VCPUS_MAX];
 	struct lodge_io disk[DOMAIN_DISKS_MAX], vif[DOMAIN_VIFS_MAX];
 	unsigned ndisks, nvifs;
 	struct lodge_io disk_sum, vif_sum;
 	uint64_t cpu_wait_ns;          /* runnable but not running: the guest's steal */
-	uint64_t vcpu_wait_ns[LODGE_MAX_VCPUS];
+	uint64_t vcpu_wait_ns[DOMAIN_VCPUS_MAX];
 	unsigned cpu_weight, cpu_cap;  /* Xen credit weight and cap (percent, 0: none) */
 	char cgroup[256];              /* its CPU cgroup directory, "-" if none */
 	struct lodge_addr addrs[LODGE_MAX_ADDRS];   /* every vif's, in vif order */
