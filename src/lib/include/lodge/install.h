@@ -3,6 +3,7 @@
 #define LODGE_API_INSTALL_H
 
 #include "lodge/handle.h"
+#include "lodge/network.h"
 
 /* ---- Debian guests: templates and installs (template.c, clone.c, install.c) ---------------- */
 

@@ -3,6 +3,7 @@
 #define LODGE_API_NETWORK_H
 
 #include "lodge/handle.h"
+#include "lodge/devices.h"
 
 /* ---- networks (network.c, netfilter.c) ------------------------------------------------------ */
 
