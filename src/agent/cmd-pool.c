@@ -251,13 +251,13 @@ static int pool_join(struct cli *c)
 
 /* pool-leave: the host's record says leaving first, so that no create
  * places a domain here meanwhile (placement takes hosts that are up);
- * then refused, the record up again, while the pool's domains are this
- * host's (owned, or placed here to start); else its member key goes (its
- * agent sees that, revokes its lease and ends), and lodge.conf forgets
- * the pool. */
+ * then the pool's domains this host owns are migrated to other hosts;
+ * refused, the record up again, if one could not be (or one is placed
+ * here to start); else its member key goes (its agent sees that,
+ * revokes its lease and ends), and lodge.conf forgets the pool. */
 int cmd_pool_leave(struct cli *c)
 {
-	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned[512] = "";
+	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned_names[512] = "";
 	struct pool_view v;
 	struct pool p;
 	bool live;
@@ -272,19 +272,38 @@ int cmd_pool_leave(struct cli *c)
 		pool_close(&p);
 		return pool_fail(why);
 	}
+	/* What runs here goes elsewhere first, each by live migration to the
+	 * host the placement rule picks (this one, leaving, is none). */
 	for (i = 0; i < v.ndomains; i++) {
 		const struct pool_domain *d = &v.domain[i];
-		bool here = strcmp(d->owner, p.host) == 0 ||
-			    (!d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0);
+		const struct pool_host *to;
+		char from[DOMAIN_NAME_MAX], mwhy[ETCD_WHY_MAX];
+		bool owned = strcmp(d->owner, p.host) == 0,
+		     placed = !d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0;
 
-		if (here && n + DOMAIN_NAME_MAX + 2 < sizeof(owned))
-			n += (size_t)snprintf(owned + n, sizeof(owned) - n, "%s%s", n ? ", " : "", d->name);
+		if (!owned && !placed)
+			continue;
+		if (!owned)
+			snprintf(mwhy, sizeof(mwhy), "placed here, not started yet");
+		else if (strcmp(d->desired, "running"))
+			snprintf(mwhy, sizeof(mwhy), "still stopping here");
+		else if (!(to = pool_choose(&v, d->memory_mib, NULL, p.host, mwhy, sizeof(mwhy))))
+			;                          /* mwhy: no host has room */
+		else if (pool_domain_migrate(&p, d->name, to->name, from, mwhy, sizeof(mwhy)) == 0 &&
+			 pool_migrate_wait(&p, d->name, to->name, 120000, mwhy, sizeof(mwhy)) == 0) {
+			printf("migrated %s to %s\n", d->name, to->name);
+			continue;
+		}
+		log_warn("%s cannot be migrated away: %s", d->name, mwhy);
+		if (n + DOMAIN_NAME_MAX + 2 < sizeof(owned_names))
+			n += (size_t)snprintf(owned_names + n, sizeof(owned_names) - n, "%s%s", n ? ", " : "", d->name);
 	}
 	pool_view_free(&v);
 	if (n) {
 		if (live && pool_host_set_state(&p, "up", &live, why, sizeof(why)))
 			log_warn("host %s stays shown leaving: %s", p.host, why);
-		log_err("host %s runs pool domains (%s): migrate them to another host first", p.host, owned);
+		log_err("host %s stays in the pool: %s could not be migrated away (see above); stop or migrate %s "
+			"and leave again", p.host, owned_names, strchr(owned_names, ',') ? "them" : "it");
 		pool_close(&p);
 		return EXIT_FAILED;
 	}
@@ -338,6 +357,8 @@ static int view_begin(struct cli *c, struct pool_view *v, struct out *o, const s
 	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
 		return pool_fail(why);
 	rc = pool_view_read(&p, v, why, sizeof(why));
+	if (rc == -ETIMEDOUT)
+		pool_unanswered(&p, &c->lg.hc, why, sizeof(why));
 	pool_close(&p);
 	if (rc)
 		return pool_fail(why);
@@ -388,6 +409,8 @@ int cmd_pool_create(struct cli *c)
 		return pool_fail(why);
 	if ((rc = pool_domain_place(&p, &c->lg.hc, c->argv[0], c->set['O'] ? c->text['O'] : NULL, name, host, why,
 				    sizeof(why)))) {
+		if (rc == -ETIMEDOUT)
+			pool_unanswered(&p, &c->lg.hc, why, sizeof(why));
 		pool_close(&p);
 		log_err("cannot place %s in the pool: %s", c->argv[0], why);
 		return EXIT_FAILED;
@@ -409,17 +432,14 @@ int cmd_pool_create(struct cli *c)
 	return 0;
 }
 
-/* A stop the pool could not record (-ENOTCONN): a domain that runs here
- * is stopped here alone (-ENOENT: the caller's local way), as when the
- * host is in no pool: its agent, once it reaches etcd again, sees it
+/* A stop the pool could not record (POOL_STOP_HERE): a domain that runs
+ * here is stopped here alone (-ENOENT: the caller's local way), as when
+ * the host is in no pool: its agent, once it reaches etcd again, sees it
  * gone by a power-off or a destroy and records it stopped. */
 static int stop_unrecorded(struct cli *c, int rc, const char *why)
 {
-	struct lodge_status st;
-	struct lodge_err err;
-
-	if (rc == -ENOTCONN && lodge_status(&c->lg, c->argv[0], &st, &err) == 0) {
-		log_warn("the pool does not answer (%s): %s is stopped here only", why, c->argv[0]);
+	if (rc == POOL_STOP_HERE) {
+		log_warn("%s", why);
 		return -ENOENT;
 	}
 	if (rc == -ENOENT)
@@ -432,14 +452,9 @@ static int stop_unrecorded(struct cli *c, int rc, const char *why)
 int cmd_pool_destroy(struct cli *c)
 {
 	char why[ETCD_WHY_MAX];
-	struct pool p;
-	int rc;
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
-		return pool_fail(why);
-	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why));
-	pool_close(&p);
-	return stop_unrecorded(c, rc, why);
+	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_DESTROY, 30000, why, sizeof(why)),
+			       why);
 }
 
 /* lodge shutdown NAME on a pool host: desired stopped in the pool first,
@@ -450,14 +465,9 @@ int cmd_pool_shutdown(struct cli *c)
 {
 	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : 60) : 0;
 	char why[ETCD_WHY_MAX];
-	struct pool p;
-	int rc;
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
-		return pool_fail(why);
-	rc = pool_domain_stop(&p, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why, sizeof(why));
-	pool_close(&p);
-	return stop_unrecorded(c, rc, why);
+	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why,
+						   sizeof(why)), why);
 }
 
 /* lodge pool-forget NAME: a stopped domain's keys gone from the pool. */
@@ -539,7 +549,7 @@ int cmd_pool_migrate(struct cli *c)
 /* lodge list --pool: every domain of the pool with its host. */
 struct dom_row {
 	const struct pool_domain *d;
-	const char *host, *word;
+	const char *host, *word, *note;
 };
 
 OUT_GETTER(get_dname, struct dom_row, out_str(v, r->d->name))
@@ -547,6 +557,7 @@ OUT_GETTER(get_dhost, struct dom_row, r->host[0] ? out_str(v, r->host) : out_nul
 OUT_GETTER(get_dstate, struct dom_row, out_str(v, r->word))
 OUT_GETTER(get_dmem, struct dom_row, out_uint(v, r->d->memory_mib))
 OUT_GETTER(get_dha, struct dom_row, out_uint(v, r->d->ha))
+OUT_GETTER(get_dnote, struct dom_row, r->note[0] ? out_str(v, r->note) : out_null(v))
 
 static const struct out_col dom_cols[] = {
 	{ "Name", "name", -24, 0, 0, get_dname, NULL },
@@ -554,11 +565,12 @@ static const struct out_col dom_cols[] = {
 	{ "State", "state", -9, 0, 0, get_dstate, NULL },
 	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
 	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
+	{ "Why", "why", 0, 0, 0, get_dnote, NULL },
 };
 
 int cmd_pool_domains(struct cli *c)
 {
-	char word[64];
+	char word[64], note[512], shown[512];
 	struct pool_view v;
 	struct out o;
 	unsigned i;
@@ -573,6 +585,8 @@ int cmd_pool_domains(struct cli *c)
 		if (!d->desired[0])
 			continue;          /* a half-written or foreign key: not a domain */
 		r.word = pool_domain_word(&v, d, word, sizeof(word));
+		/* an owner's words from etcd: shown escaped */
+		r.note = lodge_text_shown(shown, sizeof(shown), pool_domain_note(d, note, sizeof(note)));
 		out_row(&o, &r);
 	}
 	out_end(&o);

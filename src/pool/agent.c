@@ -231,14 +231,18 @@ static int renew(struct agent *a, char *why, size_t whylen)
 	rc = etcd_lease_keepalive(a->p->etcd, a->lease, &ttl, why, whylen);
 	etcd_set_deadline(a->p->etcd, 5000, 2000);
 	if (rc) {
-		if (!a->cut_off)
+		if (!a->cut_off) {
 			log_warn("host %s cannot renew its lease: %s", a->p->host, why);
+			pool_cut_off_note(a->hc, time(NULL) - (time_t)((now_ms() - a->renewed_at) / 1000));
+		}
 		a->cut_off = true;
 		pool_fence(a->rec, a->lg, POOL_FENCE_PAUSE);
 		return 0;
 	}
-	if (a->cut_off)
+	if (a->cut_off) {
 		log_info("host %s reaches etcd again at %s", a->p->host, etcd_endpoint(a->p->etcd));
+		pool_cut_off_note(a->hc, 0);
+	}
 	if (a->cut_off && ttl > 0 && !a->fenced)
 		pool_fence(a->rec, a->lg, POOL_FENCE_RESUME);
 	/* Fenced: shown so until it has reconciled (the loop says up then). */
@@ -290,6 +294,7 @@ int pool_agent_run(const struct lodge *lg, struct pool *p, char *why, size_t why
 		pool_reconciler_free(a.rec);
 		return rc == -EINTR ? 0 : rc;
 	}
+	pool_cut_off_note(a.hc, 0);        /* an older agent's, if it was cut off */
 	a.dirty = true;
 	next = a.renewed_at + a.ttl_ms / 3;
 	if ((a.receiver = pool_receiver_start(lg)) < 0) {

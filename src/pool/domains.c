@@ -176,6 +176,29 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	return 0;
 }
 
+int pool_stop_domain(const struct lodge *lg, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen)
+{
+	char pool_why[ETCD_WHY_MAX];
+	struct lodge_status st;
+	struct lodge_err err;
+	struct pool p;
+	int rc;
+
+	if (!lg->hc.pool_etcd[0])
+		return -ENOENT;                /* in no pool: a local domain */
+	if ((rc = pool_open(&p, &lg->hc, NULL, NULL, NULL, why, whylen)))
+		return rc;
+	rc = pool_domain_stop(&p, name, how, timeout_ms, pool_why, sizeof(pool_why));
+	pool_close(&p);
+	if (rc == -ENOTCONN && lodge_status(lg, name, &st, &err) == 0) {
+		snprintf(why, whylen, "the pool does not answer (%s): %s is stopped here only", pool_why, name);
+		return POOL_STOP_HERE;
+	}
+	snprintf(why, whylen, "%s", pool_why);
+	return rc;
+}
+
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen)
 {
 	char key[POOL_KEY_MAX];

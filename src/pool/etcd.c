@@ -460,7 +460,8 @@ static int call_once(struct etcd *e, const char *path, json_t *req, json_t **rep
 		end = e->hard_end;
 		if (start >= end) {
 			free(text);
-			say(why, whylen, "etcd: no time left for a request (a deadline of the caller's has come)");
+			say(why, whylen, "etcd not asked: this host's fence deadline has come (its HA domains are "
+			    "fenced first; the pool is asked again once the lease is renewed)");
 			return -ETIMEDOUT;
 		}
 		tries = 1;   /* no attempt at all past the end */
@@ -615,6 +616,19 @@ json_t *etcd_range_json(const char *key, bool prefix)
 	if (prefix)
 		json_object_set_new(r, "range_end", prefix_end_json(key));
 	return r;
+}
+
+bool etcd_answers_alone(struct etcd *e)
+{
+	json_t *req = etcd_range_json("lodge-quorum-probe", false), *reply = NULL;
+	char why[ETCD_WHY_MAX];
+
+	json_object_set_new(req, "serializable", json_true());
+	json_object_set_new(req, "count_only", json_true());
+	if (call(e, "/v3/kv/range", req, &reply, why, sizeof(why)))
+		return false;
+	json_decref(reply);
+	return true;
 }
 
 int etcd_range(struct etcd *e, const char *key, bool prefix, struct etcd_kvs *out, char *why, size_t whylen)

@@ -61,6 +61,10 @@ void etcd_set_deadline(struct etcd *e, unsigned total_ms, unsigned attempt_ms);
  * whatever its deadline: the pool agent's fence deadline. */
 void etcd_set_hard_end(struct etcd *e, uint64_t end_ms);
 uint64_t etcd_hard_end(const struct etcd *e);
+/* After calls that no member answered in time: whether one answers a
+ * serializable read (its own copy, no leader needed), i.e. etcd is up
+ * but has lost its quorum, rather than out of reach. */
+bool etcd_answers_alone(struct etcd *e);
 /* The endpoint that answered last (for messages). */
 const char *etcd_endpoint(const struct etcd *e);
 

@@ -100,33 +100,62 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
 	int rc;
 
 	pool_key(p, prefix, "domains/%s/", name);
+	char last_owner[DOMAIN_NAME_MAX] = "";
+
 	for (;;) {
 		const struct etcd_kv *owner, *migrate, *state;
+		const char *s_host, *s_word, *came, *w;
 		char key[POOL_KEY_MAX];
+		json_t *o;
 
 		if ((rc = etcd_range(p->etcd, prefix, true, &kvs, why, whylen)))
 			return rc;
 		owner = etcd_kvs_find(&kvs, pool_key(p, key, "domains/%s/owner", name));
 		migrate = etcd_kvs_find(&kvs, pool_key(p, key, "domains/%s/migrate", name));
 		state = etcd_kvs_find(&kvs, pool_key(p, key, "domains/%s/state", name));
-		if (owner && strcmp(owner->value, to) == 0) {
+		o = state ? json_loads(state->value, 0, NULL) : NULL;
+		s_host = json_string_value(json_object_get(o, "host"));
+		s_word = json_string_value(json_object_get(o, "state"));
+		came = json_string_value(json_object_get(o, "came"));
+		w = json_string_value(json_object_get(o, "why"));
+		/* Migrated: owned by TO, its running copy there handed over
+		 * or claimed; never a fresh boot of an HA restart. */
+		if (owner && strcmp(owner->value, to) == 0 && s_host && strcmp(s_host, to) == 0 && s_word &&
+		    (strcmp(s_word, "running") == 0 || strcmp(s_word, "paused") == 0)) {
+			if (came && strcmp(came, POOL_CAME_MIGRATION) == 0)
+				rc = 0;
+			else
+				rc = -EIO, snprintf(why, whylen, "%s was not migrated to %s: its source was lost "
+						    "mid-migration and %s booted it anew (HA restart)", name, to, to);
+			json_decref(o);
 			etcd_kvs_free(&kvs);
-			return 0;
+			return rc;
 		}
-		if (!migrate) {
+		if (!migrate && !(owner && strcmp(owner->value, to) == 0)) {
 			/* given up: the source says why in the domain's state */
-			json_t *o = state ? json_loads(state->value, 0, NULL) : NULL, *w = json_object_get(o, "why");
-
-			snprintf(why, whylen, "%s was not migrated to %s%s%s", name, to, json_is_string(w) ? ": " : "",
-				 json_is_string(w) ? json_string_value(w) : "");
+			if (came && strcmp(came, POOL_CAME_HA_RESTART) == 0 && owner)
+				snprintf(why, whylen, "%s was not migrated to %s: its source was lost mid-migration and "
+					 "%s booted it anew (HA restart)", name, to, owner->value);
+			else
+				snprintf(why, whylen, "%s was not migrated to %s%s%s", name, to, w ? ": " : "",
+					 w ? w : "");
 			json_decref(o);
 			etcd_kvs_free(&kvs);
 			return -EIO;
 		}
+		snprintf(last_owner, sizeof(last_owner), "%s", owner ? owner->value : "");
+		json_decref(o);
 		etcd_kvs_free(&kvs);
 		if (now_ms() >= end) {
-			snprintf(why, whylen, "%s: the migration to %s has not ended after %u s", name, to,
-				 timeout_ms / 1000);
+			if (!last_owner[0])
+				snprintf(why, whylen, "%s: the migration to %s has not ended after %u s: the pool's "
+					 "record names no owner yet", name, to, timeout_ms / 1000);
+			else if (strcmp(last_owner, to))
+				snprintf(why, whylen, "%s: the migration to %s has not ended after %u s: the pool's "
+					 "record still names %s", name, to, timeout_ms / 1000, last_owner);
+			else
+				snprintf(why, whylen, "%s: the pool names %s its owner, but %s has not reported it "
+					 "running after %u s", name, to, to, timeout_ms / 1000);
 			return -ETIMEDOUT;
 		}
 		usleep(100000);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -186,6 +187,76 @@ const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, c
 	if (strstr(d->state, "\"failed\""))
 		return "failed";
 	return "placed";
+}
+
+const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len)
+{
+	json_t *o = json_loads(d->state, 0, NULL), *w = json_object_get(o, "why"), *e = json_object_get(o, "ended");
+
+	buf[0] = '\0';
+	if (json_is_string(w))
+		snprintf(buf, len, "%s", json_string_value(w));
+	else if (json_is_string(e))
+		snprintf(buf, len, "last end: %s", json_string_value(e));
+	json_decref(o);
+	return buf;
+}
+
+#define POOL_CUT_OFF_FILE "pool-cut-off"
+
+void pool_cut_off_note(const struct host_config *hc, time_t since)
+{
+	char path[CFG_PATH_MAX + 32], tmp[CFG_PATH_MAX + 40];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", hc->runtime_dir, POOL_CUT_OFF_FILE);
+	if (!since) {
+		unlink(path);
+		return;
+	}
+	/* whole or not at all: written aside, renamed over */
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if (!(f = fopen(tmp, "we")))
+		return;
+	fprintf(f, "%lld\n", (long long)since);
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
+bool pool_cut_off_since(const struct host_config *hc, time_t *since)
+{
+	char path[CFG_PATH_MAX + 32];
+	long long t = 0;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", hc->runtime_dir, POOL_CUT_OFF_FILE);
+	if (!(f = fopen(path, "re")))
+		return false;
+	ok = fscanf(f, "%lld", &t) == 1 && t > 0;
+	fclose(f);
+	*since = (time_t)t;
+	return ok;
+}
+
+void pool_unanswered(struct pool *p, const struct host_config *hc, char *why, size_t whylen)
+{
+	char since[64] = "";
+	time_t t;
+	bool alone;
+
+	etcd_set_deadline(p->etcd, 2000, 700);
+	alone = etcd_answers_alone(p->etcd);
+	if (pool_cut_off_since(hc, &t)) {
+		struct tm tm;
+
+		strftime(since, sizeof(since), " since %H:%M:%S (this host's last lease renewal)", localtime_r(&t, &tm));
+	}
+	snprintf(why, whylen, "the pool's etcd %s%s: its records may be stale and are not shown; nothing can be "
+		 "placed, moved or stopped through it; every host pauses its HA domains and destroys them %u s after "
+		 "its last renewal (fenced), other domains run on",
+		 alone ? "has lost its quorum (its members answer, none can lead)" : "cannot be reached", since,
+		 hc->pool_fence_deadline_s);
 }
 
 const char *pool_host_state(const struct pool_host *h)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "etcd.h"
 #include "lodge.h"
@@ -84,6 +85,9 @@ struct pool_host *pool_view_host(struct pool_view *v, const char *name);
  * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
  * it), "placed" (waiting for its host's agent). */
 const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* Its owner's note beside the word: why it failed, or how its last boot
+ * ended ("last end: ..."), from etcd, not yet fit for a terminal; "" none. */
+const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len);
 /* Where mib goes (README.md, "Placement"): the host up with the most
  * memory not yet placed that has room (and mib free now), ties by name;
  * on: that host or none; except: never that one.  NULL with why. */
@@ -95,6 +99,17 @@ const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib
 int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen);
 /* In words: up, fenced, leaving, lost. */
 const char *pool_host_state(const struct pool_host *h);
+
+/* Since when this host's agent cannot renew its lease (the time of the
+ * last renewal etcd granted), in the runtime directory's pool-cut-off
+ * for lodge list --pool to say: noted (since > 0) or cleared (0).
+ * pool_cut_off_since: true with the time if noted. */
+void pool_cut_off_note(const struct host_config *hc, time_t since);
+bool pool_cut_off_since(const struct host_config *hc, time_t *since);
+/* The commands' one line when the pool's etcd did not answer, into why
+ * (its error before): lost its quorum or out of reach, since when, what
+ * that means for the domains. */
+void pool_unanswered(struct pool *p, const struct host_config *hc, char *why, size_t whylen);
 
 /* ---- the pool's domains (domains.c) ----------------------------------------------------- */
 
@@ -119,6 +134,16 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
  * -ENOTCONN the pool did not answer (nothing recorded). */
 int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned timeout_ms, char *why,
 		     size_t whylen);
+/* lodge shutdown and destroy of NAME from any face (the command line,
+ * the dashboard, the web page) on this host (lg): the pool's stop first,
+ * as pool_domain_stop, when this host is in a pool.  0 recorded (its
+ * owner's agent stops it); -ENOENT no pool, or not the pool's domain:
+ * the caller's local verb; POOL_STOP_HERE the pool did not answer and
+ * NAME runs here: why is the warning to show, then the local verb; else
+ * -errno with why. */
+#define POOL_STOP_HERE 1
+int pool_stop_domain(const struct lodge *lg, const char *name, const char *how, unsigned timeout_ms, char *why,
+		     size_t whylen);
 /* Every key of the domain deleted (a create whose start failed). */
 int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whylen);
 /* lodge pool-forget: the keys of a stopped domain that no host owns
@@ -137,6 +162,12 @@ int pool_config_admit(const struct lodge *lg, const char *name, const char *file
 		      struct domain_config *dc, char *err, size_t errlen);
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
+
+/* How its owner came to own a domain (domains/D/state's "came"): lodge
+ * migrate waits for a migration's, never an HA restart's cold boot. */
+#define POOL_CAME_START       "start"       /* claimed where it was placed, started there */
+#define POOL_CAME_MIGRATION   "migration"   /* its running copy handed over or claimed */
+#define POOL_CAME_HA_RESTART  "ha-restart"  /* taken over from a lost host, booted anew */
 
 /* ---- live migration (migrate.c, README.md "Migration's hand-over") ------------------------- */
 

@@ -5,6 +5,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,13 @@
 
 /* A domain whose start failed here is tried again after this long. */
 #define RETRY_MS 30000
+/* An HA domain that ended by a crash or a death is started again at
+ * once; again within STABLE_MS of that start, after a delay that doubles
+ * from BACKOFF_MIN_MS up to BACKOFF_MAX_MS (one that dies at every start
+ * costs the host little); a boot that lasted STABLE_MS starts it over. */
+#define RESTART_STABLE_MS      60000
+#define RESTART_BACKOFF_MIN_MS 1000
+#define RESTART_BACKOFF_MAX_MS 60000
 
 struct seen {
 	char name[DOMAIN_NAME_MAX];
@@ -37,6 +45,15 @@ struct seen {
 	int shutdown_pid;                  /* the boot asked (its lodge-hyp child: another is a new boot) */
 	int why_fd;                        /* the child's why, if it failed */
 	char failed[LODGE_ERR_MAX];
+	uint64_t boot_at;                  /* when this agent saw its boot begin */
+	uint64_t restart_at;               /* HA, ended: started again then, 0: not waiting */
+	unsigned restarts;                 /* HA restarts in a row, each boot shorter than RESTART_STABLE_MS */
+	char ended[192];                   /* how its last boot here ended, for lodge list --pool */
+	char reported_ended[192];          /* ... as last written */
+	bool expecting;                    /* asked to move here (domains/D/migrate), another's */
+	bool incoming;                     /* ... and its copy runs here: fed until it is ours */
+	char came[16];                     /* how this host came to own it (POOL_CAME_*) */
+	char reported_came[16];
 };
 
 struct pool_reconciler {
@@ -93,11 +110,16 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	char key[POOL_KEY_MAX], why[ETCD_WHY_MAX], *text;
 	json_t *o;
 
-	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease)
+	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease &&
+	    strcmp(s->reported_ended, s->ended) == 0 && strcmp(s->reported_came, s->came) == 0)
 		return;
 	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
 	if (o && why_text)
 		json_object_set_new(o, "why", json_string(why_text));
+	if (o && s->ended[0])
+		json_object_set_new(o, "ended", json_string(s->ended));
+	if (o && s->came[0])
+		json_object_set_new(o, "came", json_string(s->came));
 	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!text)
@@ -105,8 +127,12 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 	pool_key(p, key, "domains/%s/state", s->name);
 	if (etcd_put(p->etcd, key, text, lease, why, sizeof(why)))
 		log_warn("%s: cannot report it %s: %s", s->name, state, why);
-	else
-		snprintf(s->reported, sizeof(s->reported), "%s", state), s->reported_lease = lease;
+	else {
+		snprintf(s->reported, sizeof(s->reported), "%s", state);
+		snprintf(s->reported_ended, sizeof(s->reported_ended), "%s", s->ended);
+		snprintf(s->reported_came, sizeof(s->reported_came), "%s", s->came);
+		s->reported_lease = lease;
+	}
 	free(text);
 }
 
@@ -245,6 +271,19 @@ bool pool_migrating(const struct pool_reconciler *r)
 	return false;
 }
 
+/* The pool-faults tests' hook: LODGE_POOL_TEST_DIE_AT names a point of
+ * the hand-over at which this agent dies (SIGKILL, as kill -9 would end
+ * it), so that a test kills it exactly there rather than by the clock. */
+static void test_die_at(const char *point, const char *name)
+{
+	const char *at = getenv("LODGE_POOL_TEST_DIE_AT");
+
+	if (at && strcmp(at, point) == 0) {
+		log_warn("%s: LODGE_POOL_TEST_DIE_AT=%s: this agent dies here", name, point);
+		raise(SIGKILL);
+	}
+}
+
 bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease)
 {
 	char why[ETCD_WHY_MAX];
@@ -280,6 +319,8 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 			continue;
 		}
 		any = true;
+		if (s->moved)
+			test_die_at("before-handover", s->name);
 		/* a hand-over etcd did not take is tried again at the next poll */
 		if (pool_migrate_end(p, s->name, s->migrate_to, s->moved, s->failed, lease, why, sizeof(why))) {
 			log_warn("%s: %s", s->name, why);
@@ -287,6 +328,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				continue;
 		} else if (s->moved) {
 			log_info("%s: handed over to %s", s->name, s->migrate_to);
+			test_die_at("after-handover", s->name);
 		}
 		s->migrate_to[0] = '\0';
 		s->moved = false;
@@ -391,48 +433,114 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	}
 	log_info("%s: started on %s", s->name, p->host);
 	s->started = true;
+	s->boot_at = now_ms();
+	s->restart_at = 0;
 	report(p, s, lease, "running", NULL);
 }
 
-/* The words of the event log (evlog.c) that end a boot: the crash ones first. */
-static const char *const crash_words[] = { "crashed", "crash-kept", "killed", "failed" };
-static const char *const end_words[] = { "powered-off", "stopped", "destroyed", "saved", "migrated-out" };
-#define WORDS(set) (set), sizeof(set) / sizeof((set)[0])
+/* How a boot ends, by the word its supervisor wrote in the event log
+ * (evlog.c), in an operator's words, and whether an HA domain that ended
+ * so is started again by its owner: yes for a crash or a death of its
+ * lodge-hyp, never for its own power-off or a stop someone asked for. */
+struct boot_end {
+	const char *word;                  /* the event log's; "" none was written */
+	bool restart;
+	const char *says;
+};
+static const struct boot_end boot_ends[] = {
+	{ "crashed", true, "the guest crashed" },
+	{ "crash-kept", true, "the guest crashed (its state kept for lodge dump-core)" },
+	{ "killed", true, "its lodge-hyp was killed" },
+	{ "failed", true, "its lodge-hyp failed" },
+	{ "powered-off", false, "the guest powered off" },
+	{ "stopped", false, "it was shut down on this host, outside the pool" },
+	{ "destroyed", false, "it was destroyed on this host, outside the pool" },
+	{ "saved", false, "it was saved to a file on this host, outside the pool" },
+	{ "migrated-out", false, "it was migrated away from this host, outside the pool" },
+	/* no word after the boot's own start: its supervisor died with it */
+	{ "", true, "its lodge-hyp died without a word (supervisor and guest killed: kill -9, the OOM killer)" },
+};
+/* The words that begin a boot: whatever came before them is another boot's. */
+static const char *const boot_words[] = { "created", "restored", "migrated-in" };
+/* How many of the domain's last event-log lines are read for the one
+ * that ended its boot (a boot writes few: pause, mem-set, hot-plug...). */
+#define BOOT_LINES 64
 
-static bool word_in(const char *word, const char *const *set, size_t n)
+static const struct boot_end *boot_end_of(const char *word)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(word, set[i]) == 0)
-			return true;
-	return false;
+	for (i = 0; i < sizeof(boot_ends) / sizeof(boot_ends[0]); i++)
+		if (strcmp(word, boot_ends[i].word) == 0)
+			return &boot_ends[i];
+	return NULL;
 }
 
 static int end_event(const char *line, void *arg)
 {
 	char *how = arg, word[32];
+	size_t i;
 
-	/* TIME DOMAIN EVENT WHO DETAIL (evlog.h): the last that ends a boot */
-	if (sscanf(line, "%*s %*s %31s", word) == 1 &&
-	    (word_in(word, WORDS(crash_words)) || word_in(word, WORDS(end_words))))
+	/* TIME DOMAIN EVENT WHO DETAIL (evlog.h), oldest first */
+	if (sscanf(line, "%*s %*s %31s", word) != 1)
+		return 0;
+	for (i = 0; i < sizeof(boot_words) / sizeof(boot_words[0]); i++)
+		if (strcmp(word, boot_words[i]) == 0)
+			how[0] = '\0';     /* a (re)start: only what follows is this boot's */
+	if (word[0] && boot_end_of(word))
 		snprintf(how, 32, "%s", word);
 	return 0;
 }
 
-/* How the domain's last boot here ended, as this host's event log says
- * ("?" if it does not): true for a crash (its evidence kept or not), its
- * lodge-hyp killed or failed; not for a power-off or a stop someone
- * asked for. */
-static bool crashed(const struct lodge *lg, const char *name, char *how, size_t len)
+/* How the domain's last boot here ended: by the line its supervisor wrote
+ * after the boot's own start, never one of an older boot; none = it died
+ * with its supervisor.  An event log that cannot be read is no evidence
+ * of a stop: taken as a death. */
+static const struct boot_end *boot_ended(const struct lodge *lg, const char *name)
 {
 	struct lodge_err err;
 	char word[32] = "";
+	const struct boot_end *e;
 
-	if (lodge_log_read(lg, name, 4, false, end_event, word, &err))
+	if (lodge_log_read(lg, name, BOOT_LINES, false, end_event, word, &err))
 		log_warn("%s: cannot read the event log: %s", name, err.msg);
-	snprintf(how, len, "%s", word[0] ? word : "?");
-	return word_in(word, WORDS(crash_words));
+	e = boot_end_of(word);
+	return e ? e : boot_end_of("");
+}
+
+/* The HA domain ended by a crash or death: started again now, or after
+ * the backoff if its last boot was short: when. */
+static uint64_t restart_due(struct seen *s)
+{
+	uint64_t now = now_ms(), delay = 0;
+
+	if (s->boot_at && now - s->boot_at < RESTART_STABLE_MS) {
+		if (s->restarts) {
+			delay = RESTART_BACKOFF_MIN_MS;
+			for (unsigned i = 1; i < s->restarts && delay < RESTART_BACKOFF_MAX_MS; i++)
+				delay *= 2;
+			if (delay > RESTART_BACKOFF_MAX_MS)
+				delay = RESTART_BACKOFF_MAX_MS;
+		}
+		s->restarts++;
+	} else {
+		s->restarts = 1;
+	}
+	return now + delay;
+}
+
+/* Owned, to run, not running here: started, unless an HA restart's
+ * backoff still runs (reported "restarting", a pass due at its end). */
+static void start_when_due(struct pool_reconciler *r, struct pool *p, const struct lodge *lg, struct seen *s,
+			   int64_t lease)
+{
+	if (s->restart_at > now_ms()) {
+		if (!r->wake_at || s->restart_at < r->wake_at)
+			r->wake_at = s->restart_at;
+		report(p, s, lease, "restarting", NULL);
+		return;
+	}
+	start(p, lg, s, lease);
 }
 
 /* Desired stopped, the guest still here (README.md, "Stopping"): asked
@@ -489,15 +597,27 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 	for (i = 0; i < r->n; i++) {
 		struct seen *s = &r->s[i];
 
-		if (!s->ha || !s->started)
+		if (!s->ha || (!s->started && !s->incoming))
 			continue;
 		switch (step) {
 		case POOL_FENCE_PAUSE:
 			if (s->fence_paused)
 				break;
-			if (lodge_pause(lg, s->name, &err))
-				log_warn("fence: %s", err.msg);
-			else
+			if (lodge_pause(lg, s->name, &err)) {
+				struct lodge_status st;
+
+				if (lodge_status(lg, s->name, &st, &err) != -ENOENT) {
+					log_warn("fence: %s: %s", s->name, err.msg);
+					break;
+				}
+				/* the agent came back from a stall: its watchdog was first */
+				log_warn("fence: %s had already ended by its watchdog (this agent had not fed it "
+					 "in time); nothing left to fence here", s->name);
+				s->started = false;
+				s->incoming = false;
+				s->reported[0] = '\0';
+				break;
+			} else
 				log_warn("fence: %s paused: this host cannot renew its lease", s->name);
 			s->fence_paused = true;
 			break;
@@ -507,13 +627,16 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 
 				/* its watchdog, fed the same deadline, may have been first */
 				if (lodge_status(lg, s->name, &st, &err) == -ENOENT)
-					log_warn("fence: %s ended by its watchdog at the deadline", s->name);
+					log_warn("fence: %s ended by its own watchdog at the fence deadline, as this "
+						 "agent would have destroyed it: its lease may end before this host "
+						 "reaches etcd again", s->name);
 				else
 					log_warn("fence: %s: %s", s->name, err.msg);
 			} else
 				log_warn("fence: %s destroyed: its lease may end before this host reaches etcd again",
 					 s->name);
 			s->started = false;
+			s->incoming = false;
 			s->fence_paused = false;
 			s->reported[0] = '\0';
 			break;
@@ -538,7 +661,7 @@ void pool_feed(struct pool_reconciler *r, const struct lodge *lg, uint64_t deadl
 
 	/* one that ended meanwhile (-ENOENT) is the next pass's */
 	for (i = 0; i < r->n; i++)
-		if (r->s[i].ha && r->s[i].started && !r->s[i].fence_paused &&
+		if (r->s[i].ha && (r->s[i].started || r->s[i].incoming) && !r->s[i].fence_paused &&
 		    (rc = lodge_watchdog(lg, r->s[i].name, deadline_ms, &err)) && rc != -ENOENT)
 			log_warn("%s", err.msg);
 }
@@ -562,8 +685,11 @@ bool pool_reconcile_needed(struct pool_reconciler *r, const struct lodge *lg)
 	for (i = 0; i < r->n && !changed; i++) {
 		const struct lodge_status *st = running_here(&l, r->s[i].name);
 
-		/* ended; or asked to power off, and a new boot (stopping()) */
-		changed = (r->s[i].started && !st) || (r->s[i].shutdown_at && st && st->pid != r->s[i].shutdown_pid);
+		/* ended; or asked to power off, and a new boot (stopping());
+		 * or a copy coming in by migration that no pass has seen yet
+		 * (its watchdog is to be fed from now on) */
+		changed = (r->s[i].started && !st) || (r->s[i].shutdown_at && st && st->pid != r->s[i].shutdown_pid) ||
+			  (r->s[i].expecting && !r->s[i].incoming && st);
 	}
 	lodge_list_free(&l);
 	return changed;
@@ -590,7 +716,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		const struct pool_domain *d = &v.domain[i];
 		const struct lodge_status *st = running_here(&l, d->name);
 		struct seen *s = seen_of(r, d->name);
-		bool mine = strcmp(d->owner, p->host) == 0;
+		bool mine = strcmp(d->owner, p->host) == 0, was_coming;
 
 		/* keys without a desired state are no domain of Lodge's (half
 		 * written, or another tool's): left alone */
@@ -602,12 +728,25 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		if (s->migrating || s->migrate_to[0])
 			continue;
 		/* A copy coming in by migration: its source owns it until the
-		 * hand-over, its own transaction. */
-		if (st && strcmp(d->migrate, p->host) == 0 && !mine) {
-			if (!d->owner[0])
-				claim_incoming(p, d, lease);
+		 * hand-over, its own transaction.  Until then this agent feeds
+		 * its watchdog (the copy is the only one: lodge_migrate ends
+		 * the source before the receiver runs it), so that a source
+		 * that dies before its hand-over leaves it running for this
+		 * host to claim when the source's lease ends. */
+		was_coming = s->expecting || s->incoming;
+		s->expecting = strcmp(d->migrate, p->host) == 0 && !mine;
+		if (st && s->expecting) {
+			if (!s->incoming)
+				log_info("%s: its copy runs here, coming in from %s; fed until it is handed over",
+					 d->name, d->owner[0] ? d->owner : "a host that is gone");
+			s->incoming = true;
+			if (!d->owner[0] && claim_incoming(p, d, lease))
+				snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_MIGRATION);
 			continue;
 		}
+		if (mine && st && was_coming && !s->started)
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_MIGRATION);
+		s->incoming = false;
 		/* Never beside another host's copy. */
 		if (st && d->owner[0] && !mine) {
 			log_warn("%s: owned by %s: destroyed here", d->name, d->owner);
@@ -617,10 +756,11 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			continue;
 		}
 		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
-		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at)
-			mine = claim(p, d, lease);
-		if (!mine)
-			mine = ha_restart(r, &v, lg, p, d, s, lease);
+		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at &&
+		    (mine = claim(p, d, lease)))
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_START);
+		if (!mine && (mine = ha_restart(r, &v, lg, p, d, s, lease)))
+			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_HA_RESTART);
 		/* Only the owner runs a domain: a copy here that the pool has
 		 * placed elsewhere or wants stopped goes (a claim that failed
 		 * for want of an answer is no reason: it is tried again). */
@@ -651,24 +791,42 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			s->started = false;
 			s->shutdown_at = 0;
 			s->reported[0] = '\0';
+			s->ended[0] = '\0';
+			s->restart_at = 0;
+			s->restarts = 0;
 		} else if (!st && s->started) {
-			/* It ended by itself here: an HA one that crashed runs
-			 * again (README.md, "Stopping"), else it is stopped. */
-			char how[32];
-			bool crash = crashed(lg, d->name, how, sizeof(how));
+			/* It ended by itself here: an HA one that crashed or died
+			 * runs again (README.md, "Stopping"), else it is stopped. */
+			const struct boot_end *e = boot_ended(lg, d->name);
+			char when[16];
+			time_t t = time(NULL);
 
+			strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 			s->started = false;
-			if (d->ha && crash) {
-				log_info("%s: HA: it ended on %s (%s); started again", d->name, p->host, how);
-				start(p, lg, s, lease);
+			if (d->ha && e->restart) {
+				s->restart_at = restart_due(s);
+				snprintf(s->ended, sizeof(s->ended), "%s at %s; restarted by %s (%u in a row)", e->says,
+					 when, p->host, s->restarts);
+				if (s->restart_at > now_ms())
+					log_warn("%s: HA: ended on %s: %s; started again in %llu s (restart %u in a row)",
+						 d->name, p->host, e->says,
+						 (unsigned long long)(s->restart_at - now_ms() + 999) / 1000, s->restarts);
+				else
+					log_info("%s: HA: ended on %s: %s; started again", d->name, p->host, e->says);
+				start_when_due(r, p, lg, s, lease);
 				continue;
 			}
-			log_info("%s: ended on %s (%s)", d->name, p->host, how);
+			snprintf(s->ended, sizeof(s->ended), "%s at %s", e->says, when);
+			log_info("%s: ended on %s: %s; %s", d->name, p->host, e->says,
+				 d->ha ? "recorded stopped (HA restarts follow crashes, not stops)" : "recorded stopped");
 			release(p, d->name, "stopped", false);
 			s->reported[0] = '\0';
+			s->restarts = 0;
 		} else if (!st) {
-			start(p, lg, s, lease);
+			start_when_due(r, p, lg, s, lease);
 		} else {
+			if (!s->started)
+				s->boot_at = now_ms();
 			s->started = true;
 			report(p, s, lease, st->state, NULL);
 		}

@@ -10,8 +10,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "pool.h"
 
 int tui_modal_begin(void)
 {
@@ -87,6 +90,64 @@ struct pending_action *action_slot(struct tui *t, const char *name, const char *
 
 /* Send the request and return: the reply is collected by the main loop
  * (actions_collect), which keeps drawing meanwhile. */
+/* The most a pool's stop may take in its child: etcd's deadline, then a
+ * local shutdown or destroy when the pool does not answer. */
+#define POOL_STOP_WAIT_MS 20000
+
+/* In the child: a pool host's shutdown or destroy, the pool's stop first
+ * as the command line's (pool_stop_domain: desired stopped in etcd, its
+ * owner's agent stops it, wherever it runs), else the local verb; the
+ * answer as one line on fd, as lodge-hyp's. */
+static void pool_stop_child(const struct lodge *lg, int fd, enum lodge_verb v, const char *name)
+{
+	struct lodge_err err = { .msg = "" };
+	char why[ETCD_WHY_MAX] = "", *nl;
+	int rc;
+
+	rc = pool_stop_domain(lg, name, v == LODGE_DESTROY ? POOL_STOP_DESTROY : POOL_STOP_SHUTDOWN, 0, why,
+			      sizeof(why));
+	if (rc == -ENOENT || rc == POOL_STOP_HERE) {
+		rc = v == LODGE_DESTROY ? lodge_destroy(lg, name, &err) : lodge_shutdown(lg, name, 0, &err);
+		snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
+	}
+	while ((nl = strchr(why, '\n')))
+		*nl = ' ';
+	if (rc)
+		dprintf(fd, "error %.500s\n", why[0] ? why : strerror(-rc));
+	else
+		dprintf(fd, "ok\n\n");
+}
+
+static bool pool_stop_start(struct tui *t, struct pending_action *p, enum lodge_verb v, const char *name)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
+		tui_status(t, true, "%s %s: no socket: %s", lodge_verb_name(v), name, strerror(errno));
+		return false;
+	}
+	if ((pid = fork()) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		tui_status(t, true, "%s %s: cannot fork: %s", lodge_verb_name(v), name, strerror(errno));
+		return false;
+	}
+	if (pid == 0) {
+		/* Not the terminal's: curses is the parent's. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(sv[0]);
+		pool_stop_child(t->lg, sv[1], v, name);
+		_exit(0);
+	}
+	close(sv[1]);
+	memset(&p->call, 0, sizeof(p->call));
+	p->call.fd = sv[0];
+	p->pid = pid;
+	return true;
+}
+
 void action_request(struct tui *t, enum lodge_verb v)
 {
 	struct dom_sample *d = tui_selected(t);
@@ -103,13 +164,17 @@ void action_request(struct tui *t, enum lodge_verb v)
 	if (!(p = action_slot(t, d->st.name, cmd)))
 		return;
 	p->pid = 0;
-	if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
+	if (t->lg->hc.pool_etcd[0] && (v == LODGE_SHUTDOWN || v == LODGE_DESTROY)) {
+		/* a pool's domain is stopped through the pool, as lodge does */
+		if (!pool_stop_start(t, p, v, d->st.name))
+			return;
+	} else if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
 		tui_status(t, true, "%s %s: %s", cmd, d->st.name, err.msg);
 		return;
 	}
 	snprintf(p->name, sizeof(p->name), "%s", d->st.name);
 	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd);
-	p->deadline_ns = tui_now_ns() + (uint64_t)TUI_ACTION_WAIT_MS * 1000000;
+	p->deadline_ns = tui_now_ns() + (uint64_t)(p->pid ? POOL_STOP_WAIT_MS : TUI_ACTION_WAIT_MS) * 1000000;
 	tui_status(t, false, "%s %s...", verb_ing(cmd), d->st.name);
 }
 

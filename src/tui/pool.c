@@ -149,8 +149,16 @@ static void pool_apply(struct tui *t)
 		for (j = 0; j < t->ndoms && !d; j++)
 			if (strcmp(t->doms[j].st.name, r->name) == 0)
 				d = &t->doms[j];
-		if (d && !d->remote)
+		if (d && !d->remote && !d->off)
 			continue;
+		/* a config of domains_dir shown off is the pool's domain: its row */
+		if (d && d->off) {
+			detail_free(d->detail);
+			memset(d, 0, sizeof(*d));
+			memcpy(d->st.name, r->name, sizeof(d->st.name) < sizeof(r->name) ? sizeof(d->st.name) : sizeof(r->name));
+			d->st.name[sizeof(d->st.name) - 1] = '\0';
+			d->remote = true;
+		}
 		if (!d) {
 			d = &t->doms[t->ndoms++];
 			memset(d, 0, sizeof(*d));

@@ -36,7 +36,7 @@ static struct dom_sample *find_or_add(struct tui *t, const char *name)
 	return d;
 }
 
-static void detail_free(struct dom_detail *x)
+void detail_free(struct dom_detail *x)
 {
 	if (!x)
 		return;

@@ -232,6 +232,8 @@ bool fetch_overdue(const struct fetch *f, bool out, uint64_t now_ns);
 
 /* pool.c: the pool's domains and their hosts, sampled without waiting. */
 bool pool_in_use(const struct tui *t);
+/* A row's detail (sample.c), freed with its queries. */
+void detail_free(struct dom_detail *x);
 void pool_sample_start(struct tui *t);
 unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max);
 /* Take in what the child wrote: true once a sample came whole (or failed). */

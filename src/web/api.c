@@ -7,6 +7,8 @@
 #include "web.h"
 #include "domain-list.h"
 #include "network-list.h"
+#include "log.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -221,9 +223,32 @@ static void lifecycle(const struct web_request *req, const char *name, struct we
 		web_reply_json(resp, 200, json_pack("{s:s}", "name", name));
 }
 
+/* A pool host's shutdown and destroy: the pool's stop first, as the
+ * command line's (pool_stop_domain: desired stopped in etcd, its owner's
+ * agent stops it wherever it runs); the local verb when the domain is
+ * not the pool's, or the pool does not answer and it runs here. */
+static int pool_stop(const struct lodge *lg, const char *name, const char *how, struct lodge_err *err)
+{
+	char why[ETCD_WHY_MAX];
+	int rc = pool_stop_domain(lg, name, how, 0, why, sizeof(why));
+
+	if (rc == POOL_STOP_HERE)
+		log_warn("%s", why);
+	if (rc == -ENOENT || rc == POOL_STOP_HERE)
+		return strcmp(how, POOL_STOP_DESTROY) == 0 ? lodge_destroy(lg, name, err) : lodge_shutdown(lg, name, 0, err);
+	if (rc)
+		snprintf(err->msg, sizeof(err->msg), "%s", why);
+	return rc;
+}
+
 static int shutdown_now(const struct lodge *lg, const char *name, struct lodge_err *err)
 {
-	return lodge_shutdown(lg, name, 0, err);
+	return pool_stop(lg, name, POOL_STOP_SHUTDOWN, err);
+}
+
+static int destroy_now(const struct lodge *lg, const char *name, struct lodge_err *err)
+{
+	return pool_stop(lg, name, POOL_STOP_DESTROY, err);
 }
 
 #define LIFECYCLE(fn, call) \
@@ -233,7 +258,7 @@ LIFECYCLE(do_pause, lodge_pause)
 LIFECYCLE(do_unpause, lodge_unpause)
 LIFECYCLE(do_shutdown, shutdown_now)
 LIFECYCLE(do_reboot, lodge_reboot)
-LIFECYCLE(do_destroy, lodge_destroy)
+LIFECYCLE(do_destroy, destroy_now)
 
 static void do_mem_set(const struct web_request *req, const char *name, struct web_response *resp)
 {

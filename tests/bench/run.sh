@@ -65,6 +65,10 @@ out=$BUILD/bench/results.md
 	echo
 	BUILD=$BUILD bash "$TOP/tests/bench/pool.sh"
 	echo
+	echo "## The pool under faults (tests/bench/pool-faults.py)"
+	echo
+	BUILD=$BUILD python3 "$TOP/tests/bench/pool-faults.py" 3
+	echo
 	echo "## Web interface (tests/bench/web.py)"
 	echo
 	/usr/bin/python3 "$TOP/tests/bench/web.py" "$BUILD/lodge" "$BUILD/minios/minios.elf"

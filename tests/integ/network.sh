@@ -306,7 +306,7 @@ bad "a DHCP range outside the subnet" "not within the subnet" bad1 --subnet 10.7
 bad "a DHCP range holding the gateway" "not within the subnet" bad1 --subnet 10.70.0.0/24 --dhcp-range 10.70.0.1-10.70.0.9
 bad "a name too long for its bridge" "too long for its bridge" averylongnetname --subnet 10.70.0.0/24
 bad "a name nft would read as syntax" "not a network name" 'x;flush' --subnet 10.70.0.0/24
-bad "a bridge name with a quote" "not a bridge name" bad1 --subnet 10.70.0.0/24 --bridge 'a"b'
+bad "a bridge name with a quote" "is not an interface name" bad1 --subnet 10.70.0.0/24 --bridge 'a"b'
 bad "a network that exists" "exists already" nat0 --subnet 10.70.0.0/24
 bad "a bridge that exists" "interface up0 exists already" bad1 --subnet 10.70.0.0/24 --bridge up0
 bad "a bad DNS domain" "not a DNS domain" bad1 --subnet 10.70.0.0/24 --domain 'a..b'

@@ -3,7 +3,9 @@
 # three-member cluster of the test's own.  One member killed: the pool
 # goes on (a create is placed, no host fences).  A second one killed, no
 # quorum: a create is refused in one line, every host fences its HA
-# domains by the fence deadline, the non-HA ones run on.  The members
+# domains by the fence deadline (one line of c's says how), the non-HA
+# ones run on, and list --pool and create say that etcd has lost its
+# quorum, since when, and what that means, with no stale rows.  The members
 # back: the pool recovers (every host up, the HA domain runs again, once).
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-quorum kvm root minios
@@ -31,12 +33,24 @@ pool_member_kill 2
 t0=$(now_us)
 out=$(LODGE_TIMEOUT=60 pool_lh a create late 2>&1); rc=$?
 secs=$((($(now_us) - t0) / 1000000))
-[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [ -z "$(pool_runs_on late)" ] &&
+[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [ -z "$(pool_runs_on late)" ] && echo "$out" | grep -q 'has lost its quorum' &&
 	pass "pool-quorum: no quorum, a create is refused in one line after ${secs} s ($out)" ||
 	fail "pool-quorum: no quorum create" "rc $rc: $out"
-wait_until $((3 * TTL)) eval '[ -z "$(pool_runs_on hac)" ]' && grep -q 'fence: hac \(destroyed\|ended by its watchdog\)' "$T/agent-c.log" &&
+fence_end='fence: hac \(destroyed\|ended by its own watchdog\|had already ended by its watchdog\)'
+wait_until $((3 * TTL)) eval '[ -z "$(pool_runs_on hac)" ]' && wait_until 5 grep -q "$fence_end" "$T/agent-c.log" &&
 	pass "pool-quorum: no quorum, c fenced its HA domain" ||
 	fail "pool-quorum: no quorum fence" "hac runs on '$(pool_runs_on hac)': $(grep -h fence "$T"/agent-c.log | tr '\n' '|')"
+# one line says how hac's fence ended (destroyed, or its watchdog first), and
+# nothing says 'no domain named' or 'no time left'
+[ "$(grep -c "$fence_end" "$T/agent-c.log")" = 1 ] && ! grep -q 'fence: no domain named\|no time left' "$T"/agent-*.log &&
+	pass "pool-quorum: c's log says in one line how hac was fenced: $(grep -o "$fence_end.*" "$T/agent-c.log" | cut -c1-90)..." ||
+	fail "pool-quorum: fence lines" "$(grep -h 'fence:\|no time left' "$T"/agent-*.log | tr '\n' '|')"
+# lodge list --pool says what is wrong, since when, what it means; no stale rows
+out=$(LODGE_TIMEOUT=60 pool_lh c list --pool 2>&1); rc=$?
+[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q 'has lost its quorum' &&
+	echo "$out" | grep -q 'since [0-9][0-9]:[0-9][0-9]:[0-9][0-9]' && echo "$out" | grep -q 'fenced' && ! echo "$out" | grep -qw running &&
+	pass "pool-quorum: no quorum, list --pool says so in one line, no stale rows ($out)" ||
+	fail "pool-quorum: list --pool without quorum" "rc $rc: $(echo "$out" | tr '\n' '|')"
 [ "$(pool_runs_on plainb)" = b ] && [ "$(pool_runs_on more)" != "" ] &&
 	pass "pool-quorum: no quorum, the non-HA domains run on" || fail "pool-quorum: non-HA" "plainb on '$(pool_runs_on plainb)'"
 

@@ -5,7 +5,8 @@
 # `lodge top -b` on a and the dashboard itself in tmux (a real terminal)
 # show both with their hosts; the pool's view is sampled by a child, so
 # the dashboard keeps answering keys while etcd is slow (a frozen prefix
-# would hang nothing either).  A host in no pool shows no HOST column
+# would hang nothing either).  Its destroy of a pool domain goes through
+# the pool, as lodge destroy does.  A host in no pool shows no HOST column
 # (tui.sh).
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-tui kvm root minios cmd:tmux
@@ -17,7 +18,7 @@ tmux new-session -d -s keeper "sleep 86400"
 at_exit 'tmux kill-server 2>/dev/null'
 
 pool_hosts_up "a b" 3 2 1
-for d in d1:a:48 d2:b:40; do
+for d in d1:a:48 d2:b:40 d3:b:32; do
 	IFS=: read -r n h m <<<"$d"
 	printf 'name = "%s"\nmemory = %s\nvcpus = 1\nkernel = "%s"\n' "$n" "$m" "$MINIOS" >"$(pool_root a)/etc/lodge/domains/$n.cfg"
 	pool_lh a create "$n" --on "$h" >/dev/null || { fail pool-tui "create $n on $h"; exit 1; }
@@ -59,5 +60,19 @@ if shows 10 '^ +[0-9]+ d1 +a +run ' && screen | sed -n 3p | grep -q 'ID NAME.*HO
 	pass "the dashboard on a pool host at 80x24: every column fits, HOST among them"
 else
 	fail "pool-tui: 80 columns" "$(screen | sed -n 3,6p | tr '\n' '|')"
+fi
+# destroy from the dashboard goes through the pool, as lodge destroy does:
+# d3, which b runs, destroyed from a's dashboard (desired stopped and how
+# in etcd first; b's agent ends it)
+keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
+keys '/'; tmux send-keys -t "$S" -l d3; keys Enter; keys Home; keys Down
+if shows 10 '^ +- d3 +b +run '; then
+	keys D; shows 5 'Destroy d3\?' && keys y
+	stopped() { [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired")" = stopped ] && [ -z "$(pool_runs_on d3)" ]; }
+	wait_until 20 stopped && [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/stop")" = destroy ] &&
+		pass "the dashboard's destroy of a pool domain goes through the pool: d3 (on b) destroyed from a's dashboard, etcd says desired stopped by destroy" ||
+		fail "pool-tui: destroy through the pool" "desired $(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired"), runs on '$(pool_runs_on d3)'; $(screen | tail -n 2 | tr '\n' '|')"
+else
+	fail "pool-tui: select d3" "$(screen | sed -n 3,8p | tr '\n' '|')"
 fi
 tmux send-keys -t "$S" q

@@ -10,9 +10,17 @@
 # does not lend refused beside it, a good one run as a job with its phase
 # and percent (done with the cached bookworm template, else failing from
 # a mirror that is not there, nothing left).  The page: web-browser.sh.
+# As root, in a network namespace of its own (and its loopback): an
+# install from the web without a network makes the network "default",
+# whose bridge, rules and IPv4 forwarding must not reach the host's.
+if [ "$(id -u)" = 0 ] && [ -z "${WEB_LEVEL_NETNS:-}" ] && command -v unshare >/dev/null; then
+	WEB_LEVEL_NETNS=1 exec unshare --net bash "$0" "$@"
+fi
+[ -n "${WEB_LEVEL_NETNS:-}" ] && ip link set lo up
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "web page level with the dashboard" kvm root minios "cmd:curl" "cmd:python3"
+at_exit 'lodge network-delete default >/dev/null 2>&1'
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
 J='Content-Type: application/json'
