@@ -31,7 +31,7 @@ flags=$(make -s -n -B BUILD="$BUILD" "$BUILD/src/agent/main.o" "$BUILD/src/tui/t
 if [ "$flags" = "-Isrc/lib/include" ]; then
 	pass "the faces see src/lib/include alone"
 else
-	fail "the faces' include path" "$(echo $flags)"
+	fail "the faces' include path" "${flags//$'\n'/ }"
 fi
 
 # Which folder defines each global symbol, and which folder's file uses it.
