@@ -1,5 +1,5 @@
 /* Debian installs from the create form.  lodge_install returns only when
- * done (minutes for a first install), so each runs as a job (lodge-job.h),
+ * done (minutes for a first install), so each runs as a job (lodge/job.h),
  * its progress hook the job's progress; the main loop reads the job's
  * pipe without waiting, beside the keys and the replies.  Leaving the form or
  * any view does not stop an install.  A cancel is the command line's

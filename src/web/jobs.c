@@ -1,6 +1,6 @@
 /* Long jobs: save, restore and migrate take seconds to minutes, and the
  * one event loop must not wait for them (the updates and the consoles go
- * on).  Each runs as a job (lodge-job.h): a child process of its own,
+ * on).  Each runs as a job (lodge/job.h): a child process of its own,
  * which calls liblodge and reports its progress (a JSON object's text)
  * and its end on the job's pipe; the pipe is in the loop.  GET /api/jobs, and each update, list them.
  *

@@ -1,4 +1,4 @@
-/* The job runner (lodge-job.h): a function in a child, its progress and
+/* The job runner (lodge/job.h): a function in a child, its progress and
  * its end on a pipe read by a poll loop, a cancel that reaches what the
  * child started and leaves nothing of it, and no zombie left. */
 #include "lodge.h"

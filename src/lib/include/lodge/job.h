@@ -1,4 +1,4 @@
-/* A job: a function run in a child process of its own, so that the one
+/* liblodge: jobs.  A job: a function run in a child process of its own, so that the one
  * event loop of a face (the dashboard's getch loop, lodge-web's
  * libwebsockets loop, host-stop's poll) goes on while it takes seconds or
  * minutes.  The child reports on a pipe, progress records as it goes and
@@ -11,8 +11,8 @@
  * work undoes what it made before it returns.  The parent's death
  * cancels it the same way (PR_SET_PDEATHSIG).  lodge_job_collect()
  * reaps the child when its pipe ends: no zombie is left. */
-#ifndef LODGE_JOB_H
-#define LODGE_JOB_H
+#ifndef LODGE_API_JOB_H
+#define LODGE_API_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

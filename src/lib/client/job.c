@@ -1,7 +1,7 @@
-/* Jobs (lodge-job.h): a child process with a progress pipe, and the
+/* Jobs (lodge/job.h): a child process with a progress pipe, and the
  * phases a long library call reports through its hook (install.h's
  * struct job: a template build, a clone, an install). */
-#include "lodge-job.h"
+#include "lodge/job.h"
 #include "job.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
  * Every domain is handled at once, each by a worker process of its own:
  * the library keeps large buffers static and is one thread at a time, and
  * a save or a guest's shutdown is mostly waiting.  A worker is a job
- * (lodge-job.h) whose result is its report; the parent holds the deadline, so a
+ * (lodge/job.h) whose result is its report; the parent holds the deadline, so a
  * worker stuck in a save is killed at the timeout like one waiting for a
  * guest that ignores its power button, and the domain is destroyed. */
 #include "incoming.h"
@@ -28,7 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SAVE_SUFFIX ".save"
 #define DESTROY_PHASE_MS 30000     /* destroying what outlived the timeout */
 
 /* A worker's report: its job's result. */
@@ -466,12 +465,4 @@ int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 	/* After the restores: a domain whose file is still there is not
 	 * started afresh (lodge_autostart says so). */
 	return failed + lodge_autostart(lg, autostarted, &a);
-}
-
-bool lodge_saved_state(const struct lodge *lg, const char *name, char *file, size_t len)
-{
-	struct stat st;
-
-	snprintf(file, len, "%s/%s" SAVE_SUFFIX, lg->hc.save_dir, name);
-	return stat(file, &st) == 0;
 }

@@ -130,7 +130,7 @@ static int bz_pump(int in, int out, bool compress, int limit_fd)
 	return 0;
 }
 
-/* The compressor is a job (lodge-job.h) whose result is its status; one
+/* The compressor is a job (lodge/job.h) whose result is its status; one
  * at a time: a process saves or restores one domain at a time. */
 static struct lodge_job bz_job;
 
