@@ -33,6 +33,7 @@ static const struct proto_command_rule commands[PROTO_NCOMMANDS] = {
 	[PROTO_SYSRQ]       = { "sysrq",       "KEY",                        1, 1, false, R },
 	[PROTO_NMI]         = { "nmi",         "",                           0, 0, false, R },
 	[PROTO_VCPU_PIN]    = { "vcpu-pin",    "VCPU|all CPUS",              2, 2, false, R },
+	[PROTO_VCPU_SET]    = { "vcpu-set",    "N",                          1, 1, false, R },
 	[PROTO_SCHED]       = { "sched",       "WEIGHT CAP",                 2, 2, false, R },
 	[PROTO_DISK_ATTACH] = { "disk-attach", "SHARED SPEC",                2, 2, false, R },
 	[PROTO_VIF_ATTACH]  = { "vif-attach",  "SPEC",                       1, 1, false, R },

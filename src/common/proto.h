@@ -70,6 +70,11 @@
  *   sysrq KEY           a BREAK on the serial line then KEY (one printable
  *                       character): Linux's 8250 driver takes it as sysrq
  *   nmi                 an NMI on vCPU 0 (xl trigger DOMAIN nmi)
+ *   vcpu-set N          vCPUs 0..N-1 online, N from 1 to max_vcpus (xl
+ *                       vcpu-set): those added run at once and the guest is
+ *                       told (CPU hot-plug, src/common/cpuhp.h); those
+ *                       beyond N are asked of the guest, and go offline when
+ *                       it ejects them (status: vcpus, the online count)
  *   destroy             end the domain at once
  *   watchdog MS         the pool agent's watchdog (src/pool/README.md): the
  *                       domain ends at MS, a CLOCK_MONOTONIC time in ms
@@ -161,7 +166,7 @@ enum proto_command {
 	PROTO_STATUS, PROTO_PEERS, PROTO_VCPU_LIST, PROTO_DESTROY, PROTO_CONSOLE, PROTO_CONSOLE_LOG,
 	PROTO_SAVE_END, PROTO_SAVE, PROTO_DUMP_CORE, PROTO_MIGRATE, PROTO_PAUSE, PROTO_UNPAUSE,
 	PROTO_WATCHDOG, PROTO_SHUTDOWN, PROTO_REBOOT, PROTO_MEM_SET, PROTO_MEM_MAX, PROTO_SYSRQ, PROTO_NMI,
-	PROTO_VCPU_PIN, PROTO_SCHED,
+	PROTO_VCPU_PIN, PROTO_VCPU_SET, PROTO_SCHED,
 	PROTO_DISK_ATTACH, PROTO_VIF_ATTACH, PROTO_DETACH, PROTO_NCOMMANDS
 };
 /* The domain's states a command is answered in (a bit each). */

@@ -341,6 +341,17 @@ int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err)
 	return ask_named(lg, domain, "trigger", proto_command_rule(PROTO_NMI)->name, err);
 }
 
+int lodge_vcpu_set(const struct lodge *lg, const char *domain, unsigned long n, struct lodge_err *err)
+{
+	char req[64];
+
+	if (n < 1 || n > DOMAIN_VCPUS_MAX)
+		return lodge_fail(err, -ERANGE, "vcpu-set: %lu vCPUs is out of range: 1 to the domain's maxvcpus "
+				  "(at most %d)", n, DOMAIN_VCPUS_MAX);
+	snprintf(req, sizeof(req), "%s %lu", proto_command_rule(PROTO_VCPU_SET)->name, n);
+	return ask_named(lg, domain, proto_command_rule(PROTO_VCPU_SET)->name, req, err);
+}
+
 int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err)
 {
 	char req[64], name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];

@@ -547,6 +547,12 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 		return -EINVAL;
 	}
 	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
+	dc->maxvcpus = (unsigned)cfg_getint(cfg, "maxvcpus");
+	if (dc->maxvcpus && dc->maxvcpus < dc->vcpus) {
+		cfg_fail(ctx, cfg_key_line(ctx, "maxvcpus", 0), "maxvcpus",
+			 "%u is below vcpus (%u)", dc->maxvcpus, dc->vcpus);
+		return -EINVAL;
+	}
 	/* Paths fit: the validate callbacks resolved them already. */
 	if (cfg_getstr(cfg, "kernel"))
 		cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));

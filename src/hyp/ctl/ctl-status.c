@@ -196,11 +196,11 @@ void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 			 phases[c->last.phase], c->last.round, (unsigned long long)c->last.pages,
 			 (unsigned long long)c->last.dirty, (unsigned long long)c->last.rate_kib);
 	}
-	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
+	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmax_vcpus %u\nmemory_mib %lu\n%s"
 		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nksm_shared_kib %lu\nthp_kib %lu\n"
 		    "start_time %ld\nuptime_s %llu\nkernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
 		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s%s\n",
-		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
+		    dom->name, dom->id, (int)getpid(), ctl_state(c), vcpu_online_count(dom), dom->nvcpus, dom->memory_mib, mem_keys,
 		    (unsigned long long)total, vcpu_ns, rss_pages * page_kib, ksm_pages * page_kib, thp_kib(now_ns),
 		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
 		    kernel, dom->end_reason[0] ? dom->end_reason : "-",
