@@ -22,7 +22,8 @@
  * version gets "error protocol version X not supported (lodge-hyp speaks 1)".
  *
  * Commands:
- *   status              keys: name id pid state vcpus memory_mib maxmem_mib
+ *   status              keys: name id pid state vcpus (online) max_vcpus
+ *                       memory_mib maxmem_mib
  *                       target_mib balloon_mib [guest_total_kib guest_free_kib
  *                       guest_avail_kib] cpu_ns vcpu_ns (space-separated, one
  *                       per vCPU) rss_kib start_time uptime_s kernel end_reason
@@ -87,8 +88,9 @@
  *   vcpu-list           keys, each a space-separated list with one word per
  *                       vCPU: vcpu_tid vcpu_cpu (host CPU it last ran on, -1
  *                       unknown) vcpu_state (/proc state letter, - no thread)
- *                       vcpu_ns vcpu_wait_ns vcpu_affinity (CPU lists);
- *                       also vcpus and paused (0 or 1)
+ *                       vcpu_ns vcpu_wait_ns vcpu_affinity (CPU lists)
+ *                       vcpu_online (1, or 0: held offline by vcpu-set);
+ *                       also vcpus (maxvcpus) and paused (0 or 1)
  *   vcpu-pin VCPU|all CPUS  affinity of one vCPU thread or all; CPUS as
  *                       Xen writes them (0, 0-3, 0,2, ^1, all); every CPU
  *                       must be online; nothing changes on error

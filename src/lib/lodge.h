@@ -421,6 +421,7 @@ int lodge_vcpu_pin(const struct lodge *lg, const char *domain, const char *vcpu,
 struct lodge_vcpu {
 	int cpu;                       /* host CPU it last ran on, -1 unknown */
 	char state;                    /* /proc state letter, '-' no thread */
+	bool offline;                  /* beyond vcpu-set's count: held, not in the guest */
 	uint64_t ns, wait_ns;
 	char affinity[512];            /* a CPU list */
 };

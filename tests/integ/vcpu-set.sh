@@ -62,6 +62,15 @@ else
 	fail "vcpu-set 2" "vcpus $(vcpus_of v); $(conlog v | tail -4 | tr '\n' '|')"
 fi
 
+# vcpu-list shows every vCPU up to maxvcpus, the one held offline as "off"
+states=$(lodge vcpu-list -o tsv v 2>/dev/null | awk -F'\t' '{ print $5 }' | tr '\n' ' ')
+read -r s0 s1 s2 rest <<<"$states"
+if [ -z "$rest" ] && [ "$s2" = off ] && [ -n "$s1" ] && [ "$s0" != off ] && [ "$s1" != off ]; then
+	pass "vcpu-list: 3 vCPUs, the one held offline shows off ($states)"
+else
+	fail "vcpu-list" "states: $states"
+fi
+
 # ---- a guest that ignores the request keeps the CPU ----------------------------
 say v 'hotplug-ignore on'
 if wait_until 10 shows v 'eject requests are ignored' && lodge vcpu-set v 1 &&
