@@ -599,10 +599,13 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 		return -EINVAL;
 	dc->autostart = cfg_getbool(cfg, "autostart");
 	dc->ncpus = cfg_size(cfg, "cpus");
-	if (dc->ncpus > 1 && dc->ncpus > dc->vcpus) {
-		cfg_fail(ctx, cfg_value_line(ctx, "cpus", dc->vcpus, 0), "cpus",
-			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, dc->vcpus,
-			 dc->vcpus == 1 ? "" : "s");
+	/* One list per vCPU there may be: up to maxvcpus. */
+	unsigned most = dc->maxvcpus > dc->vcpus ? dc->maxvcpus : dc->vcpus;
+
+	if (dc->ncpus > 1 && dc->ncpus > most) {
+		cfg_fail(ctx, cfg_value_line(ctx, "cpus", most, 0), "cpus",
+			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, most,
+			 most == 1 ? "" : "s");
 		return -EINVAL;
 	}
 	for (i = 0; i < dc->ncpus; i++)
