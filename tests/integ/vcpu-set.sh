@@ -114,4 +114,15 @@ if [ $rc -ne 0 ] && grep -q 'maxvcpus' <<<"$out" && [ -z "$(field bad 1)" ]; the
 else
 	fail "maxvcpus below vcpus" "rc $rc: $out"
 fi
+
+# ---- lodge-hyp itself: --max-vcpus below --vcpus, beyond 64 ----------------------
+for args in "--vcpus 2 --max-vcpus 1" "--max-vcpus 65"; do
+	# shellcheck disable=SC2086 # the options are words
+	out=$("$HYP" --kernel "$MINIOS" $args 2>&1); rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q -- '--max-vcpus' <<<"$out"; then
+		pass "lodge-hyp $args refused: $out"
+	else
+		fail "lodge-hyp $args" "rc $rc: $out"
+	fi
+done
 exit 0
