@@ -2,7 +2,7 @@
  * pool of Lodge hosts on etcd (src/pool/README.md). */
 #include "agent.h"
 #include "output.h"
-#include "lodge-pool.h"
+#include "pool-list.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -419,22 +419,6 @@ int cmd_pool_migrate(struct cli *c)
 }
 
 /* lodge list --pool: every domain of the pool with its host. */
-OUT_GETTER(get_dname, struct pool_domain_row, out_str(v, r->name))
-OUT_GETTER(get_dhost, struct pool_domain_row, r->host[0] ? out_str(v, r->host) : out_null(v))
-OUT_GETTER(get_dstate, struct pool_domain_row, out_str(v, r->state))
-OUT_GETTER(get_dmem, struct pool_domain_row, out_uint(v, r->memory_mib))
-OUT_GETTER(get_dha, struct pool_domain_row, out_uint(v, r->ha))
-OUT_GETTER(get_dnote, struct pool_domain_row, r->note[0] ? out_str(v, r->note) : out_null(v))
-
-static const struct out_col dom_cols[] = {
-	{ "Name", "name", -24, 0, 0, get_dname, NULL },
-	{ "Host", "host", -16, 0, 0, get_dhost, NULL },
-	{ "State", "state", -9, 0, 0, get_dstate, NULL },
-	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
-	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
-	{ "Why", "why", 0, 0, 0, get_dnote, NULL },
-};
-
 int cmd_pool_domains(struct cli *c)
 {
 	char why[ETCD_WHY_MAX];
@@ -445,7 +429,7 @@ int cmd_pool_domains(struct cli *c)
 
 	if (pool_domains(&c->lg.hc, &d, why, sizeof(why)))
 		return pool_fail(why);
-	if ((rc = out_begin(&o, c, dom_cols, OUT_NCOLS(dom_cols)))) {
+	if ((rc = out_begin(&o, c, pool_list_cols, pool_list_ncols))) {
 		pool_domains_free(&d);
 		return rc;
 	}
