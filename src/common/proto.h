@@ -22,10 +22,10 @@
  * version gets "error protocol version X not supported (lodge-hyp speaks 1)".
  *
  * Commands:
- *   status              keys: name id pid state vcpus memory_mib maxmem_mib
- *                       target_mib balloon_mib [guest_total_kib guest_free_kib
- *                       guest_avail_kib] cpu_ns vcpu_ns (space-separated, one
- *                       per vCPU) rss_kib start_time uptime_s kernel end_reason
+ *   status              keys: the table below (enum proto_status_key, named
+ *                       in proto.c); guest_* only once the guest reports, save_*
+ *                       only after a save or migration; vcpu_ns and
+ *                       vcpu_wait_ns space-separated, one per vCPU
  *                       memory_mib: at boot; maxmem_mib: guest RAM; mem_max_mib:
  *                       mem-set's ceiling (mem-max, else maxmem_mib); target_mib:
  *                       what mem-set asks the guest to keep; balloon_mib: what
