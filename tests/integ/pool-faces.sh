@@ -26,7 +26,6 @@ PORT=$(pool_free_port)
 URL=http://127.0.0.1:$PORT
 "$LODGE" --root "$ROOT" web --listen "127.0.0.1:$PORT" >"$T/web.log" 2>&1 &
 WEB_PID=$!
-trap 'kill $WEB_PID 2>/dev/null; wait $WEB_PID 2>/dev/null' EXIT
 up() { curl -s -o /dev/null "$URL/"; }
 if ! wait_until 20 up; then
 	fail "pool-faces: web" "lodge web did not answer: $(cat "$T/web.log")"
