@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for Lodge's shell tests.  Every test reports one line per
 # case on stdout:  "PASS: name", "FAIL: name: why" or "SKIP: name: why";
 # tests/run.sh counts them.
@@ -281,6 +282,22 @@ template_cached() {
 		{ TEMPLATE_WHY="cannot copy the cached template"; rc=1; }
 	exec {lockfd}>&-
 	return $rc
+}
+
+# fnv1a64w FILE OFFSET LENGTH: the FNV-1a sum over little-endian 64-bit
+# words that Mini-OS's blk-sum prints, of LENGTH bytes of FILE at OFFSET.
+fnv1a64w() {
+	python3 - "$@" <<'PY'
+import struct, sys
+f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(f, 'rb') as fh:
+    fh.seek(off)
+    data = fh.read(n)
+h = 0xcbf29ce484222325
+for (w,) in struct.iter_unpack('<Q', data):
+    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
+print("0x%016x" % h)
+PY
 }
 
 integ_exit() {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The pool tests' fixture (issue 24, src/pool/README.md): a three-member
 # etcd cluster of Debian's etcd-server, sourced by tests/lib.sh.
 #

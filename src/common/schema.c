@@ -150,7 +150,7 @@ int ifname_check(const char *name, char *why, size_t whylen)
 		return 0;
 	/* The name as given, cut, with what a terminal or log would take as
 	 * its own shown as '?'. */
-	for (i = 0; name[i] && i < sizeof(shown) - 4; i++)
+	for (i = 0; i < sizeof(shown) - 4 && name[i]; i++)
 		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
 	snprintf(shown + i, sizeof(shown) - i, "%s", name[i] ? "..." : "");
 	snprintf(why, whylen, "'%s' is not an interface name (%s)", shown, ifname_rule());

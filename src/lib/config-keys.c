@@ -675,7 +675,7 @@ unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts)
 {
 	unsigned n;
 
-	for (n = 0; keys[n].name && n < MAX_KEYS; n++) {
+	for (n = 0; n < MAX_KEYS && keys[n].name; n++) {
 		const struct cfg_key *k = &keys[n];
 
 		switch (k->type) {

@@ -76,8 +76,11 @@ static void balloon_set_actual(void)
 	mmio_write32(b.v.device + CFG_ACTUAL, (uint32_t)balloon_set.count);
 }
 
-/* Up to PFNS_PER_REQ pages from the pool into the balloon. */
-static int balloon_inflate(uint64_t want)
+/* Up to PFNS_PER_REQ pages moved from one set to the other, told to the
+ * host on q first: inflate is free_pages to balloon_set on the inflate
+ * queue, deflate the reverse on the deflate queue.  Pages the host did not
+ * take go back where they came from. */
+static int balloon_move(struct vq *q, struct pageset *from, struct pageset *to, uint64_t want)
 {
 	uint64_t masks[MAX_WORDS], bases[MAX_WORDS];
 	unsigned n = 0, nw = 0, i;
@@ -85,7 +88,7 @@ static int balloon_inflate(uint64_t want)
 	if (want > PFNS_PER_REQ)
 		want = PFNS_PER_REQ;
 	while (n < want && nw < MAX_WORDS) {   /* partial words: fewer than 64 pages each */
-		uint64_t base, m = pageset_take(&free_pages, want - n < 64 ? want - n : 64, &base), bits;
+		uint64_t base, m = pageset_take(from, want - n < 64 ? want - n : 64, &base), bits;
 
 		if (!m)
 			break;
@@ -95,45 +98,12 @@ static int balloon_inflate(uint64_t want)
 			b.pfns[n++] = base + __builtin_ctzll(bits);
 	}
 	if (!n)
-		return -1;                        /* no free memory left to give */
-	if (balloon_send(&b.inflate, n)) {
-		for (i = 0; i < nw; i++)
-			pageset_give(&free_pages, bases[i], masks[i]);
-		return -1;
-	}
+		return -1;                        /* nothing left to move */
+	if (balloon_send(q, n))
+		to = from;
 	for (i = 0; i < nw; i++)
-		pageset_give(&balloon_set, bases[i], masks[i]);
-	return 0;
-}
-
-/* Up to PFNS_PER_REQ pages out of the balloon, told to the host first. */
-static int balloon_deflate(uint64_t want)
-{
-	uint64_t masks[MAX_WORDS], bases[MAX_WORDS];
-	unsigned n = 0, nw = 0, i;
-
-	if (want > PFNS_PER_REQ)
-		want = PFNS_PER_REQ;
-	while (n < want && nw < MAX_WORDS) {   /* partial words: fewer than 64 pages each */
-		uint64_t base, m = pageset_take(&balloon_set, want - n < 64 ? want - n : 64, &base), bits;
-
-		if (!m)
-			break;
-		masks[nw] = m;
-		bases[nw++] = base;
-		for (bits = m; bits; bits &= bits - 1)
-			b.pfns[n++] = base + __builtin_ctzll(bits);
-	}
-	if (!n)
-		return -1;
-	if (balloon_send(&b.deflate, n)) {
-		for (i = 0; i < nw; i++)
-			pageset_give(&balloon_set, bases[i], masks[i]);
-		return -1;
-	}
-	for (i = 0; i < nw; i++)
-		pageset_give(&free_pages, bases[i], masks[i]);
-	return 0;
+		pageset_give(to, bases[i], masks[i]);
+	return to == from ? -1 : 0;
 }
 
 static void balloon_post_stats(void)
@@ -157,9 +127,9 @@ static void balloon_follow(void)
 
 	while (!b.broken && rc == 0 && balloon_set.count != target) {
 		if (balloon_set.count < target)
-			rc = balloon_inflate(target - balloon_set.count);
+			rc = balloon_move(&b.inflate, &free_pages, &balloon_set, target - balloon_set.count);
 		else
-			rc = balloon_deflate(balloon_set.count - target);
+			rc = balloon_move(&b.deflate, &balloon_set, &free_pages, balloon_set.count - target);
 		balloon_set_actual();
 		/* The host may have moved the target meanwhile: follow the new one. */
 		target = mmio_read32(b.v.device + CFG_NUM_PAGES);

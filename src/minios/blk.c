@@ -317,7 +317,11 @@ static void cmd_blk_bench(int argc, char **argv)
 	total = strtou64(argv[3], NULL) << 20;
 	req = strtou64(argv[4], NULL) << 10;
 	depth = strtou64(argv[5], NULL);
-	if (!req || !depth || depth > d->q.nfree / 3)
+	if (!req) {
+		printf("blk-bench: REQ_KIB must be at least 1\n");
+		return;
+	}
+	if (!depth || depth > d->q.nfree / 3)
 		depth = d->q.nfree / 3;
 	nreq = total / req;
 	span = d->sectors * 512 / req;      /* request-sized slots on the disk */

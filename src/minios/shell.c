@@ -126,7 +126,7 @@ static void cmd_mark(int argc, char **argv)
 	const char *s = argc > 1 ? argv[1] : "";
 	unsigned i;
 
-	for (i = 0; s[i] && i < sizeof(minios_mark) - 1; i++)
+	for (i = 0; i < sizeof(minios_mark) - 1 && s[i]; i++)
 		minios_mark[i] = s[i];
 	minios_mark[i] = '\0';
 	printf("mark: '%s' at %lx\n", minios_mark, (unsigned long)minios_mark);

@@ -19,8 +19,12 @@ void ap_main(unsigned cpu)
 {
 	idt_load();
 	lapic_init();
-	if (cpu < MAX_CPUS)
-		cpu_apic_id[cpu] = lapic_id();
+	if (cpu >= MAX_CPUS) {           /* no work slot: counted, then parked */
+		__atomic_add_fetch(&cpus_up, 1, __ATOMIC_RELEASE);
+		for (;;)
+			idle();
+	}
+	cpu_apic_id[cpu] = lapic_id();
 	__atomic_add_fetch(&cpus_up, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		void (*fn)(unsigned) = ap_work[cpu];

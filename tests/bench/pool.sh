@@ -25,7 +25,7 @@ runs_on() {
 	for h in a b c; do lh "$h" list -o tsv -H 2>/dev/null | cut -f1 | grep -qx "$1" && r+="$h"; done
 	echo "$r"
 }
-ms_of() { local t0=$(now_us); "$@" >/dev/null 2>&1; echo $((($(now_us) - t0) / 1000)); }
+ms_of() { local t0; t0=$(now_us); "$@" >/dev/null 2>&1; echo $((($(now_us) - t0) / 1000)); }
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 cfg() { printf 'name = "%s"\nmemory = 32\nvcpus = 1\nkernel = "%s"\nha = %s\n' "$2" "$MINIOS" "$3" >"$1/$2.cfg"; }
 

@@ -21,20 +21,6 @@ want = bytes(((disk + i) * 7 + seed) & 0xff for i in range(n))
 sys.exit(0 if data == want else 1)
 PY
 }
-# FNV-1a over little-endian 64-bit words, as Mini-OS's blk-sum computes it.
-fnv1a64w() {   # FILE OFFSET LENGTH
-	python3 - "$@" <<'PY'
-import struct, sys
-f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f, 'rb') as fh:
-    fh.seek(off)
-    data = fh.read(n)
-h = 0xcbf29ce484222325
-for (w,) in struct.iter_unpack('<Q', data):
-    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
-print("0x%016x" % h)
-PY
-}
 
 # run_guest OUT CMDS DISKARGS...: boot Mini-OS with run="CMDS; poweroff".
 run_guest() {
@@ -78,6 +64,15 @@ if grep -q "blk-sum: fnv1a64w $want" "$T/sum.out"; then
 	pass "guest reads what the host wrote (checksum of 1 MiB)"
 else
 	fail "guest reads what the host wrote" "want $want, got: $(grep blk-sum "$T/sum.out")"
+fi
+
+# 2a. blk-bench with a request size of 0 says so; it divided by it before.
+run_guest "$T/bench0.out" "blk-bench vda read 1 0 1" --disk "$T/disk.img"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'blk-bench: REQ_KIB must be at least 1' "$T/bench0.out"; then
+	pass "blk-bench refuses a request size of 0, and the guest powers off"
+else
+	fail "blk-bench with a request size of 0" "status $rc: $(tail -2 "$T/bench0.out" | tr '\n' ' ')"
 fi
 
 # 2b. A disk that is a file in memory (tmpfs: lodge-hyp's I/O thread copies

@@ -74,7 +74,8 @@ else
 fi
 exec 9>&-
 wait $hyp
-if [ $? -eq 0 ]; then pass "poweroff typed on the console ends the domain"; else fail "typed poweroff" "status $?"; fi
+rc=$?
+if [ $rc -eq 0 ]; then pass "poweroff typed on the console ends the domain"; else fail "typed poweroff" "status $rc"; fi
 
 # SIGTERM stops a running domain from the host: exit status 4.
 timeout 60 "$HYP" --kernel "$MINIOS" --memory 64 </dev/null >"$T/term.out" 2>&1 &

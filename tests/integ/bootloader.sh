@@ -242,7 +242,7 @@ bad() {
 	fi
 }
 # tree NAME: an empty guest tree to fill
-tree() { rm -rf "$T/$1"; mkdir -p "$T/$1/boot"; echo "$T/$1"; }
+tree() { rm -rf "${T:?}/$1"; mkdir -p "$T/$1/boot"; echo "$T/$1"; }
 D=$(tree loop); ln -s vmlinuz "$D/vmlinuz"
 image loop 8M && mkext4 "$T/loop.img" $U_WHOLE "$D"
 bad "a symbolic link loop" "$T/loop.img" "cannot boot from its disk $T/loop.img: the whole disk: kernel /vmlinuz: a symbolic link loop"

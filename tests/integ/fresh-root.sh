@@ -34,7 +34,7 @@ if ! template_cached bookworm; then
 	skip "install on a fresh root" "no bookworm template: $TEMPLATE_WHY"
 	exit 0
 fi
-rm -rf "$ROOT/etc" "$ROOT/var/lib/lodge/images"
+rm -rf "${ROOT:?}/etc" "${ROOT:?}/var/lib/lodge/images"
 integ_netns
 lodge bridge-create lodgebr0 >/dev/null
 mkdir -p "$T/disks"
@@ -45,7 +45,7 @@ if out=$(lodge install web2 --bridge lodgebr0 --disk "$T/disks/web2.img" --size 
 else
 	fail "install with its disk elsewhere on a fresh root" "$(echo "$out" | tail -2)"
 fi
-rm -rf "$ROOT/etc" "$ROOT/var/lib/lodge/images"
+rm -rf "${ROOT:?}/etc" "${ROOT:?}/var/lib/lodge/images"
 if out=$(lodge install web --bridge lodgebr0 --size 2G 2>&1) &&
    [ -f "$ROOT/var/lib/lodge/images/web.img" ] && [ -f "$ROOT/var/lib/lodge/images/web-seed.img" ] &&
    lodge check web >/dev/null 2>&1; then

@@ -27,7 +27,8 @@ unit_cmd() {
 # run_unit KEY: run it (in the test's namespace, where the bridge is), its
 # stdout in $T/out, stderr in $T/err, exit status in RC, seconds in SECS.
 run_unit() {
-	local t0=$(date +%s%N)
+	local t0
+	t0=$(date +%s%N)
 	unit_cmd "$1" || { RC=99; echo "no single lodge $1= in $UNIT" >"$T/err"; return; }
 	# shellcheck disable=SC2086
 	in_ns timeout 300 "$LODGE" --root "$ROOT" $UNIT_ARGS >"$T/out" 2>"$T/err"

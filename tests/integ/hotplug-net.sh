@@ -106,7 +106,7 @@ if lodge create b >/dev/null 2>&1 && wait_until 30 shows b 'hotplug: PCI hot-plu
 	track_pid "$(field b 9)" $(pgrep -P "$(field b 9)")
 	out=$(lodge network-detach b 0 2>&1); rc=$?
 	cp "$RUN/b/lodge-hyp.log" "$T/b-hyp.log" 2>/dev/null
-	if [ $rc -eq 0 ] && shows b 'net: eth0 removed' && [ "$(field b 5)" = "r-----" -o "$(field b 5)" = running ] &&
+	if [ $rc -eq 0 ] && shows b 'net: eth0 removed' && { [ "$(field b 5)" = "r-----" ] || [ "$(field b 5)" = running ]; } &&
 		! grep -q seccomp "$RUN/b/lodge-hyp.log" 2>/dev/null; then
 		pass "a boot vif under the address watch detaches; the domain runs on ($out)"
 	else

@@ -27,19 +27,6 @@ mkcfg() {  # NAME DISK...
 		printf ' ]\n'
 	} >"$DOMS/$name.cfg"
 }
-fnv1a64w() {   # FILE OFFSET LENGTH, as Mini-OS's blk-sum
-	python3 - "$@" <<'PY'
-import struct, sys
-f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f, 'rb') as fh:
-    fh.seek(off)
-    data = fh.read(n)
-h = 0xcbf29ce484222325
-for (w,) in struct.iter_unpack('<Q', data):
-    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
-print("0x%016x" % h)
-PY
-}
 # The domain's own process: the sandboxed child of its supervisor, or the
 # one lodge list names if it has none.
 domain_pid() { local p c; p=$(field "$1" 9); c=$(pgrep -P "$p" | head -1); echo "${c:-$p}"; }
@@ -135,6 +122,7 @@ refused "a vdev already taken" 'has a disk vdb already' lodge block-attach h "$T
 refused "a disk this domain holds" 'used by domain h|in use' lodge block-attach h "$STORE/data.img,raw,vdc,rw"
 mkcfg g "$T/other.img,raw,vda,rw"
 if lodge create g >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field g 9) $(pgrep -P "$(field g 9)")
 	refused "a disk another domain holds" 'used by domain g|in use by another domain' \
 		lodge block-attach h "$T/other.img,raw,vdc,rw"
@@ -201,6 +189,7 @@ flock -n -x "$STORE/data.img" true && pass "the disk's lock is free after the de
 	fail "lock after detach" "still held"
 mkcfg w "$STORE/data.img,raw,vda,rw"
 if lodge create w >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field w 9) $(pgrep -P "$(field w 9)")
 	pass "another domain opens the detached disk writable"
 	lodge destroy w >/dev/null 2>&1
@@ -300,6 +289,7 @@ else
 fi
 out=$(lodge save h "$T/h.sav" 2>&1); rc=$?
 if [ $rc -eq 0 ] && out2=$(lodge restore "$T/h.sav" 2>&1); then
+	# shellcheck disable=SC2046 # pids: one word each
 	track_pid $(field h 9) $(pgrep -P "$(field h 9)")
 	console_on "$ROOT"
 	if [ "$(slots_of "$ROOT")" = "vdb " ] && guest_reads "$ROOT" &&

@@ -80,6 +80,7 @@ fi
 # still owns /dev/kvm; a root-owned kernel with mode 000 then cannot be opened.
 if need_root "unreadable kernel"; then
 	cp "$MINIOS" "$T/unreadable.elf" && chmod 000 "$T/unreadable.elf"
+	# shellcheck disable=SC2054 # setpriv's own comma lists
 	WRAP=(setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search)
 	if "${WRAP[@]}" true 2>/dev/null; then
 		expect_error "unreadable kernel" "cannot open kernel $T/unreadable.elf: Permission denied" \

@@ -80,7 +80,7 @@ check_disk() {
 	blocks=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block count: *//p')
 	bsize=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
 	if [ -n "$uuid" ] && [ "$uuid" != "$tpl_uuid" ] &&
-	   in_image "$img" "cat /etc/fstab" | grep -Eq "^UUID=$uuid[[:space:]]+/[[:space:]]+ext4[[:space:]]"; then
+	   in_image "$img" "cat /etc/fstab" | grep -Eq "^UUID=${uuid}[[:space:]]+/[[:space:]]+ext4[[:space:]]"; then
 		pass "$label: fstab names the clone's own fresh UUID ($uuid) as /"
 	else
 		fail "$label: fstab and UUID" "UUID '$uuid' (template's $tpl_uuid), fstab: $(in_image "$img" "cat /etc/fstab" | tr '\n' '|')"

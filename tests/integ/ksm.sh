@@ -101,7 +101,7 @@ else
 	fi
 	if [ $ok = 1 ]; then
 		sleep 1
-		for d in ka kb kc; do eval "before_$d=\$(kib_mib \"\$(field $d 8)\")"; done
+		before_ka=$(kib_mib "$(field ka 8)"); before_kb=$(kib_mib "$(field kb 8)"); before_kc=$(kib_mib "$(field kc 8)")
 		[ -w "$KSM/advisor_mode" ] && echo none >"$KSM/advisor_mode" 2>/dev/null
 		echo 4000 >"$KSM/pages_to_scan"
 		echo 0 >"$KSM/sleep_millisecs"

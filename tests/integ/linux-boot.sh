@@ -106,7 +106,7 @@ for k in bzimage elf; do
 	else
 		fail "Debian kernel ($k): e820: no other usable RAM" "usable ranges: ${usable:-none}"
 	fi
-	eval 'res=("${reserved_'$k'[@]}")'
+	declare -n res=reserved_$k
 	ok=1
 	for r in "${res[@]}"; do grep -Eq -- "$r" "$out" || ok=0; done
 	if [ $ok = 1 ]; then

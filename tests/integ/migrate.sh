@@ -336,6 +336,7 @@ if boot victim '^dirty: pass [0-9]+'; then
 	mig_pid=$!
 	if wait_for "$T/victim.out" '^round 1:' 60; then
 		killed="$recv_pid $(hyp_pids "$RB" victim | tr '\n' ' ')"
+		# shellcheck disable=SC2046 # pids: one word each
 		kill -9 $recv_pid $(descendants $recv_pid) $(hyp_pids "$RB" victim) 2>/dev/null
 		wait $recv_pid 2>/dev/null
 		i=0

@@ -154,7 +154,7 @@ in_ns "$HYP" --kernel "$MINIOS" --memory 64 --cmdline "ip=10.79.1.2/24 ip1=10.79
 	--net "tap=vif-c.0,bridge=lbr1,mac=02:4c:00:00:00:c0" --net "tap=vif-c.1,bridge=lbr2,mac=02:4c:00:00:00:c1" \
 	<"$T/c.in" >"$T/c.out" 2>&1 &
 cpid=$!
-pids+=($cpid)
+pids+=("$cpid")
 exec {fd_c}>"$T/c.in"
 if wait_for "$T/c.out" 'minios> ' 30 && grep -q 'net: eth0 mac 02:4c:00:00:00:c0 ip 10.79.1.2' "$T/c.out" &&
    grep -q 'net: eth1 mac 02:4c:00:00:00:c1 ip 10.79.2.2' "$T/c.out" &&

@@ -221,7 +221,7 @@ if wait_until 20 eval '[ $(crashes s6) -ge 1 ] && [ $(boots s6) -ge 2 ] && [ "$(
 else
 	fail "pool-stop: s6 crash" "s6 $(pool_dom_field s6 3) on '$(pool_runs_on s6)', $(crashes s6) crashes, $(boots s6) boots; $(grep s6 "$T/agent-a.log" | tail -3 | tr '\n' '|')"
 fi
-if wait_until 20 eval '[ "$(pool_dom_field s7 3)" = stopped ]' && [ $(crashes s7) -ge 1 ] && [ -z "$(pool_runs_on s7)" ]; then
+if wait_until 20 eval '[ "$(pool_dom_field s7 3)" = stopped ]' && [ "$(crashes s7)" -ge 1 ] && [ -z "$(pool_runs_on s7)" ]; then
 	pass "pool-stop: a non-HA guest that crashed is stopped"
 else
 	fail "pool-stop: s7 crash" "s7 $(pool_dom_field s7 3) on '$(pool_runs_on s7)'"

@@ -16,6 +16,7 @@ fuzz=$(cd "$TOP" && ls tests/fuzz/fuzz-*.c | sed 's|tests/fuzz/\(.*\)\.c|'"$ASAN
 # The tree is named to make as `make check SANITIZE=1` names it (relative
 # to the top), so both share one set of dependency files.
 rel() { for f in "$@"; do echo "${f#"$TOP"/}"; done; }
+# shellcheck disable=SC2046,SC2086 # lists of paths made here, no spaces
 if ! make -s -C "$TOP" -j2 BUILD="$(rel "$ASAN")" SANITIZE=1 all $(rel $units $fuzz) >"$TMPDIR_TEST/build.log" 2>&1; then
 	fail "sanitizers: build with ASan and UBSan" "$(grep -m1 -E 'error' "$TMPDIR_TEST/build.log" || tail -1 "$TMPDIR_TEST/build.log")"
 	exit 0
@@ -38,6 +39,7 @@ for t in $units; do
 done
 for f in $fuzz; do
 	name=${f##*/replay-}
+	# shellcheck disable=SC2046 # none or one directory, no spaces
 	if out=$("$f" "$TOP/tests/fuzz/corpus/$name" $(ls -d "$TOP/tests/fuzz/crashes/$name" 2>/dev/null) 2>&1); then
 		pass "ASan+UBSan: fuzz corpus $name ($(tail -1 <<<"$out"))"
 	else

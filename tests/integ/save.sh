@@ -283,19 +283,6 @@ else
 fi
 
 # ---- 7. A disk and a vif on a bridge in a network namespace ----------------------------
-fnv1a64w() {   # FILE OFFSET LENGTH, as Mini-OS's blk-sum
-	python3 - "$@" <<'PY'
-import struct, sys
-f, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f, 'rb') as fh:
-    fh.seek(off)
-    data = fh.read(n)
-h = 0xcbf29ce484222325
-for (w,) in struct.iter_unpack('<Q', data):
-    h = ((h ^ w) * 0x100000001b3) & 0xffffffffffffffff
-print("0x%016x" % h)
-PY
-}
 if need_root "save and restore with a disk and a vif"; then
 	if ip netns add "lodge-save-$$" 2>/dev/null; then
 		NS=lodge-save-$$

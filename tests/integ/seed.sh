@@ -166,6 +166,7 @@ elif need_root "cloud-init reads the seed"; then
 	ci_py=$(head -1 "$(command -v cloud-init)" | sed 's/^#! *//')
 	lodge seed web --hostname web-1.example.org --ssh-key "$T/id.pub" --password-file "$T/pw" \
 		--packages vim,tree --user-data "$T/mine.yaml" -o "$img" >/dev/null 2>&1
+	loopdev=
 	if ! loop_attach loopdev "$img" -r; then
 		fail "cloud-init reads the seed" "no loop device"
 	else
@@ -176,7 +177,7 @@ elif need_root "cloud-init reads the seed"; then
 			mkdir -p "$T/mnt" && mcopy -i "$img" ::user-data ::meta-data "$T/mnt/"
 			how="read with mtools (this kernel has no vfat to mount it)"
 		else
-			rm -rf "$T/mnt"
+			rm -rf "${T:?}/mnt"
 		fi
 		res=$("$ci_py" - "$loopdev" "$T/id.pub" "$T/mnt" <<'EOF' 2>&1
 import os, sys, tempfile

@@ -378,7 +378,7 @@ else
 fi
 
 # save and restore, jobs in a child process each: the file always save_dir/NAME.save
-mkdir -p -m 700 "$ROOT/var/lib/lodge/save"
+install -d -m 700 "$ROOT/var/lib/lodge/save"
 c=$(code "${A[@]}" "${ACSRF[@]}" -X POST "$URL/api/domains/wapi/save"); id=$(job_id)
 if [ "$c" = 202 ] && wait_until 60 ended "$id" && [ "$(job_state "$id")" = "done:" ] &&
    [ -s "$ROOT/var/lib/lodge/save/wapi.save" ] && ! lodge list wapi >/dev/null 2>&1 &&

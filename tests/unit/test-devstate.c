@@ -79,25 +79,10 @@ static struct virtq_desc *desc(uint64_t table, unsigned i) { return (struct virt
 static struct virtq_avail *avail(uint64_t gpa) { return (void *)(ram + gpa); }
 static volatile struct virtq_used *used(uint64_t gpa) { return (void *)(ram + gpa); }
 
+/* Queue 0 on MSI-X vector 0. */
 static int driver_init(uint64_t d, uint64_t a, uint64_t u)
 {
-	SET_COMMON(0x14, 1, 0);
-	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	SET_COMMON(0x08, 4, 1);
-	SET_COMMON(0x0c, 4, 1);                  /* VERSION_1 */
-	SET_COMMON(0x08, 4, 0);
-	SET_COMMON(0x0c, 4, 0);
-	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-	SET_COMMON(0x16, 2, 0);
-	SET_COMMON(0x18, 2, QSIZE);
-	SET_COMMON(0x20, 8, d);
-	SET_COMMON(0x28, 8, a);
-	SET_COMMON(0x30, 8, u);
-	memset(ram + d, 0, 0x3000);
-	SET_COMMON(0x1a, 2, 0);                  /* queue 0 on MSI-X vector 0 */
-	SET_COMMON(0x1c, 2, 1);
-	SET_COMMON(0x14, 1, OK_STATUS);
-	return COMMON(0x14, 1) == OK_STATUS ? 0 : -1;
+	return vdriver_start(ram, QSIZE, d, a, u, 0);
 }
 
 /* Request k of at most two at once: descriptors 3k..3k+2, its own header

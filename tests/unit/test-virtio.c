@@ -41,26 +41,8 @@ static int probe(unsigned slot) { return probe_device(slot, 0x1042); }
 
 static int driver_init(void)
 {
-	SET_COMMON(0x14, 1, 0);
-	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	SET_COMMON(0x08, 4, 1);
-	SET_COMMON(0x0c, 4, 1);                  /* VERSION_1, nothing else */
-	SET_COMMON(0x08, 4, 0);
-	SET_COMMON(0x0c, 4, 0);
-	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-	if (!(COMMON(0x14, 1) & VIRTIO_STATUS_FEATURES_OK))
-		return -1;
-	SET_COMMON(0x16, 2, 0);
-	SET_COMMON(0x18, 2, QSIZE);
-	SET_COMMON(0x20, 8, DESC_GPA);
-	SET_COMMON(0x28, 8, AVAIL_GPA);
-	SET_COMMON(0x30, 8, USED_GPA);
-	memset(ram + DESC_GPA, 0, 0x3000);
-	SET_COMMON(0x1c, 2, 1);
-	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
-		   VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
 	avail_idx = used_seen = 0;
-	return COMMON(0x14, 1) & VIRTIO_STATUS_DRIVER_OK ? 0 : -1;
+	return vdriver_start(ram, QSIZE, DESC_GPA, AVAIL_GPA, USED_GPA, -1);
 }
 
 static struct virtq_desc *desc(unsigned i) { return (struct virtq_desc *)(ram + DESC_GPA) + i; }

@@ -7,8 +7,10 @@
 
 #include "bus.h"
 #include "dev/pci.h"
+#include "virtio/virtio.h"
 
 #include <stdint.h>
+#include <string.h>
 
 static uint64_t bar0;
 static unsigned common_off, notify_off, device_off;
@@ -66,6 +68,37 @@ static int probe_device(unsigned slot, uint16_t device_id)
 		}
 	}
 	return 0;
+}
+
+/* Reset, negotiate VERSION_1 and nothing else, queue 0 of QSIZE entries at
+ * DESC, AVAIL and USED (its three pages in RAM zeroed first), on MSI-X
+ * VECTOR unless that is negative, then DRIVER_OK: 0 once the device holds
+ * all four status bits. */
+static inline int vdriver_start(uint8_t *ram, unsigned qsize, uint64_t desc, uint64_t avail, uint64_t used, int vector)
+{
+	const unsigned ok = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+			    VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK;
+
+	SET_COMMON(0x14, 1, 0);
+	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+	SET_COMMON(0x08, 4, 1);
+	SET_COMMON(0x0c, 4, 1);                  /* VERSION_1 */
+	SET_COMMON(0x08, 4, 0);
+	SET_COMMON(0x0c, 4, 0);
+	SET_COMMON(0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	if (!(COMMON(0x14, 1) & VIRTIO_STATUS_FEATURES_OK))
+		return -1;
+	SET_COMMON(0x16, 2, 0);
+	SET_COMMON(0x18, 2, qsize);
+	SET_COMMON(0x20, 8, desc);
+	SET_COMMON(0x28, 8, avail);
+	SET_COMMON(0x30, 8, used);
+	memset(ram + desc, 0, 0x3000);
+	if (vector >= 0)
+		SET_COMMON(0x1a, 2, vector);
+	SET_COMMON(0x1c, 2, 1);
+	SET_COMMON(0x14, 1, ok);
+	return COMMON(0x14, 1) == ok ? 0 : -1;
 }
 
 #endif

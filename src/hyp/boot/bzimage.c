@@ -164,7 +164,7 @@ int bzimage_load(const struct guest_mem *mem, const struct boot_params_in *in,
 	}
 
 	n = e820_build(mem, e820);
-	for (i = 0; i < n && i < BP_E820_MAX; i++) {
+	for (i = 0; i < n && i < E820_MAX && i < BP_E820_MAX; i++) {
 		uint8_t *e = zp + BP_E820_TABLE + i * 20;
 
 		put64(e, 0, e820[i].addr);
