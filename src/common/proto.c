@@ -141,9 +141,8 @@ const char *proto_status_key(enum proto_status_key k)
 const char *proto_status_key_name(enum proto_status_key k, unsigned index, char buf[PROTO_KEY_MAX])
 {
 	if ((unsigned)k >= PROTO_NKEYS || !status_keys[k].suffix)
-		snprintf(buf, PROTO_KEY_MAX, "%s", proto_status_key(k));
-	else
-		snprintf(buf, PROTO_KEY_MAX, "%s%u%s", status_keys[k].stem, index, status_keys[k].suffix);
+		return proto_status_key(k);
+	snprintf(buf, PROTO_KEY_MAX, "%s%u%s", status_keys[k].stem, index, status_keys[k].suffix);
 	return buf;
 }
 
@@ -151,13 +150,18 @@ size_t proto_key_printf(char *buf, size_t len, size_t n, enum proto_status_key k
 			...)
 {
 	char key[PROTO_KEY_MAX];
+	const char *name = proto_status_key_name(k, index, key);
+	size_t klen = strlen(name);
 	va_list ap;
 	int w;
 
-	if (n + 1 >= len)
+	/* the key copied, not formatted: status is asked every second of
+	 * each of 50 domains */
+	if (n + klen + 2 >= len)
 		return n;
-	w = snprintf(buf + n, len - n, "%s ", proto_status_key_name(k, index, key));
-	n = w > 0 && (size_t)w < len - n ? n + (size_t)w : len - 1;
+	memcpy(buf + n, name, klen);
+	n += klen;
+	buf[n++] = ' ';
 	va_start(ap, fmt);
 	w = vsnprintf(buf + n, len - n, fmt, ap);
 	va_end(ap);

@@ -222,7 +222,7 @@ enum proto_status_key {
 };
 #define PROTO_KEY_MAX 32
 /* The key's name ("memory_mib"); a device's key with index ("vif2_addrs")
- * into buf, which is returned. */
+ * written into buf and buf returned. */
 const char *proto_status_key(enum proto_status_key k);
 const char *proto_status_key_name(enum proto_status_key k, unsigned index, char buf[PROTO_KEY_MAX]);
 
