@@ -1,5 +1,5 @@
 /* lodge install, template-list, template-update, template-delete: Debian
- * guests cloned from templates (the library does the work: src/lib/
+ * guests cloned from templates (the library does the work: src/lib/install/
  * template.c, clone.c, install.c).  Progress goes to stderr: on a
  * terminal a line redrawn, the phase and a bar; otherwise a plain line
  * per phase.  Ctrl-C (or SIGTERM, SIGHUP) cancels: the library then

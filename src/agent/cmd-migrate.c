@@ -1,6 +1,6 @@
 /* lodge migrate and lodge migrate-receive: live migration over TCP or a
  * Unix socket, as xl migrate and xl migrate-receive (the library does
- * the work and holds the trust rules: src/lib/migrate.h). */
+ * the work and holds the trust rules: src/lib/trust/migrate.h). */
 #include "agent.h"
 #include "log.h"
 

@@ -1,5 +1,5 @@
 /* lodge save, lodge restore and lodge dump-core, as xl save, xl restore
- * and xl dump-core (the library does the work: src/lib/save.c). */
+ * and xl dump-core (the library does the work: src/lib/migrate/save.c). */
 #include "agent.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* lodge seed NAME [-H HOSTNAME] [-k FILE] [-p FILE] [-P a,b] [-u FILE] [-o FILE]:
  * a guest's cloud-init NoCloud seed disk on its own (lodge install makes
- * the same one); the library does the work (src/lib/seed.h). */
+ * the same one); the library does the work (src/lib/include/seed.h). */
 #include "agent.h"
 #include "log.h"
 #include "seed.h"

@@ -157,7 +157,7 @@
 
 /* The commands, as a table (proto.c) both sides read: lodge-hyp answers
  * from it (src/hyp/ctl/ctl-commands.c), the library asks by it
- * (src/lib/actions.c).  The prose above says what each does and replies. */
+ * (src/lib/client/actions.c).  The prose above says what each does and replies. */
 enum proto_command {
 	PROTO_STATUS, PROTO_PEERS, PROTO_VCPU_LIST, PROTO_DESTROY, PROTO_CONSOLE, PROTO_CONSOLE_LOG,
 	PROTO_SAVE_END, PROTO_SAVE, PROTO_DUMP_CORE, PROTO_MIGRATE, PROTO_PAUSE, PROTO_UNPAUSE,

@@ -1,6 +1,6 @@
 /* The rules of a domain, as data, defined once: the limits, the action
  * names and the name rule that lodge-hyp's options, the library's config
- * loader (its key table, src/lib/config-keys.c), the dashboard's create
+ * loader (its key table, src/lib/config/config-keys.c), the dashboard's create
  * form and lodge.conf(5) all follow. */
 #ifndef LODGE_SCHEMA_H
 #define LODGE_SCHEMA_H

@@ -12,7 +12,6 @@
  * user names no path of the host's but a lent disk. */
 #include "web.h"
 #include "config-form.h"
-#include "incoming.h"
 
 #include <errno.h>
 #include <stdarg.h>

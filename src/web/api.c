@@ -5,7 +5,6 @@
  * change to a domain is asked of its lodge-hyp with the face
  * "web-USER", so the event log says which web user did it. */
 #include "web.h"
-#include "config-keys.h"
 #include "domain-list.h"
 #include "network-list.h"
 #include "log.h"
@@ -307,11 +306,10 @@ static void do_attach(const struct web_request *req, const char *name, struct we
 		/* Relative to what? Not this server's working directory: parsed
 		 * with none, a relative path stays one (d.path is set before the
 		 * file is looked for) and is refused. */
-		struct load_ctx ctx = { .file = "block-attach", .dir = "." };
 		struct cfg_disk d;
 		char why[512];
 
-		rc = cfg_parse_disk(&ctx, spec, &d, why, sizeof(why));
+		rc = domain_disk_spec_parse("block-attach", spec, &d, why, sizeof(why));
 		if (d.path[0] && d.path[0] != '/')
 			snprintf(why, sizeof(why), "a disk's path must be absolute here");
 		if (rc || d.path[0] != '/') {

@@ -1,6 +1,6 @@
 /* lodge-web: Lodge's web control interface (README in this directory).
  * One process, one thread, one libwebsockets event loop; every domain
- * is reached through liblodge (src/lib/lodge.h) as the lodge command and
+ * is reached through liblodge (src/lib/include/lodge.h) as the lodge command and
  * the dashboard reach it, and nothing about a domain is kept here that
  * a lodge command could not see: only who is logged in.
  *

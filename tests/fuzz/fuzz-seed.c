@@ -1,4 +1,4 @@
-/* A seed's settings from any bytes (src/lib/seed.c): the input, cut at
+/* A seed's settings from any bytes (src/lib/install/seed.c): the input, cut at
  * its NUL bytes, is an --ssh-key file, a --user-data file and a
  * --packages list.  Property: refused with a one-line message, or the
  * user-data written is YAML that libyaml reads back with exactly the keys

@@ -233,10 +233,12 @@ bad() {
 		lodge destroy bl-bad >/dev/null 2>&1
 		return
 	fi
-	n=$(wc -l <"$out")
+	# On a PVM host create warns first that a Linux kernel boots slowly
+	# there (emulate.sh checks that line): the refusal is the one other.
+	n=$(grep -vc "this host's KVM is PVM" "$out")
 	if [ "$n" -eq 1 ] && grep -q -- "$3" "$out" && [ ! -e "$RUN/bl-bad" ] &&
 		! lodge list 2>/dev/null | grep -q bl-bad; then
-		pass "bootloader, $1: one line ($(cut -c1-150 "$out")), nothing left"
+		pass "bootloader, $1: one line ($(grep -v "KVM is PVM" "$out" | cut -c1-150)), nothing left"
 	else
 		fail "bootloader, $1" "want one line with '$3' and no $RUN/bl-bad; got $n: $(cat "$out") $(ls -a "$RUN" 2>&1 | tr '\n' ' ')"
 	fi

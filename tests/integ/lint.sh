@@ -42,9 +42,11 @@ fi
 # At zero findings of warning, portability and error; tests/cppcheck.supp
 # is the short list of suppressions, each with the reason it is one.
 if command -v cppcheck >/dev/null; then
+	# liblodge's public include/ and each of its folders, as the Makefile's LIB_PRIVATE.
+	mapfile -t lib_dirs < <(cd "$TOP" && find src/lib -mindepth 1 -type d -not -path 'src/lib/include/*' -printf '-I%p\n' | sort)
 	out=$(cd "$TOP" && cppcheck -q -j2 --std=c11 --enable=warning,portability --inline-suppr \
 		--suppressions-list=tests/cppcheck.supp -D__GNUC__ -D_GNU_SOURCE -D__x86_64__ \
-		-Isrc/common -Isrc/lib -Isrc/hyp -Isrc/agent -Isrc/face -Isrc/pool -Isrc/tui -Isrc/web \
+		-Isrc/common "${lib_dirs[@]}" -Isrc/hyp -Isrc/agent -Isrc/face -Isrc/pool -Isrc/tui -Isrc/web \
 		--template='{file}:{line}: {severity}: {message} [{id}]' src/ 2>&1)
 	if [ -z "$out" ]; then
 		pass "cppcheck: src/ is clean"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A network's nftables rules (src/lib/netfilter.c) on real packets, in
+# A network's nftables rules (src/lib/net/netfilter.c) on real packets, in
 # namespaces of the test's own: "host" ($NS) has the network's bridge with
 # the gateway 10.77.0.1 and an uplink veth (192.0.2.1) to "internet"
 # (192.0.2.2, no route back to 10.77.0.0/24); "guest" (10.77.0.2) is joined

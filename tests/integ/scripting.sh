@@ -88,9 +88,9 @@ else
 	fail "top -b -n 1 first rates" "$(lodge top -b -n 1 | tr '\n' '|')"
 fi
 
-# Every exit status src/lib/exit-status.h defines is in lodge(8)'s EXIT STATUS.
+# Every exit status src/lib/include/exit-status.h defines is in lodge(8)'s EXIT STATUS.
 section=$(awk '/^\.SH EXIT STATUS/ { on = 1; next } /^\.SH/ { on = 0 } on' "$TOP/man/lodge.8")
-missing=$(awk '$1 == "#define" && $2 ~ /^EXIT_/ { print $3 }' "$TOP/src/lib/exit-status.h" |
+missing=$(awk '$1 == "#define" && $2 ~ /^EXIT_/ { print $3 }' "$TOP/src/lib/include/exit-status.h" |
 	while read -r n; do grep -qx "\.B $n" <<<"$section" || echo "$n"; done)
 if [ -n "$section" ] && [ -z "$missing" ]; then
 	pass "lodge(8)'s EXIT STATUS has every status of exit-status.h"

@@ -1,4 +1,4 @@
-/* The defined domains (src/lib/defined.c): domains_dir's configs listed
+/* The defined domains (src/lib/domain/defined.c): domains_dir's configs listed
  * running or not, a config's text written only once the loader takes it
  * (refused with FILE:LINE, the file untouched), autostart set in the
  * file's own words, and delete: the config, and with disks only files

@@ -1,4 +1,4 @@
-/* A host disk opened once, as the caller may (src/lib/disk-open.c): what
+/* A host disk opened once, as the caller may (src/lib/domain/disk-open.c): what
  * it opens, what it refuses without opening (a FIFO, a character device:
  * no driver's open runs), and for a caller lent only lodge.conf's storage
  * (a web user), a symlink or ".." out of storage_dirs refused on what the

@@ -1,4 +1,4 @@
-/* A domain made from a create form (src/lib/form-create.c), up to its
+/* A domain made from a create form (src/lib/form/form-create.c), up to its
  * start: what is checked before anything is made, and that a failure
  * after the new disk was made leaves no disk.  No KVM and nothing
  * started: every case here fails before lodge-hyp would run (the starts

@@ -1,4 +1,4 @@
-/* A network's nftables rules (src/lib/netfilter.c): the transaction's text
+/* A network's nftables rules (src/lib/net/netfilter.c): the transaction's text
  * per mode word for word, and the names, bridges and subnets that must
  * never reach it.
  *

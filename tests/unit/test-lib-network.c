@@ -1,4 +1,4 @@
-/* A network's model (src/lib/network.c): the subnet and range a user types,
+/* A network's model (src/lib/net/network.c): the subnet and range a user types,
  * the name rule, and NAME.cfg read through its key table with FILE:LINE:
  * KEY messages.  Nothing here needs root: the files go under a --root of
  * the test's own and nothing is started. */

@@ -1,4 +1,4 @@
-/* The signature of a stream's HEAD (src/lib/savestream.c): a HEAD written
+/* The signature of a stream's HEAD (src/lib/trust/savestream.c): a HEAD written
  * with a key verifies with that key only; one byte of it changed anywhere
  * (a key line, the config) and it does not; an unsigned HEAD reads as
  * before and proves nothing.  And this host's key (hostkey.c): made once,

@@ -1,4 +1,4 @@
-/* The cloud-init seed's settings (src/lib/seed.c): each bad one refused
+/* The cloud-init seed's settings (src/lib/install/seed.c): each bad one refused
  * with one message before anything is written; what is written reads
  * back through libyaml as exactly what was given; the password only as a
  * yescrypt hash that verifies; the user's user-data byte for byte in a

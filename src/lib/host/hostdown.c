@@ -27,7 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SAVE_SUFFIX ".save"
 #define DESTROY_PHASE_MS 30000     /* destroying what outlived the timeout */
 
 /* What a worker writes to its pipe (one write: under PIPE_BUF). */
@@ -467,12 +466,4 @@ int lodge_host_start(const struct lodge *lg, lodge_host_fn *fn, void *arg)
 	/* After the restores: a domain whose file is still there is not
 	 * started afresh (lodge_autostart says so). */
 	return failed + lodge_autostart(lg, autostarted, &a);
-}
-
-bool lodge_saved_state(const struct lodge *lg, const char *name, char *file, size_t len)
-{
-	struct stat st;
-
-	snprintf(file, len, "%s/%s" SAVE_SUFFIX, lg->hc.save_dir, name);
-	return stat(file, &st) == 0;
 }

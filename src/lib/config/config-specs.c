@@ -270,3 +270,12 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 	}
 	return 0;
 }
+
+/* The public face of cfg_parse_disk (config.h): a disk spec alone, as a
+ * file named label would hold it, relative paths kept as written. */
+int domain_disk_spec_parse(const char *label, const char *spec, struct cfg_disk *d, char *why, size_t whylen)
+{
+	struct load_ctx ctx = { .file = label, .dir = "." };
+
+	return cfg_parse_disk(&ctx, spec, d, why, whylen);
+}

@@ -43,8 +43,5 @@ int incoming_admit_part(struct domain_config *dc, const struct host_config *hc, 
  * block device matching storage_devices.  Used on an open descriptor's
  * path and type (lodge_disk_open), never on a name opened again. */
 bool incoming_lends(const char *given, const char *real, mode_t type, const struct host_config *hc);
-/* A new disk file to be made in dir by such a caller: 0 if dir lies under
- * storage_dirs, or -errno (-EACCES) with why. */
-int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen);
 
 #endif

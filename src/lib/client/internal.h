@@ -49,7 +49,10 @@ void lodge_remove_stale(const struct lodge *lg, const char *name, bool quiet);
 /* Wait at most ms until the domain's runtime directory is gone. */
 int lodge_wait_gone(const struct lodge *lg, const char *name, long ms);
 
-/* hostdown.c: save_dir's file for name into file: true if it is there. */
+/* A domain saved by host-stop is save_dir/NAME SAVE_SUFFIX (hostdown.c
+ * writes it, a start of NAME restores it).  start.c: that file for name
+ * into file: true if it is there. */
+#define SAVE_SUFFIX ".save"
 bool lodge_saved_state(const struct lodge *lg, const char *name, char *file, size_t len);
 
 /* The resolved config of a running name (its runtime directory's copy). */

@@ -117,6 +117,10 @@ const char *cfg_root(void);
 /* Read the host config (root/etc/lodge/lodge.conf if present, else
  * defaults). Returns 0 or -errno with "file:line: message" in err. */
 int host_config_load(struct host_config *hc, char *err, size_t errlen);
+/* A new disk file to be made in dir for a caller who is not root (a web
+ * user): 0 if dir lies under lodge.conf's storage_dirs, or -errno
+ * (-EACCES) with why (incoming.c, beside the rules for a stream's). */
+int incoming_admit_new_file(const char *dir, const struct host_config *hc, char *why, size_t whylen);
 /* Read and validate a domain config: every key by its row of the schema
  * (config-keys.c): the kernel and ramdisk readable, disks there and no
  * two on one target, ranges, names, and so on.  check_host: the domain is
@@ -151,6 +155,10 @@ int domain_key_check(const char *key, const char *value, const struct host_confi
 		     char *why, size_t whylen);
 /* A key in words, for a form: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
 void domain_key_hint(const char *key, char *out, size_t len);
+/* One disk spec (a disk= list's item, or block-attach's) alone, parsed
+ * as in a file named label: 0, or -errno with why.  A relative path is
+ * kept relative (d->path as written): the caller decides what it means. */
+int domain_disk_spec_parse(const char *label, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
 /* Write a domain config in the same syntax (for the dashboard's create form). */
 int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen);
 /* The MAC Lodge gives vif n of a domain with no mac= : locally administered

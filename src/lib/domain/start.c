@@ -795,3 +795,11 @@ int lodge_autostart(const struct lodge *lg, void (*fn)(const char *name, const s
 	closedir(d);
 	return failed;
 }
+
+bool lodge_saved_state(const struct lodge *lg, const char *name, char *file, size_t len)
+{
+	struct stat st;
+
+	snprintf(file, len, "%s/%s" SAVE_SUFFIX, lg->hc.save_dir, name);
+	return stat(file, &st) == 0;
+}
