@@ -157,6 +157,9 @@ netns_add() {
 	for n; do
 		ip netns add "$n" 2>/dev/null || { skip "$INTEG_LABEL" "cannot create network namespaces"; exit 0; }
 		INTEG_NETNS+=("$n")
+		# A new namespace takes the host's IPv4 forwarding (a Docker or
+		# router host has it on): start from a fresh host's, off.
+		ip netns exec "$n" sh -c 'echo 0 >/proc/sys/net/ipv4/ip_forward' 2>/dev/null
 	done
 }
 # integ_root DIR [NETNS]: another --root whose domains go at exit (their

@@ -47,6 +47,7 @@ int cmd_vcpu_pin(struct cli *c);
 int cmd_vcpu_list(struct cli *c);
 int cmd_sched(struct cli *c);
 int cmd_mem_set(struct cli *c);
+int cmd_vcpu_set(struct cli *c);
 int cmd_mem_max(struct cli *c);
 /* cmd-save.c, cmd-migrate.c */
 int cmd_save(struct cli *c);

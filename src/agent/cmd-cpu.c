@@ -1,10 +1,13 @@
-/* CPU commands, after xl: vcpu-pin, vcpu-list, sched (credit weight and
+/* CPU commands, after xl: vcpu-pin, vcpu-set, vcpu-list, sched (credit weight and
  * cap).  lodge-hyp does the work and checks the values (src/hyp/ctl/ctl-cpu.c);
  * here the request is made and its answer printed. */
 #include "agent.h"
+#include "log.h"
 #include "output.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cmd_vcpu_pin(struct cli *c)
@@ -12,6 +15,23 @@ int cmd_vcpu_pin(struct cli *c)
 	struct lodge_err err;
 
 	return lodge_vcpu_pin(&c->lg, c->argv[0], c->argv[1], c->argv[2], &err) ? cli_fail(&err) : 0;
+}
+
+/* xl vcpu-set DOMAIN N: lodge-hyp knows the domain's maxvcpus and says
+ * so in its refusal. */
+int cmd_vcpu_set(struct cli *c)
+{
+	struct lodge_err err;
+	unsigned long n;
+	char *end;
+
+	errno = 0;
+	n = strtoul(c->argv[1], &end, 10);
+	if (errno || end == c->argv[1] || *end || c->argv[1][0] == '-' || c->argv[1][0] == '+') {
+		log_err("vcpu-set: '%s' is not a number of vCPUs", c->argv[1]);
+		return EXIT_USAGE;
+	}
+	return lodge_vcpu_set(&c->lg, c->argv[0], n, &err) ? cli_fail(&err) : 0;
 }
 
 /* xl's per-vCPU state: r running (or runnable), b blocked, p paused. */
@@ -37,7 +57,7 @@ VCPU(get_name, out_str(v, r->v->name))
 VCPU(get_id, out_uint(v, r->v->id))
 VCPU(get_vcpu, out_uint(v, r->i))
 VCPU(get_cpu, if (p->cpu >= 0) out_int(v, p->cpu); else out_null(v))
-VCPU(get_state, out_str(v, vcpu_state(p->state, r->v->paused)))
+VCPU(get_state, out_str(v, p->offline ? "off" : vcpu_state(p->state, r->v->paused)))
 VCPU(get_time, out_real(v, p->ns / 1e9))
 VCPU(get_wait, out_real(v, p->wait_ns / 1e9))
 VCPU(get_affinity, out_str(v, p->affinity))

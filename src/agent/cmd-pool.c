@@ -2,6 +2,7 @@
  * pool of Lodge hosts on etcd (src/pool/README.md). */
 #include "agent.h"
 #include "output.h"
+#include "pool-list.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -15,10 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
 
 #include "log.h"
-#include "version.h"
 
 static int pool_fail(const char *why)
 {
@@ -113,22 +112,6 @@ out:
 	return ok;
 }
 
-/* The asked password, taken by etcd: under its own name for lodge.conf. */
-static int keep_asked_password(struct host_config *hc, char *why, size_t whylen)
-{
-	char path[sizeof(asked_file)];
-
-	if (!asked_file[0])
-		return 0;
-	if (password_file_path(path, sizeof(path), "") || rename(asked_file, path)) {
-		snprintf(why, whylen, "cannot keep the password in %.300s: %s", path, strerror(errno));
-		return -errno;
-	}
-	asked_file[0] = '\0';
-	memcpy(hc->pool_password_file, path, sizeof(path));
-	return 0;
-}
-
 /* pool-join's way to etcd over lodge.conf's: its TLS files and user. */
 static bool join_access(struct cli *c, struct host_config *hc)
 {
@@ -151,26 +134,22 @@ static bool join_access(struct cli *c, struct host_config *hc)
  * --cert F --key F] [--user NAME [--password-file F]]: the pool answers
  * and speaks our protocol, the name is free (or this host's own, joining
  * again), then lodge.conf says so. */
-static int pool_join(struct cli *c);
+static int join_run(struct cli *c);
 
 int cmd_pool_join(struct cli *c)
 {
-	int rc = pool_join(c);
+	int rc = join_run(c);
 
 	if (asked_file[0])              /* asked, and not kept: nothing half-made */
 		unlink(asked_file);
 	return rc;
 }
 
-static int pool_join(struct cli *c)
+static int join_run(struct cli *c)
 {
 	static struct host_config hc;      /* lodge.conf's, with the options' access */
-	char why[ETCD_WHY_MAX], key[POOL_KEY_MAX], member[POOL_KEY_MAX], host[POOL_KEY_MAX], *json;
+	char why[ETCD_WHY_MAX], kept[sizeof(asked_file)], joined[DOMAIN_NAME_MAX];
 	const char *prefix = c->set['p'] ? c->text['p'] : NULL;
-	struct pool p;
-	struct etcd_kvs kvs;
-	bool ok;
-	int rc;
 
 	if (!c->set['e'])
 		return cli_usage_error(c->cmd, "--etcd URL[,URL...] is required");
@@ -182,141 +161,34 @@ static int pool_join(struct cli *c)
 	hc = c->lg.hc;
 	if (!join_access(c, &hc))
 		return EXIT_FAILED;
-	if ((rc = pool_open(&p, &hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, why, sizeof(why))))
+	if (asked_file[0] && password_file_path(kept, sizeof(kept), ""))
+		return pool_fail("--root: path too long");
+	if (pool_join(&hc, c->text['e'], c->set['n'] ? c->text['n'] : NULL, prefix, asked_file[0] ? kept : NULL,
+		      joined, why, sizeof(why)))
 		return pool_fail(why);
-	/* The pool's version, set by whoever came first. */
-	pool_key(&p, key, "version");
-	{
-		struct etcd_cmp absent = ETCD_ABSENT(key);
-		struct etcd_op put = ETCD_PUT_OP(key, POOL_PROTOCOL, 0);
-
-		if ((rc = etcd_txn(p.etcd, &absent, 1, &put, 1, NULL, 0, &ok, why, sizeof(why))) ||
-		    (rc = etcd_range(p.etcd, key, false, &kvs, why, sizeof(why)))) {
-			pool_close(&p);
-			log_err("cannot join the pool at %s: %s", c->text['e'], why);
-			return EXIT_FAILED;
-		}
-	}
-	if (kvs.n != 1 || strcmp(kvs.kv[0].value, POOL_PROTOCOL)) {
-		log_err("the pool at %s speaks protocol %s; this Lodge (%s) speaks %s", c->text['e'],
-			kvs.n ? kvs.kv[0].value : "?", LODGE_VERSION, POOL_PROTOCOL);
-		etcd_kvs_free(&kvs);
-		pool_close(&p);
-		return EXIT_FAILED;
-	}
-	etcd_kvs_free(&kvs);
-	/* The name: free, or ours joining again (no agent of it up). */
-	pool_key(&p, member, "members/%s", p.host);
-	pool_key(&p, host, "hosts/%s", p.host);
-	{
-		json_t *o = json_pack("{s:s, s:I}", "host", p.host, "joined", (json_int_t)time(NULL));
-		struct etcd_cmp cmp = ETCD_ABSENT(host);
-		struct etcd_op put;
-
-		json = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
-		if (!json) {
-			pool_close(&p);
-			return pool_fail("out of memory");
-		}
-		put = ETCD_PUT_OP(member, json, 0);
-		rc = etcd_txn(p.etcd, &cmp, 1, &put, 1, NULL, 0, &ok, why, sizeof(why));
-		free(json);
-	}
-	if (rc) {
-		pool_close(&p);
-		log_err("cannot join the pool at %s: %s", c->text['e'], why);
-		return EXIT_FAILED;
-	}
-	if (!ok) {
-		log_err("host %s is up in the pool at %s already: another host has that name, or this one's pool "
-			"agent runs (--host NAME for another)", p.host, c->text['e']);
-		pool_close(&p);
-		return EXIT_FAILED;
-	}
-	if ((rc = keep_asked_password(&hc, why, sizeof(why))) ||
-	    (rc = pool_conf_write(c->text['e'], p.host, prefix, &hc, why, sizeof(why)))) {
-		char err[ETCD_WHY_MAX];
-
-		/* nothing half-made: the pool forgets the host again */
-		etcd_delete(p.etcd, member, false, NULL, err, sizeof(err));
-		pool_close(&p);
-		log_err("cannot record the pool in lodge.conf: %s", why);
-		return EXIT_FAILED;
-	}
-	pool_close(&p);
-	printf("host %s joined the pool at %s; start its agent: lodge pool-agent\n", p.host, c->text['e']);
+	asked_file[0] = '\0';            /* kept under its own name */
+	printf("host %s joined the pool at %s; start its agent: lodge pool-agent\n", joined, c->text['e']);
 	return 0;
 }
 
-/* pool-leave: the host's record says leaving first, so that no create
- * places a domain here meanwhile (placement takes hosts that are up);
- * then the pool's domains this host owns are migrated to other hosts;
- * refused, the record up again, if one could not be (or one is placed
- * here to start); else its member key goes (its agent sees that,
- * revokes its lease and ends), and lodge.conf forgets the pool. */
+static void leave_progress(void *arg, const char *domain, const char *to, const char *failed)
+{
+	(void)arg;
+	if (to)
+		printf("migrated %s to %s\n", domain, to);
+	else
+		log_warn("%s cannot be migrated away: %s", domain, failed);
+}
+
+/* pool-leave: the domains this host owns migrated away first (README.md,
+ * "Leaving"); refused if one could not be. */
 int cmd_pool_leave(struct cli *c)
 {
-	char why[ETCD_WHY_MAX], member[POOL_KEY_MAX], owned_names[512] = "";
-	struct pool_view v;
-	struct pool p;
-	bool live;
-	size_t n = 0;
-	unsigned i;
-	int rc;
+	char why[ETCD_WHY_MAX], left[DOMAIN_NAME_MAX];
 
-	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))))
+	if (pool_leave(&c->lg.hc, leave_progress, NULL, left, why, sizeof(why)))
 		return pool_fail(why);
-	if ((rc = pool_host_set_state(&p, "leaving", &live, why, sizeof(why))) ||
-	    (rc = pool_view_read(&p, &v, why, sizeof(why)))) {
-		pool_close(&p);
-		return pool_fail(why);
-	}
-	/* What runs here goes elsewhere first, each by live migration to the
-	 * host the placement rule picks (this one, leaving, is none). */
-	for (i = 0; i < v.ndomains; i++) {
-		const struct pool_domain *d = &v.domain[i];
-		const struct pool_host *to;
-		char from[DOMAIN_NAME_MAX], mwhy[ETCD_WHY_MAX];
-		bool owned = strcmp(d->owner, p.host) == 0,
-		     placed = !d->owner[0] && strcmp(d->placement, p.host) == 0 && strcmp(d->desired, "running") == 0;
-
-		if (!owned && !placed)
-			continue;
-		if (!owned)
-			snprintf(mwhy, sizeof(mwhy), "placed here, not started yet");
-		else if (strcmp(d->desired, "running"))
-			snprintf(mwhy, sizeof(mwhy), "still stopping here");
-		else if (!(to = pool_choose(&v, d->memory_mib, NULL, p.host, mwhy, sizeof(mwhy))))
-			;                          /* mwhy: no host has room */
-		else if (pool_domain_migrate(&p, d->name, to->name, from, mwhy, sizeof(mwhy)) == 0 &&
-			 pool_migrate_wait(&p, d->name, to->name, 120000, mwhy, sizeof(mwhy)) == 0) {
-			printf("migrated %s to %s\n", d->name, to->name);
-			continue;
-		}
-		log_warn("%s cannot be migrated away: %s", d->name, mwhy);
-		if (n + DOMAIN_NAME_MAX + 2 < sizeof(owned_names))
-			n += (size_t)snprintf(owned_names + n, sizeof(owned_names) - n, "%s%s", n ? ", " : "", d->name);
-	}
-	pool_view_free(&v);
-	if (n) {
-		if (live && pool_host_set_state(&p, "up", &live, why, sizeof(why)))
-			log_warn("host %s stays shown leaving: %s", p.host, why);
-		log_err("host %s stays in the pool: %s could not be migrated away (see above); stop or migrate %s "
-			"and leave again", p.host, owned_names, strchr(owned_names, ',') ? "them" : "it");
-		pool_close(&p);
-		return EXIT_FAILED;
-	}
-	pool_key(&p, member, "members/%s", p.host);
-	rc = etcd_delete(p.etcd, member, false, NULL, why, sizeof(why));
-	pool_close(&p);
-	if (rc)
-		return pool_fail(why);
-	if ((rc = pool_conf_write(NULL, NULL, NULL, NULL, why, sizeof(why)))) {
-		log_err("left the pool, but cannot record it: %s", why);
-		return EXIT_FAILED;
-	}
-	printf("host %s left the pool\n", p.host);
+	printf("host %s left the pool\n", left);
 	return 0;
 }
 
@@ -547,50 +419,24 @@ int cmd_pool_migrate(struct cli *c)
 }
 
 /* lodge list --pool: every domain of the pool with its host. */
-struct dom_row {
-	const struct pool_domain *d;
-	const char *host, *word, *note;
-};
-
-OUT_GETTER(get_dname, struct dom_row, out_str(v, r->d->name))
-OUT_GETTER(get_dhost, struct dom_row, r->host[0] ? out_str(v, r->host) : out_null(v))
-OUT_GETTER(get_dstate, struct dom_row, out_str(v, r->word))
-OUT_GETTER(get_dmem, struct dom_row, out_uint(v, r->d->memory_mib))
-OUT_GETTER(get_dha, struct dom_row, out_uint(v, r->d->ha))
-OUT_GETTER(get_dnote, struct dom_row, r->note[0] ? out_str(v, r->note) : out_null(v))
-
-static const struct out_col dom_cols[] = {
-	{ "Name", "name", -24, 0, 0, get_dname, NULL },
-	{ "Host", "host", -16, 0, 0, get_dhost, NULL },
-	{ "State", "state", -9, 0, 0, get_dstate, NULL },
-	{ "Mem(MiB)", "memory_mib", 8, 0, 0, get_dmem, NULL },
-	{ "HA", "ha", 3, 0, 0, get_dha, NULL },
-	{ "Why", "why", 0, 0, 0, get_dnote, NULL },
-};
-
 int cmd_pool_domains(struct cli *c)
 {
-	char word[64], note[512], shown[512];
-	struct pool_view v;
+	char why[ETCD_WHY_MAX];
+	struct pool_domains d;
 	struct out o;
-	unsigned i;
+	size_t i;
 	int rc;
 
-	if ((rc = view_begin(c, &v, &o, dom_cols, OUT_NCOLS(dom_cols))))
+	if (pool_domains(&c->lg.hc, &d, why, sizeof(why)))
+		return pool_fail(why);
+	if ((rc = out_begin(&o, c, pool_list_cols, pool_list_ncols))) {
+		pool_domains_free(&d);
 		return rc;
-	for (i = 0; i < v.ndomains; i++) {
-		const struct pool_domain *d = &v.domain[i];
-		struct dom_row r = { .d = d, .host = d->owner[0] ? d->owner : d->placement };
-
-		if (!d->desired[0])
-			continue;          /* a half-written or foreign key: not a domain */
-		r.word = pool_domain_word(&v, d, word, sizeof(word));
-		/* an owner's words from etcd: shown escaped */
-		r.note = lodge_text_shown(shown, sizeof(shown), pool_domain_note(d, note, sizeof(note)));
-		out_row(&o, &r);
 	}
+	for (i = 0; i < d.n; i++)
+		out_row(&o, &d.row[i]);
 	out_end(&o);
-	pool_view_free(&v);
+	pool_domains_free(&d);
 	return 0;
 }
 

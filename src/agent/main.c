@@ -226,6 +226,8 @@ static const struct command commands[] = {
 	  cmd_vcpu_list },
 	{ "vcpu-pin", no_opts, "DOMAIN VCPU|all CPUS", 3, 3,
 	  "set the host CPUs a vCPU may run on (CPUS: 0, 0-1, 0,2, all)", CMD_OPTIONS_FIRST, cmd_vcpu_pin },
+	{ "vcpu-set", no_opts, "DOMAIN N", 2, 2, "bring N vCPUs online (1 to maxvcpus; the guest ejects the rest)",
+	  CMD_OPTIONS_FIRST, cmd_vcpu_set },
 	{ "sched", sched_opts, "[DOMAIN]", 0, 1, "show or set the CPU weight (" SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_MIN) "-" SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_MAX) ", "
 	  SCHEMA_TEXT(DOMAIN_CPU_WEIGHT_DEFAULT) ") and cap (% of a CPU, 0: none)",
 	  0, cmd_sched },

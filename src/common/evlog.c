@@ -46,6 +46,7 @@ static const char *const event_names[EV_COUNT] = {
 	[EV_MEM_MAX] = "mem-max",
 	[EV_SYSRQ] = "sysrq",
 	[EV_NMI] = "nmi",
+	[EV_VCPU_SET] = "vcpu-set",
 };
 
 const char *evlog_event_name(unsigned ev)

@@ -38,6 +38,8 @@ enum evlog_event {
 	EV_BLOCK_ATTACH, EV_BLOCK_DETACH, EV_NETWORK_ATTACH, EV_NETWORK_DETACH, EV_DETACH_TIMED_OUT,
 	/* xl's mem-max, sysrq and trigger nmi. */
 	EV_MEM_MAX, EV_SYSRQ, EV_NMI,
+	/* xl vcpu-set: the vCPUs asked for. */
+	EV_VCPU_SET,
 	EV_COUNT
 };
 

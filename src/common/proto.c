@@ -1,6 +1,8 @@
 /* The protocol's vocabulary (proto.h), defined once. */
 #include "proto.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define R PROTO_WHEN_RUNNING
@@ -33,6 +35,7 @@ static const struct proto_command_rule commands[PROTO_NCOMMANDS] = {
 	[PROTO_SYSRQ]       = { "sysrq",       "KEY",                        1, 1, false, R },
 	[PROTO_NMI]         = { "nmi",         "",                           0, 0, false, R },
 	[PROTO_VCPU_PIN]    = { "vcpu-pin",    "VCPU|all CPUS",              2, 2, false, R },
+	[PROTO_VCPU_SET]    = { "vcpu-set",    "N",                          1, 1, false, R },
 	[PROTO_SCHED]       = { "sched",       "WEIGHT CAP",                 2, 2, false, R },
 	[PROTO_DISK_ATTACH] = { "disk-attach", "SHARED SPEC",                2, 2, false, R },
 	[PROTO_VIF_ATTACH]  = { "vif-attach",  "SPEC",                       1, 1, false, R },
@@ -77,4 +80,138 @@ enum domain_state domain_state_of(const char *word)
 		if (strcmp(word, state_names[i]) == 0)
 			return (enum domain_state)i;
 	return DOMAIN_STATE_UNKNOWN;
+}
+
+/* A device's key is stem, index, suffix: "vif" 2 "_addrs". */
+static const struct {
+	const char *stem, *suffix;         /* suffix NULL: a key of the domain */
+} status_keys[PROTO_NKEYS] = {
+	[PROTO_KEY_NAME] = { "name" },
+	[PROTO_KEY_ID] = { "id" },
+	[PROTO_KEY_PID] = { "pid" },
+	[PROTO_KEY_STATE] = { "state" },
+	[PROTO_KEY_VCPUS] = { "vcpus" },            /* online (vcpu-set) */
+	[PROTO_KEY_MAX_VCPUS] = { "max_vcpus" },
+	[PROTO_KEY_MEMORY_MIB] = { "memory_mib" },
+	[PROTO_KEY_MAXMEM_MIB] = { "maxmem_mib" },
+	[PROTO_KEY_MEM_MAX_MIB] = { "mem_max_mib" },
+	[PROTO_KEY_TARGET_MIB] = { "target_mib" },
+	[PROTO_KEY_BALLOON_MIB] = { "balloon_mib" },
+	[PROTO_KEY_GUEST_TOTAL_KIB] = { "guest_total_kib" },
+	[PROTO_KEY_GUEST_FREE_KIB] = { "guest_free_kib" },
+	[PROTO_KEY_GUEST_AVAIL_KIB] = { "guest_avail_kib" },
+	[PROTO_KEY_CPU_NS] = { "cpu_ns" },
+	[PROTO_KEY_VCPU_NS] = { "vcpu_ns" },
+	[PROTO_KEY_RSS_KIB] = { "rss_kib" },
+	[PROTO_KEY_KSM_SHARED_KIB] = { "ksm_shared_kib" },
+	[PROTO_KEY_THP_KIB] = { "thp_kib" },
+	[PROTO_KEY_START_TIME] = { "start_time" },
+	[PROTO_KEY_UPTIME_S] = { "uptime_s" },
+	[PROTO_KEY_KERNEL] = { "kernel" },
+	[PROTO_KEY_END_REASON] = { "end_reason" },
+	[PROTO_KEY_CPU_WAIT_NS] = { "cpu_wait_ns" },
+	[PROTO_KEY_VCPU_WAIT_NS] = { "vcpu_wait_ns" },
+	[PROTO_KEY_CPU_WEIGHT] = { "cpu_weight" },
+	[PROTO_KEY_CPU_CAP] = { "cpu_cap" },
+	[PROTO_KEY_CGROUP] = { "cgroup" },
+	[PROTO_KEY_DISK_SLOTS] = { "disk_slots" },
+	[PROTO_KEY_VIF_SLOTS] = { "vif_slots" },
+	[PROTO_KEY_DISK] = { "disk", "" },
+	[PROTO_KEY_VIF] = { "vif", "" },
+	[PROTO_KEY_VIF_ADDRS] = { "vif", "_addrs" },
+	[PROTO_KEY_DISK_RD_OPS] = { "disk_rd_ops" },
+	[PROTO_KEY_DISK_RD_BYTES] = { "disk_rd_bytes" },
+	[PROTO_KEY_DISK_WR_OPS] = { "disk_wr_ops" },
+	[PROTO_KEY_DISK_WR_BYTES] = { "disk_wr_bytes" },
+	[PROTO_KEY_NET_RX_PACKETS] = { "net_rx_packets" },
+	[PROTO_KEY_NET_RX_BYTES] = { "net_rx_bytes" },
+	[PROTO_KEY_NET_TX_PACKETS] = { "net_tx_packets" },
+	[PROTO_KEY_NET_TX_BYTES] = { "net_tx_bytes" },
+	[PROTO_KEY_SAVE_KIND] = { "save_kind" },
+	[PROTO_KEY_SAVE_PHASE] = { "save_phase" },
+	[PROTO_KEY_SAVE_ROUND] = { "save_round" },
+	[PROTO_KEY_SAVE_PAGES] = { "save_pages" },
+	[PROTO_KEY_SAVE_DIRTY] = { "save_dirty" },
+	[PROTO_KEY_SAVE_RATE_KIB] = { "save_rate_kib" },
+};
+
+const char *proto_status_key(enum proto_status_key k)
+{
+	return (unsigned)k < PROTO_NKEYS ? status_keys[k].stem : "";
+}
+
+const char *proto_status_key_name(enum proto_status_key k, unsigned index, char buf[PROTO_KEY_MAX])
+{
+	if ((unsigned)k >= PROTO_NKEYS || !status_keys[k].suffix)
+		return proto_status_key(k);
+	snprintf(buf, PROTO_KEY_MAX, "%s%u%s", status_keys[k].stem, index, status_keys[k].suffix);
+	return buf;
+}
+
+size_t proto_key_printf(char *buf, size_t len, size_t n, enum proto_status_key k, unsigned index, const char *fmt,
+			...)
+{
+	char key[PROTO_KEY_MAX];
+	const char *name = proto_status_key_name(k, index, key);
+	size_t klen = strlen(name);
+	va_list ap;
+	int w;
+
+	/* the key copied, not formatted: status is asked every second of
+	 * each of 50 domains */
+	if (n + klen + 2 >= len)
+		return n;
+	memcpy(buf + n, name, klen);
+	n += klen;
+	buf[n++] = ' ';
+	va_start(ap, fmt);
+	w = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	n = w > 0 && (size_t)w < len - n ? n + (size_t)w : len - 1;
+	if (n + 1 < len) {
+		buf[n++] = '\n';
+		buf[n] = '\0';
+	}
+	return n;
+}
+
+static const char *const save_kinds[PROTO_SAVE_NKINDS] = {
+	[PROTO_SAVE_KIND_SAVE] = "save",
+	[PROTO_SAVE_KIND_MIGRATE] = "migrate",
+};
+static const char *const save_phases[PROTO_SAVE_NPHASES] = {
+	[PROTO_SAVE_PRECOPY] = "precopy",
+	[PROTO_SAVE_STOPCOPY] = "stopcopy",
+	[PROTO_SAVE_DONE] = "done",
+	[PROTO_SAVE_FAILED] = "failed",
+};
+
+const char *proto_save_kind_name(enum proto_save_kind k)
+{
+	return (unsigned)k < PROTO_SAVE_NKINDS ? save_kinds[k] : "?";
+}
+
+const char *proto_save_phase_name(enum proto_save_phase ph)
+{
+	return (unsigned)ph < PROTO_SAVE_NPHASES ? save_phases[ph] : "?";
+}
+
+static int word_index(const char *const *words, unsigned n, const char *word)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(words[i], word) == 0)
+			return (int)i;
+	return -1;
+}
+
+int proto_save_kind_of(const char *word)
+{
+	return word_index(save_kinds, PROTO_SAVE_NKINDS, word);
+}
+
+int proto_save_phase_of(const char *word)
+{
+	return word_index(save_phases, PROTO_SAVE_NPHASES, word);
 }

@@ -22,10 +22,10 @@
  * version gets "error protocol version X not supported (lodge-hyp speaks 1)".
  *
  * Commands:
- *   status              keys: name id pid state vcpus memory_mib maxmem_mib
- *                       target_mib balloon_mib [guest_total_kib guest_free_kib
- *                       guest_avail_kib] cpu_ns vcpu_ns (space-separated, one
- *                       per vCPU) rss_kib start_time uptime_s kernel end_reason
+ *   status              keys: the table below (enum proto_status_key, named
+ *                       in proto.c); guest_* only once the guest reports, save_*
+ *                       only after a save or migration; vcpu_ns and
+ *                       vcpu_wait_ns space-separated, one per vCPU
  *                       memory_mib: at boot; maxmem_mib: guest RAM; mem_max_mib:
  *                       mem-set's ceiling (mem-max, else maxmem_mib); target_mib:
  *                       what mem-set asks the guest to keep; balloon_mib: what
@@ -70,6 +70,11 @@
  *   sysrq KEY           a BREAK on the serial line then KEY (one printable
  *                       character): Linux's 8250 driver takes it as sysrq
  *   nmi                 an NMI on vCPU 0 (xl trigger DOMAIN nmi)
+ *   vcpu-set N          vCPUs 0..N-1 online, N from 1 to max_vcpus (xl
+ *                       vcpu-set): those added run at once and the guest is
+ *                       told (CPU hot-plug, src/common/cpuhp.h); those
+ *                       beyond N are asked of the guest, and go offline when
+ *                       it ejects them (status: vcpus, the online count)
  *   destroy             end the domain at once
  *   watchdog MS         the pool agent's watchdog (src/pool/README.md): the
  *                       domain ends at MS, a CLOCK_MONOTONIC time in ms
@@ -82,8 +87,9 @@
  *   vcpu-list           keys, each a space-separated list with one word per
  *                       vCPU: vcpu_tid vcpu_cpu (host CPU it last ran on, -1
  *                       unknown) vcpu_state (/proc state letter, - no thread)
- *                       vcpu_ns vcpu_wait_ns vcpu_affinity (CPU lists);
- *                       also vcpus and paused (0 or 1)
+ *                       vcpu_ns vcpu_wait_ns vcpu_affinity (CPU lists)
+ *                       vcpu_online (1, or 0: held offline by vcpu-set);
+ *                       also vcpus (maxvcpus) and paused (0 or 1)
  *   vcpu-pin VCPU|all CPUS  affinity of one vCPU thread or all; CPUS as
  *                       Xen writes them (0, 0-3, 0,2, ^1, all); every CPU
  *                       must be online; nothing changes on error
@@ -153,6 +159,7 @@
 /* The socket is RUNDIR/NAME/control: runtime.h. */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The commands, as a table (proto.c) both sides read: lodge-hyp answers
  * from it (src/hyp/ctl/ctl-commands.c), the library asks by it
@@ -161,7 +168,7 @@ enum proto_command {
 	PROTO_STATUS, PROTO_PEERS, PROTO_VCPU_LIST, PROTO_DESTROY, PROTO_CONSOLE, PROTO_CONSOLE_LOG,
 	PROTO_SAVE_END, PROTO_SAVE, PROTO_DUMP_CORE, PROTO_MIGRATE, PROTO_PAUSE, PROTO_UNPAUSE,
 	PROTO_WATCHDOG, PROTO_SHUTDOWN, PROTO_REBOOT, PROTO_MEM_SET, PROTO_MEM_MAX, PROTO_SYSRQ, PROTO_NMI,
-	PROTO_VCPU_PIN, PROTO_SCHED,
+	PROTO_VCPU_PIN, PROTO_VCPU_SET, PROTO_SCHED,
 	PROTO_DISK_ATTACH, PROTO_VIF_ATTACH, PROTO_DETACH, PROTO_NCOMMANDS
 };
 /* The domain's states a command is answered in (a bit each). */
@@ -199,5 +206,47 @@ enum domain_state {
 const char *domain_state_name(enum domain_state s);
 /* The state a word names; DOMAIN_STATE_UNKNOWN for any other word. */
 enum domain_state domain_state_of(const char *word);
+
+/* status's keys, as a table (proto.c) both sides read: lodge-hyp's
+ * ctl-status.c writes them, liblodge's status.c reads them.  A key of one
+ * device (diskN, vifN, vifN_addrs) is its stem, the device's index and
+ * its suffix (proto_status_key_name). */
+enum proto_status_key {
+	PROTO_KEY_NAME, PROTO_KEY_ID, PROTO_KEY_PID, PROTO_KEY_STATE, PROTO_KEY_VCPUS, PROTO_KEY_MAX_VCPUS,
+	PROTO_KEY_MEMORY_MIB,
+	PROTO_KEY_MAXMEM_MIB, PROTO_KEY_MEM_MAX_MIB, PROTO_KEY_TARGET_MIB, PROTO_KEY_BALLOON_MIB,
+	PROTO_KEY_GUEST_TOTAL_KIB, PROTO_KEY_GUEST_FREE_KIB, PROTO_KEY_GUEST_AVAIL_KIB,
+	PROTO_KEY_CPU_NS, PROTO_KEY_VCPU_NS, PROTO_KEY_RSS_KIB, PROTO_KEY_KSM_SHARED_KIB, PROTO_KEY_THP_KIB,
+	PROTO_KEY_START_TIME, PROTO_KEY_UPTIME_S, PROTO_KEY_KERNEL, PROTO_KEY_END_REASON,
+	PROTO_KEY_CPU_WAIT_NS, PROTO_KEY_VCPU_WAIT_NS, PROTO_KEY_CPU_WEIGHT, PROTO_KEY_CPU_CAP, PROTO_KEY_CGROUP,
+	PROTO_KEY_DISK_SLOTS, PROTO_KEY_VIF_SLOTS,
+	PROTO_KEY_DISK, PROTO_KEY_VIF, PROTO_KEY_VIF_ADDRS,                /* one of each device */
+	PROTO_KEY_DISK_RD_OPS, PROTO_KEY_DISK_RD_BYTES, PROTO_KEY_DISK_WR_OPS, PROTO_KEY_DISK_WR_BYTES,
+	PROTO_KEY_NET_RX_PACKETS, PROTO_KEY_NET_RX_BYTES, PROTO_KEY_NET_TX_PACKETS, PROTO_KEY_NET_TX_BYTES,
+	PROTO_KEY_SAVE_KIND, PROTO_KEY_SAVE_PHASE, PROTO_KEY_SAVE_ROUND, PROTO_KEY_SAVE_PAGES,
+	PROTO_KEY_SAVE_DIRTY, PROTO_KEY_SAVE_RATE_KIB,
+	PROTO_NKEYS
+};
+#define PROTO_KEY_MAX 32
+/* The key's name ("memory_mib"); a device's key with index ("vif2_addrs")
+ * written into buf and buf returned. */
+const char *proto_status_key(enum proto_status_key k);
+const char *proto_status_key_name(enum proto_status_key k, unsigned index, char buf[PROTO_KEY_MAX]);
+
+/* "KEY VALUE\n" appended at buf + n (KEY as proto_status_key_name
+ * says, index for a device's key): the new length, never past len - 1. */
+size_t proto_key_printf(char *buf, size_t len, size_t n, enum proto_status_key k, unsigned index, const char *fmt,
+			...) __attribute__((format(printf, 6, 7)));
+
+/* save_kind and save_phase: the last save or migration. */
+enum proto_save_kind { PROTO_SAVE_KIND_SAVE, PROTO_SAVE_KIND_MIGRATE, PROTO_SAVE_NKINDS };
+enum proto_save_phase {
+	PROTO_SAVE_PRECOPY, PROTO_SAVE_STOPCOPY, PROTO_SAVE_DONE, PROTO_SAVE_FAILED, PROTO_SAVE_NPHASES
+};
+const char *proto_save_kind_name(enum proto_save_kind k);
+const char *proto_save_phase_name(enum proto_save_phase ph);
+/* The kind or phase a word names, or -1. */
+int proto_save_kind_of(const char *word);
+int proto_save_phase_of(const char *word);
 
 #endif

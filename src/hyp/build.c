@@ -9,6 +9,7 @@
 #include "cpulist.h"
 #include "dev/devices.h"
 #include "dev/pci.h"
+#include "dev/cpu-hotplug.h"
 #include "dev/hotplug.h"
 #include "hotplug.h"
 #include "log.h"
@@ -117,16 +118,16 @@ static int pin_vcpus(struct domain *dom, const struct options *o)
 	char why[256];
 	unsigned i;
 
-	for (i = o->vcpus; i < DOMAIN_VCPUS_MAX; i++)
+	for (i = o->max_vcpus; i < DOMAIN_VCPUS_MAX; i++)
 		if (o->vcpu_cpus[i]) {
-			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->vcpus - 1);
+			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->max_vcpus - 1);
 			return -EINVAL;
 		}
 	if (cpulist_host(&host)) {
 		log_err("cannot read this host's CPUs");
 		return -EIO;
 	}
-	for (i = 0; i < o->vcpus; i++) {
+	for (i = 0; i < o->max_vcpus; i++) {
 		const char *list = o->vcpu_cpus[i] ? o->vcpu_cpus[i] : o->cpus;
 		struct vcpu *v = &dom->vcpus[i];
 
@@ -159,6 +160,10 @@ static int check_limits(struct domain *dom, const struct options *o)
 	}
 	if (o->vcpus > (unsigned long)max) {
 		log_err("--vcpus %lu is out of range: 1 to %d on this host", o->vcpus, max);
+		return -EINVAL;
+	}
+	if (o->max_vcpus > (unsigned long)max) {
+		log_err("--max-vcpus %lu is out of range: 1 to %d on this host", o->max_vcpus, max);
 		return -EINVAL;
 	}
 	return pin_vcpus(dom, o);
@@ -221,7 +226,7 @@ static int setup_devices(struct domain *dom, struct uart **com1)
 		return -ENOMEM;
 	if ((rc = acpi_pm_init(dom)) || (rc = i8042_init(dom)) ||
 	    (rc = rtc_init(dom)) || (rc = post_init(dom)) || (rc = pci_init()) ||
-	    (rc = pcihp_init()))
+	    (rc = pcihp_init()) || (rc = cpuhp_init(dom)))
 		return rc;
 	/* In order: the guest sees them as vda, vdb, ... */
 	for (i = 0; i < dom->ndisks; i++) {
@@ -257,7 +262,8 @@ static int load_guest(struct domain *dom, const struct options *o)
 	char err[256] = "";
 	int rc;
 
-	rc = acpi_build(&dom->mem, &(struct acpi_platform){ .ncpus = dom->nvcpus }, &in.rsdp_gpa);
+	rc = acpi_build(&dom->mem, &(struct acpi_platform){ .ncpus = dom->nvcpus,
+						       .nonline = vcpu_online_count(dom) }, &in.rsdp_gpa);
 	if (rc) {
 		log_err("cannot build the ACPI tables: %s", strerror(-rc));
 		return rc;
@@ -361,7 +367,8 @@ int domain_build(struct domain *dom, const struct options *o, const char *dir, s
 	domain_init(dom);
 	if ((rc = open_kvm(dom)) || (rc = check_limits(dom, o)) || (rc = open_backends(dom, o)))
 		return rc;
-	dom->nvcpus = o->vcpus;
+	dom->nvcpus = o->max_vcpus;
+	atomic_store(&dom->online, o->vcpus >= 64 ? ~0ull : (1ull << o->vcpus) - 1);
 	snprintf(dom->name, sizeof(dom->name), "%s", o->name);
 	dom->id = o->id;
 	dom->kernel = o->kernel;

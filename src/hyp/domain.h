@@ -85,8 +85,12 @@ struct domain {
 	int kvm_fd, vm_fd;
 	struct guest_mem mem;
 	struct virtio_balloon *balloon;   /* always present: mem-set works on any domain */
-	unsigned nvcpus;
+	unsigned nvcpus;              /* made: maxvcpus; the guest runs those online */
 	struct vcpu vcpus[DOMAIN_VCPUS_MAX];
+	/* Bit N: vCPU N runs (dev/cpuhp.c moves it, under pause_lock); the
+	 * others are made and their threads held parked (vcpu.c), so a plug
+	 * needs no KVM_CREATE_VCPU, thread or host file from the sandbox. */
+	_Atomic uint64_t online;
 
 	/* Its disks and vifs' backends, in the order the guest sees them (vda,
 	 * vdb, ...; the first vif, ...): opened and locked before any device
@@ -161,6 +165,9 @@ void vcpu_unpause_all(struct domain *dom);
 int vcpu_registers_text(struct vcpu *v, char *buf, size_t len);
 /* An NMI on vCPU id (lodge trigger DOMAIN nmi): 0 or -errno. */
 int vcpu_nmi(struct domain *dom, unsigned id);
+/* Let vCPU id run (true) or hold its thread parked outside the guest. */
+void vcpu_set_online(struct domain *dom, unsigned id, bool online);
+unsigned vcpu_online_count(const struct domain *dom);
 /* CPU time a vCPU thread has used, in nanoseconds. */
 uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */

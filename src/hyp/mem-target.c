@@ -2,6 +2,7 @@
  * and the balloon holds back what is above the target.  mem-set moves the
  * target between a floor and maxmem; the guest's driver follows it. */
 #include "domain.h"
+#include "proto.h"
 #include "virtio/balloon.h"
 
 #include <errno.h>
@@ -97,14 +98,18 @@ void domain_mem_status(struct domain *dom, char *buf, size_t len)
 {
 	struct balloon_info bi;
 	unsigned long target;
-	int n;
+	size_t n = 0;
 
 	virtio_balloon_info(dom->balloon, &bi);
 	target = dom->maxmem_mib - bi.target_pages / PAGES_PER_MIB;
-	n = snprintf(buf, len, "maxmem_mib %lu\nmem_max_mib %lu\ntarget_mib %lu\nballoon_mib %lu\n",
-		     dom->maxmem_mib, mem_ceiling(dom), target, (unsigned long)(bi.actual_pages / PAGES_PER_MIB));
-	if (bi.stats_valid && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - n, "guest_total_kib %llu\nguest_free_kib %llu\nguest_avail_kib %llu\n",
-			 (unsigned long long)(bi.guest_total >> 10), (unsigned long long)(bi.guest_free >> 10),
-			 (unsigned long long)(bi.guest_avail >> 10));
+	buf[0] = '\0';
+	n = proto_key_printf(buf, len, n, PROTO_KEY_MAXMEM_MIB, 0, "%lu", dom->maxmem_mib);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_MEM_MAX_MIB, 0, "%lu", mem_ceiling(dom));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_TARGET_MIB, 0, "%lu", target);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_BALLOON_MIB, 0, "%lu", (unsigned long)(bi.actual_pages / PAGES_PER_MIB));
+	if (!bi.stats_valid)
+		return;
+	n = proto_key_printf(buf, len, n, PROTO_KEY_GUEST_TOTAL_KIB, 0, "%llu", (unsigned long long)(bi.guest_total >> 10));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_GUEST_FREE_KIB, 0, "%llu", (unsigned long long)(bi.guest_free >> 10));
+	proto_key_printf(buf, len, n, PROTO_KEY_GUEST_AVAIL_KIB, 0, "%llu", (unsigned long long)(bi.guest_avail >> 10));
 }

@@ -70,6 +70,7 @@ static const struct hyp_option hyp_options[] = {
 	FLAG("ksm", 0, ksm),
 	FLAG("hugepages", 0, hugepages),
 	ULONG("vcpus", 'n', vcpus, 1, DOMAIN_VCPUS_MAX, NULL),
+	ULONG("max-vcpus", 0, max_vcpus, 1, DOMAIN_VCPUS_MAX, NULL),
 	CALL("disk", 0, parse_disk, true),
 	CALL("net", 0, parse_net, true),
 	FLAG("probe", 'p', probe),
@@ -111,6 +112,7 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"usage: lodge-hyp {--kernel FILE [--initrd FILE] | --bootloader-disk DISK} [--cmdline TEXT]\n"
 		"                 [--memory MiB] [--maxmem MiB] [--ksm] [--hugepages] [--vcpus N]\n"
+		"                 [--max-vcpus N]\n"
 		"                 [--disk PATH[,ro][,id=NAME][,direct][,slot=N][,fd=N]]...\n"
 		"                 [--net tap=NAME[,mac=MAC][,bridge=BR][,slot=N]]...\n"
 		"                 [--name NAME --runtime-dir DIR [--id N [--id-lock FD]] [--detach]\n"
@@ -316,6 +318,12 @@ static int check_together(struct options *o)
 	}
 	if (o->maxmem_mib && o->maxmem_mib < o->memory_mib) {
 		log_err("--maxmem %lu MiB is below --memory (%lu MiB)", o->maxmem_mib, o->memory_mib);
+		return -EINVAL;
+	}
+	if (!o->max_vcpus)
+		o->max_vcpus = o->vcpus;
+	if (o->max_vcpus < o->vcpus) {
+		log_err("--max-vcpus %lu is below --vcpus (%lu)", o->max_vcpus, o->vcpus);
 		return -EINVAL;
 	}
 	if (o->cap > DOMAIN_CAP_MAX(o->vcpus)) {

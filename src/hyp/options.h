@@ -20,6 +20,7 @@ struct options {
 	unsigned long maxmem_mib;      /* 0: = memory_mib */
 	int ksm, hugepages;            /* madvise guest RAM MERGEABLE, HUGEPAGE */
 	unsigned long vcpus;
+	unsigned long max_vcpus;       /* vcpu-set's ceiling: vCPUs made, those past vcpus held offline */
 	int probe;
 	/* --disk and --net as given (each parsed once already, so a bad one
 	 * is refused before anything starts); the domain parses them into

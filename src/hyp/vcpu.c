@@ -280,7 +280,13 @@ static int vcpu_complete_io(struct vcpu *v)
 	}
 }
 
-/* Wait outside the guest while the domain is paused (or until it ends).
+static bool vcpu_held(const struct vcpu *v)
+{
+	return !(atomic_load(&v->dom->online) & (1ull << v->id));
+}
+
+/* Wait outside the guest while the domain is paused or this vCPU is
+ * offline (or until the domain ends).
  * io_pending: the last KVM_RUN exited for PIO or MMIO. */
 static void vcpu_park(struct vcpu *v, bool io_pending)
 {
@@ -291,11 +297,43 @@ static void vcpu_park(struct vcpu *v, bool io_pending)
 	pthread_mutex_lock(&dom->pause_lock);
 	dom->parked++;
 	pthread_cond_broadcast(&dom->pause_cond);
-	while (dom->paused && atomic_load(&dom->end) == DOMAIN_RUNNING)
+	while ((dom->paused || vcpu_held(v)) && atomic_load(&dom->end) == DOMAIN_RUNNING)
 		pthread_cond_wait(&dom->pause_cond, &dom->pause_lock);
 	dom->parked--;
 	pthread_mutex_unlock(&dom->pause_lock);
 	v->run->immediate_exit = 0;
+}
+
+static void vcpu_kick(struct vcpu *v)
+{
+	if (v->run)
+		v->run->immediate_exit = 1;
+	if (atomic_load(&v->tid))
+		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+void vcpu_set_online(struct domain *dom, unsigned id, bool online)
+{
+	uint64_t bit = 1ull << id;
+
+	if (id >= dom->nvcpus)
+		return;
+	pthread_mutex_lock(&dom->pause_lock);
+	if (online)
+		atomic_fetch_or(&dom->online, bit);
+	else
+		atomic_fetch_and(&dom->online, ~bit);
+	pthread_cond_broadcast(&dom->pause_cond);
+	pthread_mutex_unlock(&dom->pause_lock);
+	/* Going offline: out of KVM_RUN, to park (immediate_exit covers a
+	 * kick between its check and the ioctl). */
+	if (!online)
+		vcpu_kick(&dom->vcpus[id]);
+}
+
+unsigned vcpu_online_count(const struct domain *dom)
+{
+	return (unsigned)__builtin_popcountll(atomic_load(&dom->online));
 }
 
 static void vcpu_kick_all(struct domain *dom)
@@ -372,7 +410,7 @@ static void *vcpu_thread(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 
 	while (atomic_load(&v->dom->end) == DOMAIN_RUNNING) {
-		if (v->dom->paused) {
+		if (v->dom->paused || vcpu_held(v)) {
 			vcpu_park(v, io_pending);
 			io_pending = false;
 			continue;      /* the domain may have ended while parked */

@@ -69,6 +69,10 @@ extern volatile unsigned cpus_up;
 void smp_start(void);
 /* Run fn(cpu) on application processor cpu (1..cpus_up-1); 0 if it took it. */
 int smp_run_on(unsigned cpu, void (*fn)(unsigned cpu));
+/* CPU hot-plug (hotplug.c): start a plugged CPU, park one the host wants
+ * back (before the eject); 0 or -1. */
+int smp_cpu_start(uint32_t apic_id);
+int smp_cpu_park(uint32_t apic_id);
 
 /* power.c */
 void power_off(void);

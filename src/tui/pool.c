@@ -1,8 +1,8 @@
 /* The pool's domains with their hosts, for a host in a pool (lodge.conf's
  * pool_etcd; src/pool/README.md).  Asked as the dashboard asks everything,
- * never waited for: a child runs `lodge list --pool -o tsv -H` (this very
- * binary: the dashboard sees no etcd client of its own), and the main
- * loop reads its pipe as it fills.  A sample is taken whole when the
+ * never waited for: a child calls pool_domains() (etcd may be slow or
+ * away) and writes the rows to a pipe as they are, fixed records, and the
+ * main loop reads the pipe as it fills.  A sample is taken whole when the
  * child ends; until then the last one stays, with its age.  Each row of
  * the table gets its host; a domain of the pool that does not run here
  * gets a row of its own (no figures: another host runs it). */
@@ -18,18 +18,45 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "lodge-pool.h"
 
 bool pool_in_use(const struct tui *t)
 {
 	return t->hc.pool_etcd[0] != '\0';
 }
 
-/* The child: this binary, the same root, its table on the pipe. */
+/* The child's side: the pool's domains as records on the pipe, then its
+ * end; exit status 0 once they are all written. */
+static void __attribute__((noreturn)) pool_child(const struct tui *t, int out)
+{
+	struct pool_domains d;
+	char why[256];
+	size_t i;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null >= 0) {                   /* the screen is the parent's */
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+	fcntl(out, F_SETFL, 0);            /* the child may wait for the parent to read */
+	if (pool_domains(&t->hc, &d, why, sizeof(why)))
+		_exit(1);
+	for (i = 0; i < d.n && i < TUI_POOL_MAX; i++) {
+		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib };
+
+		snprintf(r.name, sizeof(r.name), "%s", d.row[i].name);
+		snprintf(r.host, sizeof(r.host), "%s", d.row[i].host);
+		snprintf(r.state, sizeof(r.state), "%s", d.row[i].state);
+		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(1);
+	}
+	_exit(0);
+}
+
 static void pool_spawn(struct tui *t)
 {
 	struct tui_pool *p = &t->pool;
-	const char *root = cfg_root();
 	int fds[2];
 
 	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
@@ -42,19 +69,8 @@ static void pool_spawn(struct tui *t)
 		return;
 	}
 	if (p->pid == 0) {
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		dup2(fds[1], STDOUT_FILENO);   /* dup2 clears close-on-exec */
-		if (null >= 0) {
-			dup2(null, STDIN_FILENO);
-			dup2(null, STDERR_FILENO);
-		}
-		if (root && root[0])
-			execl("/proc/self/exe", "lodge", "--root", root, "list", "--pool", "-o", "tsv", "-H",
-			      (char *)NULL);
-		else
-			execl("/proc/self/exe", "lodge", "list", "--pool", "-o", "tsv", "-H", (char *)NULL);
-		_exit(127);
+		close(fds[0]);
+		pool_child(t, fds[1]);
 	}
 	close(fds[1]);
 	p->fd = fds[0];
@@ -85,31 +101,17 @@ bool pool_waiting(const struct tui *t)
 	return t->pool.pid > 0;
 }
 
-/* Host,State,Mem,HA per line, after the header: the rows of a sample. */
-static void pool_parse(struct tui_pool *p)
+/* The child's records, whole ones only: the rows of a sample. */
+static void pool_take(struct tui_pool *p)
 {
-	char *line, *save = NULL;
-	bool header = true;
+	size_t n = p->len / sizeof(p->row[0]);
 
-	p->n = 0;
-	p->buf[p->len] = '\0';
-	for (line = strtok_r(p->buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[5] = { 0 }, *s = line;
-		unsigned k;
-
-		if (header) {
-			header = false;
-			continue;
-		}
-		for (k = 0; k < 5 && s; k++)
-			f[k] = strsep(&s, "\t");
-		if (k < 4 || p->n == TUI_POOL_MAX || !f[0][0])
-			continue;
-		snprintf(p->row[p->n].name, sizeof(p->row[0].name), "%s", f[0]);
-		snprintf(p->row[p->n].host, sizeof(p->row[0].host), "%s", strcmp(f[1], "-") ? f[1] : "");
-		snprintf(p->row[p->n].state, sizeof(p->row[0].state), "%s", f[2]);
-		p->row[p->n].memory_mib = strtoul(f[3], NULL, 10);
-		p->n++;
+	p->n = n < TUI_POOL_MAX ? (unsigned)n : TUI_POOL_MAX;
+	memcpy(p->row, p->buf, p->n * sizeof(p->row[0]));
+	for (n = 0; n < p->n; n++) {           /* terminated, whatever came */
+		p->row[n].name[sizeof(p->row[n].name) - 1] = '\0';
+		p->row[n].host[sizeof(p->row[n].host) - 1] = '\0';
+		p->row[n].state[sizeof(p->row[n].state) - 1] = '\0';
 	}
 }
 
@@ -216,7 +218,7 @@ bool pool_collect(struct tui *t)
 	}
 	p->failed = false;
 	p->got_ns = tui_now_ns();
-	pool_parse(p);
+	pool_take(p);
 	pool_apply(t);
 	return true;
 }

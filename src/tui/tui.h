@@ -94,7 +94,7 @@ struct dom_sample {
 	char why[512];                 /* its config does not load: why */
 };
 
-/* The pool's domains as `lodge list --pool` said them last (pool.c). */
+/* The pool's domains as pool_domains() gave them last (pool.c). */
 #define TUI_POOL_MAX 256
 struct tui_pool_row {
 	char name[DOMAIN_NAME_MAX];

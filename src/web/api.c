@@ -9,6 +9,7 @@
 #include "network-list.h"
 #include "log.h"
 #include "pool.h"
+#include "pool-list.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -396,6 +397,32 @@ static void get_networks(const struct web_request *req, const char *word, struct
 	web_reply_json(resp, 200, a);
 }
 
+/* The pool's domains, for a host in a pool (lodge.conf's pool_etcd), as
+ * lodge list --pool gives them; {"pool": false} on a host in none.  Asked
+ * on Refresh, not every second: pool_domains() waits for etcd. */
+static void get_pool(const struct web_request *req, const char *word, struct web_response *resp)
+{
+	struct pool_domains d;
+	char why[512];
+	json_t *a;
+	size_t i;
+	int rc;
+
+	if (!web_lodge()->hc.pool_etcd[0]) {
+		web_reply_json(resp, 200, json_pack("{s:b}", "pool", 0));
+		return;
+	}
+	if ((rc = pool_domains(&web_lodge()->hc, &d, why, sizeof(why)))) {
+		web_error(resp, 502, "%s", why);
+		return;
+	}
+	a = json_array();
+	for (i = 0; i < d.n; i++)
+		json_array_append_new(a, cols_json_row(pool_list_cols, pool_list_ncols, &d.row[i]));
+	pool_domains_free(&d);
+	web_reply_json(resp, 200, json_pack("{s:b,s:o}", "pool", 1, "domains", a));
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 static const struct route routes[] = {
@@ -426,6 +453,7 @@ static const struct route routes[] = {
 	{ false, "/api/host", NULL, NEED_VIEWER, get_host },
 	{ false, "/api/bridges", NULL, NEED_VIEWER, get_bridges },
 	{ false, "/api/networks", NULL, NEED_VIEWER, get_networks },
+	{ false, "/api/pool", NULL, NEED_VIEWER, get_pool },
 	{ false, "/api/blockdevs", NULL, NEED_VIEWER, web_get_blockdevs },
 	{ false, "/api/defined", NULL, NEED_VIEWER, web_get_defined },
 	{ false, "/api/defined/*", NULL, NEED_VIEWER, web_get_defined_one },

@@ -285,9 +285,11 @@ fi
 
 # ---- Ctrl-C mid-clone -------------------------------------------------------------------------------
 # SIGINT as soon as lodge says it is cloning (its progress lines, read as
-# they come through a FIFO).
+# they come through a FIFO).  In the test's namespace as every other lodge
+# here: an install with no network option makes the network "default",
+# which must not reach the host (ip netns exec execs lodge: $! is its pid).
 mkfifo "$T/cc.fifo"
-"$LODGE" --root "$ROOT" install cc 2>"$T/cc.fifo" >"$T/cc.out" &
+ip netns exec "$NS" "$LODGE" --root "$ROOT" install cc 2>"$T/cc.fifo" >"$T/cc.out" &
 pid=$!
 sent=
 while IFS= read -r line; do

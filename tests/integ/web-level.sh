@@ -20,11 +20,13 @@ fi
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "web page level with the dashboard" kvm root minios "cmd:curl" "cmd:python3"
-at_exit 'lodge network-delete default >/dev/null 2>&1'
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
 J='Content-Type: application/json'
 CONF=$ROOT/etc/lodge/lodge.conf
+# The network "default" the web install makes goes at exit, after the
+# lodge.conf this test leaves unloadable (its last case) is put aside.
+at_exit 'rm -f "$CONF"; lodge network-delete default >/dev/null 2>&1'
 printf 'level-secret-1\n' | lodge web-passwd alice >/dev/null || { fail "web level" "web-passwd failed"; exit 0; }
 mkdir -p "$ROOT/etc/lodge"
 # No kernel_dirs: what the server lends a web user of its own accord only.

@@ -514,6 +514,31 @@ static void check_errors(void)
 	CHECK("FADT that does not fit: -ENOSPC", acpi_fadt_write(&area, 0, 0, &gpa) == -ENOSPC);
 }
 
+/* maxvcpus 4, 2 online at boot (vcpu-set, src/common/cpuhp.h): four
+ * Local APICs, the last two listed but not enabled, so the guest starts
+ * two and finds the others' APIC IDs for a later plug. */
+static void check_madt_hotplug(void)
+{
+	static uint8_t buf[4096];
+	struct acpi_area area = { .host = buf, .gpa = GPA_ACPI_BASE, .size = sizeof(buf) };
+	unsigned int lapics = 0, flags[4] = { 9, 9, 9, 9 };
+	uint64_t gpa = 0;
+	const uint8_t *madt = buf;
+	uint32_t len;
+
+	printf("-- MADT with CPUs to plug\n");
+	CHECK("MADT with 4 vCPUs, 2 online, written",
+	      acpi_madt_write(&area, &(struct acpi_platform){ .ncpus = 4, .nonline = 2 }, &gpa) == 0);
+	len = get32(madt, 4);
+	for (size_t off = 44; off + 2 <= len && madt[off + 1] >= 2; off += madt[off + 1])
+		if (madt[off] == 0 && lapics < 4 && madt[off + 3] < 4) {
+			flags[madt[off + 3]] = get32(madt + off, 4);
+			lapics++;
+		}
+	CHECK("MADT: 4 Local APICs, 0 and 1 enabled, 2 and 3 not",
+	      lapics == 4 && flags[0] == 1 && flags[1] == 1 && flags[2] == 0 && flags[3] == 0);
+}
+
 int main(void)
 {
 	const char *dump_dir = getenv("LODGE_ACPI_DUMP");
@@ -526,6 +551,7 @@ int main(void)
 	check_aml_emitter();
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		check_tables(counts[i], dump_dir && *dump_dir ? dump_dir : NULL);
+	check_madt_hotplug();
 	check_errors();
 	free(ram);
 	UNIT_EXIT();

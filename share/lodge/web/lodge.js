@@ -48,11 +48,12 @@ function confirmDialog(text, yes) {
 // ---- log in and out --------------------------------------------------------------------
 
 function show(view) {
-  const beside = ["jobs-view", "networks-view"];   // shown with the domains
+  const beside = ["jobs-view", "networks-view"];   // shown with the domains (the pool's: pool())
   for (const v of ["login-view", "domains-view", "detail-view", "create-view", "install-view", "console-view", "edit-view",
                    ...beside])
     $(v).hidden = !view.includes(v) && !(beside.includes(v) && view.includes("domains-view"));
-  if (view.includes("domains-view")) { networks(); defined(); }
+  if (view.includes("domains-view")) { networks(); defined(); pool(); }
+  else $("pool-view").hidden = true;
 }
 
 // The host's networks (lodge network-list): looked at when the domains
@@ -68,6 +69,21 @@ async function networks() {
   $("networks").hidden = !r.json.length;
 }
 $("networks-refresh").addEventListener("click", networks);
+
+// The pool's domains (lodge list --pool), on a host in a pool only; read
+// only, and on Refresh: each look asks etcd.
+async function pool() {
+  const r = await api("GET", "/api/pool");
+  $("pool-view").hidden = !r.ok || !r.json.pool;
+  if (!r.ok || !r.json.pool) return;
+  const doms = r.json.domains;
+  $("pool").tBodies[0].replaceChildren(...doms.map((d) => el("tr", { "data-pool-domain": d.name },
+    el("td", {}, d.name), el("td", {}, d.host || "-"), el("td", {}, d.state), el("td", {}, String(d.memory_mib)),
+    el("td", {}, d.ha ? "yes" : "no"), el("td", {}, d.why || ""))));
+  $("pool-none").hidden = doms.length > 0;
+  $("pool").hidden = !doms.length;
+}
+$("pool-refresh").addEventListener("click", pool);
 
 function showLogin() {
   if (app.ws) { app.ws.onclose = null; app.ws.close(); app.ws = null; }

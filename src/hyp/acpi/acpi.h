@@ -8,7 +8,8 @@
 #include "mem.h"
 
 struct acpi_platform {
-	unsigned int ncpus;          /* one enabled LAPIC per vCPU, APIC IDs 0..ncpus-1 */
+	unsigned int ncpus;          /* one LAPIC per vCPU (maxvcpus), APIC IDs 0..ncpus-1 */
+	unsigned int nonline;        /* the first nonline enabled (0: all); the rest hot-pluggable (cpuhp.h) */
 };
 
 /* Write the tables into guest RAM at [GPA_ACPI_BASE, GPA_ACPI_END).

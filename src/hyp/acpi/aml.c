@@ -307,13 +307,10 @@ size_t aml_restemplate_begin(struct aml *a)
 	return a->len;
 }
 
-void aml_restemplate_end(struct aml *a, size_t mark)
+static void aml_buffer_end(struct aml *a, size_t mark)
 {
 	struct aml size = { 0 };
 
-	/* End Tag (6.4.2.9): 0x79, checksum 0 ("treat as correct"). */
-	aml_byte(a, 0x79);
-	aml_byte(a, 0x00);
 	if (a->err)
 		return;
 	if (mark > a->len) {
@@ -329,6 +326,26 @@ void aml_restemplate_end(struct aml *a, size_t mark)
 	}
 	aml_free(&size);
 }
+
+void aml_restemplate_end(struct aml *a, size_t mark)
+{
+	/* End Tag (6.4.2.9): 0x79, checksum 0 ("treat as correct"). */
+	aml_byte(a, 0x79);
+	aml_byte(a, 0x00);
+	aml_buffer_end(a, mark);
+}
+
+void aml_buffer(struct aml *a, const void *bytes, size_t n)
+{
+	size_t mark;
+
+	aml_byte(a, AML_BUFFER_OP);
+	mark = a->len;
+	aml_bytes(a, bytes, n);
+	aml_buffer_end(a, mark);
+}
+
+void aml_return(struct aml *a) { aml_byte(a, AML_RETURN_OP); }
 
 void aml_res_io16(struct aml *a, uint16_t min, uint16_t max, uint8_t align, uint8_t len)
 {

@@ -42,6 +42,7 @@ struct aml {
 #define AML_AND_OP          0x7B
 #define AML_NOTIFY_OP       0x86
 #define AML_IF_OP           0xA0
+#define AML_RETURN_OP       0xA4
 #define AML_EXT_OPREGION_OP 0x80   /* after AML_EXT_OP_PREFIX */
 #define AML_EXT_FIELD_OP    0x81   /* after AML_EXT_OP_PREFIX */
 #define AML_EXT_DEVICE_OP   0x82   /* after AML_EXT_OP_PREFIX */
@@ -105,6 +106,10 @@ void aml_arg(struct aml *a, unsigned int n);
 void aml_notify(struct aml *a, const char *object, uint64_t value);
 /* A call of method path with no arguments. */
 void aml_call0(struct aml *a, const char *path);
+/* DefReturn := ReturnOp ArgObject: the term to return follows. */
+void aml_return(struct aml *a);
+/* DefBuffer of n bytes. */
+void aml_buffer(struct aml *a, const void *bytes, size_t n);
 
 /* ResourceTemplate() { ... } (section 6.4): a Buffer of resource
  * descriptors ending with an End Tag.  aml_restemplate_end() adds the End

@@ -58,6 +58,7 @@
  * which is how the OS pairs them with the Local APIC entries. */
 #include "tables.h"
 #include "aml.h"
+#include "cpuhp.h"
 #include "pcihp.h"
 #include "platform.h"
 
@@ -83,20 +84,124 @@ static void dsdt_sleep_states(struct aml *a)
 	aml_end(a, pkg);
 }
 
+/* CPU hot-plug (src/common/cpuhp.h): the register block's fields, one
+ * pair (CPUs 0-31, 32-63) per register, in its order. */
+static const char *const cpuhp_fields[] = { "CPR0", "CPR1", "CIN0", "CIN1", "CRM0", "CRM1", "CEJ0", "CEJ1" };
+static_assert(CPUHP_PRESENT == 0 && CPUHP_INSERT == 8 && CPUHP_REMOVE == 0x10 && CPUHP_EJECT == 0x18 &&
+	      CPUHP_HI == 4, "the Field lists cpuhp.h's registers in order");
+
+/* If (And (FIELD, bit of cpu)): FIELD is the pair's name stem. */
+static size_t dsdt_if_cpu_bit(struct aml *a, const char *stem, unsigned int cpu)
+{
+	char field[16];
+	size_t cond;
+
+	snprintf(field, sizeof(field), "%s%u", stem, cpu / 32);
+	cond = aml_if_begin(a);
+	aml_and(a);
+	aml_namestring(a, field);
+	aml_integer(a, 1ull << (cpu % 32));
+	aml_and_end(a);
+	return cond;
+}
+
+#define CPU_NAME_FMT "C%03X"
+
+/* A processor that may be plugged or ejected, as QEMU's: _STA from the
+ * present register, _MAT its LAPIC entry, enabled while present (what
+ * the OS maps it by once it is plugged), _EJ0 writes its eject bit. */
+static void dsdt_cpu_hotplug_methods(struct aml *a, unsigned int cpu)
+{
+	uint8_t mat[8] = { 0, 8, (uint8_t)cpu, (uint8_t)cpu, 1, 0, 0, 0 };   /* MADT Processor Local APIC */
+	char field[16];
+	size_t m, cond;
+
+	m = aml_method_begin(a, "_STA", 0);
+	cond = dsdt_if_cpu_bit(a, "CPR", cpu);
+	aml_return(a);
+	aml_integer(a, 0xF);               /* present, enabled, shown, functioning */
+	aml_end(a, cond);
+	aml_return(a);
+	aml_integer(a, 0);
+	aml_end(a, m);
+
+	m = aml_method_begin(a, "_MAT", 0);
+	cond = dsdt_if_cpu_bit(a, "CPR", cpu);
+	aml_return(a);
+	aml_buffer(a, mat, sizeof(mat));
+	aml_end(a, cond);
+	mat[4] = 0;
+	aml_return(a);
+	aml_buffer(a, mat, sizeof(mat));
+	aml_end(a, m);
+
+	snprintf(field, sizeof(field), "CEJ%u", cpu / 32);
+	m = aml_method_begin(a, "_EJ0", 1);
+	aml_store(a);
+	aml_integer(a, 1ull << (cpu % 32));
+	aml_namestring(a, field);
+	aml_end(a, m);
+}
+
+/* One ACPI0007 device per vCPU up to maxvcpus.  CPU 0 stays; the others
+ * may come and go (dev/cpuhp.c), and CSCN, called on the CPU hot-plug
+ * GPE, notifies each that came (Device Check) or that the host wants back
+ * (Eject Request). */
+/* ACPI notification values (5.6.6, table 5-166). */
+#define NOTIFY_DEVICE_CHECK   1
+#define NOTIFY_EJECT_REQUEST  3
+
 static void dsdt_processors(struct aml *a, unsigned int ncpus)
 {
+	size_t scan;
+
+	if (ncpus > 1) {
+		aml_opregion_io(a, "CPST", CPUHP_PORT, CPUHP_LEN);
+		aml_field_dwords(a, "CPST", cpuhp_fields, sizeof(cpuhp_fields) / sizeof(cpuhp_fields[0]));
+	}
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++) {
 		char name[8];
 		size_t dev;
 
-		snprintf(name, sizeof(name), "C%03X", cpu & 0xFFF);
+		snprintf(name, sizeof(name), CPU_NAME_FMT, cpu & 0xFFF);
 		dev = aml_device_begin(a, name);
 		aml_name(a, "_HID");
 		aml_string(a, "ACPI0007");
 		aml_name(a, "_UID");
 		aml_integer(a, cpu);
+		if (cpu > 0)
+			dsdt_cpu_hotplug_methods(a, cpu);
 		aml_end(a, dev);
 	}
+	if (ncpus <= 1)
+		return;
+	/* Each register read once into Local0-3 (CIN0, CIN1, CRM0, CRM1):
+	 * reading CINn clears it. */
+	scan = aml_method_begin(a, "CSCN", 0);
+	for (unsigned int i = 0; i < 4; i++) {
+		if (i % 2 && ncpus <= 32)
+			continue;                  /* no CPU in the high half */
+		aml_store(a);
+		aml_namestring(a, cpuhp_fields[2 + i]);
+		aml_local(a, i);
+	}
+	for (unsigned int cpu = 1; cpu < ncpus; cpu++) {
+		static const uint64_t values[2] = { NOTIFY_DEVICE_CHECK, NOTIFY_EJECT_REQUEST };
+		char name[8];
+
+		snprintf(name, sizeof(name), CPU_NAME_FMT, cpu & 0xFFF);
+		for (unsigned int r = 0; r < 2; r++) {
+			size_t cond = aml_if_begin(a);
+
+			aml_and(a);
+			aml_local(a, 2 * r + cpu / 32);
+			aml_integer(a, 1ull << (cpu % 32));
+			aml_and_end(a);
+			aml_notify(a, name, values[r]);
+			aml_end(a, cond);
+		}
+	}
+	aml_end(a, scan);
 }
 
 static void dsdt_com1(struct aml *a)
@@ -116,9 +221,6 @@ static void dsdt_com1(struct aml *a)
 	aml_end(a, dev);
 }
 
-/* ACPI notification values (5.6.6, table 5-166). */
-#define NOTIFY_DEVICE_CHECK   1
-#define NOTIFY_EJECT_REQUEST  3
 
 static void dsdt_pci_crs(struct aml *a)
 {
@@ -205,7 +307,7 @@ static void dsdt_pci0(struct aml *a)
 /* The GPE the hot-plug controller raises: an edge GPE (_Exx), so the OS
  * clears its status before running the method and an event that comes
  * while PCNT runs raises it again. */
-static void dsdt_gpe(struct aml *a)
+static void dsdt_gpe(struct aml *a, unsigned int ncpus)
 {
 	char name[8];
 	size_t scope, method;
@@ -215,6 +317,12 @@ static void dsdt_gpe(struct aml *a)
 	method = aml_method_begin(a, name, 0);
 	aml_call0(a, "\\_SB.PCI0.PCNT");
 	aml_end(a, method);
+	if (ncpus > 1) {                   /* CPU hot-plug (cpuhp.h) */
+		snprintf(name, sizeof(name), "_E%02X", CPUHP_GPE_BIT);
+		method = aml_method_begin(a, name, 0);
+		aml_call0(a, "\\_SB.CSCN");
+		aml_end(a, method);
+	}
 	aml_end(a, scope);
 }
 
@@ -232,7 +340,7 @@ int acpi_dsdt_write(struct acpi_area *a, const struct acpi_platform *plat, uint6
 	dsdt_com1(&aml);
 	dsdt_pci0(&aml);
 	aml_end(&aml, sb);
-	dsdt_gpe(&aml);
+	dsdt_gpe(&aml, plat->ncpus);
 	if (aml.err) {
 		rc = aml.err;
 		goto out;

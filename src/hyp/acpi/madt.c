@@ -1,5 +1,5 @@
 /* Multiple APIC Description Table (ACPI 6.0 Errata A, 5.2.12), revision 4:
- * one enabled Processor Local APIC per vCPU, KVM's in-kernel IOAPIC, the
+ * one Processor Local APIC per vCPU (enabled if online at boot), KVM's in-kernel IOAPIC, the
  * ISA interrupt overrides KVM's PIC/IOAPIC wiring needs, and LINT1 as NMI. */
 #include "tables.h"
 #include "platform.h"
@@ -101,13 +101,17 @@ int acpi_madt_write(struct acpi_area *a, const struct acpi_platform *plat, uint6
 	madt->flags = MADT_PCAT_COMPAT;
 	p = t + sizeof(*madt);
 
+	unsigned int online = plat->nonline ? plat->nonline : plat->ncpus;
+
 	for (unsigned int cpu = 0; cpu < plat->ncpus; cpu++) {
 		struct madt_local_apic *lapic = (struct madt_local_apic *)p;
 
 		*lapic = (struct madt_local_apic){
 			.type = MADT_LOCAL_APIC, .length = sizeof(*lapic),
 			.processor_uid = (uint8_t)cpu, .apic_id = (uint8_t)cpu,
-			.flags = MADT_LAPIC_ENABLED,
+			/* The rest are there to be plugged (cpuhp.h): listed, not
+			 * enabled, as QEMU's for CPUs beyond -smp's count. */
+			.flags = cpu < online ? MADT_LAPIC_ENABLED : 0,
 		};
 		p += sizeof(*lapic);
 	}

@@ -3,6 +3,7 @@
  * answers it.  ctl_request refuses the rest with one "error" line. */
 #include "ctl/ctl-loop.h"
 #include "console.h"
+#include "dev/cpu-hotplug.h"
 #include "dev/devices.h"
 #include "domain.h"
 #include "events.h"
@@ -336,6 +337,27 @@ static void ctl_nmi(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 	client_send(cl, "ok\n");
 }
 
+/* vcpu-set N: xl vcpu-set, within maxvcpus (dev/cpuhp.c). */
+static void ctl_vcpu_set(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	char why[256], *end;
+	unsigned long n;
+	int rc;
+
+	errno = 0;
+	n = strtoul(argv[0], &end, 10);
+	if (errno || end == argv[0] || *end || argv[0][0] == '-') {
+		client_send(cl, "error vcpu-set: '%s' is not a number of vCPUs\n", argv[0]);
+		return;
+	}
+	if ((rc = cpuhp_set(c->dom, n, why, sizeof(why)))) {
+		client_send(cl, "error %s\n", why);
+		return;
+	}
+	event_send(EV_VCPU_SET, ctl_who(cl), "%lu vCPUs", n);
+	client_send(cl, "ok\n");
+}
+
 /* ctl-cpu.c's, which need only the domain. */
 static void ctl_vcpus(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
@@ -373,7 +395,7 @@ static ctl_run_fn *const runs[PROTO_NCOMMANDS] = {
 	[PROTO_WATCHDOG] = ctl_watchdog,       [PROTO_SHUTDOWN] = ctl_shutdown,
 	[PROTO_REBOOT] = ctl_reboot,           [PROTO_MEM_SET] = ctl_mem_set,
 	[PROTO_MEM_MAX] = ctl_mem_max,         [PROTO_SYSRQ] = ctl_sysrq,
-	[PROTO_NMI] = ctl_nmi,
+	[PROTO_NMI] = ctl_nmi,                 [PROTO_VCPU_SET] = ctl_vcpu_set,
 	[PROTO_VCPU_PIN] = ctl_pin,            [PROTO_SCHED] = ctl_weights,
 	[PROTO_DISK_ATTACH] = ctl_disk_attach, [PROTO_VIF_ATTACH] = ctl_vif_attach,
 	[PROTO_DETACH] = ctl_detach,

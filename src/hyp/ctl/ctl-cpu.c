@@ -33,12 +33,12 @@ static void append(char *list, const char *fmt, ...)
 void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl)
 {
 	static char tid[LIST_MAX], cpu[LIST_MAX], state[LIST_MAX], ns[LIST_MAX], wait[LIST_MAX],
-		    aff[LIST_MAX];
+		    aff[LIST_MAX], online[LIST_MAX];
 	struct vcpu_sched_stats s;
 	char set[256];
 	unsigned i;
 
-	tid[0] = cpu[0] = state[0] = ns[0] = wait[0] = aff[0] = '\0';
+	tid[0] = cpu[0] = state[0] = ns[0] = wait[0] = aff[0] = online[0] = '\0';
 	for (i = 0; i < dom->nvcpus; i++) {
 		sched_vcpu_stats(&dom->vcpus[i], &s);
 		cpulist_format(&s.affinity, set, sizeof(set));
@@ -48,10 +48,11 @@ void ctl_vcpu_list(struct domain *dom, struct ctl_client *cl)
 		append(ns, "%llu", (unsigned long long)vcpu_cpu_ns(&dom->vcpus[i]));
 		append(wait, "%llu", (unsigned long long)s.wait_ns);
 		append(aff, "%s", set[0] ? set : "-");
+		append(online, "%d", (int)((atomic_load(&dom->online) >> i) & 1));
 	}
 	client_send(cl, "ok\nvcpus %u\npaused %d\nvcpu_tid %s\nvcpu_cpu %s\nvcpu_state %s\nvcpu_ns %s\n"
-		    "vcpu_wait_ns %s\nvcpu_affinity %s\n\n", dom->nvcpus, dom->paused ? 1 : 0, tid, cpu,
-		    state, ns, wait, aff);
+		    "vcpu_wait_ns %s\nvcpu_affinity %s\nvcpu_online %s\n\n", dom->nvcpus, dom->paused ? 1 : 0, tid, cpu,
+		    state, ns, wait, aff, online);
 }
 
 /* A whole decimal number in [min, max], or -1 after an error reply. */

@@ -6,6 +6,7 @@
 #include "hotplug.h"
 #include "log.h"
 #include "netwatch/netwatch.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,34 +26,32 @@ static const char *ctl_state(struct ctl *c)
 	return domain_state_name(end == DOMAIN_CRASH ? DOMAIN_STATE_CRASHED : DOMAIN_STATE_SHUTDOWN);
 }
 
-/* Per-device lines ("disk0 ...", "vif0 ...") and the sums over each kind. */
-static void format_io(const struct domain *dom, char *buf, size_t len)
+/* Per-device lines ("disk0 ...", "vif0 ...") and the sums over each kind,
+ * appended at buf + n: the new length. */
+static size_t format_io(const struct domain *dom, char *buf, size_t len, size_t n)
 {
-	static const char *const kind_name[] = { [IO_DISK] = "disk", [IO_VIF] = "vif" };
-	static const char *const sum_keys[][4] = {
-		[IO_DISK] = { "disk_rd_ops", "disk_rd_bytes", "disk_wr_ops", "disk_wr_bytes" },
-		[IO_VIF] = { "net_rx_packets", "net_rx_bytes", "net_tx_packets", "net_tx_bytes" },
+	static const enum proto_status_key dev_key[] = { [IO_DISK] = PROTO_KEY_DISK, [IO_VIF] = PROTO_KEY_VIF };
+	static const enum proto_status_key slots_key[] = { [IO_DISK] = PROTO_KEY_DISK_SLOTS, [IO_VIF] = PROTO_KEY_VIF_SLOTS };
+	static const enum proto_status_key sum_keys[][4] = {
+		[IO_DISK] = { PROTO_KEY_DISK_RD_OPS, PROTO_KEY_DISK_RD_BYTES, PROTO_KEY_DISK_WR_OPS, PROTO_KEY_DISK_WR_BYTES },
+		[IO_VIF] = { PROTO_KEY_NET_RX_PACKETS, PROTO_KEY_NET_RX_BYTES, PROTO_KEY_NET_TX_PACKETS,
+			     PROTO_KEY_NET_TX_BYTES },
 	};
 	uint64_t sum[2][4] = { { 0 } };
 	unsigned count[2] = { 0, 0 }, i, k;
-	size_t n = 0;
 
-	buf[0] = '\0';
-	/* Each disk's PCI slot, in guest order ("-": no disk): a detach
-	 * names the slot. */
-	n += snprintf(buf + n, len - n, "disk_slots");
-	for (i = k = 0; i < dom->nio && n < len; i++)
-		if (dom->io[i].kind == IO_DISK && ++k)
-			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
-	if (n < len)
-		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
-	n += snprintf(buf + n, len > n ? len - n : 0, "vif_slots");
-	for (i = k = 0; i < dom->nio && n < len; i++)
-		if (dom->io[i].kind == IO_VIF && ++k)
-			n += snprintf(buf + n, len - n, " %u", dom->io[i].slot);
-	if (n < len)
-		n += snprintf(buf + n, len - n, "%s\n", k ? "" : " -");
-	for (i = 0; i < dom->nio && n < len; i++) {
+	/* Each disk's and vif's PCI slot, in guest order ("-": none): a
+	 * detach names the slot. */
+	for (k = 0; k < 2; k++) {
+		char slots[LODGE_MAX_IO_DEVICES * 4 + 2] = "";
+		size_t m = 0;
+
+		for (i = 0; i < dom->nio && m < sizeof(slots); i++)
+			if (dom->io[i].kind == (enum io_kind)k)
+				m += (size_t)snprintf(slots + m, sizeof(slots) - m, "%s%u", m ? " " : "", dom->io[i].slot);
+		n = proto_key_printf(buf, len, n, slots_key[k], 0, "%s", m ? slots : "-");
+	}
+	for (i = 0; i < dom->nio; i++) {
 		const struct io_counters *c = dom->io[i].counters;
 		enum io_kind kind = dom->io[i].kind;
 		uint64_t v[5] = {
@@ -65,13 +64,14 @@ static void format_io(const struct domain *dom, char *buf, size_t len)
 
 		for (k = 0; k < 4; k++)
 			sum[kind][k] += v[k];
-		n += snprintf(buf + n, len - n, "%s%u %llu %llu %llu %llu %llu\n", kind_name[kind], count[kind]++,
-			      (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
-			      (unsigned long long)v[3], (unsigned long long)v[4]);
+		n = proto_key_printf(buf, len, n, dev_key[kind], count[kind]++, "%llu %llu %llu %llu %llu",
+				     (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
+				     (unsigned long long)v[3], (unsigned long long)v[4]);
 	}
 	for (i = 0; i < 2; i++)
-		for (k = 0; k < 4 && n < len; k++)
-			n += snprintf(buf + n, len - n, "%s %llu\n", sum_keys[i][k], (unsigned long long)sum[i][k]);
+		for (k = 0; k < 4; k++)
+			n = proto_key_printf(buf, len, n, sum_keys[i][k], 0, "%llu", (unsigned long long)sum[i][k]);
+	return n;
 }
 
 /* Resident pages: guest RAM the host holds (ballooned pages leave it at
@@ -149,63 +149,88 @@ static unsigned long thp_kib(uint64_t now_ns)
 	return kib;
 }
 
+/* Each key as proto.h's table names it, into one reply. */
 void ctl_status(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
 	struct domain *dom = c->dom;
 	char vcpu_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "", vcpu_wait_ns[DOMAIN_VCPUS_MAX * 21 + 1] = "";
-	char io[LODGE_MAX_IO_DEVICES * 112 + 8 * 32], addrs[4096];
+	char kernel[4096], *buf;
 	uint64_t total = 0, total_wait = 0, now_ns;
 	struct timespec ts;
 	unsigned long rss_pages, ksm_pages, page_kib = sysconf(_SC_PAGESIZE) / 1024;
-	char mem_keys[512], migrate_keys[256], kernel[4096];
+	const size_t len = 2 * sizeof(vcpu_ns) + sizeof(kernel) + LODGE_MAX_IO_DEVICES * 112 + 8 * 32 + 4096 + 2048;
+	size_t n = 0;
 	unsigned i;
 
+	if (!(buf = malloc(len))) {
+		client_send(cl, "error out of memory\n");
+		return;
+	}
+	buf[0] = '\0';
 	text_escape(kernel, sizeof(kernel), dom->kernel);     /* a value never holds a newline */
 	for (i = 0; i < dom->nvcpus; i++) {
 		uint64_t ns = vcpu_cpu_ns(&dom->vcpus[i]);
-		size_t len = strlen(vcpu_ns);
+		size_t vlen = strlen(vcpu_ns);
 
 		total += ns;
-		snprintf(vcpu_ns + len, sizeof(vcpu_ns) - len, "%s%llu", i ? " " : "", (unsigned long long)ns);
+		snprintf(vcpu_ns + vlen, sizeof(vcpu_ns) - vlen, "%s%llu", i ? " " : "", (unsigned long long)ns);
 		ns = sched_vcpu_wait_ns(&dom->vcpus[i]);
-		len = strlen(vcpu_wait_ns);
+		vlen = strlen(vcpu_wait_ns);
 		total_wait += ns;
-		snprintf(vcpu_wait_ns + len, sizeof(vcpu_wait_ns) - len, "%s%llu", i ? " " : "",
+		snprintf(vcpu_wait_ns + vlen, sizeof(vcpu_wait_ns) - vlen, "%s%llu", i ? " " : "",
 			 (unsigned long long)ns);
 	}
 	rss_pages = resident_pages();
 	ksm_pages = ksm_merged_pages();
 	rss_pages = ksm_pages < rss_pages ? rss_pages - ksm_pages : 0;
-	format_io(dom, io, sizeof(io));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	n = proto_key_printf(buf, len, n, PROTO_KEY_NAME, 0, "%s", dom->name);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_ID, 0, "%u", dom->id);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_PID, 0, "%d", (int)getpid());
+	n = proto_key_printf(buf, len, n, PROTO_KEY_STATE, 0, "%s", ctl_state(c));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_VCPUS, 0, "%u", vcpu_online_count(dom));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_MAX_VCPUS, 0, "%u", dom->nvcpus);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_MEMORY_MIB, 0, "%lu", dom->memory_mib);
+	domain_mem_status(dom, buf + n, len - n);
+	n += strlen(buf + n);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_CPU_NS, 0, "%llu", (unsigned long long)total);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_VCPU_NS, 0, "%s", vcpu_ns);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_RSS_KIB, 0, "%lu", rss_pages * page_kib);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_KSM_SHARED_KIB, 0, "%lu", ksm_pages * page_kib);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_THP_KIB, 0, "%lu", thp_kib(now_ns));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_START_TIME, 0, "%ld", (long)dom->start_time);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_UPTIME_S, 0, "%llu",
+			     (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL));
+	n = proto_key_printf(buf, len, n, PROTO_KEY_KERNEL, 0, "%s", kernel);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_END_REASON, 0, "%s", dom->end_reason[0] ? dom->end_reason : "-");
+	n = proto_key_printf(buf, len, n, PROTO_KEY_CPU_WAIT_NS, 0, "%llu", (unsigned long long)total_wait);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_VCPU_WAIT_NS, 0, "%s", vcpu_wait_ns);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_CPU_WEIGHT, 0, "%u", dom->cpu_weight);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_CPU_CAP, 0, "%u", dom->cpu_cap);
+	n = proto_key_printf(buf, len, n, PROTO_KEY_CGROUP, 0, "%s", dom->has_cgroup ? dom->cgroup.dir : "-");
+	n = format_io(dom, buf, len, n);
 	{
 		const char *vifs[DOMAIN_VIFS_MAX];
 		unsigned nvifs = hotplug_vif_names(dom, vifs, DOMAIN_VIFS_MAX);
 
-		netwatch_format_addrs(dom->netwatch, vifs, nvifs, addrs, sizeof(addrs));
+		netwatch_format_addrs(dom->netwatch, vifs, nvifs, buf + n, len - n);
+		n += strlen(buf + n);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	domain_mem_status(dom, mem_keys, sizeof(mem_keys));
-	migrate_keys[0] = '\0';
 	if (c->has_last) {
-		static const char *const phases[] = { "precopy", "stopcopy", "done", "failed" };
-
-		snprintf(migrate_keys, sizeof(migrate_keys),
-			 "save_kind %s\nsave_phase %s\nsave_round %u\nsave_pages %llu\nsave_dirty %llu\n"
-			 "save_rate_kib %llu\n", c->job_mode == SAVE_LIVE ? "migrate" : "save",
-			 phases[c->last.phase], c->last.round, (unsigned long long)c->last.pages,
-			 (unsigned long long)c->last.dirty, (unsigned long long)c->last.rate_kib);
+		n = proto_key_printf(buf, len, n, PROTO_KEY_SAVE_KIND, 0, "%s",
+				     proto_save_kind_name(c->job_mode == SAVE_LIVE ? PROTO_SAVE_KIND_MIGRATE
+									      : PROTO_SAVE_KIND_SAVE));
+		/* save.h's phases follow proto.h's, word for word */
+		n = proto_key_printf(buf, len, n, PROTO_KEY_SAVE_PHASE, 0, "%s",
+				     proto_save_phase_name((enum proto_save_phase)c->last.phase));
+		n = proto_key_printf(buf, len, n, PROTO_KEY_SAVE_ROUND, 0, "%u", c->last.round);
+		n = proto_key_printf(buf, len, n, PROTO_KEY_SAVE_PAGES, 0, "%llu", (unsigned long long)c->last.pages);
+		n = proto_key_printf(buf, len, n, PROTO_KEY_SAVE_DIRTY, 0, "%llu", (unsigned long long)c->last.dirty);
+		proto_key_printf(buf, len, n, PROTO_KEY_SAVE_RATE_KIB, 0, "%llu", (unsigned long long)c->last.rate_kib);
 	}
-	client_send(cl, "ok\nname %s\nid %u\npid %d\nstate %s\nvcpus %u\nmemory_mib %lu\n%s"
-		    "cpu_ns %llu\nvcpu_ns %s\nrss_kib %lu\nksm_shared_kib %lu\nthp_kib %lu\n"
-		    "start_time %ld\nuptime_s %llu\nkernel %s\nend_reason %s\ncpu_wait_ns %llu\nvcpu_wait_ns %s\n"
-		    "cpu_weight %u\ncpu_cap %u\ncgroup %s\n%s%s%s\n",
-		    dom->name, dom->id, (int)getpid(), ctl_state(c), dom->nvcpus, dom->memory_mib, mem_keys,
-		    (unsigned long long)total, vcpu_ns, rss_pages * page_kib, ksm_pages * page_kib, thp_kib(now_ns),
-		    dom->start_time, (unsigned long long)((now_ns - dom->start_ns) / 1000000000ULL),
-		    kernel, dom->end_reason[0] ? dom->end_reason : "-",
-		    (unsigned long long)total_wait, vcpu_wait_ns, dom->cpu_weight, dom->cpu_cap,
-		    dom->has_cgroup ? dom->cgroup.dir : "-", io, addrs, migrate_keys);
+	client_send(cl, "ok\n%s\n", buf);
+	free(buf);
 }
 
 /* What the vifs' watcher saw: `lodge addr` and the dashboard's detail view. */

@@ -29,6 +29,7 @@
 #include "netwatch/pcap-lib.h"
 #include "backend/tap.h"
 #include "log.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -514,8 +515,9 @@ size_t netwatch_format_addrs(struct netwatch *w, const char *const *names, unsig
 	pthread_mutex_lock(&w->lock);
 	for (i = 0; i < nnames; i++) {
 		const struct nw_vif *v = vif_named(w, names[i]);
+		char key[PROTO_KEY_MAX];
 
-		put(buf, len, &n, "vif%u_addrs ", i);
+		put(buf, len, &n, "%s ", proto_status_key_name(PROTO_KEY_VIF_ADDRS, i, key));
 		if (v)
 			put_known(v, now, buf, len, &n);
 		else

@@ -341,6 +341,17 @@ int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err)
 	return ask_named(lg, domain, "trigger", proto_command_rule(PROTO_NMI)->name, err);
 }
 
+int lodge_vcpu_set(const struct lodge *lg, const char *domain, unsigned long n, struct lodge_err *err)
+{
+	char req[64];
+
+	/* lodge-hyp checks the range: it knows the domain's maxvcpus. */
+	if (n > 0xffffffffUL)
+		return lodge_fail(err, -ERANGE, "vcpu-set: %lu vCPUs is out of range", n);
+	snprintf(req, sizeof(req), "%s %lu", proto_command_rule(PROTO_VCPU_SET)->name, n);
+	return ask_named(lg, domain, proto_command_rule(PROTO_VCPU_SET)->name, req, err);
+}
+
 int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline_ms, struct lodge_err *err)
 {
 	char req[64], name[DOMAIN_NAME_MAX], why[sizeof(err->msg)];
@@ -443,7 +454,7 @@ int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcp
 		lodge_parse_list(v, wait, DOMAIN_VCPUS_MAX);
 	for (i = 0; i < out->n; i++) {
 		struct lodge_vcpu *c = &out->v[i];
-		char cpu[16], state[8];
+		char cpu[16], state[8], online[4];
 
 		word(reply_get(&r, "vcpu_cpu"), i, cpu, sizeof(cpu));
 		word(reply_get(&r, "vcpu_state"), i, state, sizeof(state));
@@ -452,6 +463,8 @@ int lodge_vcpu_list(const struct lodge *lg, const char *domain, struct lodge_vcp
 		c->state = state[0];
 		c->ns = ns[i];
 		c->wait_ns = wait[i];
+		word(reply_get(&r, "vcpu_online"), i, online, sizeof(online));
+		c->offline = strcmp(online, "0") == 0;    /* absent: an older lodge-hyp, all online */
 	}
 	return 0;
 }

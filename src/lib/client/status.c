@@ -2,9 +2,11 @@
  * directory whose control socket answers.  Nothing else is remembered. */
 #include "cgroup.h"
 #include "internal.h"
+#include "proto.h"
 #include "runtime.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,17 +16,16 @@
 #include <unistd.h>
 
 /* "diskN" and "vifN" lines: five counters each. */
-static void io_from_reply(const struct reply *r, const char *kind, struct lodge_io *dev, unsigned max,
+static void io_from_reply(const struct reply *r, enum proto_status_key kind, struct lodge_io *dev, unsigned max,
 			  unsigned *n, struct lodge_io *sum)
 {
-	char key[16];
+	char key[PROTO_KEY_MAX];
 	const char *v;
 
 	for (*n = 0; *n < max; (*n)++) {
 		struct lodge_io *d = &dev[*n];
 
-		snprintf(key, sizeof(key), "%s%u", kind, *n);
-		if (!(v = reply_get(r, key)) ||
+		if (!(v = reply_get(r, proto_status_key_name(kind, *n, key))) ||
 		    sscanf(v, "%lu %lu %lu %lu %lu", &d->in_ops, &d->in_bytes, &d->out_ops, &d->out_bytes,
 			   &d->errors) != 5)
 			break;
@@ -88,33 +89,26 @@ void lodge_addrs_join(const struct lodge_status *st, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-/* save_kind save|migrate, save_phase precopy|stopcopy|done|failed, then
- * the figures; an unknown kind or phase is left as no save at all. */
+/* save_kind save|migrate, save_phase precopy|stopcopy|done|failed (the
+ * words of proto.h), then the figures; an unknown kind or phase is left
+ * as no save at all. */
 static void save_from_reply(const struct reply *r, struct lodge_status *st)
 {
-	static const char *const phases[] = { "precopy", "stopcopy", "done", "failed" };
-	const char *kind = reply_get(r, "save_kind"), *phase = reply_get(r, "save_phase"), *v;
-	unsigned i;
+	static const enum lodge_save_kind kinds[PROTO_SAVE_NKINDS] = {
+		[PROTO_SAVE_KIND_SAVE] = LODGE_SAVE_SNAPSHOT,
+		[PROTO_SAVE_KIND_MIGRATE] = LODGE_SAVE_MIGRATE,
+	};
+	const char *kind = reply_get(r, proto_status_key(PROTO_KEY_SAVE_KIND)),
+		   *phase = reply_get(r, proto_status_key(PROTO_KEY_SAVE_PHASE));
+	int k, ph;
 
-	if (!kind || !phase)
-		return;
-	if (strcmp(kind, "save") == 0)
-		st->save_kind = LODGE_SAVE_SNAPSHOT;
-	else if (strcmp(kind, "migrate") == 0)
-		st->save_kind = LODGE_SAVE_MIGRATE;
-	else
-		return;
-	for (i = 0; i < sizeof(phases) / sizeof(phases[0]) && strcmp(phase, phases[i]); i++)
-		;
-	if (i == sizeof(phases) / sizeof(phases[0])) {
+	if (!kind || !phase || (k = proto_save_kind_of(kind)) < 0 || (ph = proto_save_phase_of(phase)) < 0) {
 		st->save_kind = LODGE_SAVE_NONE;
 		return;
 	}
-	st->save_phase = (enum lodge_save_phase)i;
-	if ((v = reply_get(r, "save_round"))) st->save_round = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "save_pages"))) st->save_pages = strtoull(v, NULL, 10);
-	if ((v = reply_get(r, "save_dirty"))) st->save_dirty = strtoull(v, NULL, 10);
-	if ((v = reply_get(r, "save_rate_kib"))) st->save_rate_kib = strtoull(v, NULL, 10);
+	st->save_kind = kinds[k];
+	/* lodge_save_phase follows proto_save_phase word for word */
+	st->save_phase = (enum lodge_save_phase)ph;
 }
 
 const char *lodge_save_word(const struct lodge_status *st)
@@ -144,51 +138,89 @@ void lodge_save_describe(const struct lodge_status *st, char *buf, size_t len)
 			 st->save_round, (unsigned long long)st->save_pages);
 }
 
+/* The keys that are one field of lodge_status each, read alike. */
+enum field_kind { FIELD_UINT, FIELD_INT, FIELD_ULONG, FIELD_U64, FIELD_U64_LIST, FIELD_TEXT };
+static const struct status_field {
+	enum proto_status_key key;
+	enum field_kind kind;
+	size_t offset, size;
+} status_fields[] = {
+#define FIELD(k, kind, member) { k, kind, offsetof(struct lodge_status, member), sizeof(((struct lodge_status *)0)->member) }
+	FIELD(PROTO_KEY_ID, FIELD_UINT, id),
+	FIELD(PROTO_KEY_PID, FIELD_INT, pid),
+	FIELD(PROTO_KEY_STATE, FIELD_TEXT, state),
+	FIELD(PROTO_KEY_VCPUS, FIELD_UINT, vcpus),
+	FIELD(PROTO_KEY_MAX_VCPUS, FIELD_UINT, max_vcpus),
+	FIELD(PROTO_KEY_MEMORY_MIB, FIELD_ULONG, memory_mib),
+	FIELD(PROTO_KEY_MAXMEM_MIB, FIELD_ULONG, maxmem_mib),
+	FIELD(PROTO_KEY_TARGET_MIB, FIELD_ULONG, target_mib),
+	FIELD(PROTO_KEY_BALLOON_MIB, FIELD_ULONG, balloon_mib),
+	FIELD(PROTO_KEY_GUEST_TOTAL_KIB, FIELD_ULONG, guest_total_kib),
+	FIELD(PROTO_KEY_GUEST_FREE_KIB, FIELD_ULONG, guest_free_kib),
+	FIELD(PROTO_KEY_GUEST_AVAIL_KIB, FIELD_ULONG, guest_avail_kib),
+	FIELD(PROTO_KEY_CPU_NS, FIELD_U64, cpu_ns),
+	FIELD(PROTO_KEY_VCPU_NS, FIELD_U64_LIST, vcpu_ns),
+	FIELD(PROTO_KEY_RSS_KIB, FIELD_ULONG, rss_kib),
+	FIELD(PROTO_KEY_KSM_SHARED_KIB, FIELD_ULONG, ksm_shared_kib),
+	FIELD(PROTO_KEY_THP_KIB, FIELD_ULONG, thp_kib),
+	FIELD(PROTO_KEY_UPTIME_S, FIELD_ULONG, uptime_s),
+	FIELD(PROTO_KEY_END_REASON, FIELD_TEXT, end_reason),
+	FIELD(PROTO_KEY_CPU_WAIT_NS, FIELD_U64, cpu_wait_ns),
+	FIELD(PROTO_KEY_VCPU_WAIT_NS, FIELD_U64_LIST, vcpu_wait_ns),
+	FIELD(PROTO_KEY_CPU_WEIGHT, FIELD_UINT, cpu_weight),
+	FIELD(PROTO_KEY_CPU_CAP, FIELD_UINT, cpu_cap),
+	FIELD(PROTO_KEY_CGROUP, FIELD_TEXT, cgroup),
+	FIELD(PROTO_KEY_SAVE_ROUND, FIELD_UINT, save_round),
+	FIELD(PROTO_KEY_SAVE_PAGES, FIELD_U64, save_pages),
+	FIELD(PROTO_KEY_SAVE_DIRTY, FIELD_U64, save_dirty),
+	FIELD(PROTO_KEY_SAVE_RATE_KIB, FIELD_U64, save_rate_kib),
+#undef FIELD
+};
+
+static void field_from_text(const struct status_field *f, const char *v, struct lodge_status *st)
+{
+	void *to = (char *)st + f->offset;
+
+	switch (f->kind) {
+	case FIELD_UINT: *(unsigned *)to = (unsigned)strtoul(v, NULL, 10); break;
+	case FIELD_INT: *(int *)to = atoi(v); break;
+	case FIELD_ULONG: *(unsigned long *)to = strtoul(v, NULL, 10); break;
+	case FIELD_U64: *(uint64_t *)to = strtoull(v, NULL, 10); break;
+	case FIELD_U64_LIST: lodge_parse_list(v, to, (unsigned)(f->size / sizeof(uint64_t))); break;
+	case FIELD_TEXT: snprintf(to, f->size, "%s", v); break;
+	}
+}
+
 void lodge_status_from_reply(const struct reply *r, const char *name, struct lodge_status *st)
 {
+	char key[PROTO_KEY_MAX];
+	uint64_t seen = 0;
 	const char *v;
 	unsigned i;
 
+	_Static_assert(PROTO_NKEYS <= 64, "seen has a bit per key");
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "%s", name);
-	if ((v = reply_get(r, "id"))) st->id = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "pid"))) st->pid = atoi(v);
-	if ((v = reply_get(r, "state"))) snprintf(st->state, sizeof(st->state), "%s", v);
-	if ((v = reply_get(r, "vcpus"))) st->vcpus = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "memory_mib"))) st->memory_mib = strtoul(v, NULL, 10);
-	st->maxmem_mib = st->target_mib = st->memory_mib;    /* a lodge-hyp without a balloon */
-	if ((v = reply_get(r, "maxmem_mib"))) st->maxmem_mib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "target_mib"))) st->target_mib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "balloon_mib"))) st->balloon_mib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "guest_total_kib"))) st->guest_total_kib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "guest_free_kib"))) {
-		st->guest_free_kib = strtoul(v, NULL, 10);
-		st->guest_stats = true;
-	}
-	if ((v = reply_get(r, "guest_avail_kib"))) st->guest_avail_kib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "cpu_ns"))) st->cpu_ns = strtoull(v, NULL, 10);
-	if ((v = reply_get(r, "rss_kib"))) st->rss_kib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "ksm_shared_kib"))) st->ksm_shared_kib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "thp_kib"))) st->thp_kib = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "uptime_s"))) st->uptime_s = strtoul(v, NULL, 10);
-	if ((v = reply_get(r, "end_reason"))) snprintf(st->end_reason, sizeof(st->end_reason), "%s", v);
-	io_from_reply(r, "disk", st->disk, DOMAIN_DISKS_MAX, &st->ndisks, &st->disk_sum);
-	io_from_reply(r, "vif", st->vif, DOMAIN_VIFS_MAX, &st->nvifs, &st->vif_sum);
-	for (i = 0; i < DOMAIN_VIFS_MAX; i++) {
-		char key[24];
-
-		snprintf(key, sizeof(key), "vif%u_addrs", i);
-		if ((v = reply_get(r, key)))
+	for (i = 0; i < sizeof(status_fields) / sizeof(status_fields[0]); i++)
+		if ((v = reply_get(r, proto_status_key(status_fields[i].key)))) {
+			field_from_text(&status_fields[i], v, st);
+			seen |= 1ULL << status_fields[i].key;
+		}
+	/* an older lodge-hyp, or one without a balloon or a guest's report */
+	if (!(seen & (1ULL << PROTO_KEY_MAXMEM_MIB)))
+		st->maxmem_mib = st->memory_mib;
+	if (!(seen & (1ULL << PROTO_KEY_TARGET_MIB)))
+		st->target_mib = st->memory_mib;
+	st->guest_stats = seen & (1ULL << PROTO_KEY_GUEST_FREE_KIB);
+	if (!(seen & (1ULL << PROTO_KEY_CPU_WEIGHT)))
+		st->cpu_weight = DOMAIN_CPU_WEIGHT_DEFAULT;
+	if (!(seen & (1ULL << PROTO_KEY_CGROUP)))
+		snprintf(st->cgroup, sizeof(st->cgroup), "-");
+	io_from_reply(r, PROTO_KEY_DISK, st->disk, DOMAIN_DISKS_MAX, &st->ndisks, &st->disk_sum);
+	io_from_reply(r, PROTO_KEY_VIF, st->vif, DOMAIN_VIFS_MAX, &st->nvifs, &st->vif_sum);
+	for (i = 0; i < DOMAIN_VIFS_MAX; i++)
+		if ((v = reply_get(r, proto_status_key_name(PROTO_KEY_VIF_ADDRS, i, key))))
 			lodge_parse_addrs(v, i, st->addrs, LODGE_MAX_ADDRS, &st->naddrs);
-	}
-	if ((v = reply_get(r, "vcpu_ns")))
-		lodge_parse_list(v, st->vcpu_ns, DOMAIN_VCPUS_MAX);
-	if ((v = reply_get(r, "cpu_wait_ns"))) st->cpu_wait_ns = strtoull(v, NULL, 10);
-	if ((v = reply_get(r, "vcpu_wait_ns")))
-		lodge_parse_list(v, st->vcpu_wait_ns, DOMAIN_VCPUS_MAX);
-	st->cpu_weight = (v = reply_get(r, "cpu_weight")) ? strtoul(v, NULL, 10) : DOMAIN_CPU_WEIGHT_DEFAULT;
-	if ((v = reply_get(r, "cpu_cap"))) st->cpu_cap = strtoul(v, NULL, 10);
-	snprintf(st->cgroup, sizeof(st->cgroup), "%s", (v = reply_get(r, "cgroup")) ? v : "-");
 	save_from_reply(r, st);
 }
 

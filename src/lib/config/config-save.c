@@ -38,6 +38,8 @@ static void write_domain(FILE *f, const struct domain_config *dc)
 	if (dc->maxmem_mib)
 		fprintf(f, "maxmem = %u\n", dc->maxmem_mib);
 	fprintf(f, "vcpus = %u\n", dc->vcpus);
+	if (dc->maxvcpus)
+		fprintf(f, "maxvcpus = %u\n", dc->maxvcpus);
 	if (dc->bootloader)
 		put_key(f, "bootloader", BOOTLOADER_LODGE);
 	else

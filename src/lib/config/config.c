@@ -536,6 +536,12 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 		return -EINVAL;
 	}
 	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
+	dc->maxvcpus = (unsigned)cfg_getint(cfg, "maxvcpus");
+	if (dc->maxvcpus && dc->maxvcpus < dc->vcpus) {
+		cfg_fail(ctx, cfg_key_line(ctx, "maxvcpus", 0), "maxvcpus",
+			 "%u is below vcpus (%u)", dc->maxvcpus, dc->vcpus);
+		return -EINVAL;
+	}
 	/* Paths fit: the validate callbacks resolved them already. */
 	if (cfg_getstr(cfg, "kernel"))
 		cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
@@ -582,10 +588,13 @@ static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *d
 		return -EINVAL;
 	dc->autostart = cfg_getbool(cfg, "autostart");
 	dc->ncpus = cfg_size(cfg, "cpus");
-	if (dc->ncpus > 1 && dc->ncpus > dc->vcpus) {
-		cfg_fail(ctx, cfg_value_line(ctx, "cpus", dc->vcpus, 0), "cpus",
-			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, dc->vcpus,
-			 dc->vcpus == 1 ? "" : "s");
+	/* One list per vCPU there may be: up to maxvcpus. */
+	unsigned most = dc->maxvcpus > dc->vcpus ? dc->maxvcpus : dc->vcpus;
+
+	if (dc->ncpus > 1 && dc->ncpus > most) {
+		cfg_fail(ctx, cfg_value_line(ctx, "cpus", most, 0), "cpus",
+			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, most,
+			 most == 1 ? "" : "s");
 		return -EINVAL;
 	}
 	for (i = 0; i < dc->ncpus; i++)

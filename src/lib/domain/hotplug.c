@@ -60,7 +60,8 @@ static int note_slots(const struct lodge *lg, const char *name, struct domain_co
 
 	if ((rc = lodge_ask_name(lg, name, "status", true, &r, err)))
 		return rc;
-	if (!(d = reply_get(&r, "disk_slots")) || !(v = reply_get(&r, "vif_slots")))
+	if (!(d = reply_get(&r, proto_status_key(PROTO_KEY_DISK_SLOTS))) ||
+	    !(v = reply_get(&r, proto_status_key(PROTO_KEY_VIF_SLOTS))))
 		return lodge_fail(err, -EPROTO, "domain %s's lodge-hyp does not say where its devices are", name);
 	for (i = 0; i < dc->ndisks; i++, d = strchr(d, ' ') ? strchr(d, ' ') + 1 : d + strlen(d))
 		dc->disks[i].slot = (unsigned)strtoul(d, NULL, 10);
@@ -249,7 +250,7 @@ static int disk_slot(const struct lodge *lg, const char *name, unsigned i, unsig
 
 	if ((rc = lodge_ask_name(lg, name, "status", true, &r, err)))
 		return rc;
-	if (!(v = reply_get(&r, "disk_slots")))
+	if (!(v = reply_get(&r, proto_status_key(PROTO_KEY_DISK_SLOTS))))
 		return lodge_fail(err, -EPROTO, "domain %s's lodge-hyp does not say where its disks are "
 				  "(an older lodge-hyp?)", name);
 	for (; i > 0 && v; i--)
@@ -430,7 +431,7 @@ static int vif_slot(const struct lodge *lg, const char *name, unsigned i, unsign
 
 	if ((rc = lodge_ask_name(lg, name, "status", true, &r, err)))
 		return rc;
-	if (!(v = reply_get(&r, "vif_slots")))
+	if (!(v = reply_get(&r, proto_status_key(PROTO_KEY_VIF_SLOTS))))
 		return lodge_fail(err, -EPROTO, "domain %s's lodge-hyp does not say where its vifs are", name);
 	for (; i > 0 && v; i--)
 		if ((v = strchr(v, ' ')))

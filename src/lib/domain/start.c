@@ -289,7 +289,7 @@ struct hyp_args {
 	const char *argv[100 + 2 * DOMAIN_VCPUS_MAX];
 	char disks[DOMAIN_DISKS_MAX][CFG_PATH_MAX + 64], vifs[DOMAIN_VIFS_MAX][128];
 	char pins[DOMAIN_VCPUS_MAX][DOMAIN_CPULIST_MAX + 8];
-	char mem[16], maxmem[16], vcpus[16], id[16], logsize[16], weight[16], cap[16];
+	char mem[16], maxmem[16], vcpus[16], maxvcpus[16], id[16], logsize[16], weight[16], cap[16];
 	char cgroup[sizeof(((struct host_config *)0)->cgroup) + DOMAIN_NAME_MAX + 1];
 	char control_gid[24], stats_gid[24], incoming[16], watchdog[16], id_lock[16];
 	char event_log[CFG_PATH_MAX];
@@ -328,6 +328,10 @@ static void hyp_args_build(struct hyp_args *h, const struct host_config *hc, con
 	}
 	if (dc->hugepages) argv[a++] = "--hugepages";
 	argv[a++] = "--vcpus"; argv[a++] = h->vcpus;
+	if (dc->maxvcpus > dc->vcpus) {
+		snprintf(h->maxvcpus, sizeof(h->maxvcpus), "%u", dc->maxvcpus);
+		argv[a++] = "--max-vcpus"; argv[a++] = h->maxvcpus;
+	}
 	for (i = 0; i < dc->ndisks; i++) {
 		int n = snprintf(h->disks[i], sizeof(h->disks[i]), "%s%s,id=%s,fd=%d", dc->disks[i].path,
 				 dc->disks[i].readonly ? ",ro" : "", dc->disks[i].vdev, h->disk_fds[i]);

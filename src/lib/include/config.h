@@ -43,6 +43,7 @@ struct domain_config {
 	char name[DOMAIN_NAME_MAX];
 	unsigned memory_mib, maxmem_mib;   /* maxmem 0 = memory */
 	unsigned vcpus;
+	unsigned maxvcpus;                 /* 0 = vcpus */
 	char kernel[CFG_PATH_MAX], ramdisk[CFG_PATH_MAX];
 	char cmdline[DOMAIN_CMDLINE_MAX];        /* cmdline, or root= and extra joined */
 	/* bootloader = "lodge": kernel and ramdisk are "", read at each boot

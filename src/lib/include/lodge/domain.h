@@ -173,6 +173,9 @@ int lodge_watchdog(const struct lodge *lg, const char *domain, uint64_t deadline
 int lodge_mem_max(const struct lodge *lg, const char *domain, unsigned long mib, struct lodge_err *err);
 /* A serial BREAK then key, the guest's sysrq (xl sysrq). */
 int lodge_sysrq(const struct lodge *lg, const char *domain, char key, struct lodge_err *err);
+/* vCPUs 0..n-1 online (xl vcpu-set), n from 1 to the domain's maxvcpus:
+ * added ones run at once; removed ones leave once the guest ejects them. */
+int lodge_vcpu_set(const struct lodge *lg, const char *domain, unsigned long n, struct lodge_err *err);
 /* An NMI on the first vCPU (xl trigger DOMAIN nmi). */
 int lodge_nmi(const struct lodge *lg, const char *domain, struct lodge_err *err);
 /* Balloon a running domain to mib (its floor up to its maxmem). */
@@ -187,6 +190,7 @@ int lodge_vcpu_pin(const struct lodge *lg, const char *domain, const char *vcpu,
 struct lodge_vcpu {
 	int cpu;                       /* host CPU it last ran on, -1 unknown */
 	char state;                    /* /proc state letter, '-' no thread */
+	bool offline;                  /* beyond vcpu-set's count: held, not in the guest */
 	uint64_t ns, wait_ns;
 	char affinity[512];            /* a CPU list */
 };

@@ -30,7 +30,8 @@ struct lodge_status {
 	unsigned id;
 	int pid;
 	char state[16];                /* as sent: domain_state_of() reads it (proto.h); a face may put its own word */
-	unsigned vcpus;
+	unsigned vcpus;                /* online (vcpu-set) */
+	unsigned max_vcpus;            /* maxvcpus: vcpu-set's ceiling (vcpus: those online) */
 	unsigned long memory_mib;      /* at boot */
 	unsigned long maxmem_mib;      /* the guest's RAM, the most mem-set gives */
 	unsigned long target_mib;      /* what mem-set last asked the guest to keep */
