@@ -779,6 +779,30 @@ static int xsave_rfbm(struct emul_cpu *c, uint64_t *rfbm)
  * up to bit 31 only, what kvm_xsave's 4096 bytes hold. */
 #define XSAVE_AREA_MAX sizeof(((struct kvm_xsave *)0)->region)
 
+/* How far into an XSAVE area the components in RFBM reach, in the
+ * standard layout or the compacted one of LAYOUT_BV (the XCOMP_BV an
+ * xsavec writes or an xrstor reads): *end grows to cover each, and an
+ * area past what Lodge holds is -ENOTSUP. */
+static int xsave_extent(uint64_t rfbm, uint64_t layout_bv, bool compacted, uint32_t *end)
+{
+	unsigned i;
+
+	for (i = 2; i < 32; i++) {
+		struct xcomp x;
+		uint32_t off;
+
+		if (!(rfbm & (1ull << i)))
+			continue;
+		x = xsave_component(i);
+		off = compacted ? compacted_offset(layout_bv, i) : x.offset;
+		if (off + x.size > XSAVE_AREA_MAX || x.offset + x.size > XSAVE_AREA_MAX)
+			return -ENOTSUP;
+		if (off + x.size > *end)
+			*end = off + x.size;
+	}
+	return 0;
+}
+
 static int do_xsave_any(struct emul_cpu *c, const struct emul_insn *in, bool compacted)
 {
 	const uint8_t *kx = (const uint8_t *)c->xsave.region;
@@ -791,19 +815,8 @@ static int do_xsave_any(struct emul_cpu *c, const struct emul_insn *in, bool com
 	if ((rc = xsave_load(c)) || (rc = xsave_rfbm(c, &rfbm)) || (rc = mem_operand_aligned(c, in, 64, &addr)))
 		return rc;
 	memcpy(&have_bv, kx + XSAVE_HEADER, 8);
-	for (i = 2; i < 32; i++) {
-		struct xcomp x;
-		uint32_t off;
-
-		if (!(rfbm & (1ull << i)))
-			continue;
-		x = xsave_component(i);
-		off = compacted ? compacted_offset(rfbm, i) : x.offset;
-		if (off + x.size > sizeof(area) || x.offset + x.size > sizeof(area))
-			return -ENOTSUP;
-		if (off + x.size > end)
-			end = off + x.size;
-	}
+	if ((rc = xsave_extent(rfbm, rfbm, compacted, &end)))
+		return rc;
 	/* Read what is there: the parts not requested stay as they were. */
 	if ((rc = guest_read(c, addr, area, end)))
 		return rc;
@@ -862,19 +875,8 @@ static int do_xrstor(struct emul_cpu *c, const struct emul_insn *in)
 		raise_exception(c, VEC_GP, true, 0);
 		return 0;
 	}
-	for (i = 2; i < 32; i++) {
-		struct xcomp x;
-		uint32_t off;
-
-		if (!(rfbm & (1ull << i)))
-			continue;
-		x = xsave_component(i);
-		off = compacted ? compacted_offset(comp_bv, i) : x.offset;
-		if (off + x.size > sizeof(area) || x.offset + x.size > sizeof(area))
-			return -ENOTSUP;
-		if (off + x.size > end)
-			end = off + x.size;
-	}
+	if ((rc = xsave_extent(rfbm, comp_bv, compacted, &end)))
+		return rc;
 	if ((rc = guest_read(c, addr, area, end)))
 		return rc;
 	memcpy(&mxcsr, area + FX_MXCSR, 4);
