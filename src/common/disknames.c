@@ -76,8 +76,8 @@ drop:
 		close(fd);
 }
 
-/* A small sysfs file's first line, or -errno. */
-static int read_line(const char *path, char *buf, size_t len)
+/* A small file's first line (sysfs, /proc), without its newline, or -errno. */
+int file_first_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
 	int rc = 0;
@@ -136,7 +136,7 @@ static int name_loop_backing(struct disk_names *d, const char *sys, int loop_fd,
 	int fd, rc;
 
 	snprintf(path, sizeof(path), "%s/loop/backing_file", sys);
-	if ((rc = read_line(path, file, sizeof(file))))
+	if ((rc = file_first_line(path, file, sizeof(file))))
 		return rc == -ENOENT ? 0 : rc;
 	if (loop_fd < 0)
 		return -ENODEV;
@@ -187,7 +187,7 @@ static void name_block_device(struct disk_names *d, int dev_fd, dev_t rdev, bool
 	if (access(path, F_OK) < 0)
 		return;
 	snprintf(path, sizeof(path), "%s/../dev", sys);
-	if (read_line(path, parent, sizeof(parent)) || sscanf(parent, "%u:%u", &maj, &min) != 2) {
+	if (file_first_line(path, parent, sizeof(parent)) || sscanf(parent, "%u:%u", &maj, &min) != 2) {
 		warn(d, "disk %s: the whole disk of partition %s cannot be found: it is not locked", d->path, node);
 		return;
 	}

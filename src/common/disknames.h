@@ -7,6 +7,7 @@
 #define LODGE_DISKNAMES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define DISK_NAMES_MAX 6 /* the disk, its device node, backing file, whole disk and that one's */
@@ -31,6 +32,8 @@ struct disk_names {
  * opened by path): fd itself first, then for a block device its kernel
  * node, a loop device's backing file, a partition's whole disk.  A
  * writable disk's own names are exclusive, a read-only one's shared. */
+/* A small file's first line (sysfs, /proc), without its newline, or -errno. */
+int file_first_line(const char *path, char *buf, size_t len);
 void disk_names_collect(struct disk_names *d, const char *path, int fd, bool readonly);
 
 #endif

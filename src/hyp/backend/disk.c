@@ -228,20 +228,6 @@ static const struct disk *held_here(const struct disk *d, const struct disk_name
  * lodge-hyp's command line its --name.  "" if that cannot be said (a
  * process gone, a lock taken by something else than a lodge-hyp, or
  * /proc out of reach in the sandbox). */
-static int read_comm(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int rc = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		rc = -EIO;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return rc;
-}
-
 static void lock_holder(const struct disk_name *n, char *name, size_t len)
 {
 	char line[256], path[64], cmd[8192], self[32], other[32];
@@ -266,8 +252,8 @@ static void lock_holder(const struct disk_name *n, char *name, size_t len)
 	fclose(f);
 	/* Only a lodge-hyp's --name names a domain: the holder's command
 	 * must be this one's. */
-	if (!pid || read_comm("/proc/self/comm", self, sizeof(self)) ||
-	    (snprintf(path, sizeof(path), "/proc/%d/comm", pid), read_comm(path, other, sizeof(other))) ||
+	if (!pid || file_first_line("/proc/self/comm", self, sizeof(self)) ||
+	    (snprintf(path, sizeof(path), "/proc/%d/comm", pid), file_first_line(path, other, sizeof(other))) ||
 	    strcmp(self, other) != 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
