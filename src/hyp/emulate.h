@@ -19,7 +19,7 @@ struct guest_mem;
 struct vcpu;
 
 /* Where a completion reaches the vCPU state beyond its registers: KVM's
- * ioctls for a running vCPU (emulate.c), or a test's own state.  Each
+ * ioctls for a running vCPU (emulate/emulate.c), or a test's own state.  Each
  * returns 0 or -errno. */
 struct emul_env {
 	/* Guest-virtual to guest-physical (KVM_TRANSLATE): -EFAULT if the

@@ -212,7 +212,7 @@ static const unsigned long ioctls[] = {
 	KVM_GET_MP_STATE, KVM_SET_MP_STATE, KVM_GET_IRQCHIP, KVM_SET_IRQCHIP,
 	KVM_GET_PIT2, KVM_SET_PIT2, KVM_GET_CLOCK, KVM_SET_CLOCK, KVM_GET_CPUID2, KVM_SET_CPUID2,
 	KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
-	KVM_TRANSLATE,         /* emulate.c: an instruction's bytes and operands through the guest's page tables */
+	KVM_TRANSLATE,         /* emulate/: an instruction's bytes and operands through the guest's page tables */
 	TUNSETOFFLOAD, TUNSETVNETHDRSZ,
 	BLKGETSIZE64,          /* the size of a block device attached to the running domain */
 	/* libpcap's check, when a watched vif's capture fails, whether its

@@ -1,7 +1,7 @@
 /* The "insn" command: instructions a PVM host's KVM cannot emulate in
  * kernel mode (Mini-OS runs at CPL0, as a Linux kernel does), executed
  * and their results printed, for lodge-hyp's completion of them
- * (src/hyp/emulate.c) to be checked against what the CPU defines. */
+ * (src/hyp/emulate/) to be checked against what the CPU defines. */
 #include "minios.h"
 
 static volatile unsigned long breakpoints;

@@ -1,5 +1,5 @@
 /* lodge-hyp's completion of instructions a PVM host refuses
- * (src/hyp/emulate.c): the bytes and registers are the guest's.  Input:
+ * (src/hyp/emulate/): the bytes and registers are the guest's.  Input:
  * a mode byte (bit 0: 64-bit code, else 32-bit; bit 1: CPL 3; bit 2:
  * paging with the guest's tables at 0x10000; bit 3: CR4.OSFXSR), 16
  * general registers and RFLAGS (8 bytes each, where the input has them;

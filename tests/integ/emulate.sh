@@ -1,6 +1,6 @@
 #!/bin/bash
 # Instructions a PVM host's KVM cannot emulate, completed by lodge-hyp
-# (src/hyp/emulate.c), in a sandboxed domain: Mini-OS's insn command runs
+# (src/hyp/emulate/), in a sandboxed domain: Mini-OS's insn command runs
 # them in kernel mode, as a Linux kernel does, and prints what they gave;
 # the results are the CPU's, the guest goes on, lodge dmesg counts each
 # kind; an instruction Lodge does not complete ends the domain with its
