@@ -152,16 +152,28 @@ int pool_domain_forget(struct pool *p, const char *name, char *why, size_t whyle
 int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen);
 /* Whether the pool has a domain of that name: 1, 0, or -errno with why. */
 int pool_domain_known(struct pool *p, const char *name, char *why, size_t whylen);
-/* Its config's text (malloc'd) and the file it was read from (relative
- * paths in it are relative to that file's directory). */
 /* A domain's config as read from etcd (file its label, text its text),
- * made fit to start here: loaded with this host's checks and held to what
- * this host lends a stream (incoming.h), nothing it names opened before it
- * is admitted.  0, or -errno with err the one line to log and report. */
+ * made fit to start here (admit.c): loaded with this host's checks and
+ * held to what this host lends a stream (incoming.h), nothing it names
+ * opened before it is admitted.  0, or -errno with err the one line to
+ * log and report. */
 int pool_config_admit(const struct lodge *lg, const char *name, const char *file, const char *text,
 		      struct domain_config *dc, char *err, size_t errlen);
+/* Its config's text (malloc'd) and the file it was read from (relative
+ * paths in it are relative to that file's directory). */
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
+
+/* How a domain's last boot on this host ended (boot-end.c): the word its
+ * supervisor wrote in the event log after the boot's own start ("" for
+ * none: it died with its supervisor), whether an HA domain that ended so
+ * is started again, and what happened in an operator's words. */
+struct pool_boot_end {
+	const char *word;
+	bool restart;
+	const char *says;
+};
+const struct pool_boot_end *pool_boot_ended(const struct lodge *lg, const char *name);
 
 /* How its owner came to own a domain (domains/D/state's "came"): lodge
  * migrate waits for a migration's, never an HA restart's cold boot. */

@@ -15,7 +15,6 @@
 
 #include <jansson.h>
 
-#include "incoming.h"
 #include "log.h"
 
 /* A domain whose start failed here is tried again after this long. */
@@ -372,42 +371,6 @@ static bool ha_restart(struct pool_reconciler *r, struct pool_view *v, const str
 	return take_over(p, d, lease);
 }
 
-/* A config read from etcd is untrusted input, as a stream is (SECURITY.md,
- * "The pool's etcd"): whoever can write the pool's keys chose every path
- * and name in it, and root opens them.  So it is read first without this
- * host's checks (which open the kernel and look for the bridges), held to
- * what this host lends a stream (incoming_admit: lodge.conf's
- * storage_dirs, storage_devices, kernel_dirs, bridges, or this host's own
- * config of the domain), and only then read again with them, admitted
- * once more (the second reading is what runs: the real paths checked are
- * the paths lodge-hyp opens). */
-/* One reading of text: loaded (with this host's checks or not), its name
- * the key's, admitted. */
-static int admit_once(const struct lodge *lg, const char *name, const char *file, const char *text, bool host_checks,
-		      struct domain_config *dc, char *err, size_t errlen)
-{
-	char why[LODGE_ERR_MAX];
-	int rc;
-
-	if ((rc = domain_config_load_text(file, text, strlen(text), &lg->hc, host_checks, dc, err, errlen)))
-		return rc;
-	if (strcmp(dc->name, name)) {
-		snprintf(err, errlen, "its config names %s", dc->name);
-		return -EINVAL;
-	}
-	if ((rc = incoming_admit(dc, &lg->hc, why, sizeof(why))))
-		snprintf(err, errlen, "refused by this host's lodge.conf: %s", why);
-	return rc;
-}
-
-int pool_config_admit(const struct lodge *lg, const char *name, const char *file, const char *text,
-		      struct domain_config *dc, char *err, size_t errlen)
-{
-	int rc = admit_once(lg, name, file, text, false, dc, err, errlen);
-
-	return rc ? rc : admit_once(lg, name, file, text, true, dc, err, errlen);
-}
-
 static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_t lease)
 {
 	static struct domain_config dc;
@@ -436,76 +399,6 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	s->boot_at = now_ms();
 	s->restart_at = 0;
 	report(p, s, lease, "running", NULL);
-}
-
-/* How a boot ends, by the word its supervisor wrote in the event log
- * (evlog.c), in an operator's words, and whether an HA domain that ended
- * so is started again by its owner: yes for a crash or a death of its
- * lodge-hyp, never for its own power-off or a stop someone asked for. */
-struct boot_end {
-	const char *word;                  /* the event log's; "" none was written */
-	bool restart;
-	const char *says;
-};
-static const struct boot_end boot_ends[] = {
-	{ "crashed", true, "the guest crashed" },
-	{ "crash-kept", true, "the guest crashed (its state kept for lodge dump-core)" },
-	{ "killed", true, "its lodge-hyp was killed" },
-	{ "failed", true, "its lodge-hyp failed" },
-	{ "powered-off", false, "the guest powered off" },
-	{ "stopped", false, "it was shut down on this host, outside the pool" },
-	{ "destroyed", false, "it was destroyed on this host, outside the pool" },
-	{ "saved", false, "it was saved to a file on this host, outside the pool" },
-	{ "migrated-out", false, "it was migrated away from this host, outside the pool" },
-	/* no word after the boot's own start: its supervisor died with it */
-	{ "", true, "its lodge-hyp died without a word (supervisor and guest killed: kill -9, the OOM killer)" },
-};
-/* The words that begin a boot: whatever came before them is another boot's. */
-static const char *const boot_words[] = { "created", "restored", "migrated-in" };
-/* How many of the domain's last event-log lines are read for the one
- * that ended its boot (a boot writes few: pause, mem-set, hot-plug...). */
-#define BOOT_LINES 64
-
-static const struct boot_end *boot_end_of(const char *word)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(boot_ends) / sizeof(boot_ends[0]); i++)
-		if (strcmp(word, boot_ends[i].word) == 0)
-			return &boot_ends[i];
-	return NULL;
-}
-
-static int end_event(const char *line, void *arg)
-{
-	char *how = arg, word[32];
-	size_t i;
-
-	/* TIME DOMAIN EVENT WHO DETAIL (evlog.h), oldest first */
-	if (sscanf(line, "%*s %*s %31s", word) != 1)
-		return 0;
-	for (i = 0; i < sizeof(boot_words) / sizeof(boot_words[0]); i++)
-		if (strcmp(word, boot_words[i]) == 0)
-			how[0] = '\0';     /* a (re)start: only what follows is this boot's */
-	if (word[0] && boot_end_of(word))
-		snprintf(how, 32, "%s", word);
-	return 0;
-}
-
-/* How the domain's last boot here ended: by the line its supervisor wrote
- * after the boot's own start, never one of an older boot; none = it died
- * with its supervisor.  An event log that cannot be read is no evidence
- * of a stop: taken as a death. */
-static const struct boot_end *boot_ended(const struct lodge *lg, const char *name)
-{
-	struct lodge_err err;
-	char word[32] = "";
-	const struct boot_end *e;
-
-	if (lodge_log_read(lg, name, BOOT_LINES, false, end_event, word, &err))
-		log_warn("%s: cannot read the event log: %s", name, err.msg);
-	e = boot_end_of(word);
-	return e ? e : boot_end_of("");
 }
 
 /* The HA domain ended by a crash or death: started again now, or after
@@ -797,7 +690,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		} else if (!st && s->started) {
 			/* It ended by itself here: an HA one that crashed or died
 			 * runs again (README.md, "Stopping"), else it is stopped. */
-			const struct boot_end *e = boot_ended(lg, d->name);
+			const struct pool_boot_end *e = pool_boot_ended(lg, d->name);
 			char when[16];
 			time_t t = time(NULL);
 
