@@ -123,4 +123,11 @@ cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_ke
  * -ENAMETOOLONG if it does not fit. */
 int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t len);
 
+/* The file reader (config.c), for the loaders of other files beside it
+ * (config-host.c): a context for FILE, then its text parsed with a key
+ * table (NULL with the message in the context's err). */
+int cfg_ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t errlen);
+cfg_t *cfg_parse_text(struct load_ctx *ctx, const struct cfg_key *keys, const char *text, size_t len);
+cfg_t *cfg_parse_file(struct load_ctx *ctx, const struct cfg_key *keys);
+
 #endif

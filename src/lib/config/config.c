@@ -6,7 +6,6 @@
  * libconfuse validate callbacks, so the first error in the file is the
  * one reported; checks that need two keys run after the parse.  The table
  * of keys is in config-keys.c. */
-#include "cgroup.h"
 #include "config-keys.h"
 #include "log.h"
 #include "paths.h"
@@ -112,7 +111,7 @@ static void confuse_error(cfg_t *cfg, const char *fmt, va_list ap)
 	}
 	if (xl) {
 		/* Named from the table: the message may stand even before any
-		 * key of Lodge's (see parse_text). */
+		 * key of Lodge's (see cfg_parse_text). */
 		cfg_fail(ctx, line, xl, "a Xen key Lodge does not implement (see lodge.conf(5))");
 		if (ctx->err_line == line)
 			ctx->err_quotes_nothing = true;
@@ -146,7 +145,7 @@ int cfg_resolve(const struct load_ctx *ctx, const char *path, char *out, size_t 
 	return path_printf(out, len, "%s/%s", strcmp(ctx->dir, "/") ? ctx->dir : "", path);
 }
 
-static int ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t errlen)
+int cfg_ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t errlen)
 {
 	int rc;
 
@@ -260,7 +259,7 @@ static bool known_key_before(const struct load_ctx *ctx, int line)
 
 /* Parse the text of a file (len bytes) with the keys table; returns the
  * cfg_t (to free) or NULL with ctx's error set. */
-static cfg_t *parse_text(struct load_ctx *ctx, const struct cfg_key *keys, const char *text, size_t len)
+cfg_t *cfg_parse_text(struct load_ctx *ctx, const struct cfg_key *keys, const char *text, size_t len)
 {
 	cfg_opt_t opts[MAX_KEYS + 1];
 	char *confuse_text, *nul, file[CFG_PATH_MAX];
@@ -312,7 +311,7 @@ static cfg_t *parse_text(struct load_ctx *ctx, const struct cfg_key *keys, const
 	return cfg;
 }
 
-static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
+cfg_t *cfg_parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 {
 	size_t len;
 	char *text = read_file(ctx, &len);
@@ -320,148 +319,9 @@ static cfg_t *parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 
 	if (!text)
 		return NULL;
-	cfg = parse_text(ctx, keys, text, len);
+	cfg = cfg_parse_text(ctx, keys, text, len);
 	free(text);
 	return cfg;
-}
-
-/* ---- the host: lodge.conf ------------------------------------------------- */
-
-static int host_path(struct load_ctx *ctx, cfg_t *cfg, const char *key, char *out, size_t len)
-{
-	const struct cfg_key *k = cfg_find_key(host_keys, key);
-	int rc;
-
-	if (cfg_key_site(ctx, key, 0) >= 0)
-		rc = cfg_resolve(ctx, cfg_getstr(cfg, key), out, len);
-	else
-		rc = path_printf(out, len, "%s%s", root_prefix, k->def);   /* --root prefixes defaults only */
-	if (rc)
-		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "path too long");
-	return rc;
-}
-
-/* The default cgroup parent is "lodge"; under --root DIR it is
- * lodge/DIR-with-dashes, as default paths get the root prefix: trees with
- * different roots (tests side by side) never share a domain's cgroup. */
-static void default_cgroup(char *out, size_t len)
-{
-	const char *ok = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
-	size_t n, i;
-
-	n = (size_t)snprintf(out, len, "%s", cfg_find_key(host_keys, "cgroup")->def);
-	if (!root_prefix[0] || n + 2 >= len)
-		return;
-	out[n++] = '/';
-	for (i = root_prefix[0] == '/'; root_prefix[i] && n + 1 < len; i++, n++)
-		out[n] = root_prefix[i] == '/' ? '-' : strchr(ok, root_prefix[i]) ? root_prefix[i] : '_';
-	out[n] = '\0';
-	if (strstr(out, ".."))                  /* a root with ".." in it: keep it a plain name */
-		for (i = 0; out[i]; i++)
-			out[i] = out[i] == '.' ? '_' : out[i];
-}
-
-static void list_add(struct cfg_list *l, const char *item)
-{
-	if (l->n < HOST_LIST_MAX && strlen(item) < HOST_LIST_ITEM_MAX)
-		snprintf(l->item[l->n++], HOST_LIST_ITEM_MAX, "%s", item);
-}
-
-/* A list key as written (checked already), or nothing if not set. */
-static bool host_list(struct load_ctx *ctx, cfg_t *cfg, const char *key, struct cfg_list *l)
-{
-	unsigned i;
-
-	l->n = 0;
-	if (cfg_key_site(ctx, key, 0) < 0)
-		return false;
-	for (i = 0; i < cfg_size(cfg, key); i++)
-		list_add(l, cfg_getnstr(cfg, key, i));
-	return true;
-}
-
-/* Where Lodge's own kernels are: PREFIX/share/lodge beside this program
- * (an installed lodge is PREFIX/sbin/lodge), and the usual prefixes. */
-static void default_kernel_dirs(struct cfg_list *l)
-{
-	char exe[CFG_PATH_MAX], dir[CFG_PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	list_add(l, "/usr/local/share/lodge");
-	list_add(l, "/usr/share/lodge");
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')))
-		*slash = '\0';
-	if ((slash = strrchr(exe, '/')) && slash != exe) {
-		*slash = '\0';
-		snprintf(dir, sizeof(dir), "%s/share/lodge", exe);
-		if (strcmp(dir, l->item[0]) && strcmp(dir, l->item[1]))
-			list_add(l, dir);
-	}
-}
-
-int host_config_load(struct host_config *hc, char *err, size_t errlen)
-{
-	char file[CFG_PATH_MAX];
-	struct load_ctx ctx;
-	cfg_t *cfg;
-	int rc;
-
-	memset(hc, 0, sizeof(*hc));
-	if (path_printf(file, sizeof(file), "%s/etc/lodge/lodge.conf", root_prefix)) {
-		snprintf(err, errlen, "--root %s: path too long", root_prefix);
-		return -ENAMETOOLONG;
-	}
-	if ((rc = ctx_init(&ctx, file, err, errlen)))
-		return rc;
-	/* No lodge.conf: every key at its default, as in an empty one. */
-	cfg = access(file, F_OK) == 0 ? parse_file(&ctx, host_keys) : parse_text(&ctx, host_keys, "", 0);
-	if (!cfg)
-		return -EINVAL;
-	if ((rc = host_path(&ctx, cfg, "runtime_dir", hc->runtime_dir, sizeof(hc->runtime_dir))) ||
-	    (rc = host_path(&ctx, cfg, "domains_dir", hc->domains_dir, sizeof(hc->domains_dir))) ||
-	    (rc = host_path(&ctx, cfg, "image_dir", hc->image_dir, sizeof(hc->image_dir))) ||
-	    (rc = host_path(&ctx, cfg, "crash_dir", hc->crash_dir, sizeof(hc->crash_dir))) ||
-	    (rc = host_path(&ctx, cfg, "save_dir", hc->save_dir, sizeof(hc->save_dir)))) {
-		cfg_free(cfg);
-		return rc;
-	}
-	snprintf(hc->default_bridge, sizeof(hc->default_bridge), "%s", cfg_getstr(cfg, "default_bridge"));
-	hc->console_log_kib = (unsigned)cfg_getint(cfg, "console_log_size");
-	if (cfg_key_site(&ctx, "cgroup", 0) >= 0)
-		snprintf(hc->cgroup, sizeof(hc->cgroup), "%s", cfg_getstr(cfg, "cgroup"));
-	else
-		default_cgroup(hc->cgroup, sizeof(hc->cgroup));
-	hc->control_gid = cfg_group_id(cfg_getstr(cfg, "control_group"));
-	hc->stats_gid = cfg_group_id(cfg_getstr(cfg, "stats_group"));
-	snprintf(hc->migration_listen, sizeof(hc->migration_listen), "%s", cfg_getstr(cfg, "migration_listen"));
-	snprintf(hc->migration_secret_file, sizeof(hc->migration_secret_file), "%s",
-		 cfg_getstr(cfg, "migration_secret_file"));
-	if (!host_list(&ctx, cfg, "storage_dirs", &hc->storage_dirs))
-		list_add(&hc->storage_dirs, hc->image_dir);
-	host_list(&ctx, cfg, "storage_devices", &hc->storage_devices);
-	if (!host_list(&ctx, cfg, "kernel_dirs", &hc->kernel_dirs))
-		default_kernel_dirs(&hc->kernel_dirs);
-	host_list(&ctx, cfg, "bridges", &hc->bridges);
-	hc->host_shutdown_saves = strcmp(cfg_getstr(cfg, "on_host_shutdown"), "save") == 0;
-	hc->shutdown_timeout_s = (unsigned)cfg_getint(cfg, "shutdown_timeout");
-	snprintf(hc->pool_etcd, sizeof(hc->pool_etcd), "%s", cfg_getstr(cfg, "pool_etcd"));
-	snprintf(hc->pool_host, sizeof(hc->pool_host), "%s", cfg_getstr(cfg, "pool_host"));
-	snprintf(hc->pool_prefix, sizeof(hc->pool_prefix), "%s", cfg_getstr(cfg, "pool_prefix"));
-	snprintf(hc->pool_cacert, sizeof(hc->pool_cacert), "%s", cfg_getstr(cfg, "pool_cacert"));
-	snprintf(hc->pool_cert, sizeof(hc->pool_cert), "%s", cfg_getstr(cfg, "pool_cert"));
-	snprintf(hc->pool_key, sizeof(hc->pool_key), "%s", cfg_getstr(cfg, "pool_key"));
-	snprintf(hc->pool_user, sizeof(hc->pool_user), "%s", cfg_getstr(cfg, "pool_user"));
-	snprintf(hc->pool_password_file, sizeof(hc->pool_password_file), "%s", cfg_getstr(cfg, "pool_password_file"));
-	hc->pool_lease_ttl_s = (unsigned)cfg_getint(cfg, "pool_lease_ttl");
-	hc->pool_fence_deadline_s = (unsigned)cfg_getint(cfg, "pool_fence_deadline");
-	hc->pool_restart_delay_s = (unsigned)cfg_getint(cfg, "pool_restart_delay");
-	snprintf(hc->template_mirror, sizeof(hc->template_mirror), "%s", cfg_getstr(cfg, "template_mirror"));
-	cfg_free(cfg);
-	return 0;
 }
 
 /* ---- a domain ---------------------------------------------------------------- */
@@ -506,7 +366,7 @@ cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_ke
 {
 	cfg_t *cfg;
 
-	if (ctx_init(ctx, file, err, errlen) || !(cfg = parse_file(ctx, keys)))
+	if (cfg_ctx_init(ctx, file, err, errlen) || !(cfg = cfg_parse_file(ctx, keys)))
 		return NULL;
 	if (check_unset(ctx, cfg, NULL)) {
 		cfg_free(cfg);
@@ -625,7 +485,7 @@ static int load_domain(struct load_ctx *ctx, const char *text, size_t len, const
 	ctx->check_host = check_host;
 	memset(dc, 0, sizeof(*dc));
 	snprintf(dc->file, sizeof(dc->file), "%s", ctx->file);
-	cfg = text ? parse_text(ctx, domain_keys, text, len) : parse_file(ctx, domain_keys);
+	cfg = text ? cfg_parse_text(ctx, domain_keys, text, len) : cfg_parse_file(ctx, domain_keys);
 	if (!cfg)
 		return -EINVAL;
 	rc = fill_domain(ctx, cfg, dc);
@@ -639,7 +499,7 @@ int domain_config_load(const char *path, const struct host_config *hc, bool chec
 	struct load_ctx ctx;
 	int rc;
 
-	if ((rc = ctx_init(&ctx, path, err, errlen)))
+	if ((rc = cfg_ctx_init(&ctx, path, err, errlen)))
 		return rc;
 	return load_domain(&ctx, NULL, 0, hc, check_host, dc);
 }
@@ -650,7 +510,7 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
 	struct load_ctx ctx;
 	int rc;
 
-	if ((rc = ctx_init(&ctx, label, err, errlen)))
+	if ((rc = cfg_ctx_init(&ctx, label, err, errlen)))
 		return rc;
 	return load_domain(&ctx, text, len, hc, check_host, dc);
 }
@@ -747,7 +607,7 @@ int domain_config_load_overrides(const char *path, char *const *overrides, unsig
 	int rc, file_lines = 1, first;
 	unsigned o;
 
-	if ((rc = ctx_init(&ctx, path, err, errlen)))
+	if ((rc = cfg_ctx_init(&ctx, path, err, errlen)))
 		return rc;
 	for (o = 0; o < n; o++) {
 		const char *eq = strchr(overrides[o], '=');
@@ -797,7 +657,7 @@ int domain_config_load_overrides(const char *path, char *const *overrides, unsig
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((rc = ctx_init(&ctx, path, err, errlen)) == 0)
+	if ((rc = cfg_ctx_init(&ctx, path, err, errlen)) == 0)
 		rc = load_domain(&ctx, all, all_len, hc, check_host, dc);
 	free(all);
 	/* A message about an override's line names the override. */
@@ -812,13 +672,13 @@ int domain_config_load_overrides(const char *path, char *const *overrides, unsig
 	if (rc == 0 && text_out) {
 		static struct domain_config again;
 
-		ctx_init(&ctx, path, err, errlen);
+		cfg_ctx_init(&ctx, path, err, errlen);
 		conf = cfg_xen_to_confuse(&ctx, text, len);
 		free(conf);
 		if (!(all = splice_overrides(text, len, &ctx, overrides, n, true, &all_len))) {
 			rc = -ENOMEM;
 			snprintf(err, errlen, "out of memory");
-		} else if ((rc = ctx_init(&ctx, path, err, errlen)) == 0 &&
+		} else if ((rc = cfg_ctx_init(&ctx, path, err, errlen)) == 0 &&
 			   (rc = load_domain(&ctx, all, all_len, hc, check_host, &again)) == 0) {
 			*text_out = all;
 			*len_out = all_len;
@@ -859,10 +719,10 @@ int domain_key_check(const char *key, const char *value, const struct host_confi
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((rc = ctx_init(&ctx, "value", err, sizeof(err))) == 0) {
+	if ((rc = cfg_ctx_init(&ctx, "value", err, sizeof(err))) == 0) {
 		ctx.hc = hc;
 		ctx.check_host = check_host;
-		cfg = parse_text(&ctx, domain_keys, text, len);
+		cfg = cfg_parse_text(&ctx, domain_keys, text, len);
 		rc = cfg ? check_unset(&ctx, cfg, key) : -EINVAL;
 		if (cfg)
 			cfg_free(cfg);
