@@ -111,7 +111,7 @@ static int make_disk(const struct lodge *lg, const struct domain_form *form, con
 		     char img[FORM_VALUE_MAX], struct lodge_err *err)
 {
 	const char *argv[] = { "mkfs.ext4", "-q", "-F", img, NULL };
-	struct tool_run mkfs = { .argv = argv, .keep_fd = -1 };
+	struct tool_run mkfs = { .argv = argv };
 	char why[LODGE_ERR_MAX], at[CFG_PATH_MAX];
 	unsigned long mib;
 	int fd, rc;
