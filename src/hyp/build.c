@@ -392,7 +392,7 @@ int domain_build(struct domain *dom, const struct options *o, const char *dir, s
 			strerror(-rc));
 		return rc;
 	}
-	if ((rc = kvm_create_vm(dom)) || (rc = kvm_map_memory(dom))) {
+	if ((rc = kvm_create_vm(dom))) {
 		log_err("cannot create the KVM virtual machine: %s", strerror(-rc));
 		return rc;
 	}
