@@ -236,7 +236,8 @@ def triple_fault(hyp, olds, tmp):
     subprocess.run(["ld", "-m", "elf_x86_64", "-T", os.path.join(tmp, "tf.ld"), "-o", elf, elf + ".o"], check=True)
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", floor,
                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "kvm-floor.c")], check=True)
-    runs = {"floor (kvm-floor.c)": [floor, elf, str(MEM_MIB)]}
+    runs = {"floor (kvm-floor.c)": [floor, elf, str(MEM_MIB)],
+            "floor with the in-kernel irqchip and PIT": [floor, elf, str(MEM_MIB), "irqchip"]}
     for label, path in [("this tree", hyp)] + olds:
         argv = [path, "--kernel", elf, "--memory", str(MEM_MIB)]
         runs["lodge-hyp of %s" % label] = argv
@@ -273,8 +274,10 @@ def triple_fault(hyp, olds, tmp):
             pair(wall, "lodge-hyp of this tree, --no-sandbox", old + ", --no-sandbox"),
             pair(cpu, "lodge-hyp of this tree, --no-sandbox", old + ", --no-sandbox")))
     ratio = pair(wall, "lodge-hyp of this tree", base)
-    print("\nTarget: start to exit under 1.10 x the floor with the sandbox on: %.2f x (%s)" % (
-        ratio, "met" if ratio < 1.10 else "NOT met"))
+    print("\nTarget: start to exit under 1.10 x the floor with the sandbox on: %.2f x (%s); "
+          "against the floor with the in-kernel irqchip and PIT: %.2f x" % (
+              ratio, "met" if ratio < 1.10 else "NOT met",
+              pair(wall, "lodge-hyp of this tree", names[1])))
 
 
 def stats(values):

@@ -1,6 +1,6 @@
 /* The floor of a VMM's start-to-exit cost: the least any VMM does to run
  * the guest lodge-hyp is given, on /dev/kvm, and exit.  Usage:
- *     kvm-floor ELF MEM_MIB
+ *     kvm-floor ELF MEM_MIB [irqchip]
  * It does what a PVH boot cannot go without, as lodge-hyp does it:
  *   - a VM with MEM_MIB of guest RAM mapped at 0 (anonymous, NORESERVE:
  *     only touched pages cost), in one memory slot;
@@ -13,12 +13,17 @@
  *     paging off and a busy 32-bit TSS, EIP at the entry;
  *   - KVM_RUN until KVM_EXIT_SHUTDOWN (the triple fault), then exit 3,
  *     lodge-hyp's status for a crashed guest.
- * It does not: create the in-kernel irqchip or PIT, set MSRs or the LAPIC,
- * build ACPI tables or a command line, make devices, start threads, open
- * a console, confine itself (no sandbox), write logs or events, or check
- * the ELF beyond what keeps its copies inside the file and guest RAM.
+ * It does not: set MSRs or the LAPIC, build ACPI tables or a command
+ * line, make devices, start threads, open a console, confine itself (no
+ * sandbox), write logs or events, or check the ELF beyond what keeps its
+ * copies inside the file and guest RAM.  Nor, unless asked ("irqchip"),
+ * create the in-kernel irqchip and PIT: this guest needs no interrupt, a
+ * real one does, and the kernel's own setting up and tearing down of
+ * those two (SRCU grace periods) is most of what lodge-hyp costs above
+ * the floor.  With "irqchip" they are made as lodge-hyp makes them (after
+ * RAM, before the vCPU), to tell the kernel's part from lodge-hyp's.
  * tests/bench/boot.py times lodge-hyp on the same ELF and memory size
- * against it. */
+ * against both. */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -121,8 +126,8 @@ int main(int argc, char **argv)
 	long run_size;
 	int fd, kvm, vm, vcpu;
 
-	if (argc != 3 || (ram_size = strtoull(argv[2], NULL, 10) << 20) == 0 || ram_size > 0xc0000000ULL) {
-		fprintf(stderr, "usage: kvm-floor ELF MEM_MIB (1 to 3072)\n");
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "irqchip")) || (ram_size = strtoull(argv[2], NULL, 10) << 20) == 0 || ram_size > 0xc0000000ULL) {
+		fprintf(stderr, "usage: kvm-floor ELF MEM_MIB (1 to 3072) [irqchip]\n");
 		return 1;
 	}
 	if ((fd = open(argv[1], O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0 ||
@@ -146,6 +151,9 @@ int main(int argc, char **argv)
 	region.userspace_addr = (uintptr_t)ram;
 	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region) < 0)
 		return fail("KVM_SET_USER_MEMORY_REGION");
+	if (argc == 4 && (ioctl(vm, KVM_CREATE_IRQCHIP, 0) < 0 ||
+			  ioctl(vm, KVM_CREATE_PIT2, &(struct kvm_pit_config){ .flags = 0 }) < 0))
+		return fail("irqchip");
 	if ((vcpu = ioctl(vm, KVM_CREATE_VCPU, 0)) < 0 || (run_size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0)) <= 0 ||
 	    (run = mmap(NULL, (size_t)run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0)) == MAP_FAILED)
 		return fail("vcpu");
