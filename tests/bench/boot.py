@@ -220,7 +220,9 @@ SECTIONS { . = 0x100000; .text : { *(.text) } :text .note.Xen : { *(.note.Xen) }
 
 def triple_fault(hyp, olds, tmp):
     """Start to exit on the triple-fault guest, side by side in one run:
-    the bare-KVM floor (kvm-floor.c, the same ELF and memory size), this
+    the bare-KVM floor (kvm-floor.c, the same ELF and memory size), the
+    floor with the in-kernel irqchip and PIT lodge-hyp gives every guest
+    (what the kernel costs for them, apart from lodge-hyp's own), this
     lodge-hyp and each older one in olds ([(label, path)]), each with its
     sandbox and with --no-sandbox; a round runs each once, the order
     turning by one each round so none always follows the same other.
@@ -257,7 +259,7 @@ def triple_fault(hyp, olds, tmp):
             proc.returncode = os.waitstatus_to_exitcode(st)
             if proc.returncode != 3:
                 sys.exit("%s: exit %d, not the crashed guest's 3" % (" ".join(argv), proc.returncode))
-    base = names[0]
+    base, platform = names[0], names[1]
     pair = lambda t, a, b: statistics.median(x / y for x, y in zip(t[a], t[b]) if y)
     print("Start to exit on a guest that triple-faults at once (%d MiB, 1 vCPU), %d rounds side by side; "
           "min / median / max; ratio = the median of each run over the floor's run of its round\n"
@@ -277,7 +279,7 @@ def triple_fault(hyp, olds, tmp):
     print("\nTarget: start to exit under 1.10 x the floor with the sandbox on: %.2f x (%s); "
           "against the floor with the in-kernel irqchip and PIT: %.2f x" % (
               ratio, "met" if ratio < 1.10 else "NOT met",
-              pair(wall, "lodge-hyp of this tree", names[1])))
+              pair(wall, "lodge-hyp of this tree", platform)))
 
 
 def stats(values):
