@@ -156,6 +156,25 @@ int domain_build_set(struct domain_build *b, const char *key, const char *value,
 	return 0;
 }
 
+int domain_build_default(struct domain_build *b, const char *key, char *why, size_t whylen)
+{
+	const struct cfg_key *k = cfg_find_key(domain_keys, key);
+	int rc;
+
+	if (!k) {
+		snprintf(why, whylen, "unknown key (see lodge.conf(5))");
+		return -ENOENT;
+	}
+	b->ctx.err_line = 0;
+	b->ctx.err_what = NULL;
+	if ((rc = cfg_check_unset(&b->ctx, key)))
+		return build_fail(b, NULL, why, whylen, rc);
+	/* Its default stored: not again at the finish. */
+	if (!b->ctx.set[k - domain_keys] && k->type != KT_LIST && (k->type == KT_INT || k->def))
+		b->ctx.set[k - domain_keys] = true;
+	return 0;
+}
+
 int domain_build_finish(struct domain_build *b, struct domain_config *dc, const char **key, char *why,
 			size_t whylen)
 {
@@ -183,10 +202,8 @@ int domain_key_check(const char *key, const char *value, const struct host_confi
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	if (value[0])
-		rc = domain_build_set(b, key, value, check_host, why, whylen);
-	else if ((rc = cfg_check_unset(&b->ctx, key)))          /* "": as a file that leaves the key out */
-		build_fail(b, NULL, why, whylen, rc);
+	rc = value[0] ? domain_build_set(b, key, value, check_host, why, whylen)
+		      : domain_build_default(b, key, why, whylen);
 	domain_build_free(b);
 	return rc;
 }

@@ -158,6 +158,9 @@ struct domain_build *domain_build_new(const char *label, const struct host_confi
 /* 0, or -errno with why. */
 int domain_build_set(struct domain_build *b, const char *key, const char *value, bool check_host, char *why,
 		     size_t whylen);
+/* key left out, as a file leaves it out: a required key missing (-EINVAL
+ * with why), else its default checked and stored as a value would be. */
+int domain_build_default(struct domain_build *b, const char *key, char *why, size_t whylen);
 /* The keys not set at their defaults (a required one missing), the rules
  * of two keys: 0 with dc, or -errno with the key that failed and why. */
 int domain_build_finish(struct domain_build *b, struct domain_config *dc, const char **key, char *why,
