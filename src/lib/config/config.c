@@ -2,10 +2,12 @@
  *
  * A Xen user writes  disk = [ 'file:/img,vda,w' ]  while libconfuse wants
  * disk = { "file:/img,vda,w" }, so the text is rewritten first, noting
- * where each key and value sits (config-text.c).  Per-key checks run as
- * libconfuse validate callbacks, so the first error in the file is the
- * one reported; checks that need two keys run after the parse.  The table
- * of keys is in config-keys.c. */
+ * where each key and value sits (config-text.c).  Each value gets its
+ * key's one check (cfg_check_value, config-keys.c: the table of keys) in
+ * libconfuse's validate callback, so the first error in the file is the
+ * one reported, and a domain's value is stored there, in its draft; the
+ * rules of two keys run after the parse (cfg_domain_finish, config-domain.c,
+ * which a create form's values reach without any text). */
 #include "config-keys.h"
 #include "log.h"
 #include "paths.h"
