@@ -35,10 +35,11 @@ static void describe_default(const struct cfg_key *k, char *out, size_t len)
 /* A value given: where the draft keeps it (KT_LIST: the values, by index). */
 static void store_value(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v)
 {
-	char *field = (char *)ctx->draft + k->off;
+	char *field;
 
 	if (!ctx->draft || !k->size)
 		return;
+	field = (char *)ctx->draft + k->off;
 	if (k->type == KT_STR && k->resolve)
 		cfg_resolve(ctx, v->s, field, k->size);        /* fits: the check resolved it */
 	else if (k->type == KT_STR)
