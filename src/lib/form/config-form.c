@@ -1,4 +1,5 @@
-/* A create form, read by the loader of domain files (config-form.h). */
+/* A create form: each field checked and stored by its key's one check, the
+ * one a domain file's value gets (config-form.h). */
 #include "config-form.h"
 #include "schema.h"
 
