@@ -322,9 +322,9 @@ struct pending_action *action_slot(struct tui *t, const char *name, const char *
 bool action_job(struct tui *t, const char *name, const char *cmd, lodge_job_work *work, void *arg,
 		unsigned wait_ms);
 
-/* devices.c: hot-plug from the detail view.  Each runs in a child whose
- * answer comes in on a pending slot, as a request's (a detach waits up to
- * LODGE_DETACH_TIMEOUT_MS for the guest). */
+/* devices.c: hot-plug from the detail view.  Each runs as a job whose
+ * end comes in on a pending slot, as a request's answer (a detach waits
+ * up to LODGE_DETACH_TIMEOUT_MS for the guest). */
 void devices_attach_disk(struct tui *t);
 void devices_attach_vif(struct tui *t);
 void devices_detach(struct tui *t);
