@@ -201,6 +201,17 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
  * that the loop keeps renewing and feeding meanwhile; *why_fd: where the
  * child writes why it failed, read once it ended. */
 pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *dest, int *why_fd);
+/* A test fault point of the hand-over (tests/integ/pool-migrate-kill.sh):
+ * when LODGE_POOL_TEST_DIE_AT names point, the agent (pid agent: this
+ * process, or its parent from the migration's child) is killed there by
+ * SIGKILL, as kill -9 would end it, rather than by the clock.  Compiled
+ * in, but read only by an agent under --root (a test's tree: an agent
+ * that runs a host's own domains has none) whose environment, root's own,
+ * sets it; and it ends no process but that agent.  The points, in order:
+ * before-claim (the child: the guest runs on the receiver, the agent
+ * never learns it), before-handover (the agent knows, etcd not told),
+ * after-handover. */
+void pool_test_die_at(const char *point, const char *name, pid_t agent);
 /* The child ended: moved, ownership and placement to TO under TO's lease
  * in one transaction (compare: still ours, still asked); not moved, the
  * request dropped and the state says why (failed). */

@@ -270,19 +270,6 @@ bool pool_migrating(const struct pool_reconciler *r)
 	return false;
 }
 
-/* The pool-faults tests' hook: LODGE_POOL_TEST_DIE_AT names a point of
- * the hand-over at which this agent dies (SIGKILL, as kill -9 would end
- * it), so that a test kills it exactly there rather than by the clock. */
-static void test_die_at(const char *point, const char *name)
-{
-	const char *at = getenv("LODGE_POOL_TEST_DIE_AT");
-
-	if (at && strcmp(at, point) == 0) {
-		log_warn("%s: LODGE_POOL_TEST_DIE_AT=%s: this agent dies here", name, point);
-		raise(SIGKILL);
-	}
-}
-
 bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease)
 {
 	char why[ETCD_WHY_MAX];
@@ -319,7 +306,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 		}
 		any = true;
 		if (s->moved)
-			test_die_at("before-handover", s->name);
+			pool_test_die_at("before-handover", s->name, getpid());
 		/* a hand-over etcd did not take is tried again at the next poll */
 		if (pool_migrate_end(p, s->name, s->migrate_to, s->moved, s->failed, lease, why, sizeof(why))) {
 			log_warn("%s: %s", s->name, why);
@@ -327,7 +314,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				continue;
 		} else if (s->moved) {
 			log_info("%s: handed over to %s", s->name, s->migrate_to);
-			test_die_at("after-handover", s->name);
+			pool_test_die_at("after-handover", s->name, getpid());
 		}
 		s->migrate_to[0] = '\0';
 		s->moved = false;
