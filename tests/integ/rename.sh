@@ -5,7 +5,8 @@
 # pause, unpause, reboot and destroy work by the new name; its config file
 # and name key, runtime config, cgroup and the event log follow (a
 # "renamed" line under the new name, naming the old); the old name is
-# free for a new domain at once.  Refused, with nothing changed: a name
+# free for a new domain at once, and another domain on its disk is
+# refused naming the new name.  Refused, with nothing changed: a name
 # another domain runs under or is defined under (a config of that name),
 # Domain-0, a name that is none.
 . "$(dirname "$0")/../lib.sh"
@@ -23,7 +24,8 @@ cgdir() { cat "$RUN/$1/cgroup" 2>/dev/null; }
 names() { lodge list -o tsv 2>/dev/null | awk -F'\t' 'NR > 1 && $1 != "Domain-0" { print $1 }' | sort | tr '\n' ' '; }
 evlog() { awk -v d="$1" -v e="$2" '$2 == d && $3 == e' "$ROOT/var/log/lodge/lodge.log" 2>/dev/null; }
 
-domain_cfg r1 'on_reboot = "restart"'
+mkdir -p "$T/store" && truncate -s 4M "$T/store/r.img"
+domain_cfg r1 'on_reboot = "restart"' "disk = [ \"$T/store/r.img,raw,vda,w\" ]"
 domain_cfg other
 domain_cfg idle
 if ! lodge create r1 || ! lodge create other || ! wait_until 60 booted r1 || ! wait_until 60 booted other; then
@@ -98,6 +100,12 @@ else
 fi
 lodge destroy r1 >/dev/null 2>&1
 # (domain_cfg made r1.cfg again for that; r2 keeps r2.cfg)
+domain_cfg r3 "disk = [ \"$T/store/r.img,raw,vda,w\" ]"
+if ! lodge create r3 >"$out" 2>&1 && grep -q "disk $T/store/r.img is in use by domain r2" "$out" && [ "$(names)" = "other r2 " ]; then
+	pass "rename: a domain on r2's disk is refused naming r2, not its old name ($(grep -o 'disk .*' "$out" | head -1))"
+else
+	fail "rename: disk holder" "$(cat "$out"); list: $(names)"
+fi
 
 # ---- a reboot (on_reboot restart: a new boot by the supervisor) keeps the new name
 boots=$(evlog r2 rebooted | wc -l)
