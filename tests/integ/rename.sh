@@ -6,7 +6,9 @@
 # and name key, runtime config, cgroup and the event log follow (a
 # "renamed" line under the new name, naming the old); the old name is
 # free for a new domain at once, and another domain on its disk is
-# refused naming the new name.  Refused, with nothing changed: a name
+# refused naming the new name.  A domain lodge-hyp will not rename (its
+# guest crashed, kept by on_crash preserve) is put back as it was: its
+# directory, cgroup and config file by the old name.  Refused, with nothing changed: a name
 # another domain runs under or is defined under (a config of that name),
 # Domain-0, a name that is none.
 . "$(dirname "$0")/../lib.sh"
@@ -123,6 +125,25 @@ if lodge destroy r2 && wait_until 10 eval '[ ! -e "$RUN/r2" ]' && [ "$(names)" =
 	pass "rename: destroy r2: its runtime directory and cgroup gone, the event log says destroyed under r2"
 else
 	fail "rename: destroy r2" "list: $(names); run: $(ls "$RUN"); cgroup $cg2"
+fi
+
+# ---- lodge-hyp refuses (the guest crashed, kept): every step put back
+domain_cfg pc 'on_crash = "preserve"'
+if lodge create pc && wait_until 60 booted pc; then
+	cgpc=$(cgdir pc)
+	(sleep 1; echo crash; sleep 1) | timeout 20 "$LODGE" --root "$ROOT" console pc >/dev/null 2>&1
+	wait_until 20 eval '[ "$(field pc 5)" = crashed ]'
+	if ! lodge rename pc pd >"$out" 2>"$err" && [ "$(wc -l <"$err")" = 1 ] && grep -q 'cannot rename domain pc' "$err" &&
+	   [ -S "$RUN/pc/control" ] && [ ! -e "$RUN/pd" ] && [ -e "$DOMS/pc.cfg" ] && [ ! -e "$DOMS/pd.cfg" ] &&
+	   [ "$(cgdir pc)" = "$cgpc" ] && { [ -z "$cgpc" ] || [ -d "$cgpc" ]; } && [ -z "$(evlog pd renamed)$(evlog pc renamed)" ] &&
+	   [ "$(field pc 5)" = crashed ]; then
+		pass "rename of a crashed, kept domain: lodge-hyp refuses, and its directory, cgroup and config are put back ($(cat "$err"))"
+	else
+		fail "rename: put back" "$(cat "$out" "$err"); list: $(names); run: $(ls "$RUN"); cgroup $(cgdir pc) was $cgpc"
+	fi
+	lodge destroy pc >/dev/null 2>&1
+else
+	fail "rename: pc boots" "$(lodge list 2>&1)"
 fi
 
 # ---- not running: the config alone, as before
