@@ -118,6 +118,24 @@ else
 	fail "rename: reboot r2" "list: $(names); $(tail -n 3 "$ROOT/var/log/lodge/lodge.log" | tr '\n' '|')"
 fi
 
+# ---- a rename said on the control socket alone (as a control_group
+# member could) moves nothing: the supervisor takes the name from the
+# directory, logs no renamed line, and cleans up r2 at the end
+said=$(python3 - "$RUN/r2/control" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"lodge/1 rename zz\n")
+print(s.recv(200).decode().strip())
+PY
+)
+if [ "$said" = ok ] && [ "$(names)" = "other r2 " ] && [ ! -e "$RUN/zz" ] && [ -z "$(evlog zz renamed)" ] &&
+   [ "$(evlog r2 renamed | wc -l)" = 1 ]; then
+	pass "rename: 'rename zz' on r2's socket alone moves nothing: still r2 in list, no renamed line"
+else
+	fail "rename: socket alone" "said '$said'; list: $(names); $(tail -n 2 "$ROOT/var/log/lodge/lodge.log" | tr '\n' '|')"
+fi
+
 # ---- destroyed by the new name: nothing of it left
 cg2=$(cgdir r2)
 if lodge destroy r2 && wait_until 10 eval '[ ! -e "$RUN/r2" ]' && [ "$(names)" = "other " ] &&
