@@ -13,6 +13,7 @@
 #include "backend/disk.h"
 #include "backend/tap.h"
 #include "cgroup.h"
+#include "emulate.h"
 #include "mem.h"
 #include "platform.h"
 
@@ -40,6 +41,7 @@ struct vcpu {
 	 * sched_vcpu_keep_open() for the sandbox (stats_kept: fds valid). */
 	bool stats_kept;
 	int stat_fd, schedstat_fd;
+	struct syscall_trap syscall_trap;   /* PVM only: emulate/syscall.c */
 };
 
 /* I/O counters of one device, as the guest sees it: "in" is toward the

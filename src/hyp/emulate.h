@@ -72,6 +72,28 @@ int emulate_insn(struct emul_cpu *c, const uint8_t *bytes, size_t len, char *why
  * instruction. */
 int emulate_vcpu(struct vcpu *v, char *why, size_t whylen);
 
+/* A guest's 64-bit system calls from user mode on a PVM host, which
+ * leaves them as a user fetch fault at LSTAR: completed by lodge-hyp at a
+ * breakpoint on the guest's #PF handler (emulate/syscall.c says how).
+ * One per vCPU; none of it is guest state (not saved: re-armed). */
+struct syscall_trap {
+	bool armed;             /* the breakpoint is set on handler */
+	bool stepping;          /* single-stepping into the handler, breakpoint off */
+	uint64_t lstar, sfmask, handler;   /* as the guest had them when armed */
+	uint64_t next_check;    /* CLOCK_MONOTONIC ns: look at the guest's set-up again */
+};
+
+/* Before KVM_RUN: arm (or re-arm, or disarm) the breakpoint when the
+ * guest's LSTAR, SFMASK or #PF handler appeared or changed.  Nothing on
+ * hardware KVM. */
+void emulate_syscall_watch(struct vcpu *v);
+/* The KVM_EXIT_DEBUG path of a vCPU: 0 when the breakpoint's hit was
+ * handled (a system call's entry made, or a #PF let through); <0 and why
+ * (after "vcpuN ") otherwise. */
+int emulate_syscall_debug(struct vcpu *v, char *why, size_t whylen);
+/* System calls completed so far, on every vCPU. */
+uint64_t emulate_syscall_count(void);
+
 /* Whether this host's KVM is PVM (looked up once, before the sandbox). */
 bool emulate_host_is_pvm(void);
 

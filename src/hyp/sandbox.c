@@ -213,6 +213,7 @@ static const unsigned long ioctls[] = {
 	KVM_GET_PIT2, KVM_SET_PIT2, KVM_GET_CLOCK, KVM_SET_CLOCK, KVM_GET_CPUID2, KVM_SET_CPUID2,
 	KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
 	KVM_TRANSLATE,         /* emulate/: an instruction's bytes and operands through the guest's page tables */
+	KVM_SET_GUEST_DEBUG,   /* emulate/syscall.c: PVM only, the breakpoint that completes user-mode system calls */
 	TUNSETOFFLOAD, TUNSETVNETHDRSZ,
 	BLKGETSIZE64,          /* the size of a block device attached to the running domain */
 	/* libpcap's check, when a watched vif's capture fails, whether its

@@ -244,6 +244,17 @@ static int vcpu_handle_exit(struct vcpu *v)
 		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
 		return 1;
 	}
+	case KVM_EXIT_DEBUG: {
+		char why[256];
+
+		/* Only lodge-hyp's own breakpoint (PVM: a system call from
+		 * user mode), never the guest's: it cannot ask for one. */
+		if (emulate_syscall_debug(v, why, sizeof(why)) == 0)
+			return 0;
+		vcpu_log_registers(v);
+		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
+		return 1;
+	}
 	case KVM_EXIT_FAIL_ENTRY:
 		vcpu_log_registers(v);
 		domain_end(dom, DOMAIN_CRASH, "vcpu%u failed to enter the guest (reason %#llx)",
@@ -415,6 +426,7 @@ static void *vcpu_thread(void *arg)
 			io_pending = false;
 			continue;      /* the domain may have ended while parked */
 		}
+		emulate_syscall_watch(v);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				v->run->immediate_exit = 0;

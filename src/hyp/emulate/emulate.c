@@ -135,7 +135,7 @@ int emulate_insn(struct emul_cpu *c, const uint8_t *bytes, size_t len, char *why
 
 /* ---- on a vCPU -------------------------------------------------------------- */
 
-static int kvm_translate_gva(void *ctx, uint64_t gva, uint64_t *gpa)
+int kvm_translate_gva(void *ctx, uint64_t gva, uint64_t *gpa)
 {
 	struct vcpu *v = ctx;
 	struct kvm_translation tr = { .linear_address = gva & ~(uint64_t)(GUEST_PAGE_SIZE - 1) };
@@ -309,6 +309,8 @@ void emulate_counts_text(char *buf, size_t len)
 		if ((n = atomic_load(&emul_completed[i])))
 			at += snprintf(buf + at, len - at, "%s%s %llu", at ? ", " : "",
 				       ZydisMnemonicGetString(emul_ops[i].mnemonic), (unsigned long long)n);
+	if (at < len && (n = emulate_syscall_count()))
+		at += snprintf(buf + at, len - at, "%ssystem calls %llu", at ? ", " : "", (unsigned long long)n);
 	if (at < len && (n = atomic_load(&emul_faults)))
 		at += snprintf(buf + at, len - at, "%sexceptions injected %llu", at ? ", " : "",
 			       (unsigned long long)n);

@@ -57,6 +57,9 @@ struct emul_span {
 	unsigned n;
 };
 
+/* emulate.c: guest-virtual to guest-physical on a vCPU (ctx), KVM_TRANSLATE */
+int kvm_translate_gva(void *ctx, uint64_t gva, uint64_t *gpa);
+
 /* operand.c: guest memory, registers and operands */
 unsigned emul_cpl(const struct emul_cpu *c);
 void emul_raise(struct emul_cpu *c, int vector, bool has_error, uint32_t error);

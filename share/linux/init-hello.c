@@ -1,0 +1,133 @@
+/*
+ * /init of the Lodge test kernel's second initramfs (initramfs-hello.img):
+ * proves that user space runs and makes system calls, from its own output
+ * on the console, then powers the domain off.  It prints
+ *     hello from user space
+ *     pid 1
+ *     uname -r <release>
+ *     N system calls in T us
+ * and calls reboot(POWER_OFF), so lodge-hyp exits 0.  N is the kernel
+ * command line's syscalls=N (the kernel hands unknown name=value words to
+ * init as its environment), 1000 if none.
+ * Built with -nostdlib -static: no libc, every system call made here by
+ * the `syscall` instruction itself.
+ */
+#define SYS_write          1
+#define SYS_getpid         39
+#define SYS_getppid        110
+#define SYS_uname          63
+#define SYS_clock_gettime  228
+#define SYS_reboot         169
+#define SYS_exit           60
+#define CLOCK_MONOTONIC    1
+#define REBOOT_MAGIC1      0xfee1deadL
+#define REBOOT_MAGIC2      672274793L
+#define REBOOT_POWER_OFF   0x4321fedcL
+
+struct timespec { long tv_sec, tv_nsec; };
+struct utsname { char sysname[65], nodename[65], release[65], version[65], machine[65], domainname[65]; };
+
+static long sys3(long n, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static long sys4(long n, long a, long b, long c, long d)
+{
+	register long r10 __asm__("r10") = d;
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static unsigned long slen(const char *s)
+{
+	unsigned long n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+static void put(const char *s)
+{
+	sys3(SYS_write, 1, (long)s, (long)slen(s));
+}
+
+static void put_num(unsigned long v)
+{
+	char buf[24];
+	int i = sizeof(buf) - 1;
+
+	buf[i] = 0;
+	do
+		buf[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i > 0);
+	put(buf + i);
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return 0;
+	return 1;
+}
+
+static unsigned long parse_num(const char *s)
+{
+	unsigned long v = 0;
+
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (unsigned long)(*s++ - '0');
+	return v;
+}
+
+static long now_us(void)
+{
+	struct timespec ts;
+
+	sys3(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0);
+	return ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void __attribute__((used)) start(long *sp)
+{
+	long argc = sp[0];
+	char **envp = (char **)(sp + 1 + argc + 1);
+	unsigned long n = 1000, i;
+	struct utsname u;
+	long t0, t1;
+
+	for (; *envp; envp++)
+		if (starts_with(*envp, "syscalls="))
+			n = parse_num(*envp + 9);
+	put("hello from user space\n");
+	put("pid ");
+	put_num((unsigned long)sys3(SYS_getpid, 0, 0, 0));
+	put("\n");
+	if (sys3(SYS_uname, (long)&u, 0, 0) == 0) {
+		put("uname -r ");
+		put(u.release);
+		put("\n");
+	}
+	t0 = now_us();
+	for (i = 0; i < n; i++)
+		sys3(SYS_getppid, 0, 0, 0);
+	t1 = now_us();
+	put_num(n);
+	put(" system calls in ");
+	put_num((unsigned long)(t1 - t0));
+	put(" us\n");
+	sys4(SYS_reboot, REBOOT_MAGIC1, REBOOT_MAGIC2, REBOOT_POWER_OFF, 0);
+	put("reboot(POWER_OFF) returned\n");
+	for (;;)
+		sys3(SYS_exit, 1, 0, 0);
+}
+
+/* The kernel starts init with RSP at argc; start() takes it as its frame. */
+__asm__(".globl _start\n_start:\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n\tcall start\n\tud2\n");
