@@ -6,9 +6,12 @@
  *     pid 1
  *     uname -r <release>
  *     N system calls in T us
+ *     tick 1 ... tick K     (K = ticks=K, 0 if none: 1000 calls each)
+ *     done
  * and calls reboot(POWER_OFF), so lodge-hyp exits 0.  N is the kernel
  * command line's syscalls=N (the kernel hands unknown name=value words to
- * init as its environment), 1000 if none.
+ * init as its environment), 1000 if none.  Anywhere but as PID 1 (run on
+ * a host by mistake) it stops before the reboot.
  * Built with -nostdlib -static: no libc, every system call made here by
  * the `syscall` instruction itself.
  */
@@ -99,16 +102,20 @@ static void __attribute__((used)) start(long *sp)
 {
 	long argc = sp[0];
 	char **envp = (char **)(sp + 1 + argc + 1);
-	unsigned long n = 1000, i;
+	unsigned long n = 1000, ticks = 0, i, k;
+	long pid;
 	struct utsname u;
 	long t0, t1;
 
 	for (; *envp; envp++)
 		if (starts_with(*envp, "syscalls="))
 			n = parse_num(*envp + 9);
+		else if (starts_with(*envp, "ticks="))
+			ticks = parse_num(*envp + 6);
 	put("hello from user space\n");
 	put("pid ");
-	put_num((unsigned long)sys3(SYS_getpid, 0, 0, 0));
+	pid = sys3(SYS_getpid, 0, 0, 0);
+	put_num((unsigned long)pid);
 	put("\n");
 	if (sys3(SYS_uname, (long)&u, 0, 0) == 0) {
 		put("uname -r ");
@@ -123,6 +130,17 @@ static void __attribute__((used)) start(long *sp)
 	put(" system calls in ");
 	put_num((unsigned long)(t1 - t0));
 	put(" us\n");
+	for (k = 1; k <= ticks; k++) {
+		for (i = 0; i < 1000; i++)
+			sys3(SYS_getppid, 0, 0, 0);
+		put("tick ");
+		put_num(k);
+		put("\n");
+	}
+	put("done\n");
+	if (pid != 1)
+		for (;;)
+			sys3(SYS_exit, 1, 0, 0);
 	sys4(SYS_reboot, REBOOT_MAGIC1, REBOOT_MAGIC2, REBOOT_POWER_OFF, 0);
 	put("reboot(POWER_OFF) returned\n");
 	for (;;)

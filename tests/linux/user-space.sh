@@ -1,0 +1,90 @@
+#!/bin/bash
+# A Linux guest's user space makes system calls, from its own output: the
+# Lodge test kernel booted once with share/linux/init-hello.c as /init
+# (build/linux/initramfs-hello.img), which prints "hello from user space",
+# its pid, `uname -r`, how long N getppid calls took, then a tick every
+# 1000 calls, and powers the domain off.  On a PVM host every one of those
+# calls is completed by lodge-hyp (README, "Linux on PVM hosts"); the guest
+# is saved and restored while it makes them (the restored lodge-hyp arms
+# its breakpoint again), and ends by powering itself off.
+. "$(dirname "$0")/../lib.sh"
+
+integ_begin "Linux user space" kvm root
+if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then fail "Linux user space" "lodge or lodge-hyp not built"; exit 0; fi
+KDIR=$BUILD/linux
+if ! "$TOP/share/linux/build-test-kernel.sh" "$KDIR" >"$T/build.log" 2>&1 ||
+   ! "$TOP/share/linux/build-init.sh" hello "$KDIR" >>"$T/build.log" 2>&1; then
+	fail "Lodge test kernel and its hello initramfs build" "$(tail -1 "$T/build.log")"
+	exit 0
+fi
+
+# On PVM each kernel instruction is emulated: the boot takes minutes.
+STEP=${LINUX_STEP_TIMEOUT:-600}
+CALLS=2000 TICKS=40
+cat >"$DOMS/ux.cfg" <<CFG
+name = "ux"
+memory = 128
+vcpus = 1
+kernel = "$KDIR/vmlinux"
+ramdisk = "$KDIR/initramfs-hello.img"
+cmdline = "console=ttyS0 syscalls=$CALLS ticks=$TICKS"
+on_poweroff = "preserve"
+on_crash = "preserve"
+CFG
+
+klog() { lodge console --log ux 2>/dev/null | tr -d '\r'; }
+seen() { klog | grep -Eq -- "$1"; }
+state() { field ux 5; }
+t0=$SECONDS
+at() { echo "$((SECONDS - t0)) s"; }
+stuck() { echo "state $(state) after $(at); last line: $(klog | grep -v '^\s*$' | tail -1 | cut -c1-160)"; }
+
+if ! out=$(lodge create ux 2>&1); then fail "create the Linux domain" "$out"; exit 0; fi
+if wait_until "$STEP" seen '^hello from user space'; then
+	pass "init's first system call, write(2) to the console: 'hello from user space' ($(at) from create)"
+else
+	fail "init writes to the console" "$(stuck)"; exit 0
+fi
+log=$(klog)
+release=$(grep -Eo 'Linux version [^ ]+' <<<"$log" | head -1 | cut -d' ' -f3)
+if grep -qx 'pid 1' <<<"$log" && [ -n "$release" ] && grep -qx "uname -r $release" <<<"$log"; then
+	pass "getpid says 1, uname -r says $release, as the kernel's banner does"
+else
+	fail "getpid and uname" "banner '$release'; init printed: $(grep -E '^(pid|uname)' <<<"$log" | tr '\n' ' ')"
+fi
+if wait_until "$STEP" seen "^$CALLS system calls in [0-9]+ us"; then
+	us=$(klog | sed -n "s/^$CALLS system calls in \([0-9]*\) us.*/\1/p" | head -1)
+	pass "$CALLS getppid calls completed in the guest: $us us, $((CALLS * 1000000 / (us > 0 ? us : 1))) per second"
+else
+	fail "$CALLS system calls" "$(stuck)"; exit 0
+fi
+
+# ---- saved and restored while its user space makes system calls -------------
+if ! wait_until "$STEP" seen '^tick 1$'; then fail "init's ticks" "$(stuck)"; exit 0; fi
+lodge pause ux >/dev/null
+last=$(klog | sed -n 's/^tick \([0-9]*\)$/\1/p' | tail -1)
+if [ "$last" -ge "$TICKS" ]; then
+	fail "save in the middle of user space" "init had printed every tick before the pause"; exit 0
+fi
+if ! out=$(LODGE_TIMEOUT=120 lodge save ux "$T/ux.sav" 2>&1); then fail "save the guest in user space" "$out"; exit 0; fi
+if ! out=$(LODGE_TIMEOUT=120 lodge restore "$T/ux.sav" 2>&1); then fail "restore the guest in user space" "$out"; exit 0; fi
+[ "$(state)" != paused ] || lodge unpause ux >/dev/null
+if wait_until "$STEP" seen "^tick $((last + 1))$"; then
+	pass "saved at tick $last and restored: the restored guest's system calls go on (tick $((last + 1)), $(at))"
+else
+	fail "system calls after a restore" "no 'tick $((last + 1))': $(stuck)"; exit 0
+fi
+
+# ---- it powers itself off ------------------------------------------------------
+ended() { [ "$(state)" != running ] && [ "$(state)" != paused ]; }
+if wait_until "$STEP" seen '^done$' && wait_until 60 ended && lodge log ux 2>/dev/null | grep -q 'powered off'; then
+	pass "init calls reboot(POWER_OFF): the domain powers off ($(state), $(at))"
+else
+	fail "init powers the domain off" "$(stuck); $(lodge log ux 2>&1 | tail -2 | tr '\n' ' ')"
+fi
+if klog | grep -Eq 'Kernel panic|BUG:|Oops|segfault|traps:'; then
+	fail "no fault in the guest's log" "$(klog | grep -Em2 'Kernel panic|BUG:|Oops|segfault|traps:')"
+else
+	pass "no panic, oops or fault in the guest's log"
+fi
+lodge destroy ux >/dev/null 2>&1
