@@ -174,7 +174,7 @@ static void test_same(void)
 		file_of(&form, text, sizeof(text));
 		memset(&by_form, 0xa5, sizeof(by_form));
 		calls = confuse_calls;
-		rf = domain_form_to_config(&form, &hc, true, &by_form, &field, why, sizeof(why));
+		rf = domain_form_to_config(&form, &hc, true, &by_form, NULL, &field, why, sizeof(why));
 		snprintf(name, sizeof(name), "%s: the form's config, libconfuse never called", same[i].what);
 		CHECK(name, rf == 0 && confuse_calls == calls);
 		if (rf)
@@ -204,7 +204,7 @@ static void test_bad(void)
 		form_of(&bad[i], &form);
 		file_of(&form, text, sizeof(text));
 		calls = confuse_calls;
-		rc = domain_form_to_config(&form, &hc, true, &dc, &field, why, sizeof(why));
+		rc = domain_form_to_config(&form, &hc, true, &dc, NULL, &field, why, sizeof(why));
 		snprintf(name, sizeof(name), "%s: refused by the form, libconfuse never called", bad[i].what);
 		CHECK(name, rc && confuse_calls == calls);
 		if (domain_config_load_text("t.cfg", text, strlen(text), &hc, true, &dc, err, sizeof(err)) == 0) {
@@ -286,7 +286,7 @@ static void test_mac_alone(void)
 		form_of(&(struct pair){ "", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
 					      [FORM_BRIDGE] = bridges[i], [FORM_MAC] = "02:4c:00:00:00:09,vifname=lodgex0" }, FORM_MAC },
 			&form);
-		rc = domain_form_to_config(&form, &hc, true, &dc, &field, why, sizeof(why));
+		rc = domain_form_to_config(&form, &hc, true, &dc, NULL, &field, why, sizeof(why));
 		snprintf(name, sizeof(name), "a MAC field with ',vifname=' after the MAC, bridge '%s': refused beside "
 			 "the MAC field", bridges[i]);
 		CHECK(name, rc == -EINVAL && field == FORM_MAC && strstr(why, "is not six hex pairs"));

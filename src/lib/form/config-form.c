@@ -155,12 +155,13 @@ static int key_field(const char *key)
 }
 
 int domain_form_to_config(const struct domain_form *form, const struct host_config *hc, bool check_host,
-			  struct domain_config *dc, int *field, char *why, size_t whylen)
+			  struct domain_config *dc, unsigned long *new_disk_mib, int *field, char *why,
+			  size_t whylen)
 {
 	struct domain_build *b = domain_build_new(FORM_LABEL, hc, check_host);
 	const char *v, *key;
 	char spec[2 * FORM_VALUE_MAX + 32], what[1024];
-	unsigned long mib;
+	unsigned long mib = 0;
 	unsigned f;
 	size_t n;
 	int rc = 0;
@@ -218,6 +219,8 @@ int domain_form_to_config(const struct domain_form *form, const struct host_conf
 			snprintf(why, whylen, "%s", what);
 	}
 	domain_build_free(b);
+	if (new_disk_mib)
+		*new_disk_mib = rc ? 0 : mib;
 	return rc;
 }
 
