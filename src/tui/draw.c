@@ -604,14 +604,29 @@ static const char *host_of(const struct tui *t, const char *name)
 	return r ? r->host : "";
 }
 
+/* The pool's sample, when it is old: how old and why, on a line of its
+ * own above the status line (bold: no colour needed to see it). */
+static void draw_pool_stale(const struct tui *t, const char *text)
+{
+	size_t width = COLS > 1 ? (size_t)COLS - 1 : 1;
+
+	move(LINES - 1 - bars_rows(t), 0);
+	attron(A_BOLD);
+	printw("%.*s", (int)width, text);
+	attroff(A_BOLD);
+	clrtoeol();
+}
+
 void draw_table(struct tui *t)
 {
-	int rows = LINES - 3 - bars_rows(t), y = 3, i;
+	uint64_t now = tui_now_ns();
+	char stale[sizeof(t->pool.why) + 96];
+	bool old = pool_stale(t, now, stale, sizeof(stale));
+	int rows = LINES - 3 - bars_rows(t) - (old ? 1 : 0), y = 3, i;
 	struct table_layout l;
 	char spk[256];
 	struct lodge_status dom0;
 	static const struct row_rates no_rates;
-	uint64_t now = tui_now_ns();
 	unsigned c, name_need = 8;         /* Domain-0 */
 
 	for (c = 0; c < t->ndoms; c++)
@@ -669,5 +684,7 @@ void draw_table(struct tui *t)
 			clrtoeol();
 		}
 	}
+	if (old)
+		draw_pool_stale(t, stale);
 	draw_bars(t);
 }

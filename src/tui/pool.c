@@ -72,6 +72,7 @@ void pool_sample_start(struct tui *t)
 	p->next_n = 0;
 	if (lodge_job_start(&p->job, pool_work, t, LODGE_JOB_DETACH, why, sizeof(why))) {
 		p->failed = true;
+		lodge_text_shown(p->why, sizeof(p->why), why);
 		return;
 	}
 	lodge_job_records(&p->job, pool_take_row, p, sizeof(p->next));
@@ -161,13 +162,50 @@ bool pool_collect(struct tui *t)
 	p->out = false;
 	if (p->job.end.rc) {
 		p->failed = true;              /* the last sample stays, with its age */
+		lodge_text_shown(p->why, sizeof(p->why), p->job.end.error[0] ? p->job.end.error : strerror(-p->job.end.rc));
 		return true;
 	}
 	p->failed = false;
+	p->why[0] = '\0';
 	p->got_ns = tui_now_ns();
 	memcpy(p->row, p->next, p->next_n * sizeof(p->row[0]));
 	p->n = p->next_n;
 	pool_apply(t);
+	return true;
+}
+
+/* An age in words: "14 s", "3 min". */
+static void age_words(uint64_t ns, char *out, size_t len)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	if (s < 120)
+		snprintf(out, len, "%llu s", (unsigned long long)s);
+	else
+		snprintf(out, len, "%llu min", (unsigned long long)(s / 60));
+}
+
+bool pool_stale(const struct tui *t, uint64_t now, char *out, size_t len)
+{
+	const struct tui_pool *p = &t->pool;
+	char age[32], waited[32];
+	bool slow = p->out && now > p->asked_ns && now - p->asked_ns >= (uint64_t)TUI_POOL_SLOW_MS * 1000000;
+	int n;
+
+	if (!pool_in_use(t) || (!p->failed && !slow))
+		return false;
+	if (p->got_ns)
+		age_words(now > p->got_ns ? now - p->got_ns : 0, age, sizeof(age));
+	n = p->got_ns ? snprintf(out, len, "pool as of %s ago: ", age) : snprintf(out, len, "pool not read yet: ");
+	if (n < 0 || (size_t)n >= len)
+		return true;
+	/* A failure says why; a job still out says how long it has waited. */
+	if (p->failed) {
+		snprintf(out + n, len - (size_t)n, "%s", p->why);
+	} else {
+		age_words(now - p->asked_ns, waited, sizeof(waited));
+		snprintf(out + n, len - (size_t)n, "etcd has not answered for %s", waited);
+	}
 	return true;
 }
 

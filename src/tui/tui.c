@@ -111,13 +111,14 @@ static void follow_detail(struct tui *t)
  * shorter): a rate needs two samples, and -n1 must not print zeros. */
 #define BATCH_FIRST_MS 250
 
-/* xentop -b's header: the time, the domains by state, the host. */
+/* xentop -b's header: the time, the domains by state, the host; on a
+ * pool host whose sample is old, how old and why. */
 static void batch_header(const struct tui *t)
 {
 	unsigned k, running = 0, paused = 0, shutdown = 0, crashed = 0;
 	const struct lodge_host *h = &t->host;
 	time_t now = time(NULL);
-	char when[64];
+	char when[64], pool_line[sizeof(t->pool.why) + 96];
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	for (k = 0; k < t->nshown; k++) {
@@ -134,6 +135,8 @@ static void batch_header(const struct tui *t)
 	printf("Mem: %lu MiB total, %lu MiB used, %lu MiB free   CPUs: %u, %.1f%% busy   Load: %.2f %.2f %.2f\n",
 	       h->mem_total_mib, h->mem_total_mib - h->mem_avail_mib, h->mem_avail_mib, h->ncpus, h->cpu_pct,
 	       h->load1, h->load5, h->load15);
+	if (pool_stale(t, tui_now_ns(), pool_line, sizeof(pool_line)))
+		printf("%s\n", pool_line);
 }
 
 /* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */

@@ -111,7 +111,10 @@ struct tui_pool {
 	unsigned next_n;
 	uint64_t asked_ns, got_ns;         /* got_ns 0: no sample yet */
 	bool failed;                       /* the last job failed (etcd not answering, ...) */
+	char why[512];                     /* ... and why, as its end said (escaped) */
 };
+/* A job out longer than this, the shown sample is said to be old. */
+#define TUI_POOL_SLOW_MS 2000
 
 /* An install from the create form (install.c): lodge_install in a child
  * process whose progress hook writes records to a pipe the main loop
@@ -240,6 +243,10 @@ unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max);
 /* Take in what the child wrote: true once a sample came whole (or failed). */
 bool pool_collect(struct tui *t);
 bool pool_waiting(const struct tui *t);
+/* The shown sample is old (the last job failed, or one has been out
+ * TUI_POOL_SLOW_MS): true with a line saying how old and why ("pool as
+ * of 14 s ago: ..."); false when it is fresh or there is no pool. */
+bool pool_stale(const struct tui *t, uint64_t now, char *out, size_t len);
 /* name's row in the last sample, NULL if the pool has no such domain. */
 const struct tui_pool_row *pool_row(const struct tui *t, const char *name);
 void pool_free(struct tui *t);
