@@ -228,19 +228,17 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 		if ((rc = etcd_range(p->etcd, key, false, &kvs, why, whylen)))
 			return rc;
 		if (kvs.n == 1) {
-			json_t *o = json_loads(kvs.kv[0].value, 0, NULL), *s = json_object_get(o, "state");
+			json_t *o = json_loads(kvs.kv[0].value, 0, NULL), *w = json_object_get(o, "why");
+			enum domain_state s = pool_reported_state(o, DOMAIN_STATE_UNKNOWN);
 
-			snprintf(state, statelen, "%s", json_is_string(s) ? json_string_value(s) : "?");
-			if (strncmp(state, "failed", 6) == 0) {
-				json_t *w = json_object_get(o, "why");
-
+			snprintf(state, statelen, "%s", domain_state_name(s));
+			if (s == DOMAIN_STATE_FAILED)
 				snprintf(why, whylen, "%s", json_is_string(w) ? json_string_value(w) : state);
-			}
 			json_decref(o);
 			etcd_kvs_free(&kvs);
-			if (domain_state_of(state) == DOMAIN_STATE_RUNNING || domain_state_of(state) == DOMAIN_STATE_PAUSED)
+			if (s == DOMAIN_STATE_RUNNING || s == DOMAIN_STATE_PAUSED)
 				return 0;
-			if (strncmp(state, "failed", 6) == 0)
+			if (s == DOMAIN_STATE_FAILED)
 				return -EIO;
 		} else {
 			etcd_kvs_free(&kvs);

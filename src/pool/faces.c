@@ -225,15 +225,15 @@ int pool_domains(const struct host_config *hc, struct pool_domains *out, char *w
 	for (i = 0; i < v.ndomains; i++) {
 		const struct pool_domain *d = &v.domain[i];
 		struct pool_domain_row *r = &out->row[out->n];
-		/* an owner's words from etcd (its state and note): escaped for
-		 * whoever shows them */
-		char note[sizeof(r->note)], word[64];
+		/* an owner's note from etcd: escaped for whoever shows it (its
+		 * state is read as one of proto.h's) */
+		char note[sizeof(r->note)];
 
 		if (!d->desired[0])
 			continue;          /* a half-written or foreign key: not a domain */
 		snprintf(r->name, sizeof(r->name), "%s", d->name);
 		snprintf(r->host, sizeof(r->host), "%s", d->owner[0] ? d->owner : d->placement);
-		lodge_text_shown(r->state, sizeof(r->state), pool_domain_word(&v, d, word, sizeof(word)));
+		r->state = pool_domain_state(&v, d);
 		r->memory_mib = d->memory_mib;
 		r->ha = d->ha;
 		lodge_text_shown(r->note, sizeof(r->note), pool_domain_note(d, note, sizeof(note)));

@@ -168,25 +168,29 @@ int pool_host_parse(const char *text, struct pool_host *h)
 	return 0;
 }
 
-const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len)
+enum domain_state pool_reported_state(const json_t *report, enum domain_state none)
 {
+	const json_t *s = json_object_get(report, "state");
+
+	return json_is_string(s) ? domain_state_of(json_string_value(s), DOMAIN_STATE_FROM_AGENT) : none;
+}
+
+enum domain_state pool_domain_state(struct pool_view *v, const struct pool_domain *d)
+{
+	json_t *report = json_loads(d->state, 0, NULL);
+	enum domain_state s = pool_reported_state(report, DOMAIN_STATE_STARTING);
 	const struct pool_host *h;
 
-	if (d->owner[0]) {
-		json_t *o = json_loads(d->state, 0, NULL), *s = json_object_get(o, "state");
-
-		snprintf(buf, len, "%s", json_is_string(s) ? json_string_value(s) : "starting");
-		json_decref(o);
-		return buf;
-	}
+	json_decref(report);
+	if (d->owner[0])
+		return s;
 	if (strcmp(d->desired, "running"))
-		return "stopped";
+		return DOMAIN_STATE_STOPPED;
 	h = pool_view_host(v, d->placement);
 	if (!h || !h->live)
-		return "lost";
-	if (strstr(d->state, "\"failed\""))
-		return "failed";
-	return "placed";
+		return DOMAIN_STATE_LOST;
+	/* its last owner could not start it, and let go */
+	return s == DOMAIN_STATE_FAILED ? DOMAIN_STATE_FAILED : DOMAIN_STATE_PLACED;
 }
 
 const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len)

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "etcd.h"
 #include "lodge.h"
 
@@ -80,11 +82,16 @@ struct pool_view {
 int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen);
 void pool_view_free(struct pool_view *v);
 struct pool_host *pool_view_host(struct pool_view *v, const char *name);
-/* A domain in words, as lodge list --pool shows it: the owner's word
- * (running, paused, fenced, failed), "starting" (owned, not reported
- * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
- * it), "placed" (waiting for its host's agent). */
-const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* The owner's word in a domains/D/state record (report, parsed; from
+ * etcd, so anyone's): the state if a pool agent may say that word
+ * (proto.h's table), DOMAIN_STATE_UNKNOWN for any other, none if the
+ * record has no word.  The one place a reported word is read. */
+enum domain_state pool_reported_state(const json_t *report, enum domain_state none);
+/* A domain's state, as lodge list --pool shows it: the owner's report
+ * (running, paused, restarting, stopping, failed, ...), starting (owned,
+ * not reported yet), stopped, lost (placed on a host that is not up,
+ * nobody owns it), failed or placed (waiting for its host's agent). */
+enum domain_state pool_domain_state(struct pool_view *v, const struct pool_domain *d);
 /* Its owner's note beside the word: why it failed, or how its last boot
  * ended ("last end: ..."), from etcd, not yet fit for a terminal; "" none. */
 const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len);

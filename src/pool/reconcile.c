@@ -31,7 +31,8 @@ struct seen {
 	char name[DOMAIN_NAME_MAX];
 	bool started;                      /* this agent started it and saw it run */
 	uint64_t retry_at;                 /* its start failed: not before then */
-	char reported[64];                 /* the state last written to etcd */
+	bool reported;                     /* a state was written to etcd under this boot's watch: */
+	enum domain_state reported_state;  /* the last */
 	int64_t reported_lease;            /* ... under this lease (a new one: written again) */
 	uint64_t lost_since;               /* HA, its host lost: when this agent saw it */
 	bool ha;                           /* as its config in the pool says */
@@ -104,15 +105,15 @@ static const struct lodge_status *running_here(const struct lodge_list *l, const
 }
 
 /* domains/D/state under the lease: {"state": word, "host": H[, "why": ...]} */
-static void report(struct pool *p, struct seen *s, int64_t lease, const char *state, const char *why_text)
+static void report(struct pool *p, struct seen *s, int64_t lease, enum domain_state state, const char *why_text)
 {
 	char key[POOL_KEY_MAX], why[ETCD_WHY_MAX], *text;
 	json_t *o;
 
-	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease &&
+	if (!why_text && s->reported && s->reported_state == state && s->reported_lease == lease &&
 	    strcmp(s->reported_ended, s->ended) == 0 && strcmp(s->reported_came, s->came) == 0)
 		return;
-	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
+	o = json_pack("{s:s, s:s}", "state", domain_state_name(state), "host", p->host);
 	if (o && why_text)
 		json_object_set_new(o, "why", json_string(why_text));
 	if (o && s->ended[0])
@@ -125,9 +126,10 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 		return;
 	pool_key(p, key, "domains/%s/state", s->name);
 	if (etcd_put(p->etcd, key, text, lease, why, sizeof(why)))
-		log_warn("%s: cannot report it %s: %s", s->name, state, why);
+		log_warn("%s: cannot report it %s: %s", s->name, domain_state_name(state), why);
 	else {
-		snprintf(s->reported, sizeof(s->reported), "%s", state);
+		s->reported = true;
+		s->reported_state = state;
 		snprintf(s->reported_ended, sizeof(s->reported_ended), "%s", s->ended);
 		snprintf(s->reported_came, sizeof(s->reported_came), "%s", s->came);
 		s->reported_lease = lease;
@@ -312,7 +314,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				/* gone from here: neither fed nor reported as ended */
 				s->started = false;
 				s->fence_paused = false;
-				s->reported[0] = '\0';
+				s->reported = false;
 			}
 		} else if (!s->migrate_to[0]) {
 			continue;
@@ -389,7 +391,7 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	}
 	if (rc) {
 		log_warn("%s: cannot start it here: %s", s->name, err);
-		report(p, s, lease, "failed", err);
+		report(p, s, lease, DOMAIN_STATE_FAILED, err);
 		release(p, s->name, NULL, true);
 		s->retry_at = now_ms() + RETRY_MS;
 		return;
@@ -398,7 +400,7 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	s->started = true;
 	s->boot_at = now_ms();
 	s->restart_at = 0;
-	report(p, s, lease, "running", NULL);
+	report(p, s, lease, DOMAIN_STATE_RUNNING, NULL);
 }
 
 /* The HA domain ended by a crash or death: started again now, or after
@@ -430,7 +432,7 @@ static void start_when_due(struct pool_reconciler *r, struct pool *p, const stru
 	if (s->restart_at > now_ms()) {
 		if (!r->wake_at || s->restart_at < r->wake_at)
 			r->wake_at = s->restart_at;
-		report(p, s, lease, "restarting", NULL);
+		report(p, s, lease, DOMAIN_STATE_RESTARTING, NULL);
 		return;
 	}
 	start(p, lg, s, lease);
@@ -459,7 +461,7 @@ static bool stopping(struct pool_reconciler *r, const struct lodge *lg, struct p
 			log_info("%s: asked to power off on %s (destroyed in %u s if it has not)", d->name, p->host,
 				 lg->hc.shutdown_timeout_s);
 			s->started = true;         /* its end wakes the loop (pool_reconcile_needed) */
-			report(p, s, lease, "stopping", NULL);
+			report(p, s, lease, DOMAIN_STATE_STOPPING, NULL);
 		}
 	}
 	end = s->shutdown_at + lg->hc.shutdown_timeout_s * 1000ull;
@@ -508,7 +510,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 					 "in time); nothing left to fence here", s->name);
 				s->started = false;
 				s->incoming = false;
-				s->reported[0] = '\0';
+				s->reported = false;
 				break;
 			} else
 				log_warn("fence: %s paused: this host cannot renew its lease", s->name);
@@ -531,7 +533,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 			s->started = false;
 			s->incoming = false;
 			s->fence_paused = false;
-			s->reported[0] = '\0';
+			s->reported = false;
 			break;
 		case POOL_FENCE_RESUME:
 			if (!s->fence_paused)
@@ -683,7 +685,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			release(p, d->name, NULL, false);
 			s->started = false;
 			s->shutdown_at = 0;
-			s->reported[0] = '\0';
+			s->reported = false;
 			s->ended[0] = '\0';
 			s->restart_at = 0;
 			s->restarts = 0;
@@ -713,7 +715,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			log_info("%s: ended on %s: %s; %s", d->name, p->host, e->says,
 				 d->ha ? "recorded stopped (HA restarts follow crashes, not stops)" : "recorded stopped");
 			release(p, d->name, "stopped", false);
-			s->reported[0] = '\0';
+			s->reported = false;
 			s->restarts = 0;
 		} else if (!st) {
 			start_when_due(r, p, lg, s, lease);

@@ -43,11 +43,10 @@ static void __attribute__((noreturn)) pool_child(const struct tui *t, int out)
 	if (pool_domains(&t->hc, &d, why, sizeof(why)))
 		_exit(1);
 	for (i = 0; i < d.n && i < TUI_POOL_MAX; i++) {
-		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib };
+		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib, .state = d.row[i].state };
 
 		snprintf(r.name, sizeof(r.name), "%s", d.row[i].name);
 		snprintf(r.host, sizeof(r.host), "%s", d.row[i].host);
-		snprintf(r.state, sizeof(r.state), "%s", d.row[i].state);
 		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(1);
 	}
@@ -111,7 +110,8 @@ static void pool_take(struct tui_pool *p)
 	for (n = 0; n < p->n; n++) {           /* terminated, whatever came */
 		p->row[n].name[sizeof(p->row[n].name) - 1] = '\0';
 		p->row[n].host[sizeof(p->row[n].host) - 1] = '\0';
-		p->row[n].state[sizeof(p->row[n].state) - 1] = '\0';
+		if ((unsigned)p->row[n].state >= DOMAIN_STATE_COUNT)
+			p->row[n].state = DOMAIN_STATE_UNKNOWN;
 	}
 }
 
@@ -169,8 +169,7 @@ static void pool_apply(struct tui *t)
 			d->remote = true;
 		}
 		/* what the pool says of it, for the row's columns */
-		memcpy(d->st.state, r->state, sizeof(d->st.state) < sizeof(r->state) ? sizeof(d->st.state) : sizeof(r->state));
-		d->st.state[sizeof(d->st.state) - 1] = '\0';
+		d->st.state = r->state;
 		d->st.target_mib = d->st.memory_mib = r->memory_mib;
 	}
 	sample_sort(t);
