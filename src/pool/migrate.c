@@ -46,13 +46,13 @@ int pool_domain_migrate(struct pool *p, const char *name, const char *to, char f
 	if ((rc = pool_view_read(p, &v, why, whylen)))
 		return rc;
 	for (i = 0; i < v.ndomains && !d; i++)
-		if (strcmp(v.domain[i].name, name) == 0 && v.domain[i].desired[0])
+		if (strcmp(v.domain[i].name, name) == 0 && v.domain[i].desired != POOL_DESIRED_NONE)
 			d = &v.domain[i];
 	rc = 0;
 	if (!d) {
 		rc = -ENOENT;                  /* not the pool's: a local domain */
-	} else if (!d->owner[0] || strcmp(d->desired, "running")) {
-		snprintf(why, whylen, "%s does not run in the pool (%s)", name, d->desired);
+	} else if (!d->owner[0] || d->desired != POOL_DESIRED_RUNNING) {
+		snprintf(why, whylen, "%s does not run in the pool (%s)", name, pool_desired_name(d->desired));
 		rc = -EINVAL;
 	} else if (strcmp(d->owner, to) == 0) {
 		snprintf(why, whylen, "%s runs on %s already", name, to);

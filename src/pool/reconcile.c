@@ -139,7 +139,7 @@ static void report(struct pool *p, struct seen *s, int64_t lease, enum domain_st
 
 /* Owner no more: the owner key (if still ours), the state unless kept
  * (a failure for lodge create to read) and desired if given, at once. */
-static void release(struct pool *p, const char *name, const char *desired, bool keep_state)
+static void release(struct pool *p, const char *name, enum pool_desired desired, bool keep_state)
 {
 	char kowner[POOL_KEY_MAX], kstate[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
 	struct etcd_cmp mine;
@@ -154,8 +154,8 @@ static void release(struct pool *p, const char *name, const char *desired, bool 
 	ops[n++] = (struct etcd_op)ETCD_DEL_OP(kowner);
 	if (!keep_state)
 		ops[n++] = (struct etcd_op)ETCD_DEL_OP(kstate);
-	if (desired)
-		ops[n++] = (struct etcd_op)ETCD_PUT_OP(kdesired, desired, 0);
+	if (desired != POOL_DESIRED_NONE)
+		ops[n++] = (struct etcd_op)ETCD_PUT_OP(kdesired, pool_desired_name(desired), 0);
 	if (etcd_txn(p->etcd, &mine, 1, ops, n, NULL, 0, &ok, why, sizeof(why)))
 		log_warn("%s: cannot give up its ownership: %s", name, why);
 }
@@ -174,7 +174,7 @@ static bool claim(struct pool *p, const struct pool_domain *d, int64_t lease)
 	pool_key(p, kdesired, "domains/%s/desired", d->name);
 	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
 	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, p->host);
-	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_RUNNING));
 	put = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
 	if (etcd_txn(p->etcd, cmp, 3, &put, 1, NULL, 0, &ok, why, sizeof(why))) {
 		log_warn("%s: cannot claim it: %s", d->name, why);
@@ -204,7 +204,7 @@ static bool take_over(struct pool *p, const struct pool_domain *d, int64_t lease
 	pool_key(p, kmigrate, "domains/%s/migrate", d->name);
 	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
 	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, d->placement);
-	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_RUNNING));
 	put[0] = (struct etcd_op)ETCD_PUT_OP(kplace, p->host, 0);
 	put[1] = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
 	put[2] = (struct etcd_op)ETCD_DEL_OP(kmigrate);     /* a migration its old host never ended */
@@ -248,7 +248,7 @@ static void migrate_out(struct pool_view *v, const struct lodge *lg, struct pool
 	const struct pool_host *h = pool_view_host(v, d->migrate);
 	char why[ETCD_WHY_MAX];
 
-	if (h && h->live && strcmp(pool_host_state(h), "up") == 0 && h->migrate[0] &&
+	if (h && pool_host_state(h) == POOL_HOST_UP && h->migrate[0] &&
 	    (s->migrating = pool_migrate_start(lg, d->name, h->migrate, &s->why_fd)) > 0) {
 		log_info("%s: migrating to %s at %s", d->name, d->migrate, h->migrate);
 		snprintf(s->migrate_to, sizeof(s->migrate_to), "%s", d->migrate);
@@ -349,7 +349,7 @@ static bool ha_restart(struct pool_reconciler *r, struct pool_view *v, const str
 	char why[ETCD_WHY_MAX];
 	uint64_t now = now_ms(), due;
 
-	if (!d->ha || d->owner[0] || strcmp(d->desired, "running") || !d->placement[0] ||
+	if (!d->ha || d->owner[0] || d->desired != POOL_DESIRED_RUNNING || !d->placement[0] ||
 	    strcmp(d->placement, p->host) == 0 || (h && h->live)) {
 		s->lost_since = 0;
 		return false;
@@ -392,7 +392,7 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	if (rc) {
 		log_warn("%s: cannot start it here: %s", s->name, err);
 		report(p, s, lease, DOMAIN_STATE_FAILED, err);
-		release(p, s->name, NULL, true);
+		release(p, s->name, POOL_DESIRED_NONE, true);
 		s->retry_at = now_ms() + RETRY_MS;
 		return;
 	}
@@ -615,7 +615,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 
 		/* keys without a desired state are no domain of Lodge's (half
 		 * written, or another tool's): left alone */
-		if (!s || !d->desired[0])
+		if (!s || d->desired == POOL_DESIRED_NONE)
 			continue;
 		s->ha = d->ha;
 		/* A migration under way, or its hand-over still to write:
@@ -650,7 +650,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			s->started = false;
 			continue;
 		}
-		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
+		if (!mine && !d->owner[0] && d->desired == POOL_DESIRED_RUNNING &&
 		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at &&
 		    (mine = claim(p, d, lease)))
 			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_START);
@@ -660,9 +660,9 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		 * placed elsewhere or wants stopped goes (a claim that failed
 		 * for want of an answer is no reason: it is tried again). */
 		if (!mine && st && ((d->placement[0] && strcmp(d->placement, p->host)) ||
-				    strcmp(d->desired, "running"))) {
+				    d->desired != POOL_DESIRED_RUNNING)) {
 			log_warn("%s: %s, not owned here: destroyed here", d->name,
-				 strcmp(d->desired, "running") ? "to be stopped" : "placed on another host");
+				 d->desired != POOL_DESIRED_RUNNING ? "to be stopped" : "placed on another host");
 			if (lodge_destroy(lg, d->name, &err))
 				log_warn("%s", err.msg);
 			s->started = false;
@@ -670,7 +670,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		}
 		if (!mine)
 			continue;
-		if (d->migrate[0] && strcmp(d->desired, "running") == 0) {
+		if (d->migrate[0] && d->desired == POOL_DESIRED_RUNNING) {
 			if (st)
 				migrate_out(&v, lg, p, d, s, lease);
 			else if (!s->told_gone)   /* moved or not: never started again here */
@@ -678,11 +678,11 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			s->told_gone = !st;
 			continue;
 		}
-		if (strcmp(d->desired, "running")) {
+		if (d->desired != POOL_DESIRED_RUNNING) {
 			if (st && stopping(r, lg, p, d, st, s, lease))
 				continue;
 			log_info("%s: stopped on %s", d->name, p->host);
-			release(p, d->name, NULL, false);
+			release(p, d->name, POOL_DESIRED_NONE, false);
 			s->started = false;
 			s->shutdown_at = 0;
 			s->reported = false;
@@ -714,7 +714,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			snprintf(s->ended, sizeof(s->ended), "%s at %s", e->says, when);
 			log_info("%s: ended on %s: %s; %s", d->name, p->host, e->says,
 				 d->ha ? "recorded stopped (HA restarts follow crashes, not stops)" : "recorded stopped");
-			release(p, d->name, "stopped", false);
+			release(p, d->name, POOL_DESIRED_STOPPED, false);
 			s->reported = false;
 			s->restarts = 0;
 		} else if (!st) {

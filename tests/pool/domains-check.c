@@ -3,7 +3,8 @@
  * writes a pool's domain keys under PREFIX itself, as the commands and
  * agents would, and checks that every face's one call returns what etcd
  * holds: each domain with its host, state, memory, HA and note; a word
- * no pool agent says is read as unknown ("?"), never shown as it came. */
+ * no pool agent says is read as unknown ("?"), never shown as it came.
+ * A host record's state is read by its own table alike. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "config.h"
 #include "etcd.h"
 #include "lodge-pool.h"
+#include "pool.h"
 
 static int failed;
 
@@ -81,6 +83,37 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc;
 
+	{
+		static const struct { const char *record; enum pool_host_state want; } hosts[] = {
+			{ "{\"name\":\"h1\",\"state\":\"up\"}", POOL_HOST_UP },
+			{ "{\"name\":\"h1\"}", POOL_HOST_UP },
+			{ "{\"name\":\"h1\",\"state\":\"leaving\"}", POOL_HOST_LEAVING },
+			{ "{\"name\":\"h1\",\"state\":\"fenced\"}", POOL_HOST_FENCED },
+			{ "{\"name\":\"h1\",\"state\":\"lost\"}", POOL_HOST_UNKNOWN },
+			{ "{\"name\":\"h1\",\"state\":\"\\u001b[31mup\"}", POOL_HOST_UNKNOWN },
+			{ "{\"name\":\"h1\",\"state\":7}", POOL_HOST_UP },
+		};
+		struct pool_host h;
+		bool ok = true;
+
+		for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+			memset(&h, 0, sizeof(h));
+			h.live = true;
+			if (pool_host_parse(hosts[i].record, &h) || pool_host_state(&h) != hosts[i].want) {
+				printf("FAIL: pool_domains: host record %s: %s, not %s\n", hosts[i].record,
+				       pool_host_state_name(pool_host_state(&h)), pool_host_state_name(hosts[i].want));
+				ok = false;
+				failed = 1;
+			}
+		}
+		h.live = false;
+		if (ok && pool_host_state(&h) == POOL_HOST_LOST && strcmp(pool_host_state_name(POOL_HOST_UNKNOWN), "?") == 0)
+			printf("PASS: pool_domains: a host record's state: up, leaving, fenced as written, up without one, "
+			       "any other word unknown (lost is no record's word); lost once its key is gone\n");
+		else if (ok && (failed = 1))
+			printf("FAIL: pool_domains: a host whose key is gone is %s, not lost\n",
+			       pool_host_state_name(pool_host_state(&h)));
+	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: domains-check URLS PREFIX DEADPORT\n");
 		return 2;
