@@ -98,6 +98,17 @@ void fmt_uptime(char *buf, size_t len, unsigned long s)
  * figures are stale (the detail view says since when). */
 static const char *state_word(const struct lodge_status *st, bool stale, attr_t *attr)
 {
+	/* the table's short words; a state without one is "shut": ended, or
+	 * not yet a domain (installing) */
+	static const struct {
+		const char *word;
+		attr_t attr;
+	} shown[DOMAIN_STATE_COUNT] = {
+		[DOMAIN_STATE_RUNNING] = { "run", A_NORMAL },
+		[DOMAIN_STATE_PAUSED] = { "PAUSE", A_BOLD },
+		[DOMAIN_STATE_CRASHED] = { "CRASH", A_BOLD | A_UNDERLINE },
+		[DOMAIN_STATE_UNKNOWN] = { "?", A_BOLD },   /* it would not say: the detail view has why */
+	};
 	const char *job = lodge_save_word(st);
 
 	*attr = A_NORMAL;
@@ -107,21 +118,10 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	}
 	if (job)
 		return job;
-	switch (st->state) {
-	case DOMAIN_STATE_RUNNING:
-		return "run";
-	case DOMAIN_STATE_PAUSED:
-		*attr = A_BOLD;
-		return "PAUSE";
-	case DOMAIN_STATE_CRASHED:
-		*attr = A_BOLD | A_UNDERLINE;
-		return "CRASH";
-	case DOMAIN_STATE_UNKNOWN:
-		*attr = A_BOLD;
-		return "?";              /* it would not say: the detail view has why */
-	default:
-		return "shut";           /* ended, or not yet a domain (installing) */
-	}
+	if ((unsigned)st->state >= DOMAIN_STATE_COUNT || !shown[st->state].word)
+		return "shut";
+	*attr = shown[st->state].attr;
+	return shown[st->state].word;
 }
 
 int put_wrapped(int y, int x, int indent, int bottom, const char *text)
