@@ -103,15 +103,14 @@ struct tui_pool_row {
 	unsigned long memory_mib;
 };
 struct tui_pool {
-	bool init;
-	pid_t pid;                         /* the child asking, 0: none out */
-	int fd;                            /* its pipe, -1: closed */
-	char *buf;                         /* its output so far */
-	size_t len, cap;
-	struct tui_pool_row row[TUI_POOL_MAX];
+	bool out;                          /* a job asking (one at a time) */
+	struct lodge_job job;              /* its child: one result record a row */
+	struct tui_pool_row row[TUI_POOL_MAX];  /* the last whole sample */
 	unsigned n;
+	struct tui_pool_row next[TUI_POOL_MAX]; /* the one coming in */
+	unsigned next_n;
 	uint64_t asked_ns, got_ns;         /* got_ns 0: no sample yet */
-	bool failed;                       /* the last child failed (etcd not answering, ...) */
+	bool failed;                       /* the last job failed (etcd not answering, ...) */
 };
 
 /* An install from the create form (install.c): lodge_install in a child
