@@ -128,6 +128,8 @@ const char *domain_name_rule(void);
 #define NETWORK_NAME_MAX       32          /* bytes, with the NUL */
 bool network_name_valid(const char *name);
 const char *network_name_rule(void);
+/* 0, or -EINVAL with why: "'NAME' is not a network name (RULE)". */
+int network_name_check(const char *name, char *why, size_t whylen);
 /* An interface's name, the one rule for every bridge, tap, vifname and
  * NIC name that enters (lodge's commands, configs' vif= and bridges =,
  * the dashboard's and the web's create forms, network-create --bridge,

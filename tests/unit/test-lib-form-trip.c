@@ -299,6 +299,27 @@ static void test_mac_alone(void)
 	      strstr(why, "is not six hex pairs"));
 }
 
+/* The bridge field's "net:NAME" is one network's name: what follows a
+ * ',' in it is no key of the vif's either. */
+static void test_network_alone(void)
+{
+	static struct domain_form form;
+	static struct domain_config dc;
+	char why[1024];
+	int field, rc;
+
+	form_of(&(struct pair){ "", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL", [FORM_BRIDGE] = "net:web,slot=5" },
+				FORM_BRIDGE }, &form);
+	rc = domain_form_to_config(&form, &hc, false, &dc, NULL, &field, why, sizeof(why));
+	CHECK("a bridge field 'net:web,slot=5': refused beside the bridge field, by the network-name rule",
+	      rc == -EINVAL && field == FORM_BRIDGE && strstr(why, "network: 'web,slot=5' is not a network name"));
+	if (rc != -EINVAL || field != FORM_BRIDGE)
+		printf("      the form says %d at field %d: '%s' (slot %u)\n", rc, field, why, rc ? 0 : dc.vifs[0].slot);
+	form.make_bridge = true;
+	rc = domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why));
+	CHECK("... and as it is typed", rc == -EINVAL && strstr(why, "network: 'web,slot=5' is not a network name"));
+}
+
 int main(void)
 {
 	char err[1024], top[CFG_PATH_MAX];
@@ -318,5 +339,6 @@ int main(void)
 	test_bad();
 	test_vif_parts();
 	test_mac_alone();
+	test_network_alone();
 	UNIT_EXIT();
 }

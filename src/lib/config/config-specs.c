@@ -268,9 +268,8 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, enum vif_part *part, char
 				return vif_fail(part, VIF_PART_SLOT);
 			break;
 		case VIF_PART_NETWORK:
-			if (!network_name_valid(val)) {
-				snprintf(why, whylen, "network: '%.40s' is not a network name (%s)", val,
-					 network_name_rule());
+			if (network_name_check(val, err, sizeof(err))) {
+				snprintf(why, whylen, "network: %s", err);
 				return vif_fail(part, VIF_PART_NETWORK);
 			}
 			snprintf(v->network, sizeof(v->network), "%s", val);

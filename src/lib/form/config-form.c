@@ -51,19 +51,21 @@ static size_t vif_spec(const char *v, char *spec, size_t len)
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-/* A bridge's name, made or used, is the interface-name rule's whole
- * (before it is cut into a vif spec at its ',' and '='), in the words a
- * file's vif = [ "bridge=..." ] gets: 0, or -EINVAL with why. */
+/* A bridge's name, made or used, is the interface-name rule's whole, and
+ * a network's ("net:NAME") the network-name rule's (before either is cut
+ * into a vif spec at its ',' and '='), in the words a file's vif = [
+ * "bridge=..." ] or [ "network=..." ] gets: 0, or -EINVAL with why. */
 static int bridge_name_check(const char *v, char *why, size_t whylen)
 {
+	size_t net = strlen(FORM_NETWORK_PREFIX);
+	bool network = !strncmp(v, FORM_NETWORK_PREFIX, net);
 	char what[256];
+	int rc = network ? network_name_check(v + net, what, sizeof(what))
+			 : ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, what, sizeof(what));
 
-	if (strncmp(v, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX)) &&
-	    ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, what, sizeof(what))) {
-		snprintf(why, whylen, "bridge: %s", what);
-		return -EINVAL;
-	}
-	return 0;
+	if (rc)
+		snprintf(why, whylen, "%s: %s", network ? "network" : "bridge", what);
+	return rc;
 }
 
 /* The MAC field is one MAC, whole (before it is put into a vif spec,
