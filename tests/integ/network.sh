@@ -161,18 +161,15 @@ fi
 # The dashboard's networks view (N): the network, its dnsmasq, leases and
 # vifs, and each lease.
 if command -v tmux >/dev/null; then
-	S=lodge-nettui-$$
-	tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-	at_exit 'command tmux -L "lodge-nettui-$$" -f /dev/null kill-server 2>/dev/null'
-	tmux new-session -d -s "$S" -x 100 -y 30 "ip netns exec $NS env TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30" \
+	tmux_begin "lodge-nettui-$$"
+	tmux_open dashboard 100 30 "ip netns exec $NS env TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30" \
 		</dev/null >/dev/null 2>&1
-	on_screen() { tmux capture-pane -p -t "$S" | grep -Eq -- "$1"; }
-	if wait_until 10 on_screen 'Domain-0' && tmux send-keys -t "$S" N &&
-	   wait_until 10 on_screen '^nat0 +nat +lnet-nat0 +10\.77\.0\.0/24 +running +2 +2 ' &&
-	   wait_until 5 on_screen "^nat0 +[0-9a-f:]{17} +$A1 +g1\$"; then
+	if shows 10 'Domain-0' && press N &&
+	   shows 10 '^nat0 +nat +lnet-nat0 +10\.77\.0\.0/24 +running +2 +2 ' &&
+	   shows 5 "^nat0 +[0-9a-f:]{17} +$A1 +g1\$"; then
 		pass "the dashboard's networks view shows the network, its dnsmasq, leases, vifs and each lease"
 	else
-		fail "dashboard networks view" "$(tmux capture-pane -p -t "$S" | head -12)"
+		fail "dashboard networks view" "$(screen | head -12)"
 	fi
 	tmux kill-server 2>/dev/null
 else

@@ -12,10 +12,7 @@
 integ_begin pool-tui kvm root minios cmd:tmux
 pool_etcd_up
 pool_test_prefix
-S=lodge-pooltui-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-tmux new-session -d -s keeper "sleep 86400"
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-pooltui-$$"
 
 pool_hosts_up "a b" 3 2 1
 for d in d1:a:48 d2:b:40 d3:b:32; do
@@ -34,13 +31,7 @@ echo "$hdr" | grep -Eq '^ +ID +NAME +HOST +STATE' && echo "$d1" | grep -Eq '^ +[
 	fail "pool-tui: top -b" "$(echo "$out" | tail -n 4 | tr '\n' '|')"
 
 # ---- the dashboard in tmux
-screen() { tmux capture-pane -p -t "$S"; }
-shows() {
-	local i=0
-	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" && return 0; sleep 0.2; i=$((i + 1)); done
-	return 1
-}
-tmux new-session -d -s "$S" -x 100 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+tmux_open dashboard 100 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && shows 10 '^ +- d2 +b +run ' && screen | sed -n 3p | grep -q 'ID.*NAME.*HOST.*ST'; then
 	pass "the dashboard on a pool host: a HOST column, d1 on a with its figures, d2's row on b"
 else
@@ -54,8 +45,7 @@ else
 	fail "pool-tui: follows" "$(screen | sed -n 3,8p | tr '\n' '|')"
 fi
 # 80 columns: the names give way (down to 10), every column still fits
-tmux kill-session -t "$S"
-tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+tmux_open dashboard 80 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && screen | sed -n 3p | grep -q 'ID NAME.*HOST.*DISK/s' && [ "$(screen | wc -L)" -le 80 ]; then
 	pass "the dashboard on a pool host at 80x24: every column fits, HOST among them"
 else
@@ -64,10 +54,9 @@ fi
 # destroy from the dashboard goes through the pool, as lodge destroy does:
 # d3, which b runs, destroyed from a's dashboard (desired stopped and how
 # in etcd first; b's agent ends it)
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
-keys '/'; tmux send-keys -t "$S" -l d3; keys Enter; keys Home; keys Down
+press /; type_text d3; press Enter Home Down
 if shows 10 '^ +- d3 +b +run '; then
-	keys D; shows 5 'Destroy d3\?' && keys y
+	press D; shows 5 'Destroy d3\?' && press y
 	stopped() { [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired")" = stopped ] && [ -z "$(pool_runs_on d3)" ]; }
 	wait_until 20 stopped && [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/stop")" = destroy ] &&
 		pass "the dashboard's destroy of a pool domain goes through the pool: d3 (on b) destroyed from a's dashboard, etcd says desired stopped by destroy" ||
@@ -75,4 +64,4 @@ if shows 10 '^ +- d3 +b +run '; then
 else
 	fail "pool-tui: select d3" "$(screen | sed -n 3,8p | tr '\n' '|')"
 fi
-tmux send-keys -t "$S" q
+press q

@@ -25,20 +25,11 @@ lodge bridge-create lodgebr0 >/dev/null
 # An install with the bridge field empty joins the default network, made by the first.
 at_exit 'lodge network-delete default >/dev/null 2>&1'
 IMAGES=$ROOT/var/lib/lodge/images
-S=lodge-tui-install-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-tui-install-$$"
 
-screen() { tmux capture-pane -p -t "$S"; }
-has() { screen | grep -Eq -- "$1"; }
-lacks() { ! has "$1"; }
-shows() { wait_until "$1" has "$2"; }
-hides() { wait_until "$1" lacks "$2"; }
 # squeezed: the screen (or stdin) without blanks: text wrapped at any width compares whole.
 squeezed() { tr -d ' \n\t'; }
-press() { tmux send-keys -t "$S" "$@"; }
-type_text() { tmux send-keys -t "$S" -l "$1"; }
-cursor_y() { tmux display -p -t "$S" '#{cursor_y}'; }
+cursor_y() { pane cursor_y; }
 # on_field LABEL: the form's cursor is on the field's line.
 on_field() { [ "$(screen | grep -n -m1 -E "^$1( |$)" | cut -d: -f1)" = "$(($(cursor_y) + 1))" ]; }
 # goto_field LABEL: Down until the cursor is on it.
