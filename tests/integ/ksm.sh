@@ -19,7 +19,7 @@ saved=()
 for k in run pages_to_scan sleep_millisecs advisor_mode; do
 	[ -r "$KSM/$k" ] || continue
 	v=$(cat "$KSM/$k")
-	[ "$k" = advisor_mode ] && v=$(sed 's/.*\[\(.*\)\].*/\1/' <<<"$v")
+	[ "$k" = advisor_mode ] && v=${v#*\[} v=${v%%\]*}   # the [chosen] one
 	saved+=("$k=$v")
 done
 restore_ksm() {
@@ -139,7 +139,7 @@ else
 	fi
 	for d in ka kb kc; do lodge destroy $d >/dev/null 2>&1; done
 	restore_ksm
-	now=$(for kv in "${saved[@]}"; do k=${kv%%=*}; v=$(cat "$KSM/$k"); [ $k = advisor_mode ] && v=$(sed 's/.*\[\(.*\)\].*/\1/' <<<"$v"); echo "$k=$v"; done)
+	now=$(for kv in "${saved[@]}"; do k=${kv%%=*}; v=$(cat "$KSM/$k"); [ "$k" = advisor_mode ] && v=${v#*\[} v=${v%%\]*}; echo "$k=$v"; done)
 	if [ "$now" = "$(printf '%s\n' "${saved[@]}")" ]; then
 		pass "ksmd's settings are as they were ($(tr '\n' ' ' <<<"$now"))"
 	else

@@ -329,15 +329,15 @@ else
 	fail "delete a bad file" "$(cat "$T/badf.out")"
 fi
 printf 'name = "g5"\nmemory = 32\nkernel = "%s"\nvif = [ "network=nat0,bridge=lnet-nat0" ]\n' "$MINIOS" >"$DOMS/g5.cfg"
-out=$(lodge create g5 2>&1)
-if [ $? -ne 0 ] && printf '%s' "$out" | grep -q "both a bridge and a network"; then
+out=$(lodge create g5 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "both a bridge and a network"; then
 	pass "a vif naming a bridge and a network is refused"
 else
 	fail "vif bridge and network" "$out"
 fi
 printf 'name = "g5"\nmemory = 32\nkernel = "%s"\nvif = [ "network=nonet" ]\n' "$MINIOS" >"$DOMS/g5.cfg"
-out=$(lodge create g5 2>&1)
-if [ $? -ne 0 ] && printf '%s' "$out" | grep -q "no network named nonet"; then
+out=$(lodge create g5 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "no network named nonet"; then
 	pass "a vif on a network that does not exist is refused"
 else
 	fail "vif on no network" "$out"

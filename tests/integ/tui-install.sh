@@ -54,12 +54,12 @@ set_field() {
 	type_text "$2"
 	shows 5 "^$1 +$(printf '%s' "$2" | sed 's/[][\.*^$/]/\\&/g')( |$)"
 }
-dashboard_pid() { pgrep -P "$(tmux display -p -t "$S" '#{pane_pid}')" -x lodge | head -1; }
+dashboard_pid() { pgrep -P "$(pane pane_pid)" -x lodge | head -1; }
 install_pid() { pgrep -P "$(dashboard_pid)" -x lodge-install | head -1; }
+# shellcheck disable=SC2153 # DOMS is lib.sh's (integ_begin), not a misspelt doms
 nothing_left() { [ ! -e "$DOMS/$1.cfg" ] && [ ! -e "$IMAGES/$1.img" ] && [ ! -e "$IMAGES/$1-seed.img" ]; }
 start() {
-	tmux kill-session -t "$S" 2>/dev/null
-	tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm ip netns exec $NS $LODGE --root $ROOT -d 0.5; sleep 120"
+	tmux_open dashboard 80 24 "TERM=xterm ip netns exec $NS $LODGE --root $ROOT -d 0.5; sleep 120"
 	shows 10 'Domain-0'
 }
 # debian_form KIND: the form open, its guest set to KIND (file or

@@ -248,9 +248,9 @@ hyp_pids() {
 answers() { press "$2"; shows "$1" "$3"; }
 select_dom gamma
 press Enter
-gpids=$(hyp_pids gamma)
-if shows 10 '^console \(last lines\):' && shows 5 'vif vif-gamma\.0 on' && [ -n "$gpids" ]; then
-	kill -STOP $gpids
+mapfile -t gpids < <(hyp_pids gamma)
+if shows 10 '^console \(last lines\):' && shows 5 'vif vif-gamma\.0 on' && [ ${#gpids[@]} -gt 0 ]; then
+	kill -STOP "${gpids[@]}"
 	if shows 10 '^stale: gamma has not answered for [0-9]+ s' &&
 	   shows 5 '^console \(last lines, stale: from [0-9]+ s ago, its reply awaited\)'; then
 		pass "a stopped domain's detail view says its figures are stale and its console's reply awaited"
@@ -282,7 +282,7 @@ if shows 10 '^console \(last lines\):' && shows 5 'vif vif-gamma\.0 on' && [ -n 
 	fi
 	press Enter
 	up1=$(screen | grep -oE '^gamma \(id.* up [0-9:]+' | grep -oE '[0-9:]+$')
-	kill -CONT $gpids
+	kill -CONT "${gpids[@]}"
 	if hides 10 '^stale:' && shows 10 '^console \(last lines\):' &&
 	   up2=$(screen | grep -oE '^gamma \(id.* up [0-9:]+' | grep -oE '[0-9:]+$') && [ "$up1" != "$up2" ]; then
 		pass "after SIGCONT the detail view catches up (up $up1 -> $up2, console fresh)"
@@ -291,7 +291,7 @@ if shows 10 '^console \(last lines\):' && shows 5 'vif vif-gamma\.0 on' && [ -n 
 	fi
 	press Escape
 else
-	fail "detail view before the stop" "pids '$gpids'; $(screen | head -20 | tr '\n' '|')"
+	fail "detail view before the stop" "pids '${gpids[*]}'; $(screen | head -20 | tr '\n' '|')"
 fi
 # A domain that stops answering (its lodge-hyp frozen with SIGSTOP) keeps
 # its row, and the screen keeps refreshing: the clock moves, keys work.
