@@ -3,8 +3,8 @@
 # send-keys and reads the screen with capture-pane.  Sourced by lib.sh.
 #
 #     tmux_begin NAME         a tmux server of the test's own (tmux -L NAME,
-#                             no config file), killed at exit; from then on
-#                             `tmux ARGS` talks to it
+#                             no config file), killed at exit and its socket
+#                             removed; from then on `tmux ARGS` talks to it
 #     tmux_open SESSION COLS ROWS COMMAND
 #                             SESSION (one of that name closed first), the
 #                             one the helpers below read and type into
@@ -25,12 +25,14 @@
 # kill-session could reach it on its way out ("no server running"): a
 # session that sleeps through the whole test keeps it up.  `tmux` is
 # defined here, not at the top of lib.sh, so that `command -v tmux` (and
-# integ_begin's cmd:tmux) still asks whether tmux is installed.
+# integ_begin's cmd:tmux) still asks whether tmux is installed.  A killed
+# server leaves its socket behind in /tmp/tmux-UID: it goes too.
 tmux_begin() {
 	TMUX_SERVER=$1
 	tmux() { command tmux -L "$TMUX_SERVER" -f /dev/null "$@"; }
 	tmux new-session -d -s keeper "sleep 86400"
-	at_exit 'tmux kill-server 2>/dev/null'
+	TMUX_SOCKET=$(tmux display -p -t keeper '#{socket_path}')
+	at_exit 'tmux kill-server 2>/dev/null; rm -f "$TMUX_SOCKET"'
 }
 tmux_open() {
 	local cols=$2 rows=$3

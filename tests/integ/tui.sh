@@ -171,7 +171,11 @@ else
 		fail "form default guest" "$(screen | sed -n 1,7p)"
 	fi
 fi
-press Escape n Down BSpace BSpace BSpace 0 Enter               # memory 0 (was 128), name left empty
+press Escape
+hides 5 'Create a domain' || true
+press n
+shows 5 'Create a domain' || true
+press Down BSpace BSpace BSpace 0 Enter                        # memory 0 (was 128), name left empty
 # Each field shows the message lodge check gives for its key (cut to fit).
 if shows 5 '^Name +! missing: every domain' && shows 5 '^Memory \(MiB\) +0 +! 0 MiB is out of range'; then
 	pass "the form's fields show lodge check's messages (name missing, memory out of range)"
@@ -184,12 +188,18 @@ if shows 5 'nothing created' && ! ls "$ROOT/etc/lodge/domains" | grep -q '^\.cfg
 else
 	fail "invalid form input" "$(screen | head -16)"
 fi
-press Escape n
+press Escape
+hides 5 'Create a domain' || true
+press n
+shows 5 'Create a domain' || true
 type_text gamma                                           # name
+shows 5 '^Name +gamma( |$)' || true
 press Down Down Down Down Down Down                       # to Disk
 type_text new:8
+shows 5 '^Disk +new:8( |$)' || true
 press Down Down
 type_text "lodgetui$$"
+shows 5 "^Bridge +lodgetui$$"'( |$)' || true
 press Down Down Enter
 if shows 15 'created gamma' && shows 10 ' gamma ' && [ -f "$ROOT/etc/lodge/domains/gamma.cfg" ] &&
    [ -f "$ROOT/var/lib/lodge/images/gamma-vda.img" ] && ip link show | grep -q "master lodgetui$$"; then
