@@ -80,6 +80,7 @@ int cmd_pool_destroy(struct cli *c);
 int cmd_pool_shutdown(struct cli *c);
 int cmd_pool_forget(struct cli *c);
 int cmd_pool_local_check(struct cli *c, const char *name);
+int cmd_pool_rename_check(struct cli *c, const char *old, const char *new_name);
 int cmd_pool_migrate(struct cli *c);
 /* cmd-network.c */
 int cmd_network_create(struct cli *c);

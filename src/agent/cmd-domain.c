@@ -208,8 +208,12 @@ int cmd_config_update(struct cli *c)
 
 int cmd_rename(struct cli *c)
 {
+	char old[DOMAIN_NAME_MAX];
 	struct lodge_err err;
 
+	if (c->lg.hc.pool_etcd[0] && lodge_resolve(&c->lg, c->argv[0], old, &err) == 0 &&
+	    cmd_pool_rename_check(c, old, c->argv[1]))
+		return EXIT_FAILED;
 	return lodge_rename(&c->lg, c->argv[0], c->argv[1], &err) ? cli_fail(&err) : 0;
 }
 

@@ -386,6 +386,30 @@ int cmd_pool_local_check(struct cli *c, const char *name)
 	return 0;
 }
 
+/* lodge rename on a pool host: a pool domain keeps its name (the pool's
+ * keys and every host's agent know it by that name), and a local one
+ * takes no name the pool has (cmd_pool_local_check). */
+int cmd_pool_rename_check(struct cli *c, const char *old, const char *new_name)
+{
+	char why[ETCD_WHY_MAX];
+	struct pool p;
+	int rc;
+
+	if ((rc = pool_open(&p, &c->lg.hc, NULL, NULL, NULL, why, sizeof(why))) == 0) {
+		rc = pool_domain_known(&p, old, why, sizeof(why));
+		pool_close(&p);
+	}
+	if (rc < 0) {
+		log_err("cannot ask the pool whether %s is its domain: %s", old, why);
+		return rc;
+	}
+	if (rc) {
+		log_err("%s is the pool's domain: it keeps its name (the pool and its hosts know it by it)", old);
+		return -EBUSY;
+	}
+	return cmd_pool_local_check(c, new_name);
+}
+
 /* lodge migrate NAME HOST of a pool domain: its owner's agent moves it
  * and hands ownership over (src/pool/README.md); -ENOENT: not the
  * pool's (migrated as a local domain). */

@@ -247,7 +247,7 @@ static const struct command commands[] = {
 	{ "config-update", no_opts, "NAME [FILE] [KEY=VALUE...]", 1, ANY,
 	  "replace a domain's config (with FILE's, or KEY=VALUE in it), checked first; its next create "
 	  "reads it", CMD_OPTIONS_FIRST, cmd_config_update },
-	{ "rename", no_opts, "NAME NEWNAME", 2, 2, "rename a domain that is not running (its config)",
+	{ "rename", no_opts, "DOMAIN|NAME NEW", 2, 2, "rename a domain, running or not, and its config, to NEW",
 	  CMD_OPTIONS_FIRST, cmd_rename },
 	{ "check", no_opts, "FILE|NAME", 1, 1, "validate a domain config without starting it", 0, cmd_check },
 	{ "seed", seed_opts, "NAME", 1, 1, "make a guest's cloud-init seed disk (hostname, keys, password, packages)",

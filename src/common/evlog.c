@@ -47,6 +47,7 @@ static const char *const event_names[EV_COUNT] = {
 	[EV_SYSRQ] = "sysrq",
 	[EV_NMI] = "nmi",
 	[EV_VCPU_SET] = "vcpu-set",
+	[EV_RENAMED] = "renamed",
 };
 
 const char *evlog_event_name(unsigned ev)

@@ -40,6 +40,9 @@ enum evlog_event {
 	EV_MEM_MAX, EV_SYSRQ, EV_NMI,
 	/* xl vcpu-set: the vCPUs asked for. */
 	EV_VCPU_SET,
+	/* lodge rename of a running domain: the line under its new name, the
+	 * old one in the detail. */
+	EV_RENAMED,
 	EV_COUNT
 };
 

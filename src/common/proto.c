@@ -40,6 +40,7 @@ static const struct proto_command_rule commands[PROTO_NCOMMANDS] = {
 	[PROTO_DISK_ATTACH] = { "disk-attach", "SHARED SPEC",                2, 2, false, R },
 	[PROTO_VIF_ATTACH]  = { "vif-attach",  "SPEC",                       1, 1, false, R },
 	[PROTO_DETACH]      = { "detach",      "SLOT TIMEOUT_MS [force]",    2, 3, false, R },
+	[PROTO_RENAME]      = { "rename",      "NAME [cgroup]",              1, 2, false, R },
 };
 #undef R
 #undef ANY

@@ -75,6 +75,12 @@
  *                       told (CPU hot-plug, src/common/cpuhp.h); those
  *                       beyond N are asked of the guest, and go offline when
  *                       it ejects them (status: vcpus, the online count)
+ *   rename NAME [cgroup]  lodge rename of a running domain: the caller
+ *                       (root) has moved the runtime directory to
+ *                       RUNDIR/NAME (and with cgroup, the cgroup beside it);
+ *                       lodge-hyp's messages and status say NAME from now
+ *                       on, and its event log a renamed line.  "ok", or
+ *                       "error WHY" (not a domain's name)
  *   destroy             end the domain at once
  *   watchdog MS         the pool agent's watchdog (src/pool/README.md): the
  *                       domain ends at MS, a CLOCK_MONOTONIC time in ms
@@ -169,7 +175,7 @@ enum proto_command {
 	PROTO_SAVE_END, PROTO_SAVE, PROTO_DUMP_CORE, PROTO_MIGRATE, PROTO_PAUSE, PROTO_UNPAUSE,
 	PROTO_WATCHDOG, PROTO_SHUTDOWN, PROTO_REBOOT, PROTO_MEM_SET, PROTO_MEM_MAX, PROTO_SYSRQ, PROTO_NMI,
 	PROTO_VCPU_PIN, PROTO_VCPU_SET, PROTO_SCHED,
-	PROTO_DISK_ATTACH, PROTO_VIF_ATTACH, PROTO_DETACH, PROTO_NCOMMANDS
+	PROTO_DISK_ATTACH, PROTO_VIF_ATTACH, PROTO_DETACH, PROTO_RENAME, PROTO_NCOMMANDS
 };
 /* The domain's states a command is answered in (a bit each). */
 enum proto_when {

@@ -118,11 +118,6 @@ static int pin_vcpus(struct domain *dom, const struct options *o)
 	char why[256];
 	unsigned i;
 
-	for (i = o->max_vcpus; i < DOMAIN_VCPUS_MAX; i++)
-		if (o->vcpu_cpus[i]) {
-			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->max_vcpus - 1);
-			return -EINVAL;
-		}
 	if (cpulist_host(&host)) {
 		log_err("cannot read this host's CPUs");
 		return -EIO;
@@ -169,9 +164,9 @@ static int check_limits(struct domain *dom, const struct options *o)
 	return pin_vcpus(dom, o);
 }
 
-/* The disks and vifs the options name, parsed into the domain's own and
- * each opened first, so one that is missing or in use stops us before
- * any device exists. */
+/* The disks and vifs the options parsed, copied into the domain's own
+ * and each opened first, so one that is missing or in use stops us
+ * before any device exists. */
 static int open_backends(struct domain *dom, const struct options *o)
 {
 	struct stat ist;
@@ -184,10 +179,7 @@ static int open_backends(struct domain *dom, const struct options *o)
 	for (i = 0; i < o->ndisks; i++) {
 		struct disk *d = &dom->disks[i];
 
-		if ((rc = disk_parse(o->disk_specs[i], d, err, sizeof(err)))) {
-			log_err("%s", err);
-			return rc;
-		}
+		*d = o->disks[i];
 		dom->ndisks = i + 1;
 		/* Migrating in: the sender writes the disk until it lets go.
 		 * A saved file (or its decompressor's pipe) has no sender: its
@@ -202,10 +194,7 @@ static int open_backends(struct domain *dom, const struct options *o)
 	for (i = 0; i < o->nnics; i++) {
 		struct tap *t = &dom->nics[i];
 
-		if ((rc = tap_parse(o->nic_specs[i], t, err, sizeof(err)))) {
-			log_err("%s", err);
-			return rc;
-		}
+		*t = o->nics[i];
 		dom->nnics = i + 1;
 		if ((rc = tap_open(t, err, sizeof(err)))) {
 			log_err("%s", err);
@@ -392,7 +381,7 @@ int domain_build(struct domain *dom, const struct options *o, const char *dir, s
 			strerror(-rc));
 		return rc;
 	}
-	if ((rc = kvm_create_vm(dom)) || (rc = kvm_map_memory(dom))) {
+	if ((rc = kvm_create_vm(dom))) {
 		log_err("cannot create the KVM virtual machine: %s", strerror(-rc));
 		return rc;
 	}

@@ -148,8 +148,8 @@ void domain_mem_status(struct domain *dom, char *buf, size_t len);
 
 /* kvm.c */
 int kvm_open(struct domain *dom);
+/* The VM with dom->mem mapped as its RAM, its irqchip and PIT. */
 int kvm_create_vm(struct domain *dom);
-int kvm_map_memory(struct domain *dom);
 int kvm_irq_line(struct domain *dom, unsigned gsi, int level);
 int kvm_max_vcpus(struct domain *dom);
 

@@ -1,6 +1,7 @@
 /* Lifecycle events into the event log (events.h). */
 #include "events.h"
 #include "log.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,10 @@ static struct timespec ev_last;
 static unsigned long ev_dropped;
 static char ev_dir[4096], ev_domain[128];
 static pid_t ev_supervisor;
+/* The runtime directory followed (events_follow), and its parent as the
+ * kernel spells it. */
+static int ev_rundir_fd = -1;
+static char ev_rundir_parent[4096];
 
 int events_open(const char *log_dir, const char *domain)
 {
@@ -60,11 +65,58 @@ pid_t events_supervisor(void)
 	return ev_supervisor;
 }
 
+/* Where descriptor fd's directory is, as the kernel says: 0 or -1. */
+static int fd_path(int fd, char *out, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, len - 1);
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+void events_follow(const char *dir, const char *domain)
+{
+	char *slash;
+
+	snprintf(ev_domain, sizeof(ev_domain), "%s", domain);
+	if ((ev_rundir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	if (fd_path(ev_rundir_fd, ev_rundir_parent, sizeof(ev_rundir_parent)) ||
+	    !(slash = strrchr(ev_rundir_parent, '/'))) {
+		close(ev_rundir_fd);
+		ev_rundir_fd = -1;
+		return;
+	}
+	*slash = '\0';
+}
+
+const char *events_domain(void)
+{
+	char path[4200];
+	size_t plen = strlen(ev_rundir_parent);
+
+	/* Gone from RUNDIR (removed: " (deleted)"; or renamed to .NAME on
+	 * its way out): not a new name. */
+	if (ev_rundir_fd >= 0 && fd_path(ev_rundir_fd, path, sizeof(path)) == 0 &&
+	    strncmp(path, ev_rundir_parent, plen) == 0 && path[plen] == '/' && domain_name_valid(path + plen + 1))
+		snprintf(ev_domain, sizeof(ev_domain), "%s", path + plen + 1);
+	return ev_domain;
+}
+
 void events_child(void)
 {
 	if (ev_rd >= 0)
 		close(ev_rd);
 	ev_rd = -1;
+	/* a way into the runtime directory: never the sandboxed process's */
+	if (ev_rundir_fd >= 0)
+		close(ev_rundir_fd);
+	ev_rundir_fd = -1;
 }
 
 static void event_write(const struct event_msg *m)
@@ -78,6 +130,18 @@ static void event_write(const struct event_msg *m)
 	/* Whatever the sender left in them, strings end within their fields. */
 	snprintf(who, sizeof(who), "%.*s", (int)sizeof(m->who) - 1, m->who);
 	snprintf(detail, sizeof(detail), "%.*s", (int)sizeof(m->detail) - 1, m->detail);
+	if (m->ev == EV_RENAMED) {
+		/* The old name and the new are the supervisor's own: a rename
+		 * the directory does not show is none. */
+		char old[sizeof(ev_domain)];
+
+		snprintf(old, sizeof(old), "%s", ev_domain);
+		if (strcmp(old, events_domain()) == 0)
+			return;
+		snprintf(detail, sizeof(detail), "from %s", old);
+	} else {
+		events_domain();
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (!(n = evlog_format(line, sizeof(line), &now, ev_domain, m->ev, who, detail)))
 		return;              /* no event of ours */

@@ -26,6 +26,14 @@ void events_drain(void);
 pid_t events_supervisor(void);
 /* In a domain's process: the read end is not its business. */
 void events_child(void);
+/* The supervisor: its domain's name follows the runtime directory dir
+ * (RUNDIR/NAME), which lodge rename moves while the domain runs (proto.h,
+ * rename).  The kernel says where the directory is now (an O_PATH
+ * descriptor's /proc/self/fd link), never a sandboxed process. */
+void events_follow(const char *dir, const char *domain);
+/* The domain's name now: its runtime directory's, if that is still
+ * RUNDIR/NAME with NAME a domain's name, else the last one known. */
+const char *events_domain(void);
 
 /* Send one event; who as evlog.h says, fmt the detail (NULL: none).
  * Never waits: with the pipe full, the event is lost (and said so in

@@ -41,6 +41,29 @@ int kvm_max_vcpus(struct domain *dom)
 	return n < DOMAIN_VCPUS_MAX ? n : DOMAIN_VCPUS_MAX;
 }
 
+/* Guest RAM in two slots: 0 below the 3-4 GiB hole, 1 above it. */
+static int kvm_map_memory(struct domain *dom)
+{
+	struct kvm_userspace_memory_region low = {
+		.slot = 0,
+		.guest_phys_addr = 0,
+		.memory_size = dom->mem.low_size,
+		.userspace_addr = (uintptr_t)dom->mem.host,
+	};
+	struct kvm_userspace_memory_region high = {
+		.slot = 1,
+		.guest_phys_addr = GPA_HIGH_RAM_BASE,
+		.memory_size = dom->mem.high_size,
+		.userspace_addr = (uintptr_t)(dom->mem.host + dom->mem.low_size),
+	};
+
+	if (ioctl(dom->vm_fd, KVM_SET_USER_MEMORY_REGION, &low) < 0)
+		return -errno;
+	if (high.memory_size && ioctl(dom->vm_fd, KVM_SET_USER_MEMORY_REGION, &high) < 0)
+		return -errno;
+	return 0;
+}
+
 int kvm_create_vm(struct domain *dom)
 {
 	struct kvm_pit_config pit = { .flags = 0 };
@@ -48,6 +71,7 @@ int kvm_create_vm(struct domain *dom)
 		KVM_CAP_IRQCHIP, KVM_CAP_PIT2, KVM_CAP_USER_MEMORY, KVM_CAP_IMMEDIATE_EXIT,
 	};
 	unsigned i;
+	int rc;
 
 	for (i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		if (ioctl(dom->kvm_fd, KVM_CHECK_EXTENSION, required[i]) <= 0) {
@@ -66,31 +90,14 @@ int kvm_create_vm(struct domain *dom)
 		if (ioctl(dom->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
 			log_debug("KVM_SET_IDENTITY_MAP_ADDR: %s", strerror(errno));
 	}
+	/* RAM before the irqchip and the PIT: their creation leaves an SRCU
+	 * grace period in flight that a memory slot added after them waits
+	 * out (4 to 8 ms on this project's machine, against 0.2 before). */
+	if ((rc = kvm_map_memory(dom)))
+		return rc;
 	if (ioctl(dom->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
 		return -errno;
 	if (ioctl(dom->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
-		return -errno;
-	return 0;
-}
-
-int kvm_map_memory(struct domain *dom)
-{
-	struct kvm_userspace_memory_region low = {
-		.slot = 0,
-		.guest_phys_addr = 0,
-		.memory_size = dom->mem.low_size,
-		.userspace_addr = (uintptr_t)dom->mem.host,
-	};
-	struct kvm_userspace_memory_region high = {
-		.slot = 1,
-		.guest_phys_addr = GPA_HIGH_RAM_BASE,
-		.memory_size = dom->mem.high_size,
-		.userspace_addr = (uintptr_t)(dom->mem.host + dom->mem.low_size),
-	};
-
-	if (ioctl(dom->vm_fd, KVM_SET_USER_MEMORY_REGION, &low) < 0)
-		return -errno;
-	if (high.memory_size && ioctl(dom->vm_fd, KVM_SET_USER_MEMORY_REGION, &high) < 0)
 		return -errno;
 	return 0;
 }

@@ -32,14 +32,14 @@ static void close_inherited(const struct options *o)
 	keep[n++] = o->incoming_fd >= 0 && o->incoming_fd <= INT_MAX ? (int)o->incoming_fd : -1;
 	keep[n++] = o->id_lock_fd >= 0 && o->id_lock_fd <= INT_MAX ? (int)o->id_lock_fd : -1;
 	for (i = 0; i < o->ndisks; i++)
-		keep[n++] = o->disk_fds[i];
+		keep[n++] = o->disks[i].given_fd;
 	close_fds_but(keep, n);
 }
 
 int main(int argc, char **argv)
 {
+	static struct options o;        /* its parsed disks: 100 KiB, off the stack */
 	struct sandbox sb;
-	struct options o;
 	char dir[4096] = "";
 	int listen_fd = -1, ready_fd = -1;
 

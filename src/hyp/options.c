@@ -165,42 +165,40 @@ static int parse_ranged(const struct hyp_option *opt, const char *arg, unsigned 
 
 static int parse_disk(char *arg, struct options *o)
 {
-	static struct disk disk;        /* a --disk parsed to check it: 6 KiB, off the stack */
+	struct disk *disk = &o->disks[o->ndisks];
 	char err[256];
 
 	if (o->ndisks == DOMAIN_DISKS_MAX) {
 		log_err("too many disks (at most %d)", DOMAIN_DISKS_MAX);
 		return -EINVAL;
 	}
-	if (disk_parse(arg, &disk, err, sizeof(err))) {
+	if (disk_parse(arg, disk, err, sizeof(err))) {
 		log_err("%s", err);
 		return -EINVAL;
 	}
-	if (disk.given_fd >= 0 && fcntl(disk.given_fd, F_GETFD) < 0) {
-		log_err("--disk %s: fd=%d is not an open descriptor", arg, disk.given_fd);
+	if (disk->given_fd >= 0 && fcntl(disk->given_fd, F_GETFD) < 0) {
+		log_err("--disk %s: fd=%d is not an open descriptor", arg, disk->given_fd);
 		return -EINVAL;
 	}
-	if (disk.given_fd >= 0)
-		fcntl(disk.given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
-	o->disk_fds[o->ndisks] = disk.given_fd;
-	o->disk_specs[o->ndisks++] = arg;
+	if (disk->given_fd >= 0)
+		fcntl(disk->given_fd, F_SETFD, FD_CLOEXEC);   /* ours alone */
+	o->ndisks++;
 	return 0;
 }
 
 static int parse_net(char *arg, struct options *o)
 {
-	struct tap tap;
 	char err[256];
 
 	if (o->nnics == DOMAIN_VIFS_MAX) {
 		log_err("too many network interfaces (at most %d)", DOMAIN_VIFS_MAX);
 		return -EINVAL;
 	}
-	if (tap_parse(arg, &tap, err, sizeof(err))) {
+	if (tap_parse(arg, &o->nics[o->nnics], err, sizeof(err))) {
 		log_err("%s", err);
 		return -EINVAL;
 	}
-	o->nic_specs[o->nnics++] = arg;
+	o->nnics++;
 	return 0;
 }
 
@@ -300,18 +298,16 @@ static int parse_one(const struct hyp_option *opt, char *arg, struct options *o)
 /* What a combination of options means, once each is parsed. */
 static int check_together(struct options *o)
 {
-	static struct disk disk;        /* 6 KiB, off the stack */
-	char err[256];
+	unsigned i;
 
 	if (!o->probe && !o->kernel && !o->bootloader_disk) {
 		log_err("no kernel given (--kernel FILE, or --bootloader-disk DISK)");
 		return -EINVAL;
 	}
 	/* The disk to boot from, when it came as a descriptor: that one. */
-	for (unsigned i = 0; o->bootloader_disk && o->bootloader_fd < 0 && i < o->ndisks; i++)
-		if (o->disk_fds[i] >= 0 && disk_parse(o->disk_specs[i], &disk, err, sizeof(err)) == 0 &&
-		    strcmp(disk.path, o->bootloader_disk) == 0)
-			o->bootloader_fd = o->disk_fds[i];
+	for (i = 0; o->bootloader_disk && o->bootloader_fd < 0 && i < o->ndisks; i++)
+		if (o->disks[i].given_fd >= 0 && strcmp(o->disks[i].path, o->bootloader_disk) == 0)
+			o->bootloader_fd = o->disks[i].given_fd;
 	if (o->bootloader_disk && (o->kernel || o->initrd)) {
 		log_err("--bootloader-disk reads the kernel and initrd from the disk: not with --kernel or --initrd");
 		return -EINVAL;
@@ -326,6 +322,12 @@ static int check_together(struct options *o)
 		log_err("--max-vcpus %lu is below --vcpus (%lu)", o->max_vcpus, o->vcpus);
 		return -EINVAL;
 	}
+	/* One list per vCPU there may be (the schema's cpus rule). */
+	for (i = o->max_vcpus; i < DOMAIN_VCPUS_MAX; i++)
+		if (o->vcpu_cpus[i]) {
+			log_err("--vcpu-cpus: vCPU %u is out of range (0 to %lu)", i, o->max_vcpus - 1);
+			return -EINVAL;
+		}
 	if (o->cap > DOMAIN_CAP_MAX(o->vcpus)) {
 		log_err("--cap %lu%% is more than %lu vCPUs can use (0 to %lu, 0: no cap)", o->cap, o->vcpus,
 			(unsigned long)DOMAIN_CAP_MAX(o->vcpus));

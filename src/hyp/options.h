@@ -4,6 +4,8 @@
 #ifndef LODGE_OPTIONS_H
 #define LODGE_OPTIONS_H
 
+#include "backend/disk.h"
+#include "backend/tap.h"
 #include "ctl/ctl.h"
 #include "platform.h"
 #include "schema.h"
@@ -22,18 +24,17 @@ struct options {
 	unsigned long vcpus;
 	unsigned long max_vcpus;       /* vcpu-set's ceiling: vCPUs made, those past vcpus held offline */
 	int probe;
-	/* --disk and --net as given (each parsed once already, so a bad one
-	 * is refused before anything starts); the domain parses them into
-	 * the disks and taps it owns (build.c). */
+	/* --disk and --net, each parsed once as it entered (a bad one is
+	 * refused before anything starts), not yet opened: each boot's
+	 * domain copies them and opens its own (build.c).  A disk's given_fd
+	 * (fd=N) was opened once by liblodge and is held by the supervisor
+	 * for the domain's life, dup'd by each boot; -1: opened by path. */
 	unsigned ndisks, nnics;
-	const char *disk_specs[DOMAIN_DISKS_MAX];
-	/* Each disk's fd=N (opened once by liblodge, held by the supervisor
-	 * for the domain's life, dup'd by each boot), or -1: opened by path. */
-	int disk_fds[DOMAIN_DISKS_MAX];
+	struct disk disks[DOMAIN_DISKS_MAX];
+	struct tap nics[DOMAIN_VIFS_MAX];
 	/* --bootloader-disk's descriptor: the fd= of the --disk of the same
 	 * path, or -1 (opened by path: lodge-hyp run by hand). */
 	int bootloader_fd;
-	const char *nic_specs[DOMAIN_VIFS_MAX];
 	/* Managed mode (the agent's): a runtime directory with the control
 	 * socket and console log; detached from the caller's terminal. */
 	const char *name, *runtime_dir;

@@ -193,6 +193,36 @@ static bool supervisor_join(const struct options *o, struct cgroup_cpu *cg)
 	return cgroup_cpu_create(cg, getpid()) == 0;
 }
 
+/* lodge rename moves a running domain's runtime directory, and its cgroup
+ * beside it (proto.h, rename): what goes on (a restart's boot, the
+ * clean-up at the end) takes the name the directory has now, and dir
+ * (RUNDIR/NAME, of len bytes) its path. */
+static void follow_rename(struct options *o, char *dir, size_t len_dir)
+{
+	static char name[DOMAIN_NAME_MAX], cgroup[4096];
+	const char *now = events_domain();
+	size_t len = o->cgroup ? strlen(o->cgroup) : 0, old = strlen(o->name);
+
+	if (!now[0] || strcmp(now, o->name) == 0)
+		return;
+	log_info("domain %s is called %s now", o->name, now);
+	if (len > old && o->cgroup[len - old - 1] == '/' && strcmp(o->cgroup + len - old, o->name) == 0) {
+		/* followed only if it moved too (cgroup v2 renames none) */
+		char moved[sizeof(cgroup)];
+		struct cgroup_cpu cg;
+
+		snprintf(moved, sizeof(moved), "%.*s%s", (int)(len - old), o->cgroup, now);
+		if (cgroup_cpu_open(&cg, moved) == 0 && access(cg.dir, F_OK) == 0) {
+			memcpy(cgroup, moved, sizeof(cgroup));
+			o->cgroup = cgroup;
+		}
+	}
+	snprintf(name, sizeof(name), "%s", now);
+	o->name = name;
+	if (dir[0])
+		runtime_dir_path(dir, len_dir, o->runtime_dir, name);
+}
+
 /* The supervisor: lodge-hyp's first process stays privileged and outside
  * the sandbox, owning only the control socket.  Each boot of the domain
  * is a child process that sandboxes itself; a restart is a new child.
@@ -200,8 +230,9 @@ static bool supervisor_join(const struct options *o, struct cgroup_cpu *cg)
  * gone: remove the cgroup and the runtime directory.  A child killed by
  * a signal (SIGKILL, the seccomp filter's SIGSYS) leaves both, as a
  * killed lodge-hyp always has, for lodge list to report and clean. */
-int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen_fd, int ready_fd)
+int supervise(struct options *o, struct sandbox *sb, const char *start_dir, int listen_fd, int ready_fd)
 {
+	char dir[4200];
 	struct detached_io io;
 	struct cgroup_cpu cg;
 	char killed[400] = "";
@@ -211,6 +242,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	int st, status;
 	bool first = true, held;
 
+	snprintf(dir, sizeof(dir), "%s", start_dir);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -220,6 +252,8 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 	crash_open(o);
 	if (o->event_log && (st = events_open(o->event_log, o->name)))
 		log_warn("domain %s has no event log: %s", o->name, strerror(-st));
+	if (dir[0])
+		events_follow(dir, o->name);
 	held = supervisor_join(o, &cg);
 	for (;;) {
 		crash_arm();
@@ -255,6 +289,7 @@ int supervise(struct options *o, struct sandbox *sb, const char *dir, int listen
 			o->incoming_fd = -1;
 		}
 		st = wait_domain(pid, &sigs);
+		follow_rename(o, dir, sizeof(dir));
 		/* Before the runtime directory goes, and before a restart's
 		 * logs grow on: this boot's crash, if it was one. */
 		if (dir[0] && (kept = crash_collect(dir))) {

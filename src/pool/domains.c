@@ -95,7 +95,7 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	static struct domain_config dc;
 	char path[CFG_PATH_MAX + 80], abspath[CFG_PATH_MAX + 80], err[1024];
 	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kplace[POOL_KEY_MAX], khost[POOL_KEY_MAX];
-	char kowner[POOL_KEY_MAX], kstop[POOL_KEY_MAX];
+	char kowner[POOL_KEY_MAX], kstop[POOL_KEY_MAX], kstopby[POOL_KEY_MAX];
 	const struct pool_host *h;
 	struct pool_view v;
 	json_t *o;
@@ -140,21 +140,22 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 	pool_key(p, kplace, "domains/%s/placement", name);
 	pool_key(p, kowner, "domains/%s/owner", name);
 	pool_key(p, kstop, "domains/%s/stop", name);
+	pool_key(p, kstopby, "domains/%s/stop-by", name);
 	pool_key(p, khost, "hosts/%s", host);
 	{
 		/* The name free in the pool, the host still up: then all at once
 		 * (an earlier stop's way forgotten). */
 		struct etcd_cmp cmp[2] = { ETCD_ABSENT(kconfig), ETCD_PRESENT(khost) };
-		struct etcd_op put[4] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
-					  ETCD_PUT_OP(kplace, host, 0), ETCD_DEL_OP(kstop) };
+		struct etcd_op put[5] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
+					  ETCD_PUT_OP(kplace, host, 0), ETCD_DEL_OP(kstop), ETCD_DEL_OP(kstopby) };
 		/* A domain of the pool that was stopped starts again, its config
 		 * as the file says now: only if still stopped and owned by none. */
 		struct etcd_cmp again[3] = { ETCD_VALUE_IS(kdesired, "stopped"), ETCD_ABSENT(kowner),
 					     ETCD_PRESENT(khost) };
 
-		rc = etcd_txn(p->etcd, cmp, 2, put, 4, NULL, 0, &ok, why, whylen);
+		rc = etcd_txn(p->etcd, cmp, 2, put, 5, NULL, 0, &ok, why, whylen);
 		if (rc == 0 && !ok)
-			rc = etcd_txn(p->etcd, again, 3, put, 4, NULL, 0, &ok, why, whylen);
+			rc = etcd_txn(p->etcd, again, 3, put, 5, NULL, 0, &ok, why, whylen);
 	}
 	free(spec);
 	if (rc)
@@ -289,9 +290,10 @@ int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned
 		     size_t whylen)
 {
 	char kconfig[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], kowner[POOL_KEY_MAX], kstop[POOL_KEY_MAX];
-	char owner[DOMAIN_NAME_MAX];
+	char kstopby[POOL_KEY_MAX], owner[DOMAIN_NAME_MAX], *by;
 	uint64_t end = now_ms() + timeout_ms;
 	bool ok, destroy = strcmp(how, POOL_STOP_DESTROY) == 0;
+	json_t *o;
 	int rc;
 
 	if (!domain_name_valid(name))
@@ -300,31 +302,49 @@ int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned
 	pool_key(p, kdesired, "domains/%s/desired", name);
 	pool_key(p, kowner, "domains/%s/owner", name);
 	pool_key(p, kstop, "domains/%s/stop", name);
+	pool_key(p, kstopby, "domains/%s/stop-by", name);
+	/* Who asks, for the owner's logs: this host and this process's face. */
+	o = lodge_face()[0] ? json_pack("{s:s, s:s}", "host", p->host, "via", lodge_face())
+			    : json_pack("{s:s}", "host", p->host);
+	by = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!by)
+		return -ENOMEM;
 	{
 		/* The admin's word first, in the pool: from then on no agent
 		 * starts it again, HA or not (README.md, "Stopping"). */
 		struct etcd_cmp cmp[2] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "running") };
-		struct etcd_op put[2] = { ETCD_PUT_OP(kdesired, "stopped", 0), ETCD_PUT_OP(kstop, how, 0) };
+		struct etcd_op put[3] = { ETCD_PUT_OP(kdesired, "stopped", 0), ETCD_PUT_OP(kstop, how, 0),
+					  ETCD_PUT_OP(kstopby, by, 0) };
 
-		if (etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen))
+		if (etcd_txn(p->etcd, cmp, 2, put, 3, NULL, 0, &ok, why, whylen)) {
+			free(by);
 			return -ENOTCONN;
+		}
 	}
+	rc = 0;
 	if (!ok) {
 		/* not to run: not the pool's, stopped, or stopping */
-		if ((rc = pool_domain_known(p, name, why, whylen)) <= 0)
+		if ((rc = pool_domain_known(p, name, why, whylen)) <= 0) {
+			free(by);
 			return rc ? -ENOTCONN : -ENOENT;
+		}
+		rc = 0;
 		if (destroy) {
 			/* a destroy hastens a shutdown under way */
 			struct etcd_cmp cmp[2] = { ETCD_PRESENT(kowner), ETCD_VALUE_IS(kdesired, "stopped") };
-			struct etcd_op put = ETCD_PUT_OP(kstop, POOL_STOP_DESTROY, 0);
+			struct etcd_op put[2] = { ETCD_PUT_OP(kstop, POOL_STOP_DESTROY, 0), ETCD_PUT_OP(kstopby, by, 0) };
 
-			if ((rc = etcd_txn(p->etcd, cmp, 2, &put, 1, NULL, 0, &ok, why, whylen)))
-				return rc;
+			rc = etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen);
 		} else if (key_value(p, kowner, owner, sizeof(owner)) != 1) {
+			free(by);
 			snprintf(why, whylen, "%s is stopped already (lodge create %s starts it again)", name, name);
 			return -EALREADY;
 		}
 	}
+	free(by);
+	if (rc)
+		return rc;
 	/* Its owner's agent ends it and lets go. */
 	while (timeout_ms) {
 		if (key_value(p, kowner, owner, sizeof(owner)) != 1)

@@ -164,13 +164,25 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
 
 /* ---- the agent's side -------------------------------------------------------------------- */
 
+void pool_test_die_at(const char *point, const char *name, pid_t agent)
+{
+	const char *at = getenv("LODGE_POOL_TEST_DIE_AT");
+
+	if (!at || strcmp(at, point) || !cfg_root()[0])
+		return;
+	if (agent <= 1 || (agent != getpid() && agent != getppid()))
+		return;
+	log_warn("%s: LODGE_POOL_TEST_DIE_AT=%s: this agent dies here", name, point);
+	kill(agent, SIGKILL);
+}
+
 pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *dest, int *why_fd)
 {
 	struct lodge_migrate_opts o = { .secret_file = NULL };
 	struct lodge_migrate_result res;
 	struct lodge_err err;
+	pid_t pid, agent = getpid();
 	int fds[2];
-	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return -1;
@@ -200,6 +212,8 @@ pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *d
 			_exit(2);
 		_exit(1);
 	}
+	/* The guest runs there now; its agent not told yet (tests only). */
+	pool_test_die_at("before-claim", name, agent);
 	log_info("%s: migrated to %s in %ld ms, downtime %.2f ms", name, res.peer, res.ms, res.downtime_us / 1000.0);
 	_exit(0);
 }

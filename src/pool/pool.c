@@ -367,6 +367,21 @@ static void domain_spec(struct pool_domain *d, const char *value)
 	json_decref(o);
 }
 
+/* domains/D/stop-by: {"host": H, "via": FACE}, from etcd: each kept only
+ * if it is a host's name, a face's word. */
+static void domain_stop_by(struct pool_domain *d, const char *value)
+{
+	json_t *o = json_loads(value, 0, NULL);
+	const char *host = json_string_value(json_object_get(o, "host"));
+	const char *via = json_string_value(json_object_get(o, "via"));
+
+	if (host && domain_name_valid(host))
+		snprintf(d->stop_host, sizeof(d->stop_host), "%s", host);
+	if (via && strlen(via) <= PROTO_FACE_MAX && strspn(via, PROTO_FACE_CHARS) == strlen(via))
+		snprintf(d->stop_via, sizeof(d->stop_via), "%s", via);
+	json_decref(o);
+}
+
 static void view_add(struct pool_view *v, const char *rel, const struct etcd_kv *kv)
 {
 	char name[DOMAIN_NAME_MAX];
@@ -413,6 +428,8 @@ static void view_add(struct pool_view *v, const char *rel, const struct etcd_kv 
 			snprintf(d->migrate, sizeof(d->migrate), "%s", kv->value);
 		else if (strcmp(what, "stop") == 0)
 			snprintf(d->stop, sizeof(d->stop), "%s", kv->value);
+		else if (strcmp(what, "stop-by") == 0)
+			domain_stop_by(d, kv->value);
 		else if (strcmp(what, "state") == 0)
 			snprintf(d->state, sizeof(d->state), "%s", kv->value);
 	}

@@ -64,6 +64,8 @@ struct pool_domain {
 	char migrate[DOMAIN_NAME_MAX];     /* lodge migrate asked for it to move there, "" none */
 	char stop[16];                     /* how desired stopped is reached: "destroy" at once,
 					      else the guest shut down (POOL_STOP_*) */
+	char stop_host[DOMAIN_NAME_MAX];   /* domains/D/stop-by: the host the stop was asked on, */
+	char stop_via[PROTO_FACE_MAX + 1]; /* and the asker's face ("web-vera"), "" none said */
 	char state[512];                   /* the owner's report (JSON), "" none */
 	unsigned long memory_mib;          /* from its config, 0 if unreadable */
 	bool ha;
@@ -124,7 +126,9 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
  * its reason) or timeout_ms passed (-ETIMEDOUT); state its last word. */
 int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char *state, size_t statelen,
 		     char *why, size_t whylen);
-/* domains/D/stop: how its owner's agent reaches desired stopped. */
+/* domains/D/stop: how its owner's agent reaches desired stopped;
+ * domains/D/stop-by, {"host": H, "via": FACE}: who asked, for the owner's
+ * logs (its event log's via=, as if the asker had stopped it there). */
 #define POOL_STOP_SHUTDOWN "shutdown"      /* the guest powers off; destroyed after shutdown_timeout */
 #define POOL_STOP_DESTROY  "destroy"       /* at once */
 /* Stop a pool domain wherever it runs: desired stopped and how (a
@@ -197,6 +201,17 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
  * that the loop keeps renewing and feeding meanwhile; *why_fd: where the
  * child writes why it failed, read once it ended. */
 pid_t pool_migrate_start(const struct lodge *lg, const char *name, const char *dest, int *why_fd);
+/* A test fault point of the hand-over (tests/integ/pool-migrate-kill.sh):
+ * when LODGE_POOL_TEST_DIE_AT names point, the agent (pid agent: this
+ * process, or its parent from the migration's child) is killed there by
+ * SIGKILL, as kill -9 would end it, rather than by the clock.  Compiled
+ * in, but read only by an agent under --root (a test's tree: an agent
+ * that runs a host's own domains has none) whose environment, root's own,
+ * sets it; and it ends no process but that agent.  The points, in order:
+ * before-claim (the child: the guest runs on the receiver, the agent
+ * never learns it), before-handover (the agent knows, etcd not told),
+ * after-handover. */
+void pool_test_die_at(const char *point, const char *name, pid_t agent);
 /* The child ended: moved, ownership and placement to TO under TO's lease
  * in one transaction (compare: still ours, still asked); not moved, the
  * request dropped and the state says why (failed). */

@@ -270,19 +270,6 @@ bool pool_migrating(const struct pool_reconciler *r)
 	return false;
 }
 
-/* The pool-faults tests' hook: LODGE_POOL_TEST_DIE_AT names a point of
- * the hand-over at which this agent dies (SIGKILL, as kill -9 would end
- * it), so that a test kills it exactly there rather than by the clock. */
-static void test_die_at(const char *point, const char *name)
-{
-	const char *at = getenv("LODGE_POOL_TEST_DIE_AT");
-
-	if (at && strcmp(at, point) == 0) {
-		log_warn("%s: LODGE_POOL_TEST_DIE_AT=%s: this agent dies here", name, point);
-		raise(SIGKILL);
-	}
-}
-
 bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lease)
 {
 	char why[ETCD_WHY_MAX];
@@ -319,7 +306,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 		}
 		any = true;
 		if (s->moved)
-			test_die_at("before-handover", s->name);
+			pool_test_die_at("before-handover", s->name, getpid());
 		/* a hand-over etcd did not take is tried again at the next poll */
 		if (pool_migrate_end(p, s->name, s->migrate_to, s->moved, s->failed, lease, why, sizeof(why))) {
 			log_warn("%s: %s", s->name, why);
@@ -327,7 +314,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				continue;
 		} else if (s->moved) {
 			log_info("%s: handed over to %s", s->name, s->migrate_to);
-			test_die_at("after-handover", s->name);
+			pool_test_die_at("after-handover", s->name, getpid());
 		}
 		s->migrate_to[0] = '\0';
 		s->moved = false;
@@ -436,28 +423,43 @@ static void start_when_due(struct pool_reconciler *r, struct pool *p, const stru
 	start(p, lg, s, lease);
 }
 
+/* Who asked for D's stop (domains/D/stop-by), for this agent's log line. */
+static const char *asked_by(const struct pool_domain *d, char *out, size_t len)
+{
+	if (!d->stop_host[0])
+		return "asked";
+	snprintf(out, len, "asked on host %s%s%s", d->stop_host, d->stop_via[0] ? " via " : "", d->stop_via);
+	return out;
+}
+
 /* Desired stopped, the guest still here (README.md, "Stopping"): asked
  * to power off once (lodge shutdown), destroyed when the stop says so
  * (lodge destroy), when it came back after its power-off (on_poweroff
  * restart: the admin's stop wins) or shutdown_timeout after the asking.
  * True while it is left to end by itself: the pass after its end lets
- * it go. */
+ * it go.  Its lodge-hyp is told the asker's face (the event log's via=),
+ * as if the asker had stopped it here. */
 static bool stopping(struct pool_reconciler *r, const struct lodge *lg, struct pool *p, const struct pool_domain *d,
 		     const struct lodge_status *st, struct seen *s, int64_t lease)
 {
 	bool destroy = strcmp(d->stop, POOL_STOP_DESTROY) == 0;
 	uint64_t now = now_ms(), end;
 	struct lodge_err err;
+	char by[DOMAIN_NAME_MAX + PROTO_FACE_MAX + 32];
+	int rc;
 
 	if (!destroy && !s->shutdown_at) {
 		s->shutdown_at = now;
 		s->shutdown_pid = st->pid;
-		if (lodge_shutdown(lg, d->name, 0, &err)) {
+		lodge_set_face(d->stop_via);
+		rc = lodge_shutdown(lg, d->name, 0, &err);
+		lodge_set_face("");
+		if (rc) {
 			log_warn("%s: cannot ask it to power off: %s; destroyed", d->name, err.msg);
 			destroy = true;
 		} else {
-			log_info("%s: asked to power off on %s (destroyed in %u s if it has not)", d->name, p->host,
-				 lg->hc.shutdown_timeout_s);
+			log_info("%s: asked to power off on %s (%s; destroyed in %u s if it has not)", d->name, p->host,
+				 asked_by(d, by, sizeof(by)), lg->hc.shutdown_timeout_s);
 			s->started = true;         /* its end wakes the loop (pool_reconcile_needed) */
 			report(p, s, lease, "stopping", NULL);
 		}
@@ -477,8 +479,13 @@ static bool stopping(struct pool_reconciler *r, const struct lodge *lg, struct p
 			r->wake_at = end;
 		return true;
 	}
-	if (lodge_destroy(lg, d->name, &err))
+	lodge_set_face(d->stop_via);
+	rc = lodge_destroy(lg, d->name, &err);
+	lodge_set_face("");
+	if (rc)
 		log_warn("%s", err.msg);
+	else if (strcmp(d->stop, POOL_STOP_DESTROY) == 0)
+		log_info("%s: destroyed on %s (%s)", d->name, p->host, asked_by(d, by, sizeof(by)));
 	return false;
 }
 

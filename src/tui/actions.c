@@ -10,8 +10,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -63,10 +61,6 @@ static const char *verb_ing(const char *cmd)
 
 void actions_init(struct tui *t)
 {
-	unsigned i;
-
-	for (i = 0; i < TUI_MAX_PENDING; i++)
-		t->pending[i].call.fd = -1;
 	t->console = LODGE_QUERY_CLOSED;
 }
 
@@ -76,11 +70,11 @@ struct pending_action *action_slot(struct tui *t, const char *name, const char *
 	unsigned i;
 
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
-		if (t->pending[i].call.fd >= 0 && strcmp(t->pending[i].name, name) == 0) {
+		if (t->pending[i].used && strcmp(t->pending[i].name, name) == 0) {
 			tui_status(t, true, "%s: still waiting for %s to answer %s", cmd, name, t->pending[i].cmd);
 			return NULL;
 		}
-		if (t->pending[i].call.fd < 0 && !p)
+		if (!t->pending[i].used && !p)
 			p = &t->pending[i];
 	}
 	if (!p)
@@ -88,66 +82,68 @@ struct pending_action *action_slot(struct tui *t, const char *name, const char *
 	return p;
 }
 
-/* Send the request and return: the reply is collected by the main loop
- * (actions_collect), which keeps drawing meanwhile. */
-/* The most a pool's stop may take in its child: etcd's deadline, then a
- * local shutdown or destroy when the pool does not answer. */
-#define POOL_STOP_WAIT_MS 20000
-
-/* In the child: a pool host's shutdown or destroy, the pool's stop first
- * as the command line's (pool_stop_domain: desired stopped in etcd, its
- * owner's agent stops it, wherever it runs), else the local verb; the
- * answer as one line on fd, as lodge-hyp's. */
-static void pool_stop_child(const struct lodge *lg, int fd, enum lodge_verb v, const char *name)
+/* Fill a slot taken by action_slot. */
+static void slot_fill(struct pending_action *p, const char *name, const char *cmd, unsigned wait_ms)
 {
-	struct lodge_err err = { .msg = "" };
-	char why[ETCD_WHY_MAX] = "", *nl;
-	int rc;
-
-	rc = pool_stop_domain(lg, name, v == LODGE_DESTROY ? POOL_STOP_DESTROY : POOL_STOP_SHUTDOWN, 0, why,
-			      sizeof(why));
-	if (rc == -ENOENT || rc == POOL_STOP_HERE) {
-		rc = v == LODGE_DESTROY ? lodge_destroy(lg, name, &err) : lodge_shutdown(lg, name, 0, &err);
-		snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
-	}
-	while ((nl = strchr(why, '\n')))
-		*nl = ' ';
-	if (rc)
-		dprintf(fd, "error %.500s\n", why[0] ? why : strerror(-rc));
-	else
-		dprintf(fd, "ok\n\n");
+	p->used = true;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd);
+	p->wait_ms = wait_ms;
+	p->deadline_ns = tui_now_ns() + (uint64_t)wait_ms * 1000000;
 }
 
-static bool pool_stop_start(struct tui *t, struct pending_action *p, enum lodge_verb v, const char *name)
+bool action_job(struct tui *t, const char *name, const char *cmd, lodge_job_work *work, void *arg,
+		unsigned wait_ms)
 {
-	int sv[2];
-	pid_t pid;
+	struct pending_action *p = action_slot(t, name, cmd);
+	char why[LODGE_ERR_MAX];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
-		tui_status(t, true, "%s %s: no socket: %s", lodge_verb_name(v), name, strerror(errno));
+	if (!p)
+		return false;
+	/* Detached: the terminal and the sockets are the dashboard's. */
+	if (lodge_job_start(&p->job, work, arg, LODGE_JOB_DETACH, why, sizeof(why))) {
+		tui_status(t, true, "%s %s: %s", cmd, name, why);
 		return false;
 	}
-	if ((pid = fork()) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		tui_status(t, true, "%s %s: cannot fork: %s", lodge_verb_name(v), name, strerror(errno));
-		return false;
-	}
-	if (pid == 0) {
-		/* Not the terminal's: curses is the parent's. */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		close(sv[0]);
-		pool_stop_child(t->lg, sv[1], v, name);
-		_exit(0);
-	}
-	close(sv[1]);
-	memset(&p->call, 0, sizeof(p->call));
-	p->call.fd = sv[0];
-	p->pid = pid;
+	p->is_job = true;
+	slot_fill(p, name, cmd, wait_ms);
 	return true;
 }
 
+/* The most a pool's stop may take in its job: etcd's deadline, then a
+ * local shutdown or destroy when the pool does not answer. */
+#define POOL_STOP_WAIT_MS 20000
+
+struct pool_stop {
+	const struct lodge *lg;
+	enum lodge_verb verb;
+	char name[DOMAIN_NAME_MAX];
+};
+
+/* The job: a pool host's shutdown or destroy, the pool's stop first as
+ * the command line's (pool_stop_domain: desired stopped in etcd, its
+ * owner's agent stops it, wherever it runs), else the local verb. */
+static int pool_stop_work(void *arg, struct lodge_job_end *end)
+{
+	const struct pool_stop *ps = arg;
+	struct lodge_err err = { .msg = "" };
+	char why[ETCD_WHY_MAX] = "";
+	int rc;
+
+	rc = pool_stop_domain(ps->lg, ps->name, ps->verb == LODGE_DESTROY ? POOL_STOP_DESTROY : POOL_STOP_SHUTDOWN, 0,
+			      why, sizeof(why));
+	if (rc == -ENOENT || rc == POOL_STOP_HERE) {
+		rc = ps->verb == LODGE_DESTROY ? lodge_destroy(ps->lg, ps->name, &err)
+					       : lodge_shutdown(ps->lg, ps->name, 0, &err);
+		snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err.msg);
+	}
+	if (rc)
+		snprintf(end->error, sizeof(end->error), "%s", why);
+	return rc;
+}
+
+/* Send the request (or start the pool's stop) and return: the answer is
+ * collected by the main loop (actions_collect), which keeps drawing. */
 void action_request(struct tui *t, enum lodge_verb v)
 {
 	struct dom_sample *d = tui_selected(t);
@@ -161,20 +157,23 @@ void action_request(struct tui *t, enum lodge_verb v)
 	}
 	if (install_key(t, d, 0))
 		return;            /* not a running domain yet: says which key acts */
-	if (!(p = action_slot(t, d->st.name, cmd)))
-		return;
-	p->pid = 0;
 	if (t->lg->hc.pool_etcd[0] && (v == LODGE_SHUTDOWN || v == LODGE_DESTROY)) {
 		/* a pool's domain is stopped through the pool, as lodge does */
-		if (!pool_stop_start(t, p, v, d->st.name))
+		struct pool_stop ps = { t->lg, v, "" };
+
+		snprintf(ps.name, sizeof(ps.name), "%s", d->st.name);
+		if (!action_job(t, d->st.name, cmd, pool_stop_work, &ps, POOL_STOP_WAIT_MS))
 			return;
-	} else if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
-		tui_status(t, true, "%s %s: %s", cmd, d->st.name, err.msg);
-		return;
+	} else {
+		if (!(p = action_slot(t, d->st.name, cmd)))
+			return;
+		if (lodge_call_start(t->lg, d->st.name, v, &p->call, &err)) {
+			tui_status(t, true, "%s %s: %s", cmd, d->st.name, err.msg);
+			return;
+		}
+		p->is_job = false;
+		slot_fill(p, d->st.name, cmd, TUI_ACTION_WAIT_MS);
 	}
-	snprintf(p->name, sizeof(p->name), "%s", d->st.name);
-	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd);
-	p->deadline_ns = tui_now_ns() + (uint64_t)(p->pid ? POOL_STOP_WAIT_MS : TUI_ACTION_WAIT_MS) * 1000000;
 	tui_status(t, false, "%s %s...", verb_ing(cmd), d->st.name);
 }
 
@@ -183,8 +182,9 @@ unsigned actions_pollfds(struct tui *t, struct pollfd *fds, unsigned max)
 	unsigned i, n = 0;
 
 	for (i = 0; i < TUI_MAX_PENDING && n < max; i++)
-		if (t->pending[i].call.fd >= 0)
-			fds[n++] = (struct pollfd){ t->pending[i].call.fd, POLLIN, 0 };
+		if (t->pending[i].used)
+			fds[n++] = (struct pollfd){ t->pending[i].is_job ? lodge_job_fd(&t->pending[i].job)
+						    : t->pending[i].call.fd, POLLIN, 0 };
 	if (t->console.fd >= 0 && n < max)
 		fds[n++] = (struct pollfd){ t->console.fd, POLLIN, 0 };
 	return n;
@@ -201,7 +201,7 @@ int actions_wait_ms(struct tui *t, uint64_t now_ns)
 	unsigned i;
 
 	for (i = 0; i < TUI_MAX_PENDING; i++)
-		if (t->pending[i].call.fd >= 0 && ms_until(t->pending[i].deadline_ns, now_ns) < best)
+		if (t->pending[i].used && ms_until(t->pending[i].deadline_ns, now_ns) < best)
 			best = ms_until(t->pending[i].deadline_ns, now_ns);
 	if (t->console.fd >= 0 && ms_until(t->console_deadline_ns, now_ns) < best)
 		best = ms_until(t->console_deadline_ns, now_ns);
@@ -210,43 +210,59 @@ int actions_wait_ms(struct tui *t, uint64_t now_ns)
 
 static bool console_collect(struct tui *t, uint64_t now_ns);
 
+/* The slot's answer, if it came (its result in *result, why in err);
+ * past its deadline a job is killed and reaped.  true: the slot is over. */
+static bool slot_collect(struct pending_action *p, uint64_t now_ns, bool *answered, int *result, struct lodge_err *err)
+{
+	char *nl;
+
+	/* Read first: an answer that came just before the deadline counts. */
+	*answered = true;
+	if (p->is_job && (lodge_job_collect(&p->job) & LODGE_JOB_OVER)) {
+		*result = p->job.end.rc;
+		snprintf(err->msg, sizeof(err->msg), "%s", p->job.end.error);
+		while ((nl = strchr(err->msg, '\n')))
+			*nl = ' ';
+		return true;
+	}
+	if (!p->is_job && lodge_call_collect(&p->call, result, err))
+		return true;
+	if (now_ns < p->deadline_ns)
+		return false;
+	*answered = false;
+	if (p->is_job)
+		lodge_job_kill(&p->job);   /* reaped: no child is left behind */
+	else
+		lodge_call_close(&p->call);
+	return true;
+}
+
 bool actions_collect(struct tui *t, uint64_t now_ns)
 {
-	bool changed = false;
-	unsigned i;
+	bool changed = false, answered;
+	unsigned i, k;
 
 	for (i = 0; i < TUI_MAX_PENDING; i++) {
 		struct pending_action *p = &t->pending[i];
 		struct lodge_err err;
 		int result;
 
-		if (p->call.fd < 0)
+		if (!p->used || !slot_collect(p, now_ns, &answered, &result, &err))
 			continue;
-		/* Read first: a reply that came just before the deadline counts. */
-		if (lodge_call_collect(&p->call, &result, &err)) {
-			if (result)
-				tui_status(t, true, "%s %s: %s", p->cmd, p->name, err.msg);
-			else
-				tui_status(t, false, "%s %s: done", p->cmd, p->name);
-		} else if (now_ns >= p->deadline_ns) {
-			/* The request is in its socket: a domain that recovers may still act on it. */
-			tui_status(t, true, "%s did not answer %s in %d s (it may still act on it later)", p->name,
-				   p->cmd, TUI_ACTION_WAIT_MS / 1000);
-			lodge_call_close(&p->call);
-		} else {
-			continue;
-		}
-		if (p->pid > 0) {
-			/* A hot-plug's child (devices.c): it ends once it has
-			 * answered.  Its domain's devices are read again. */
-			unsigned k;
-
-			if (waitpid(p->pid, NULL, now_ns < p->deadline_ns ? 0 : WNOHANG) != 0)
-				p->pid = 0;
+		if (!answered)
+			/* The request may be in its socket: a domain that recovers may still act on it. */
+			tui_status(t, true, "%s did not answer %s in %u s (it may still act on it later)", p->name,
+				   p->cmd, p->wait_ms / 1000);
+		else if (result)
+			tui_status(t, true, "%s %s: %s", p->cmd, p->name, err.msg);
+		else
+			tui_status(t, false, "%s %s: done", p->cmd, p->name);
+		if (p->is_job)
+			/* A hot-plug's or a stop's: the domain's devices are read again. */
 			for (k = 0; k < t->ndoms; k++)
 				if (t->doms[k].detail && strcmp(t->doms[k].st.name, p->name) == 0)
 					t->doms[k].detail->config.got_ns = 0;
-		}
+		p->used = false;
 		t->resample = true;
 		changed = true;
 	}
@@ -256,10 +272,34 @@ bool actions_collect(struct tui *t, uint64_t now_ns)
 
 void actions_close(struct tui *t)
 {
-	unsigned i;
+	unsigned i, n;
 
-	for (i = 0; i < TUI_MAX_PENDING; i++)
-		lodge_call_close(&t->pending[i].call);
+	/* A job is let end (a hot-plug half done would leave the runtime
+	 * config behind its domain), up to its deadline; then killed. */
+	for (i = n = 0; i < TUI_MAX_PENDING; i++)
+		n += t->pending[i].used && t->pending[i].is_job;
+	if (n) {
+		erase();
+		mvprintw(0, 0, "waiting for %u actions to end (a hot-plug or a stop under way)...", n);
+		refresh();
+	}
+	for (i = 0; i < TUI_MAX_PENDING; i++) {
+		struct pending_action *p = &t->pending[i];
+		uint64_t now;
+
+		while (p->used && p->is_job && lodge_job_fd(&p->job) >= 0 && (now = tui_now_ns()) < p->deadline_ns) {
+			struct pollfd fd = { lodge_job_fd(&p->job), POLLIN, 0 };
+
+			if (poll(&fd, 1, ms_until(p->deadline_ns, now)) < 0 && errno != EINTR)
+				break;
+			lodge_job_collect(&p->job);
+		}
+		if (p->used && p->is_job)
+			lodge_job_kill(&p->job);
+		else if (p->used)
+			lodge_call_close(&p->call);
+		p->used = false;
+	}
 	lodge_query_close(&t->console);
 }
 

@@ -1,24 +1,64 @@
 /* Hot-plug from the detail view: attach a disk or a vif to the domain
  * shown, detach one (after a y/n).  The library's calls wait (a detach
- * for the guest's eject, up to LODGE_DETACH_TIMEOUT_MS), so each runs in
- * a child that answers on a socket as lodge-hyp would ("ok" or "error
- * WHY"); the main loop takes the answer as a request's (actions.c), and
- * the screen and the keys stay live meanwhile. */
+ * for the guest's eject, up to LODGE_DETACH_TIMEOUT_MS), so each runs as
+ * a job whose end the main loop takes as a request's answer (actions.c),
+ * and the screen and the keys stay live meanwhile. */
 #include "tui.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-/* The child's margin past the guest's time: the config is rewritten after. */
+/* The job's margin past the guest's time: the config is rewritten after. */
 #define DEVICES_MARGIN_MS 5000
 
-enum dev_op { OP_BLOCK_ATTACH, OP_NETWORK_ATTACH, OP_BLOCK_DETACH, OP_NETWORK_DETACH };
-static const char *const op_cmd[] = { "block-attach", "network-attach", "block-detach", "network-detach" };
+static int block_attach(const struct lodge *lg, const char *name, const char *arg, struct lodge_err *err)
+{
+	char made[16];
+
+	return lodge_block_attach(lg, name, arg, false, made, err);
+}
+
+static int network_attach(const struct lodge *lg, const char *name, const char *arg, struct lodge_err *err)
+{
+	char made[16];
+
+	return lodge_network_attach(lg, name, arg, made, err);
+}
+
+static int block_detach(const struct lodge *lg, const char *name, const char *arg, struct lodge_err *err)
+{
+	return lodge_block_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, err);
+}
+
+static int network_detach(const struct lodge *lg, const char *name, const char *arg, struct lodge_err *err)
+{
+	return lodge_network_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, err);
+}
+
+static const struct dev_op {
+	const char *cmd;
+	int (*run)(const struct lodge *lg, const char *name, const char *arg, struct lodge_err *err);
+} block_attach_op = { "block-attach", block_attach }, network_attach_op = { "network-attach", network_attach },
+  block_detach_op = { "block-detach", block_detach }, network_detach_op = { "network-detach", network_detach };
+
+/* A job's copy of what to do. */
+struct dev_job {
+	const struct lodge *lg;
+	const struct dev_op *op;
+	char name[DOMAIN_NAME_MAX];
+	char arg[CFG_PATH_MAX];
+};
+
+static int dev_work(void *arg, struct lodge_job_end *end)
+{
+	const struct dev_job *j = arg;
+	struct lodge_err err = { .msg = "" };
+	int rc = j->op->run(j->lg, j->name, j->arg, &err);
+
+	if (rc)
+		snprintf(end->error, sizeof(end->error), "%s", err.msg);
+	return rc;
+}
 
 /* The domain the detail view shows, running; NULL with the status line saying why. */
 static struct dom_sample *shown(struct tui *t, const char *what)
@@ -38,62 +78,14 @@ static struct dom_sample *shown(struct tui *t, const char *what)
 	return d;
 }
 
-/* In the child: the call, its answer as one line on fd. */
-static void child_run(const struct lodge *lg, int fd, enum dev_op op, const char *name, const char *arg)
+static void start(struct tui *t, const struct dom_sample *d, const struct dev_op *op, const char *arg)
 {
-	struct lodge_err err = { .msg = "" };
-	char made[16];
-	int rc;
-	char *nl;
+	struct dev_job j = { t->lg, op, "", "" };
 
-	switch (op) {
-	case OP_BLOCK_ATTACH: rc = lodge_block_attach(lg, name, arg, false, made, &err); break;
-	case OP_NETWORK_ATTACH: rc = lodge_network_attach(lg, name, arg, made, &err); break;
-	case OP_BLOCK_DETACH: rc = lodge_block_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, &err); break;
-	default: rc = lodge_network_detach(lg, name, arg, false, LODGE_DETACH_TIMEOUT_MS, &err); break;
-	}
-	while ((nl = strchr(err.msg, '\n')))
-		*nl = ' ';
-	if (rc)
-		dprintf(fd, "error %.500s\n", err.msg[0] ? err.msg : strerror(-rc));
-	else
-		dprintf(fd, "ok\n\n");
-}
-
-static void start(struct tui *t, const struct dom_sample *d, enum dev_op op, const char *arg)
-{
-	struct pending_action *p = action_slot(t, d->st.name, op_cmd[op]);
-	int sv[2];
-	pid_t pid;
-
-	if (!p)
-		return;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
-		tui_status(t, true, "%s %s: no socket: %s", op_cmd[op], d->st.name, strerror(errno));
-		return;
-	}
-	if ((pid = fork()) < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		tui_status(t, true, "%s %s: cannot fork: %s", op_cmd[op], d->st.name, strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		/* Not the terminal's: curses is the parent's. */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		close(sv[0]);
-		child_run(t->lg, sv[1], op, d->st.name, arg);
-		_exit(0);
-	}
-	close(sv[1]);
-	memset(&p->call, 0, sizeof(p->call));
-	p->call.fd = sv[0];
-	p->pid = pid;
-	snprintf(p->name, sizeof(p->name), "%s", d->st.name);
-	snprintf(p->cmd, sizeof(p->cmd), "%s", op_cmd[op]);
-	p->deadline_ns = tui_now_ns() + (uint64_t)(LODGE_DETACH_TIMEOUT_MS + DEVICES_MARGIN_MS) * 1000000;
-	tui_status(t, false, "%s %s %s...", op_cmd[op], d->st.name, arg[0] ? arg : "(the default bridge)");
+	snprintf(j.name, sizeof(j.name), "%s", d->st.name);
+	snprintf(j.arg, sizeof(j.arg), "%s", arg);
+	if (action_job(t, d->st.name, op->cmd, dev_work, &j, LODGE_DETACH_TIMEOUT_MS + DEVICES_MARGIN_MS))
+		tui_status(t, false, "%s %s %s...", op->cmd, d->st.name, arg[0] ? arg : "(the default bridge)");
 }
 
 void devices_attach_disk(struct tui *t)
@@ -118,7 +110,7 @@ void devices_attach_disk(struct tui *t)
 	/* The picker's rules (a block device mounted or used on the host, a
 	 * disk of a running domain: lodge_disk_taken) are the library's
 	 * first check: its refusal comes back in the status line. */
-	start(t, d, OP_BLOCK_ATTACH, spec);
+	start(t, d, &block_attach_op, spec);
 }
 
 void devices_attach_vif(struct tui *t)
@@ -131,7 +123,7 @@ void devices_attach_vif(struct tui *t)
 		return;
 	if (!spec[0] && !tui_pick_link(t, spec, sizeof(spec)))
 		return;
-	start(t, d, OP_NETWORK_ATTACH, spec);
+	start(t, d, &network_attach_op, spec);
 }
 
 /* A vif is named by its MAC (with ':') or its index (digits); else a disk's vdev. */
@@ -143,7 +135,7 @@ static bool names_vif(const char *which)
 void devices_detach(struct tui *t)
 {
 	struct dom_sample *d = shown(t, "detach");
-	char which[64] = "", q[160];
+	char which[64] = "", q[sizeof(which) + DOMAIN_NAME_MAX + 64];
 	bool vif;
 
 	if (!d || !tui_prompt(t, "detach (a disk's vdev, or a vif's MAC or index): ", which, sizeof(which)) || !which[0])
@@ -156,5 +148,5 @@ void devices_detach(struct tui *t)
 			tui_status(t, false, "detach cancelled");
 		return;
 	}
-	start(t, d, vif ? OP_NETWORK_DETACH : OP_BLOCK_DETACH, which);
+	start(t, d, vif ? &network_detach_op : &block_detach_op, which);
 }

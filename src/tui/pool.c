@@ -1,22 +1,18 @@
 /* The pool's domains with their hosts, for a host in a pool (lodge.conf's
  * pool_etcd; src/pool/README.md).  Asked as the dashboard asks everything,
- * never waited for: a child calls pool_domains() (etcd may be slow or
- * away) and writes the rows to a pipe as they are, fixed records, and the
- * main loop reads the pipe as it fills.  A sample is taken whole when the
- * child ends; until then the last one stays, with its age.  Each row of
- * the table gets its host; a domain of the pool that does not run here
- * gets a row of its own (no figures: another host runs it). */
+ * never waited for: a job (lodge/job.h) calls pool_domains() (etcd may be
+ * slow or away) and sends each row as a result record; the main loop
+ * takes them as they come into the next sample, which replaces the shown
+ * one only once the job ended well (until then the last one stays; got_ns
+ * says when it came).  Each row of the table gets its host; a domain of the pool
+ * that does not run here gets a row of its own (no figures: another host
+ * runs it). */
 #include "tui.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "lodge-pool.h"
 
@@ -25,94 +21,74 @@ bool pool_in_use(const struct tui *t)
 	return t->hc.pool_etcd[0] != '\0';
 }
 
-/* The child's side: the pool's domains as records on the pipe, then its
- * end; exit status 0 once they are all written. */
-static void __attribute__((noreturn)) pool_child(const struct tui *t, int out)
+/* The job, in its child: the pool's domains, a record each. */
+static int pool_work(void *arg, struct lodge_job_end *end)
 {
+	const struct tui *t = arg;
 	struct pool_domains d;
-	char why[256];
 	size_t i;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int rc;
 
-	if (null >= 0) {                   /* the screen is the parent's */
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-	}
-	fcntl(out, F_SETFL, 0);            /* the child may wait for the parent to read */
-	if (pool_domains(&t->hc, &d, why, sizeof(why)))
-		_exit(1);
-	for (i = 0; i < d.n && i < TUI_POOL_MAX; i++) {
+	if ((rc = pool_domains(&t->hc, &d, end->error, sizeof(end->error))))
+		return rc;
+	for (i = 0; i < d.n && i < TUI_POOL_MAX && rc == 0; i++) {
 		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib };
 
 		snprintf(r.name, sizeof(r.name), "%s", d.row[i].name);
 		snprintf(r.host, sizeof(r.host), "%s", d.row[i].host);
 		snprintf(r.state, sizeof(r.state), "%s", d.row[i].state);
-		if (write(out, &r, sizeof(r)) != (ssize_t)sizeof(r))
-			_exit(1);
+		if (!lodge_job_record(&r, sizeof(r)))
+			rc = -ECANCELED;
 	}
-	_exit(0);
+	pool_domains_free(&d);
+	return rc;
 }
 
-static void pool_spawn(struct tui *t)
+/* A row from the job into the next sample: a row's size, terminated
+ * whatever came. */
+static int pool_take_row(void *arg, const void *rec, size_t len)
 {
-	struct tui_pool *p = &t->pool;
-	int fds[2];
+	struct tui_pool *p = arg;
+	struct tui_pool_row *r;
 
-	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK))
-		return;
-	p->asked_ns = tui_now_ns();
-	if ((p->pid = fork()) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		p->pid = 0;
-		return;
-	}
-	if (p->pid == 0) {
-		close(fds[0]);
-		pool_child(t, fds[1]);
-	}
-	close(fds[1]);
-	p->fd = fds[0];
-	p->len = 0;
+	if (len != sizeof(*r) || p->next_n >= TUI_POOL_MAX)
+		return -EPROTO;
+	r = &p->next[p->next_n++];
+	memcpy(r, rec, sizeof(*r));
+	r->name[sizeof(r->name) - 1] = '\0';
+	r->host[sizeof(r->host) - 1] = '\0';
+	r->state[sizeof(r->state) - 1] = '\0';
+	return 0;
 }
 
 void pool_sample_start(struct tui *t)
 {
-	if (!pool_in_use(t) || t->pool.pid > 0)
+	struct tui_pool *p = &t->pool;
+	char why[LODGE_ERR_MAX];
+
+	if (!pool_in_use(t) || p->out)
 		return;                        /* the last one still out: one at a time */
-	if (!t->pool.init) {
-		t->pool.fd = -1;
-		t->pool.init = true;
+	p->asked_ns = tui_now_ns();
+	p->next_n = 0;
+	if (lodge_job_start(&p->job, pool_work, t, LODGE_JOB_DETACH, why, sizeof(why))) {
+		p->failed = true;
+		return;
 	}
-	pool_spawn(t);
+	lodge_job_records(&p->job, pool_take_row, p, sizeof(p->next));
+	p->out = true;
 }
 
 unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max)
 {
-	if (!t->pool.init || t->pool.pid <= 0 || t->pool.fd < 0 || max == 0)
+	if (!t->pool.out || lodge_job_fd(&t->pool.job) < 0 || max == 0)
 		return 0;
-	fds[0] = (struct pollfd){ t->pool.fd, POLLIN, 0 };
+	fds[0] = (struct pollfd){ lodge_job_fd(&t->pool.job), POLLIN, 0 };
 	return 1;
 }
 
 bool pool_waiting(const struct tui *t)
 {
-	return t->pool.pid > 0;
-}
-
-/* The child's records, whole ones only: the rows of a sample. */
-static void pool_take(struct tui_pool *p)
-{
-	size_t n = p->len / sizeof(p->row[0]);
-
-	p->n = n < TUI_POOL_MAX ? (unsigned)n : TUI_POOL_MAX;
-	memcpy(p->row, p->buf, p->n * sizeof(p->row[0]));
-	for (n = 0; n < p->n; n++) {           /* terminated, whatever came */
-		p->row[n].name[sizeof(p->row[n].name) - 1] = '\0';
-		p->row[n].host[sizeof(p->row[n].host) - 1] = '\0';
-		p->row[n].state[sizeof(p->row[n].state) - 1] = '\0';
-	}
+	return t->pool.out;
 }
 
 const struct tui_pool_row *pool_row(const struct tui *t, const char *name)
@@ -179,46 +155,18 @@ static void pool_apply(struct tui *t)
 bool pool_collect(struct tui *t)
 {
 	struct tui_pool *p = &t->pool;
-	bool ended = false;
-	int status;
 
-	if (p->pid <= 0)
+	if (!p->out || !(lodge_job_collect(&p->job) & LODGE_JOB_OVER))
 		return false;
-	while (p->fd >= 0) {
-		ssize_t n;
-
-		if (p->len + 4096 + 1 > p->cap) {
-			size_t cap = p->cap ? p->cap * 2 : 16384;
-			char *b = realloc(p->buf, cap);
-
-			if (!b)
-				break;
-			p->buf = b;
-			p->cap = cap;
-		}
-		n = read(p->fd, p->buf + p->len, p->cap - p->len - 1);
-		if (n > 0) {
-			p->len += (size_t)n;
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return false;              /* more to come */
-		close(p->fd);                  /* its end (or an error: the same) */
-		p->fd = -1;
-		ended = true;
-	}
-	if (!ended && p->fd >= 0)
-		return false;
-	if (waitpid(p->pid, &status, 0) != p->pid)
-		status = -1;
-	p->pid = 0;
-	if (status != 0 || !p->buf) {
-		p->failed = true;              /* the last sample stays; the header says since when */
+	p->out = false;
+	if (p->job.end.rc) {
+		p->failed = true;              /* the last sample stays, with its age */
 		return true;
 	}
 	p->failed = false;
 	p->got_ns = tui_now_ns();
-	pool_take(p);
+	memcpy(p->row, p->next, p->next_n * sizeof(p->row[0]));
+	p->n = p->next_n;
 	pool_apply(t);
 	return true;
 }
@@ -227,15 +175,7 @@ void pool_free(struct tui *t)
 {
 	struct tui_pool *p = &t->pool;
 
-	if (p->pid > 0) {
-		kill(p->pid, SIGKILL);
-		waitpid(p->pid, NULL, 0);
-		p->pid = 0;
-	}
-	if (p->fd >= 0 && p->init)
-		close(p->fd);
-	p->fd = -1;
-	free(p->buf);
-	p->buf = NULL;
-	p->cap = p->len = 0;
+	if (p->out)
+		lodge_job_kill(&p->job);       /* etcd may not answer for seconds: not waited for */
+	p->out = false;
 }

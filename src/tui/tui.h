@@ -103,15 +103,14 @@ struct tui_pool_row {
 	unsigned long memory_mib;
 };
 struct tui_pool {
-	bool init;
-	pid_t pid;                         /* the child asking, 0: none out */
-	int fd;                            /* its pipe, -1: closed */
-	char *buf;                         /* its output so far */
-	size_t len, cap;
-	struct tui_pool_row row[TUI_POOL_MAX];
+	bool out;                          /* a job asking (one at a time) */
+	struct lodge_job job;              /* its child: one result record a row */
+	struct tui_pool_row row[TUI_POOL_MAX];  /* the last whole sample */
 	unsigned n;
+	struct tui_pool_row next[TUI_POOL_MAX]; /* the one coming in */
+	unsigned next_n;
 	uint64_t asked_ns, got_ns;         /* got_ns 0: no sample yet */
-	bool failed;                       /* the last child failed (etcd not answering, ...) */
+	bool failed;                       /* the last job failed (etcd not answering, ...) */
 };
 
 /* An install from the create form (install.c): lodge_install in a child
@@ -138,16 +137,21 @@ struct tui_install {
 enum sort_key { SORT_ID, SORT_NAME, SORT_STATE, SORT_CPU, SORT_MEM, SORT_RSS, SORT_VCPUS, SORT_UPTIME, SORT_NET,
 		SORT_DISK, SORT_NKEYS };
 
-/* An action sent to a domain whose one-line reply the main loop collects,
- * so a domain slow to answer never holds the screen. */
+/* An action on a domain whose answer the main loop collects, so a
+ * domain slow to answer never holds the screen: a request to its
+ * lodge-hyp (call), or a library call that waits run as a job (a
+ * hot-plug, a pool's stop), killed and reaped at its deadline. */
 #define TUI_MAX_PENDING   8
 #define TUI_ACTION_WAIT_MS 5000
 struct pending_action {
-	struct lodge_call call;            /* call.fd -1: a free slot */
+	bool used;                         /* false: a free slot */
+	bool is_job;                       /* job, else call */
+	struct lodge_call call;
+	struct lodge_job job;
 	char name[DOMAIN_NAME_MAX];
 	char cmd[16];
 	uint64_t deadline_ns;
-	pid_t pid;                         /* a hot-plug's child (devices.c), 0: none */
+	unsigned wait_ms;                  /* the deadline, from the start: what the message says */
 };
 
 struct tui_message {
@@ -311,10 +315,16 @@ bool tui_pick_blockdev(struct tui *t, char *out, size_t len, uint64_t min_bytes,
 bool tui_pick_link(struct tui *t, char *out, size_t len);
 /* A free pending slot for domain name, NULL with the status line saying why. */
 struct pending_action *action_slot(struct tui *t, const char *name, const char *cmd);
+/* work(arg) as a job on a free slot of domain name, its end collected
+ * as a request's answer, killed past wait_ms: false with the status line
+ * saying why (nothing started).  arg is the child's copy: it may be on
+ * the caller's stack. */
+bool action_job(struct tui *t, const char *name, const char *cmd, lodge_job_work *work, void *arg,
+		unsigned wait_ms);
 
-/* devices.c: hot-plug from the detail view.  Each runs in a child whose
- * answer comes in on a pending slot, as a request's (a detach waits up to
- * LODGE_DETACH_TIMEOUT_MS for the guest). */
+/* devices.c: hot-plug from the detail view.  Each runs as a job whose
+ * end comes in on a pending slot, as a request's answer (a detach waits
+ * up to LODGE_DETACH_TIMEOUT_MS for the guest). */
 void devices_attach_disk(struct tui *t);
 void devices_attach_vif(struct tui *t);
 void devices_detach(struct tui *t);

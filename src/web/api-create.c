@@ -173,12 +173,13 @@ void web_create(const struct web_request *req, const char *word, struct web_resp
 		return;
 	}
 	web_as_user(req);
-	if ((rc = lodge_form_check(web_lodge(), &form, &o, &res, &err))) {
-		form_error(resp, rc, &res, &err);
-		return;
-	}
+	/* A new disk is made in a job (mkfs takes seconds): its refusals
+	 * first, here; lodge_form_create checks the form itself. */
 	if (lodge_form_new_disk(&form)) {
-		web_create_job(req, &form, &o, resp);
+		if ((rc = lodge_form_check(web_lodge(), &form, &o, &res, &err)))
+			form_error(resp, rc, &res, &err);
+		else
+			web_create_job(req, &form, &o, resp);
 		return;
 	}
 	if ((rc = lodge_form_create(web_lodge(), &form, &o, &res, &err))) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Boot benchmark: lodge-hyp against QEMU on the same Mini-OS ELF (PVH).
-With OLD_HYP set (the lodge-hyp of an older tree): instead, lodge-hyp's
-own start-to-exit cost on a guest that triple-faults at once, beside
-OLD_HYP's and a bare-KVM floor's (kvm-floor.c), side by side.
+"""Boot benchmark: lodge-hyp against QEMU on the same Mini-OS ELF (PVH),
+then lodge-hyp's own start-to-exit cost on a guest that triple-faults at
+once, beside a bare-KVM floor (kvm-floor.c: the same ELF and memory size,
+what any VMM must do to run it), with and without its sandbox.  With
+OLD_HYP="LABEL=PATH:..." (older trees' lodge-hyp): only that comparison,
+with each older lodge-hyp beside, side by side.
 
 For each VMM, RUNS times: wall time from spawn to Mini-OS's first serial line,
 and from spawn to the process's exit after the guest powers itself off
@@ -216,10 +218,17 @@ SECTIONS { . = 0x100000; .text : { *(.text) } :text .note.Xen : { *(.note.Xen) }
 """
 
 
-def triple_fault(hyp, old_hyp, tmp):
-    """Start to exit on the triple-fault guest, side by side in one run
-    (A B C A B C ...): the bare-KVM floor (kvm-floor.c), this lodge-hyp and
-    OLD_HYP; paired ratios against the floor and against the old tree."""
+def triple_fault(hyp, olds, tmp):
+    """Start to exit on the triple-fault guest, side by side in one run:
+    the bare-KVM floor (kvm-floor.c, the same ELF and memory size), the
+    floor with the in-kernel irqchip and PIT lodge-hyp gives every guest
+    (what the kernel costs for them, apart from lodge-hyp's own), this
+    lodge-hyp and each older one in olds ([(label, path)]), each with its
+    sandbox and with --no-sandbox; a round runs each once, the order
+    turning by one each round so none always follows the same other.
+    Wall time from spawn to reap; CPU time of the process and every
+    descendant it reaped (wait4's rusage: lodge-hyp's domain process
+    too).  Ratios pair by pair, each run against the floor's of its round."""
     with open(os.path.join(tmp, "tf.S"), "w") as f:
         f.write(TRIPLE_FAULT_S)
     with open(os.path.join(tmp, "tf.ld"), "w") as f:
@@ -227,26 +236,50 @@ def triple_fault(hyp, old_hyp, tmp):
     elf, floor = os.path.join(tmp, "tf.elf"), os.path.join(tmp, "kvm-floor")
     subprocess.run(["as", "--64", "-o", elf + ".o", os.path.join(tmp, "tf.S")], check=True)
     subprocess.run(["ld", "-m", "elf_x86_64", "-T", os.path.join(tmp, "tf.ld"), "-o", elf, elf + ".o"], check=True)
-    subprocess.run(["cc", "-O2", "-o", floor, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                          "kvm-floor.c")], check=True)
-    runs = {"floor": [floor], "lodge-hyp": [hyp, "--kernel", elf, "--memory", str(MEM_MIB)],
-            "old lodge-hyp": [old_hyp, "--kernel", elf, "--memory", str(MEM_MIB)]}
-    times = {k: [] for k in runs}
-    for _ in range(RUNS):
-        for name, argv in runs.items():
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", floor,
+                    os.path.join(os.path.dirname(os.path.abspath(__file__)), "kvm-floor.c")], check=True)
+    runs = {"floor (kvm-floor.c)": [floor, elf, str(MEM_MIB)],
+            "floor with the in-kernel irqchip and PIT": [floor, elf, str(MEM_MIB), "irqchip"]}
+    for label, path in [("this tree", hyp)] + olds:
+        argv = [path, "--kernel", elf, "--memory", str(MEM_MIB)]
+        runs["lodge-hyp of %s" % label] = argv
+        runs["lodge-hyp of %s, --no-sandbox" % label] = argv + ["--no-sandbox"]
+    names = list(runs)
+    wall = {k: [] for k in names}
+    cpu = {k: [] for k in names}
+    for r in range(RUNS):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            argv = runs[name]
             t0 = time.monotonic()
-            rc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL).returncode
-            times[name].append((time.monotonic() - t0) * 1000)
-            if rc != 3:
-                sys.exit("%s: exit %d, not the crashed guest's 3" % (" ".join(argv), rc))
-    print("\nStart to exit on a guest that triple-faults at once, %d runs side by side; "
-          "min / median / max ms; ratios pair by pair, median" % RUNS)
-    for name, t in times.items():
-        print("- %s: %.1f / %.1f / %.1f" % (name, *stats(t)))
-    pair = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b]))
-    print("- lodge-hyp / floor %.2f, old lodge-hyp / floor %.2f, lodge-hyp / old %.2f" % (
-        pair("lodge-hyp", "floor"), pair("old lodge-hyp", "floor"), pair("lodge-hyp", "old lodge-hyp")))
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            _, st, ru = os.wait4(proc.pid, 0)
+            wall[name].append((time.monotonic() - t0) * 1000)
+            cpu[name].append((ru.ru_utime + ru.ru_stime) * 1000)
+            proc.returncode = os.waitstatus_to_exitcode(st)
+            if proc.returncode != 3:
+                sys.exit("%s: exit %d, not the crashed guest's 3" % (" ".join(argv), proc.returncode))
+    base, platform = names[0], names[1]
+    pair = lambda t, a, b: statistics.median(x / y for x, y in zip(t[a], t[b]) if y)
+    print("Start to exit on a guest that triple-faults at once (%d MiB, 1 vCPU), %d rounds side by side; "
+          "min / median / max; ratio = the median of each run over the floor's run of its round\n"
+          % (MEM_MIB, RUNS))
+    print("| | wall (ms) | ratio | CPU, all its processes (ms) | ratio |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        print("| %s | %.1f / %.1f / %.1f | %.2f | %.1f / %.1f / %.1f | %.2f |" % (
+            name, *stats(wall[name]), pair(wall, name, base), *stats(cpu[name]), pair(cpu, name, base)))
+    for label, _ in olds:
+        old = "lodge-hyp of %s" % label
+        print("\nThis tree against %s, pair by pair: wall %.2f, CPU %.2f; --no-sandbox: wall %.2f, CPU %.2f" % (
+            label, pair(wall, "lodge-hyp of this tree", old), pair(cpu, "lodge-hyp of this tree", old),
+            pair(wall, "lodge-hyp of this tree, --no-sandbox", old + ", --no-sandbox"),
+            pair(cpu, "lodge-hyp of this tree, --no-sandbox", old + ", --no-sandbox")))
+    ratio = pair(wall, "lodge-hyp of this tree", base)
+    print("\nTarget: start to exit under 1.10 x the floor with the sandbox on: %.2f x (%s); "
+          "against the floor with the in-kernel irqchip and PIT: %.2f x" % (
+              ratio, "met" if ratio < 1.10 else "NOT met",
+              pair(wall, "lodge-hyp of this tree", platform)))
 
 
 def stats(values):
@@ -300,10 +333,12 @@ def main():
 
 
 if __name__ == "__main__":
-    if os.environ.get("OLD_HYP"):
-        # OLD_HYP=path/to/an/older/lodge-hyp: only the triple-fault comparison.
-        import tempfile
-        with tempfile.TemporaryDirectory(prefix="lodge-bench-tf.") as tmp:
-            triple_fault(sys.argv[1], os.environ["OLD_HYP"], tmp)
-    else:
+    import tempfile
+    # OLD_HYP="LABEL=PATH:LABEL=PATH" (older trees' lodge-hyp, LABEL= may
+    # be left out): only the triple-fault comparison, with those beside.
+    olds = [(e.split("=", 1) if "=" in e else (e, e)) for e in os.environ.get("OLD_HYP", "").split(":") if e]
+    if not olds:
         main()
+        print()
+    with tempfile.TemporaryDirectory(prefix="lodge-bench-tf.") as tmp:
+        triple_fault(sys.argv[1], [tuple(o) for o in olds], tmp)

@@ -3,8 +3,10 @@
 # src/pool/README.md "Migration's hand-over"): hosts a and b in network
 # namespaces of their own take migrations on their veths.  a's agent dies
 # (SIGKILL, at a named point through LODGE_POOL_TEST_DIE_AT: no clock)
-# after the guest has moved to b, once before it wrote the hand-over and
-# once just after.  Either way the guest runs on b alone, never booted
+# after the guest has moved to b: killed by its migration's child the
+# moment the stream is handed over (the agent never learns the guest
+# moved: b's claim once a's lease ends is the only way on), once before
+# it wrote the hand-over and once just after.  Each way the guest runs on b alone, never booted
 # anew (b's event log: migrated-in, no created; one lodge-hyp), b owns it
 # (its agent fed the copy's watchdog until it could claim it once a's
 # lease ended), and `lodge migrate` exits 0 saying it migrated only then.
@@ -57,17 +59,25 @@ one() {
 		fail "pool-migrate-kill: $point: guest" "runs on '$(pool_runs_on "$name")', $(pool_hyps "$name") lodge-hyps; b's log: $(grep " $name " "$(pool_root b)/var/log/lodge/lodge.log" | cut -d' ' -f3,4 | tr '\n' '|')"
 	fi
 }
+one before-claim h3
+if grep -q 'h3: migrated here, its source gone before the hand-over: b.s now' "$T/agent-b.log" &&
+	! grep -q 'h3: handed over to b' "$T/agent-a.log"; then
+	pass "pool-migrate-kill: before-claim: a never handed h3 over; b's agent claimed it once a's lease ended (its log says so)"
+else
+	fail "pool-migrate-kill: before-claim: claim" "b: $(grep 'h3:' "$T/agent-b.log" | tail -n 3 | tr '\n' '|'); a: $(grep 'h3:' "$T/agent-a.log" | tail -n 3 | tr '\n' '|')"
+fi
 one before-handover h1
 one after-handover h2
 
-# ---- pool-leave of b, which runs both: it migrates them to a, then leaves
+# ---- pool-leave of b, which runs all three: it migrates them to a, then leaves
 LODGE_POOL_TEST_DIE_AT= pool_agent_start a
 pool_wait_agents "a b" both_up
 out=$(LODGE_TIMEOUT=300 pool_lh b pool-leave 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -qx 'migrated h1 to a' && echo "$out" | grep -qx 'migrated h2 to a' &&
-	echo "$out" | grep -q 'host b left the pool' && [ "$(pool_runs_on h1)$(pool_runs_on h2)" = aa ] &&
-	[ "$(evlog a h1 migrated-in)$(evlog a h2 migrated-in)" = 11 ] && ! pool_lh a pool-list -o tsv -H | grep -q "^b	"; then
-	pass "pool-leave of b with h1 and h2 running: both migrated to a (a's event log: migrated-in), then b left ($(echo "$out" | tr '\n' ';'))"
+	echo "$out" | grep -qx 'migrated h3 to a' && echo "$out" | grep -q 'host b left the pool' &&
+	[ "$(pool_runs_on h1)$(pool_runs_on h2)$(pool_runs_on h3)" = aaa ] &&
+	[ "$(evlog a h1 migrated-in)$(evlog a h2 migrated-in)$(evlog a h3 migrated-in)" = 111 ] && ! pool_lh a pool-list -o tsv -H | grep -q "^b	"; then
+	pass "pool-leave of b with h1, h2 and h3 running: all migrated to a (a's event log: migrated-in), then b left ($(echo "$out" | tr '\n' ';'))"
 else
-	fail "pool-migrate-kill: pool-leave" "rc $rc, said: $(echo "$out" | tr '\n' '|'); h1 on '$(pool_runs_on h1)', h2 on '$(pool_runs_on h2)'"
+	fail "pool-migrate-kill: pool-leave" "rc $rc, said: $(echo "$out" | tr '\n' '|'); h1 on '$(pool_runs_on h1)', h2 on '$(pool_runs_on h2)', h3 on '$(pool_runs_on h3)'"
 fi

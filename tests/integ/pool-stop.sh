@@ -181,6 +181,17 @@ out=$(pool_lh a create --local s1 2>&1); rc=$?
 out=$(pool_lh a create --local --on b loc 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q -- '--local and --on' &&
 	pass "pool-stop: create --local --on refused ($out)" || fail "pool-stop: --local --on" "rc $rc: $out"
+# lodge rename on a pool host: a pool domain keeps its name, and a local
+# one takes no name the pool has (its agents would take it for a copy)
+out2=$(pool_lh a rename loc s1 2>&1); rc2=$?
+out3=$(pool_lh a rename s1 s1b 2>&1); rc3=$?
+if [ $rc2 -ne 0 ] && echo "$out2" | grep -q 'the pool has a domain s1' && [ "$(pool_runs_on loc)" = a ] &&
+   [ $rc3 -ne 0 ] && echo "$out3" | grep -q 's1 is the pool.s domain: it keeps its name' &&
+   [ -n "$(pool_dom_field s1 1)" ] && [ -e "$(pool_root a)/etc/lodge/domains/s1.cfg" ]; then
+	pass "pool-stop: rename of the local loc onto the pool's s1, and of the pool's s1: refused in one line each ($out2; $out3)"
+else
+	fail "pool-stop: rename on a pool host" "rc $rc2: $out2; rc $rc3: $out3; loc on '$(pool_runs_on loc)'"
+fi
 out=$(pool_lh a shutdown -w -t 30 loc 2>&1); rc=$?
 [ $rc -eq 0 ] && [ -z "$(pool_runs_on loc)" ] && [ -z "$(pool_dom_field loc 1)" ] &&
 	pass "pool-stop: shutdown of the local domain: shut down on a, as on a host in no pool" ||

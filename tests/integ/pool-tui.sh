@@ -6,8 +6,10 @@
 # show both with their hosts; the pool's view is sampled by a child, so
 # the dashboard keeps answering keys while etcd is slow (a frozen prefix
 # would hang nothing either).  Its destroy of a pool domain goes through
-# the pool, as lodge destroy does.  A host in no pool shows no HOST column
-# (tui.sh).
+# the pool, as lodge destroy does.  A pool of more domains than one job
+# result holds (80 more, put in etcd directly: 12 KB of rows, past the
+# job runner's 8 KiB) shows every one, the last as the first.  A host in
+# no pool shows no HOST column (tui.sh).
 . "$(dirname "$0")/../lib.sh"
 integ_begin pool-tui kvm root minios cmd:tmux
 pool_etcd_up
@@ -63,5 +65,32 @@ if shows 10 '^ +- d3 +b +run '; then
 		fail "pool-tui: destroy through the pool" "desired $(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired"), runs on '$(pool_runs_on d3)'; $(screen | tail -n 2 | tr '\n' '|')"
 else
 	fail "pool-tui: select d3" "$(screen | sed -n 3,8p | tr '\n' '|')"
+fi
+
+# ---- more rows than an 8 KiB job result: far00..far79, stopped, placed on
+# a host "far" that is not in the pool (no agent acts on them).  Put in
+# two transactions (etcd takes 128 operations in one; no compares, these
+# as the success branch, none as the failure one).
+FAR=80
+for half in 0 1; do
+	for i in $(seq $((half * FAR / 2)) $(((half + 1) * FAR / 2 - 1))); do
+		n=$(printf 'far%02d' "$i")
+		printf 'put %s stopped\nput %s far\n' "$PREFIX/domains/$n/desired" "$PREFIX/domains/$n/placement"
+	done | { echo; cat; echo; echo; } | pool_etcdctl txn >/dev/null || fail "pool-tui: many rows" "etcdctl txn"
+done
+far_rows() { pool_lh a top -b -n 1 -d 0.2 2>/dev/null | awk '$1 == "-" && $2 ~ /^far[0-9][0-9]$/ && $3 == "far" && $4 == "stopped"'; }
+far_all() { [ "$(far_rows | awk '{ print $2 }' | sort -u | wc -l)" -eq "$FAR" ]; }
+if wait_until 20 far_all && far_rows | grep -q ' far00 ' && far_rows | grep -q ' far79 '; then
+	pass "lodge top -b: a pool of $FAR more domains (rows past 8 KiB) shows every one, far00 to far79, on host far, stopped"
+else
+	fail "pool-tui: many rows, top -b" "$(far_rows | wc -l) of $FAR far rows: $(far_rows | tail -n 2 | tr '\n' '|')"
+fi
+tmux_open dashboard 100 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+# all counted in the header (d1, d2, d3 and the 80), then the last found
+shows 10 "domains $((FAR + 3)):" && press / && type_text far79 && press Enter
+if shows 10 '^ +- far79 +far +stopp'; then
+	pass "the dashboard: all $((FAR + 3)) of the pool's domains counted, the last of them (past 8 KiB of rows) shown, far79 on far, stopped"
+else
+	fail "pool-tui: many rows, dashboard" "$(screen | sed -n 2,6p | tr '\n' '|')"
 fi
 press q

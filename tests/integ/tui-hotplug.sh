@@ -134,4 +134,55 @@ else
 	skip "the dashboard's bridge picker" "cannot make bridge $BR"
 fi
 
+# ---- a hot-plug past its deadline: ended and reaped, never a zombie --------------
+# A lodge-hyp stopped with its control socket's queue full (connections it
+# never accepted) holds the attach's job in connect() past the dashboard's
+# deadline (LODGE_DETACH_TIMEOUT_MS + 5 s); once lodge-hyp runs again that
+# job could end at any time.  The dashboard must have ended and reaped it:
+# no child of the dashboard is left, running or a zombie.
+hyp=$(field th 9)
+dash=$(pgrep -P "$(pane pane_pid)" -x lodge)
+dash_children() { ps -o pid=,stat= --ppid "$dash" 2>/dev/null; }
+children_settled() { ! dash_children | grep -qv ' Z'; }
+press a
+shows 5 'attach a disk \(PATH,VDEV' && type_text "$STORE/late.img,vdd"
+kill -STOP "$hyp"
+python3 -c '
+import signal, socket, sys
+held = []
+while True:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setblocking(False)
+    try:
+        s.connect(sys.argv[1])
+    except BlockingIOError:
+        break
+    held.append(s)
+print(len(held), flush=True)
+signal.pause()' "$RUN/th/control" >"$T/held" &
+holder=$!
+at_exit "kill $holder 2>/dev/null; kill -CONT $hyp 2>/dev/null"
+wait_until 10 test -s "$T/held"
+press Enter
+t0=$(date +%s)
+if ! shows 5 'block-attach th .*late\.img'; then
+	fail "a late hot-plug" "not started: $(screen | tail -2)"
+elif ! shows 40 'th did not answer block-attach in [0-9]+ s'; then
+	fail "a late hot-plug" "no deadline in 40 s: $(screen | tail -2)"
+else
+	late=$(($(date +%s) - t0))
+	kill -CONT "$hyp"
+	kill "$holder"
+	# Running again, lodge-hyp answers what was queued: a child still
+	# there ends now.  Then none may be left, not even a zombie.
+	wait_until 20 children_settled
+	if [ -z "$(dash_children)" ]; then
+		pass "a hot-plug past its deadline (${late} s, $(cat "$T/held") connections held): ended and reaped, no zombie left"
+	else
+		fail "a late hot-plug" "children of the dashboard ($dash): $(dash_children | tr '\n' ' ')"
+	fi
+fi
+kill -CONT "$hyp" 2>/dev/null
+kill "$holder" 2>/dev/null
+
 lodge destroy th >/dev/null 2>&1

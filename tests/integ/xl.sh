@@ -2,7 +2,8 @@
 # The rest of xl (issue 35, point 7): lodge help within 80 columns (and
 # each command's help); with real Mini-OS domains: create FILE KEY=VALUE
 # (checked by the config's schema), config-update and rename (of a
-# domain not running), uptime of one domain,
+# domain not running, and onto a running one's name: refused; a running
+# domain's rename is rename.sh's), uptime of one domain,
 # sysrq (a serial BREAK then the key), trigger nmi (and s3resume refused),
 # mem-max as mem-set's ceiling, reboot -w, shutdown -a -w.
 . "$(dirname "$0")/../lib.sh"
@@ -111,10 +112,11 @@ for o in memory=1 bogus=1 memory 'disk=["/nonexistent.img,raw,xvda,rw"]'; do
 	fi
 done
 
-if ! lodge rename a z 2>"$err" && grep -q 'running' "$err" && [ -e "$DOMS/a.cfg" ] && [ "$(field a 5)" = running ]; then
-	pass "rename of a running domain refused: $(cat "$err")"
+if ! lodge rename a b 2>"$err" && grep -q 'a domain named b is running' "$err" && [ -e "$DOMS/a.cfg" ] &&
+   [ "$(field a 5)" = running ] && [ "$(field b 5)" = running ]; then
+	pass "rename of a running domain onto another running one's name refused: $(cat "$err")"
 else
-	fail "rename of a running domain" "$(cat "$err")"
+	fail "rename onto a running name" "$(cat "$err")"
 fi
 
 # ---- uptime DOMAIN ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /* The create form's model (config-form.h): each field's verdict and message
- * are those of a domain file holding its key, the whole form loads as a
- * file, hints come from the schema.
+ * are those of a domain file holding its key, the whole form makes the
+ * domain config a file with its values makes, hints come from the schema.
  *
  * With arguments it is the form's face for tests/integ/schema.sh:
  *   test-lib-form [--root DIR] FIELD=VALUE...
@@ -141,7 +141,7 @@ static void test_form(void)
 	static struct domain_form form;
 	char why[1024], err[4096], hint[256], want[64];
 	enum form_field f;
-	int bad = 0;
+	int bad = 0, field;
 
 	form_init(&form);
 	snprintf(form.value[FORM_MEMORY], FORM_VALUE_MAX, "64");
@@ -153,7 +153,7 @@ static void test_form(void)
 	for (f = 0; f < FORM_FIELDS; f++)
 		bad += domain_form_check(&form, f, &hc, why, sizeof(why)) != 0;
 	CHECK("a valid form: every field passes", bad == 0);
-	CHECK("... and it loads as a domain file", domain_form_load(&form, &hc, &dc, err, sizeof(err)) == 0);
+	CHECK("... and it makes a domain config", domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0);
 	CHECK("... with its values", !strcmp(dc.name, "web") && dc.memory_mib == 64 && dc.vcpus == 2 &&
 	      !strcmp(dc.kernel, kernel) && !strcmp(dc.cmdline, "console=ttyS0 \"quoted\" back\\slash $HOME"));
 	CHECK("... its disk the guest's vda, writable", dc.ndisks == 1 && !strcmp(dc.disks[0].path, disk) &&
@@ -167,17 +167,21 @@ static void test_form(void)
 	snprintf(form.value[FORM_MAC], FORM_VALUE_MAX, "auto");
 	CHECK("an empty field is a key left out: memory's default",
 	      domain_form_check(&form, FORM_MEMORY, &hc, why, sizeof(why)) == 0 &&
-	      domain_form_load(&form, &hc, &dc, err, sizeof(err)) == 0 && dc.memory_mib == DOMAIN_MEMORY_DEFAULT_MIB);
+	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0 &&
+	      dc.memory_mib == DOMAIN_MEMORY_DEFAULT_MIB);
 	CHECK("MAC auto: Lodge's own", dc.nvifs == 1 && !dc.vifs[0].mac_set);
 
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "lodge-nosuch0");
 	form.make_bridge = true;
 	CHECK("a bridge the dashboard will make: only its name is checked",
 	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == 0);
-	CHECK("... but the form does not load until it exists",
-	      domain_form_load(&form, &hc, &dc, err, sizeof(err)) < 0 &&
-	      strstr(err, FORM_LABEL ":") == err && strstr(err, ": vif: bridge 'lodge-nosuch0' does not exist"));
+	CHECK("... and the config names it",
+	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0 && dc.nvifs == 1 &&
+	      !strcmp(dc.vifs[0].bridge, "lodge-nosuch0"));
 	form.make_bridge = false;
+	CHECK("... but a bridge to use must exist, beside the bridge field",
+	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) < 0 && field == FORM_BRIDGE &&
+	      !strncmp(err, "bridge 'lodge-nosuch0' does not exist", 37));
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:lodge-nosuch0");
 	CHECK("new:NAME, a bridge the create makes: only its name is checked",
 	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == 0);
@@ -230,9 +234,9 @@ static void test_form(void)
 static int drive(int argc, char **argv)
 {
 	static struct domain_form form;
-	char why[1024], err[4096], *at;
+	char why[1024], err[4096];
 	enum form_field f;
-	int i = 1;
+	int i = 1, field;
 
 	if (argc > 2 && !strcmp(argv[1], "--root")) {
 		cfg_set_root(argv[2]);
@@ -260,9 +264,8 @@ static int drive(int argc, char **argv)
 			printf("%s: %s\n", domain_form_key(f), why);
 			return 1;
 		}
-	if (domain_form_load(&form, &hc, &dc, err, sizeof(err))) {     /* as its Create */
-		at = strchr(err + strlen(FORM_LABEL) + 1, ':');
-		printf("%s\n", at && at[1] == ' ' ? at + 2 : err);
+	if (domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err))) {     /* as its Create */
+		printf("%s%s%s\n", field >= 0 ? domain_form_key(field) : "", field >= 0 ? ": " : "", err);
 		return 1;
 	}
 	printf("ok\n");

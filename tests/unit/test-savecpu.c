@@ -50,7 +50,7 @@ static int make_domain(struct domain *d)
 	domain_init(d);
 	d->nvcpus = 2;
 	if ((rc = kvm_open(d)) || (rc = guest_mem_init(&d->mem, 64u << 20)) ||
-	    (rc = kvm_create_vm(d)) || (rc = kvm_map_memory(d)))
+	    (rc = kvm_create_vm(d)))
 		return rc;
 	for (i = 0; i < d->nvcpus; i++)
 		if ((rc = vcpu_create(d, i)))

@@ -223,18 +223,71 @@ static const struct disk *held_here(const struct disk *d, const struct disk_name
 	return NULL;
 }
 
+/* The value of option opt ("--name") in a process's command line cmd
+ * (got bytes, NUL-separated): NULL if it has none. */
+static const char *cmdline_value(const char *cmd, ssize_t got, const char *opt)
+{
+	size_t olen = strlen(opt);
+	ssize_t at;
+
+	for (at = 0; at < got; at += (ssize_t)strlen(cmd + at) + 1) {
+		const char *arg = cmd + at;
+
+		if (strncmp(arg, opt, olen) == 0 && arg[olen] == '=')
+			return arg + olen + 1;
+		if (strcmp(arg, opt) == 0 && at + (ssize_t)olen + 1 < got)
+			return arg + olen + 1;
+	}
+	return NULL;
+}
+
+/* The name a renamed domain has now (lodge rename moves its runtime
+ * directory as it runs, and its command line keeps the old --name): the
+ * directory under rundir that process pid or its parent (the supervisor,
+ * which follows it: events_follow) holds open.  1 with name, else 0. */
+static int followed_name(int pid, const char *rundir, char *name, size_t len)
+{
+	char path[64], link[4200], stat_line[512], *close_paren;
+	size_t rlen = strlen(rundir);
+	int tries, fd, ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (file_first_line(path, stat_line, sizeof(stat_line)) == 0 && (close_paren = strrchr(stat_line, ')')))
+		sscanf(close_paren + 1, " %*c %d", &ppid);
+	for (tries = 0; tries < 2; tries++, pid = ppid) {
+		if (pid <= 1)
+			break;
+		for (fd = 0; fd < 64; fd++) {
+			ssize_t k;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+			if ((k = readlink(path, link, sizeof(link) - 1)) <= 0)
+				continue;
+			link[k] = '\0';
+			if ((size_t)k > rlen + 1 && strncmp(link, rundir, rlen) == 0 && link[rlen] == '/' &&
+			    domain_name_valid(link + rlen + 1)) {
+				snprintf(name, len, "%s", link + rlen + 1);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The domain holding name n's lock, for the refusal: /proc/locks gives
  * the process that took a flock on that device and inode, and a
- * lodge-hyp's command line its --name.  "" if that cannot be said (a
- * process gone, a lock taken by something else than a lodge-hyp, or
- * /proc out of reach in the sandbox). */
+ * lodge-hyp's runtime directory its name now (else its command line's
+ * --name).  "" if that cannot be said (a process gone, a lock taken by
+ * something else than a lodge-hyp, or /proc out of reach in the
+ * sandbox). */
 static void lock_holder(const struct disk_name *n, char *name, size_t len)
 {
-	char line[256], path[64], cmd[8192], self[32], other[32];
+	char line[256], path[64], cmd[8192], self[32], other[32], real[PATH_MAX];
+	const char *v, *rundir;
 	unsigned maj, min;
 	unsigned long long ino;
 	int pid = 0, fd;
-	ssize_t got, at;
+	ssize_t got;
 	FILE *f;
 
 	name[0] = '\0';
@@ -264,20 +317,16 @@ static void lock_holder(const struct disk_name *n, char *name, size_t len)
 	if (got <= 0)
 		return;
 	cmd[got] = '\0';
-	for (at = 0; at < got; at += (ssize_t)strlen(cmd + at) + 1) {
-		const char *arg = cmd + at, *v = NULL;
-
-		if (strncmp(arg, "--name=", 7) == 0)
-			v = arg + 7;
-		else if (strcmp(arg, "--name") == 0 && at + (ssize_t)strlen(arg) + 1 < got)
-			v = arg + strlen(arg) + 1;
-		/* Whatever the other process's arguments say, only a valid
-		 * domain name is repeated. */
-		if (v && domain_name_valid(v)) {
-			snprintf(name, len, "%s", v);
-			return;
-		}
-	}
+	rundir = cmdline_value(cmd, got, "--runtime-dir");
+	/* as the kernel spells the directories it holds */
+	if (rundir && realpath(rundir, real))
+		rundir = real;
+	if (rundir && rundir[0] == '/' && followed_name(pid, rundir, name, len))
+		return;
+	/* Whatever the other process's arguments say, only a valid domain
+	 * name is repeated. */
+	if ((v = cmdline_value(cmd, got, "--name")) && domain_name_valid(v))
+		snprintf(name, len, "%s", v);
 }
 
 int disk_lock(struct disk *d, char *err, size_t errlen)

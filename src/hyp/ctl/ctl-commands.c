@@ -358,6 +358,29 @@ static void ctl_vcpu_set(struct ctl *c, struct ctl_client *cl, int argc, char **
 	client_send(cl, "ok\n");
 }
 
+/* rename NAME: lodge rename has moved the runtime directory, and the
+ * cgroup beside it (proto.h); this process, sandboxed, takes the name for
+ * its messages and status alone.  The event log's line is written by the
+ * supervisor, under the name the directory has, not this one's word. */
+static void ctl_rename(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
+{
+	struct domain *dom = c->dom;
+	char *cg = dom->cgroup.dir;
+	size_t old = strlen(dom->name), len = strlen(cg), at = len > old ? len - old : 0;
+
+	if (!domain_name_valid(argv[0])) {
+		client_send(cl, "error '%s' is not a domain name (%s)\n", argv[0], domain_name_rule());
+		return;
+	}
+	/* its cgroup's path, for status, if the caller moved it too */
+	if (argc > 1 && strcmp(argv[1], "cgroup") == 0 && dom->has_cgroup && at && cg[at - 1] == '/' && strcmp(cg + at, dom->name) == 0 &&
+	    at + strlen(argv[0]) < sizeof(dom->cgroup.dir))
+		memcpy(cg + at, argv[0], strlen(argv[0]) + 1);
+	event_send(EV_RENAMED, ctl_who(cl), NULL);
+	snprintf(dom->name, sizeof(dom->name), "%s", argv[0]);
+	client_send(cl, "ok\n");
+}
+
 /* ctl-cpu.c's, which need only the domain. */
 static void ctl_vcpus(struct ctl *c, struct ctl_client *cl, int argc, char **argv)
 {
@@ -398,7 +421,7 @@ static ctl_run_fn *const runs[PROTO_NCOMMANDS] = {
 	[PROTO_NMI] = ctl_nmi,                 [PROTO_VCPU_SET] = ctl_vcpu_set,
 	[PROTO_VCPU_PIN] = ctl_pin,            [PROTO_SCHED] = ctl_weights,
 	[PROTO_DISK_ATTACH] = ctl_disk_attach, [PROTO_VIF_ATTACH] = ctl_vif_attach,
-	[PROTO_DETACH] = ctl_detach,
+	[PROTO_DETACH] = ctl_detach,           [PROTO_RENAME] = ctl_rename,
 };
 
 const struct ctl_command *ctl_command_find(const char *name)

@@ -174,7 +174,7 @@ int ram_send_bitmap(struct domain *dom, int fd, const uint64_t *bitmap, struct r
 
 /* ---- dirty tracking ------------------------------------------------------ */
 
-/* The KVM memory slots as kvm_map_memory() made them: 0 low RAM, 1 high. */
+/* The KVM memory slots as kvm_create_vm() made them: 0 low RAM, 1 high. */
 static int set_slot_logging(struct domain *dom, bool on)
 {
 	struct kvm_userspace_memory_region r[2] = {

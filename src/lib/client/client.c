@@ -134,7 +134,7 @@ int client_set_face(const char *face)
 {
 	size_t len = strlen(face);
 
-	if (!len || len > PROTO_FACE_MAX || strspn(face, PROTO_FACE_CHARS) != len)
+	if (len > PROTO_FACE_MAX || strspn(face, PROTO_FACE_CHARS) != len)
 		return -EINVAL;
 	memcpy(client_face_word, face, len + 1);
 	return 0;

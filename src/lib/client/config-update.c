@@ -1,5 +1,5 @@
 /* A domain's config in the domains directory changed in place, as xl
- * config-update and (for a domain not running) xl rename: the file's own
+ * config-update (and xl rename, domain/rename.c): the file's own
  * text with the statements replaced, read by the same schema before it
  * is written, and written whole or not at all (a temporary file renamed
  * over it), so its comments and layout stay. */
@@ -17,9 +17,10 @@
 
 #define CONFIG_MODE 0644           /* as lodge install writes one */
 
-/* DOMAINS_DIR/NAME.cfg, the file create NAME reads. */
-static int config_path(const struct lodge *lg, const char *name, char *path, size_t len, struct lodge_err *err)
+int lodge_config_path(const struct lodge *lg, const char *name, char *path, size_t len, struct lodge_err *err)
 {
+	if (domain_name_is_host(name))
+		return lodge_fail(err, -EINVAL, "%s is the host's own name, never a domain's", name);
 	if (!domain_name_valid(name))
 		return lodge_fail(err, -EINVAL, "'%s' is not a domain name (letters, digits, . _ -; up to %d)", name,
 				  DOMAIN_NAME_MAX - 1);
@@ -28,9 +29,7 @@ static int config_path(const struct lodge *lg, const char *name, char *path, siz
 	return 0;
 }
 
-/* text into path, by a temporary file beside it renamed over it; with
- * no_replace, refused if path exists (a rename's new name). */
-static int write_whole(const char *path, const char *text, size_t len, bool no_replace, struct lodge_err *err)
+int lodge_config_write(const char *path, const char *text, size_t len, bool no_replace, struct lodge_err *err)
 {
 	char tmp[CFG_PATH_MAX + 16];
 	int fd, rc = 0;
@@ -62,7 +61,7 @@ int lodge_config_update(const struct lodge *lg, const char *name, const char *fr
 	char *text;
 	int rc;
 
-	if ((rc = config_path(lg, name, path, sizeof(path), err)))
+	if ((rc = lodge_config_path(lg, name, path, sizeof(path), err)))
 		return rc;
 	if (!from && access(path, F_OK))
 		return lodge_fail(err, -ENOENT, "domain %s has no config in %s", name, lg->hc.domains_dir);
@@ -77,46 +76,7 @@ int lodge_config_update(const struct lodge *lg, const char *name, const char *fr
 		return lodge_fail(err, -EINVAL, "the config names domain '%s', not %s (lodge rename renames)",
 				  dc.name, name);
 	}
-	rc = write_whole(path, text, len, false, err);
+	rc = lodge_config_write(path, text, len, false, err);
 	free(text);
 	return rc;
-}
-
-int lodge_rename(const struct lodge *lg, const char *old, const char *new_name, struct lodge_err *err)
-{
-	static struct domain_config dc;
-	char path[CFG_PATH_MAX + 80], new_path[CFG_PATH_MAX + 80], msg[LODGE_ERR_MAX], over[DOMAIN_NAME_MAX + 16];
-	char *overrides[1] = { over }, *text;
-	struct lodge_status st;
-	size_t len;
-	int rc;
-
-	if ((rc = config_path(lg, old, path, sizeof(path), err)) ||
-	    (rc = config_path(lg, new_name, new_path, sizeof(new_path), err)))
-		return rc;
-	/* A running domain's name is its runtime directory's, its control
-	 * socket's, its cgroup's and its locks': lodge-hyp does not move
-	 * them while it runs. */
-	if (lodge_status_of(lg, old, &st) == 0)
-		return lodge_fail(err, -EBUSY, "domain %s is running: shut it down first (a running domain keeps "
-				  "its name)", old);
-	if (lodge_status_of(lg, new_name, &st) == 0)
-		return lodge_fail(err, -EEXIST, "a domain named %s is running", new_name);
-	if (access(path, F_OK))
-		return lodge_fail(err, -ENOENT, "domain %s has no config in %s", old, lg->hc.domains_dir);
-	snprintf(over, sizeof(over), "name = \"%s\"", new_name);
-	rc = domain_config_load_overrides(path, overrides, 1, &lg->hc, false, &dc, &text, &len, msg, sizeof(msg));
-	if (rc)
-		return lodge_fail(err, rc < 0 ? rc : -EINVAL, "%s", msg);
-	/* The new file first (never over another's), then the old one goes. */
-	rc = write_whole(new_path, text, len, true, err);
-	free(text);
-	if (rc)
-		return rc;
-	if (unlink(path)) {
-		rc = -errno;
-		unlink(new_path);
-		return lodge_fail(err, rc, "cannot remove %s: %s", path, strerror(-rc));
-	}
-	return 0;
 }

@@ -21,6 +21,11 @@ int lodge_set_face(const char *face)
 	return client_set_face(face);
 }
 
+const char *lodge_face(void)
+{
+	return client_face();
+}
+
 int lodge_event_log_dir(char *out, size_t len)
 {
 	size_t n = (size_t)snprintf(out, len, "%s%s", cfg_root(), EVLOG_DIR);

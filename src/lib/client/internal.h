@@ -28,6 +28,13 @@ int lodge_ask_name(const struct lodge *lg, const char *name, const char *cmd, bo
 struct domain_config;
 int lodge_keep_config(const struct lodge *lg, const char *path, const struct domain_config *dc, char *why,
 		      size_t whylen);
+/* DOMAINS_DIR/NAME.cfg, the file create NAME reads, for a valid name:
+ * 0 or -errno with err (config-update.c). */
+int lodge_config_path(const struct lodge *lg, const char *name, char *path, size_t len, struct lodge_err *err);
+/* text into a config file path, by a temporary file beside it renamed
+ * over it; with no_replace, refused if path exists (a rename's new
+ * name).  0 or -errno with err. */
+int lodge_config_write(const char *path, const char *text, size_t len, bool no_replace, struct lodge_err *err);
 /* -ENOENT with its message for a name that is not running. */
 int lodge_not_running(struct lodge_err *err, const char *name);
 

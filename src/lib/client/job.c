@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +117,9 @@ int job_cancelled(struct lodge_err *err)
 
 /* ---- the records, child to parent -----------------------------------------------------------
  * A header and its payload.  A progress record is smaller than PIPE_BUF,
- * so a write that does not wait puts it whole or not at all.  The end
- * record is written waiting: it must arrive. */
-enum { REC_PROGRESS = 1, REC_END = 2 };
+ * so a write that does not wait puts it whole or not at all.  Result
+ * records and the end record are written waiting: they must arrive. */
+enum { REC_PROGRESS = 1, REC_END = 2, REC_RESULT = 3 };
 
 struct rec_head {
 	uint32_t kind, len;
@@ -132,13 +134,16 @@ struct rec_progress {
 
 _Static_assert(sizeof(struct rec_head) + sizeof(struct rec_progress) <= PIPE_BUF, "a progress record is atomic");
 _Static_assert(sizeof(struct rec_head) + sizeof(struct lodge_job_end) <= sizeof(((struct lodge_job *)0)->buf),
-	       "a record fits the buffer");
+	       "an end record fits the buffer");
+_Static_assert(sizeof(struct rec_head) + LODGE_JOB_RECORD_MAX <= sizeof(((struct lodge_job *)0)->buf),
+	       "a result record fits the buffer");
 
 /* ---- the child ------------------------------------------------------------------------------ */
 
 #define CHILD_FD 3                     /* the pipe under LODGE_JOB_DETACH */
 
 static int child_fd = -1;
+static bool child_broken;              /* a record went out in part: no end can follow it */
 static volatile sig_atomic_t child_stop;
 static struct rec_progress child_last;
 static bool child_sent;
@@ -173,20 +178,42 @@ bool lodge_job_progress(int phase, int pct, const char *text)
 	return !child_stop;
 }
 
-static void write_all(int fd, const void *buf, size_t len)
+/* Whole, waiting for room on a pipe that does not wait (a cancel's
+ * signal does not cut a record short): false once the parent is gone. */
+static bool write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
 	while (len) {
 		ssize_t n = write(fd, p, len);
 
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd room = { fd, POLLOUT, 0 };
+
+			poll(&room, 1, -1);
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;                /* the parent is gone: no one to tell */
+			return false;          /* the parent is gone: no one to tell */
 		p += n;
 		len -= (size_t)n;
 	}
+	return true;
+}
+
+bool lodge_job_record(const void *rec, size_t len)
+{
+	struct rec_head h = { REC_RESULT, (uint32_t)len };
+
+	if (child_fd < 0 || child_broken || len > LODGE_JOB_RECORD_MAX)
+		return false;
+	if (!write_all(child_fd, &h, sizeof(h)) || !write_all(child_fd, rec, len)) {
+		child_broken = true;
+		return false;
+	}
+	return !child_stop;
 }
 
 static __attribute__((noreturn)) void child_run(lodge_job_work *work, void *arg, unsigned flags, int wfd,
@@ -240,8 +267,10 @@ static __attribute__((noreturn)) void child_run(lodge_job_work *work, void *arg,
 	if (end.e.result_len > sizeof(end.e.result))
 		end.e.result_len = sizeof(end.e.result);
 	end.h = (struct rec_head){ REC_END, (uint32_t)(END_FIXED + end.e.result_len) };
-	fcntl(child_fd, F_SETFL, 0);
-	write_all(child_fd, &end, sizeof(end.h) + end.h.len);
+	if (!child_broken) {
+		fcntl(child_fd, F_SETFL, 0);
+		write_all(child_fd, &end, sizeof(end.h) + end.h.len);
+	}
 	rc = end.e.rc;
 	_exit(rc ? 1 : 0);             /* never exit(): the parent's atexit (a screen's end) is not ours */
 }
@@ -284,6 +313,13 @@ int lodge_job_start(struct lodge_job *j, lodge_job_work *work, void *arg, unsign
 	return 0;
 }
 
+void lodge_job_records(struct lodge_job *j, lodge_job_sink *sink, void *arg, size_t limit)
+{
+	j->sink = sink;
+	j->sink_arg = arg;
+	j->records_limit = limit;
+}
+
 int lodge_job_fd(const struct lodge_job *j)
 {
 	return j->fd;
@@ -300,7 +336,7 @@ static void job_reap(struct lodge_job *j)
 		j->pid = 0;
 	}
 	j->reaped = true;
-	if (!j->ended) {
+	if (!j->ended && !j->refused) {
 		int st = j->status;
 
 		j->end.rc = -EIO;
@@ -310,13 +346,66 @@ static void job_reap(struct lodge_job *j)
 	}
 }
 
-/* One whole record at the buffer's start: taken in. */
-static int take_record(struct lodge_job *j, const struct rec_head *h)
+/* Nothing more of the child is taken: it is cancelled, what it still
+ * writes is read and dropped until its pipe ends, and its end is why. */
+static void __attribute__((format(printf, 3, 4))) refuse(struct lodge_job *j, int rc, const char *fmt, ...)
 {
+	va_list ap;
+
+	memset(&j->end, 0, sizeof(j->end));
+	j->end.rc = rc;
+	va_start(ap, fmt);
+	vsnprintf(j->end.error, sizeof(j->end.error), fmt, ap);
+	va_end(ap);
+	j->refused = true;
+	j->len = 0;
+	lodge_job_cancel(j);
+}
+
+/* A record's header, before its payload is read: one of ours, of a size
+ * its kind has, within what the parent takes; else the stream refused. */
+static bool head_ok(struct lodge_job *j, const struct rec_head *h)
+{
+	switch (h->kind) {
+	case REC_PROGRESS:
+		if (h->len == sizeof(struct rec_progress) && !j->ended)
+			return true;
+		break;
+	case REC_END:
+		if (h->len >= END_FIXED && h->len <= sizeof(struct lodge_job_end) && !j->ended)
+			return true;
+		break;
+	case REC_RESULT:
+		if (j->ended)
+			break;
+		if (h->len > LODGE_JOB_RECORD_MAX) {
+			refuse(j, -EMSGSIZE, "it sent a result record of %u bytes, more than %d", h->len,
+			       LODGE_JOB_RECORD_MAX);
+			return false;
+		}
+		if (!j->sink) {
+			refuse(j, -EPROTO, "it sent a result record where none was asked for");
+			return false;
+		}
+		if (h->len > j->records_limit - j->records_len) {
+			refuse(j, -EMSGSIZE, "its result records came to more than %zu bytes, the most taken", j->records_limit);
+			return false;
+		}
+		return true;
+	}
+	refuse(j, -EIO, "its records do not add up (kind %u, %u bytes%s)", h->kind, h->len, j->ended ? ", after its end" : "");
+	return false;
+}
+
+/* One whole record at rec: taken in. */
+static int take_record(struct lodge_job *j, const struct rec_head *h, const unsigned char *rec)
+{
+	int rc;
+
 	if (h->kind == REC_PROGRESS) {
 		struct rec_progress p;
 
-		memcpy(&p, j->buf + sizeof(*h), sizeof(p));
+		memcpy(&p, rec, sizeof(p));
 		p.text[sizeof(p.text) - 1] = '\0';
 		j->phase = p.phase;
 		j->pct = p.pct < 0 ? -1 : p.pct > 100 ? 100 : p.pct;
@@ -324,8 +413,18 @@ static int take_record(struct lodge_job *j, const struct rec_head *h)
 		j->progressed = true;
 		return LODGE_JOB_PROGRESS;
 	}
+	if (h->kind == REC_RESULT) {
+		if ((rc = j->sink(j->sink_arg, rec, h->len)) != 0) {
+			refuse(j, rc < 0 ? rc : -EPROTO, "its result record %zu (%u bytes) was refused: %s", j->nrecords + 1,
+			       h->len, strerror(rc < 0 ? -rc : EPROTO));
+			return 0;
+		}
+		j->records_len += h->len;
+		j->nrecords++;
+		return LODGE_JOB_RECORDS;
+	}
 	memset(&j->end, 0, sizeof(j->end));
-	memcpy(&j->end, j->buf + sizeof(*h), h->len);
+	memcpy(&j->end, rec, h->len);
 	j->end.error[sizeof(j->end.error) - 1] = '\0';
 	if (j->end.rc > 0 || j->end.result_len != h->len - END_FIXED) {
 		j->end.rc = -EIO;
@@ -342,6 +441,7 @@ int lodge_job_collect(struct lodge_job *j)
 
 	while (j->fd >= 0) {
 		struct rec_head h;
+		size_t off = 0;
 		ssize_t n = read(j->fd, j->buf + j->len, sizeof(j->buf) - j->len);
 
 		if (n < 0 && errno == EINTR)
@@ -349,27 +449,29 @@ int lodge_job_collect(struct lodge_job *j)
 		if (n < 0)
 			return changed;        /* EAGAIN: all read */
 		if (n == 0) {
-			job_reap(j);
+			job_reap(j);           /* a record cut short is dropped with it */
 			return changed | LODGE_JOB_OVER;
 		}
+		if (j->refused)
+			continue;              /* read only to let it end */
 		j->len += (size_t)n;
-		while (j->len >= sizeof(h)) {
-			memcpy(&h, j->buf, sizeof(h));
-			bool progress = h.kind == REC_PROGRESS && h.len == sizeof(struct rec_progress);
-			bool end = h.kind == REC_END && h.len >= END_FIXED && h.len <= sizeof(struct lodge_job_end);
-
-			if (j->ended || (!progress && !end)) {
-				/* Not ours: nothing more from it can be trusted. */
-				lodge_job_cancel(j);
-				j->len = 0;
+		while (j->len - off >= sizeof(h)) {
+			memcpy(&h, j->buf + off, sizeof(h));
+			if (!head_ok(j, &h))
 				break;
-			}
-			if (j->len < sizeof(h) + h.len)
+			if (j->len - off < sizeof(h) + h.len)
 				break;
-			changed |= take_record(j, &h);
-			memmove(j->buf, j->buf + sizeof(h) + h.len, j->len - sizeof(h) - h.len);
-			j->len -= sizeof(h) + h.len;
+			changed |= take_record(j, &h, j->buf + off + sizeof(h));
+			if (j->refused)
+				break;
+			off += sizeof(h) + h.len;
 		}
+		if (j->refused) {
+			j->len = 0;
+			continue;
+		}
+		memmove(j->buf, j->buf + off, j->len - off);
+		j->len -= off;
 	}
 	return changed;
 }

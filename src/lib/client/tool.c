@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -93,16 +94,16 @@ static int find_program(const char *name, char *path, size_t len)
 	return -ENOENT;
 }
 
-/* The caller's environment with our PATH and LC_ALL, made before the
- * fork (no allocation in the child). */
-static char *const *tool_env(void)
+/* The caller's environment with our PATH and LC_ALL (bare: those
+ * alone), made before the fork (no allocation in the child). */
+static char *const *tool_env(bool bare)
 {
 	static char *env[ENV_MAX + 3];
 	static char path[] = "PATH=" TOOL_PATH, lc[] = "LC_ALL=C";
 	unsigned n = 0;
 	char **e;
 
-	for (e = environ; e && *e && n < ENV_MAX; e++)
+	for (e = bare ? NULL : environ; e && *e && n < ENV_MAX; e++)
 		if (strncmp(*e, "PATH=", 5) && strncmp(*e, "LC_ALL=", 7))
 			env[n++] = *e;
 	env[n++] = path;
@@ -113,9 +114,15 @@ static char *const *tool_env(void)
 
 /* In the child: its place, then the program.  Never returns. */
 static void __attribute__((noreturn)) child(struct tool_run *t, const char *prog, char *const *env, int out, int slave,
-					    int errpipe)
+					    int errpipe, pid_t parent)
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), e;
+	unsigned i;
+
+	/* The caller gone (killed, a Ctrl-C): stopped as a cancel stops it. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127);
 
 	if (t->pty) {
 		setsid();
@@ -130,8 +137,8 @@ static void __attribute__((noreturn)) child(struct tool_run *t, const char *prog
 		dup2(null, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);
 	dup2(out, STDERR_FILENO);
-	if (t->keep_fd >= 0)
-		fcntl(t->keep_fd, F_SETFD, 0);
+	for (i = 0; i < t->nkeep; i++)
+		fcntl(t->keep[i], F_SETFD, 0);
 	if (t->own_mounts &&
 	    (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)) {
 		e = errno;
@@ -184,11 +191,11 @@ static void drain(int fd, struct reader *r)
 int tool_run(struct tool_run *t)
 {
 	static struct reader r;
-	char prog[512], *const *env = tool_env();
+	char prog[512], *const *env = tool_env(t->bare_env);
 	int fds[2] = { -1, -1 }, errpipe[2], st = 0, e = 0, rc;
 	bool cancelled = false, hup = false;
 	long next_tick;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	t->last[0] = '\0';
 	if (find_program(t->argv[0], prog, sizeof(prog)))
@@ -213,7 +220,7 @@ int tool_run(struct tool_run *t)
 	}
 	pid = fork();
 	if (pid == 0)
-		child(t, prog, env, fds[1], fds[1], errpipe[1]);
+		child(t, prog, env, fds[1], fds[1], errpipe[1], parent);
 	e = errno;
 	close(fds[1]);
 	close(errpipe[1]);

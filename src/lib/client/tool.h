@@ -1,9 +1,12 @@
-/* Private to liblodge: the helper programs a template build and a clone
- * run (mmdebstrap, mkfs.ext4, e2fsck, resize2fs, tune2fs).  Each runs with
- * a fixed PATH and LC_ALL=C (its messages are parsed, and the caller's
- * PATH may lack /sbin), its output read line by line as it comes, and it
- * can be cancelled: it is then stopped, its whole process group, and
- * waited for before tool_run returns. */
+/* Private to liblodge: the helper programs the library runs (a template
+ * build's and a clone's mmdebstrap, mkfs.ext4, e2fsck, resize2fs,
+ * tune2fs; the seed's mkfs.vfat, mcopy and cloud-init; a network's
+ * dnsmasq; the create form's mkfs).  Each runs with an argv (never a
+ * shell), found on a fixed PATH, with LC_ALL=C (its messages are parsed,
+ * and the caller's PATH may lack /sbin), its output read line by line as
+ * it comes.  It can be cancelled: it is then stopped, its whole process
+ * group, and waited for before tool_run returns.  Its caller's death
+ * stops it too (SIGTERM): nothing goes on being made for no one. */
 #ifndef LODGE_TOOL_H
 #define LODGE_TOOL_H
 
@@ -22,7 +25,14 @@ struct tool_run {
 	/* In a mount namespace of its own, private: whatever it mounts (the
 	 * chroot's /proc, /sys, /dev) goes when it ends, however it ends. */
 	bool own_mounts;
-	int keep_fd;                   /* >= 0: inherited (a lock held while it runs); -1 none */
+	/* Descriptors it inherits (a lock held while it runs, files it is
+	 * given as /proc/self/fd/N); the rest are close-on-exec. */
+	const int *keep;
+	unsigned nkeep;
+	/* An environment of its own, PATH and LC_ALL alone (no HOME: mtools
+	 * would read the caller's ~/.mtoolsrc); else the caller's, with
+	 * those two replaced (mmdebstrap's apt wants its proxy settings). */
+	bool bare_env;
 	/* Each line of its output, without the end; a line ended by '\r'
 	 * (a progress bar redrawn) too.  Terminal escapes removed. */
 	void (*line)(const char *line, void *arg);

@@ -7,6 +7,7 @@
 #include "config-keys.h"
 #include "cpulist.h"
 #include "host.h"
+#include "log.h"
 #include "netlink.h"
 
 #include <errno.h>
@@ -31,31 +32,56 @@ static void describe_default(const struct cfg_key *k, char *out, size_t len)
 		snprintf(out, len, "%ld%s", k->idef, k->unit ? k->unit : "");
 }
 
-int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
-		    char *why, size_t whylen)
+/* A value given: where the draft keeps it (KT_LIST: the values, by index). */
+static void store_value(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v)
+{
+	char *field;
+
+	if (!ctx->draft || !k->size)
+		return;
+	field = (char *)ctx->draft + k->off;
+	if (k->type == KT_STR && k->resolve)
+		cfg_resolve(ctx, v->s, field, k->size);        /* fits: the check resolved it */
+	else if (k->type == KT_STR)
+		snprintf(field, k->size, "%s", v->s);          /* fits: the row's length */
+	else if (k->size == sizeof(bool))
+		*(bool *)field = v->n != 0;
+	else
+		*(unsigned *)field = (unsigned)v->n;            /* in the row's range */
+}
+
+int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+		    size_t whylen)
 {
 	const char *unit = k->unit ? k->unit : "";
-	char def[64];
-	long n;
+	const char *bad = k->type == KT_STR || k->type == KT_LIST ? text_find_control(v->s) : NULL;
+	char def[64], shown[16];
+	int rc;
 
+	/* No control characters: a newline in a path would end a line of
+	 * the control protocol or of a listing; an ESC would reach a terminal. */
+	if (bad) {
+		snprintf(why, whylen, "contains a control character (%s)",
+			 text_escape_n(shown, sizeof(shown), bad, text_control_len(bad)));
+		return -EINVAL;
+	}
 	switch (k->type) {
 	case KT_INT:
-		n = cfg_opt_getnint(opt, i);
-		if (n < k->min || n > k->max) {
+		if (v->n < k->min || v->n > k->max) {
 			describe_default(k, def, sizeof(def));
-			snprintf(why, whylen, "%ld%s is out of range (%ld to %ld%s, default %s)", n, unit, k->min,
+			snprintf(why, whylen, "%ld%s is out of range (%ld to %ld%s, default %s)", v->n, unit, k->min,
 				 k->max, unit, def);
 			return -ERANGE;
 		}
 		break;
 	case KT_STR:
-		if (k->max && strlen(cfg_opt_getnstr(opt, i)) > (size_t)k->max) {
+		if (k->max && strlen(v->s) > (size_t)k->max) {
 			snprintf(why, whylen, "longer than %ld bytes", k->max);
 			return -E2BIG;
 		}
 		break;
 	case KT_LIST:
-		if (k->max && i >= (unsigned long)k->max) {
+		if (k->max && v->index >= (unsigned long)k->max) {
 			snprintf(why, whylen, "more than %ld %s", k->max, unit);
 			return -E2BIG;
 		}
@@ -63,7 +89,47 @@ int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt
 	case KT_BOOL:
 		break;
 	}
-	return k->check ? k->check(ctx, opt, i, why, whylen) : 0;
+	if (k->check && (rc = k->check(ctx, k, v, why, whylen)))
+		return rc;
+	store_value(ctx, k, v);
+	return 0;
+}
+
+int cfg_value_parse(const struct cfg_key *k, const char *text, struct cfg_value *v, char *why, size_t whylen)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" }, *const no[] = { "0", "false", "no", "off" };
+	char *end;
+	unsigned i;
+
+	memset(v, 0, sizeof(*v));
+	v->s = text;
+	switch (k->type) {
+	case KT_INT:
+		/* libconfuse's own reading: strtol in base 0, all of it. */
+		errno = 0;
+		v->n = strtol(text, &end, 0);
+		if (*end || end == text) {
+			snprintf(why, whylen, "not a number");
+			return -EINVAL;
+		}
+		if (errno == ERANGE) {
+			snprintf(why, whylen, "integer value");    /* libconfuse's "... is out of range", as cut */
+			return -EINVAL;
+		}
+		return 0;
+	case KT_BOOL:
+		for (i = 0; i < 4; i++)
+			if (strcasecmp(text, yes[i]) == 0 || strcasecmp(text, no[i]) == 0) {
+				v->n = strcasecmp(text, yes[i]) == 0;
+				return 0;
+			}
+		snprintf(why, whylen, "'%s' is not true or false", text);
+		return -EINVAL;
+	case KT_STR:
+	case KT_LIST:
+		break;
+	}
+	return 0;
 }
 
 void cfg_key_describe(const struct cfg_key *k, char *out, size_t len)
@@ -85,9 +151,10 @@ void cfg_key_describe(const struct cfg_key *k, char *out, size_t len)
 
 /* ---- the checks of one key, one value at a time --------------------------- */
 
-static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_name(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (domain_name_is_host(s)) {
 		snprintf(why, whylen, "'%s' is the host's name", s);
@@ -104,10 +171,11 @@ static int check_name(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
  * memory is what the guest gets at once, so it must be available now;
  * maxmem is mapped whole by lodge-hyp, which refuses more than the host's
  * RAM. */
-static int check_memory(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_memory(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	long mib = cfg_opt_getnint(opt, i);
-	bool is_memory = strcmp(opt->name, "memory") == 0;
+	long mib = v->n;
+	bool is_memory = strcmp(k->name, "memory") == 0;
 	struct host_mem host;
 	int rc;
 
@@ -130,14 +198,15 @@ static int check_memory(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 }
 
 /* kernel, ramdisk: a readable file ("" for ramdisk: none). */
-static int check_readable(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_readable(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 	char path[CFG_PATH_MAX];
 	struct stat st;
 	int fd, rc = 0;
 
-	if (!s[0] && strcmp(opt->name, "kernel") != 0)
+	if (!s[0] && strcmp(k->name, "kernel") != 0)
 		return 0;
 	if (cfg_resolve(ctx, s, path, sizeof(path))) {
 		snprintf(why, whylen, "path is too long");
@@ -156,62 +225,46 @@ static int check_readable(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i
 	return rc;
 }
 
-static int check_disk(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_disk(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	static __thread struct cfg_disk disk, other;    /* 4 KiB paths: not on the stack */
-	unsigned j;
+	struct domain_config *dc = &ctx->draft->dc;
+	struct cfg_disk *disk = &dc->disks[v->index];   /* in range: the row's count */
+	unsigned j, i = v->index;
 
-	if (cfg_parse_disk(ctx, cfg_opt_getnstr(opt, i), &disk, why, whylen))
+	if (cfg_parse_disk(ctx, v->s, disk, why, whylen))
 		return -EINVAL;
+	/* Against the disks before it, as they were stored. */
 	for (j = 0; j < i; j++)
-		if (cfg_parse_disk(ctx, cfg_opt_getnstr(opt, j), &other, why, whylen) == 0 &&
-		    strcmp(other.vdev, disk.vdev) == 0) {
-			snprintf(why, whylen, "two disks are %s (disks %u and %u)", disk.vdev, j + 1, i + 1);
+		if (strcmp(dc->disks[j].vdev, disk->vdev) == 0) {
+			snprintf(why, whylen, "two disks are %s (disks %u and %u)", disk->vdev, j + 1, i + 1);
 			return -EEXIST;
-		} else if (disk.slot && other.slot == disk.slot) {
-			snprintf(why, whylen, "disks %u and %u are both in slot %u", j + 1, i + 1, disk.slot);
+		} else if (disk->slot && dc->disks[j].slot == disk->slot) {
+			snprintf(why, whylen, "disks %u and %u are both in slot %u", j + 1, i + 1, disk->slot);
 			return -EEXIST;
 		}
+	dc->ndisks = i + 1;
 	return 0;
 }
 
-static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+/* A vif's bridge or network is there, when the domain is to run here. */
+static int check_vif_host(const struct load_ctx *ctx, const struct cfg_vif *vif, char *why, size_t whylen)
 {
-	struct cfg_vif vif, other;
 	const char *bridge;
-	unsigned j;
 
-	if (cfg_parse_vif(cfg_opt_getnstr(opt, i), &vif, why, whylen))
-		return -EINVAL;
-	for (j = 0; j < i; j++) {
-		if (cfg_parse_vif(cfg_opt_getnstr(opt, j), &other, why, whylen))
-			continue;
-		if (vif.mac_set && other.mac_set && !memcmp(vif.mac, other.mac, 6)) {
-			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
-			return -EEXIST;
-		}
-		if (vif.slot && vif.slot == other.slot) {
-			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif.slot);
-			return -EEXIST;
-		}
-		if (vif.vifname[0] && !strcmp(vif.vifname, other.vifname)) {
-			snprintf(why, whylen, "vifs %u and %u are both named %s", j + 1, i + 1, vif.vifname);
-			return -EEXIST;
-		}
-	}
-	if (vif.network[0]) {
+	if (vif->network[0]) {
 		/* Its bridge is the network's, brought up by network-start: lodge
 		 * create says if it is not running. */
 		char cfg[CFG_PATH_MAX + 64];
 
-		snprintf(cfg, sizeof(cfg), "%s/etc/lodge/networks/%s.cfg", cfg_root(), vif.network);
+		snprintf(cfg, sizeof(cfg), "%s/etc/lodge/networks/%s.cfg", cfg_root(), vif->network);
 		if (ctx->check_host && access(cfg, F_OK)) {
-			snprintf(why, whylen, "no network named %s (lodge network-create %s)", vif.network, vif.network);
+			snprintf(why, whylen, "no network named %s (lodge network-create %s)", vif->network, vif->network);
 			return -ENODEV;
 		}
 		return 0;
 	}
-	bridge = vif.bridge[0] ? vif.bridge : ctx->hc ? ctx->hc->default_bridge : "";
+	bridge = vif->bridge[0] ? vif->bridge : ctx->hc ? ctx->hc->default_bridge : "";
 	if (ctx->check_host && bridge[0] && !nl_link_exists(bridge)) {
 		snprintf(why, whylen, "bridge '%s' does not exist (lodge bridge-create %s)", bridge, bridge);
 		return -ENODEV;
@@ -219,38 +272,80 @@ static int check_vif(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, cha
 	return 0;
 }
 
-static int check_action(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_vif(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
+{
+	struct domain_config *dc = &ctx->draft->dc;
+	struct cfg_vif vif;
+	const struct cfg_vif *other;
+	unsigned j, i = v->index;
+	int rc;
+
+	if (cfg_parse_vif(v->s, &vif, why, whylen))
+		return -EINVAL;
+	/* Against the vifs before it, as they were stored. */
+	for (j = 0; j < i; j++) {
+		other = &dc->vifs[j];
+		if (vif.mac_set && other->mac_set && !memcmp(vif.mac, other->mac, 6)) {
+			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
+			return -EEXIST;
+		}
+		if (vif.slot && vif.slot == other->slot) {
+			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif.slot);
+			return -EEXIST;
+		}
+		if (vif.vifname[0] && !strcmp(vif.vifname, other->vifname)) {
+			snprintf(why, whylen, "vifs %u and %u are both named %s", j + 1, i + 1, vif.vifname);
+			return -EEXIST;
+		}
+	}
+	if ((rc = check_vif_host(ctx, &vif, why, whylen)))
+		return rc;
+	dc->vifs[i] = vif;                              /* in range: the row's count */
+	dc->nvifs = i + 1;
+	return 0;
+}
+
+static int check_action(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
 	enum domain_action act;
-	int rc = cfg_parse_action(cfg_opt_getnstr(opt, i), &act, why, whylen);
+	int rc = cfg_parse_action(v->s, &act, why, whylen);
 
 	/* A core is crash evidence: xl takes it on any end, Lodge on a crash. */
-	if (!rc && domain_action_dumps_core(act) && strcmp(cfg_opt_name(opt), "on_crash")) {
+	if (!rc && domain_action_dumps_core(act) && strcmp(k->name, "on_crash")) {
 		snprintf(why, whylen, "'%s' is for on_crash only", domain_action_name(act));
 		return -EINVAL;
 	}
+	if (!rc)
+		*(enum domain_action *)((char *)ctx->draft + k->off) = act;
 	return rc;
 }
 
-static int check_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_dir(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	if (!cfg_opt_getnstr(opt, i)[0]) {
+	if (!v->s[0]) {
 		snprintf(why, whylen, "empty path");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int check_ifname(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_ifname(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	return netif_name_check(cfg_opt_getnstr(opt, i), why, whylen);
+	return netif_name_check(v->s, why, whylen);
 }
 
 /* cpus = "0-1" or [ "0", "1" ]: every CPU named must be on this host. */
-static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_cpus(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	struct domain_config *dc = &ctx->draft->dc;
+	const char *s = v->s;
 	cpu_set_t host, set;
+	int rc;
 
 	if (strlen(s) >= DOMAIN_CPULIST_MAX) {
 		snprintf(why, whylen, "'%.32s...' is longer than %d bytes", s, DOMAIN_CPULIST_MAX - 1);
@@ -260,13 +355,18 @@ static int check_cpus(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, ch
 		snprintf(why, whylen, "cannot read this host's CPUs");
 		return -EIO;
 	}
-	return cpulist_parse(s, &host, &set, why, whylen);
+	if ((rc = cpulist_parse(s, &host, &set, why, whylen)))
+		return rc;
+	snprintf(dc->cpus[v->index], sizeof(dc->cpus[0]), "%s", s);     /* in range: the row's count */
+	dc->ncpus = v->index + 1;
+	return 0;
 }
 
 /* cgroup = "lodge": a relative path under the CPU controller's mount. */
-static int check_cgroup(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_cgroup(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 	size_t len = strlen(s);
 
 	if (!len || len >= HOST_CGROUP_MAX || s[0] == '/' || s[len - 1] == '/' || strstr(s, "//") ||
@@ -279,9 +379,10 @@ static int check_cgroup(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 
 /* The migration secret: a file only its owner may read (it lets a peer
  * put any guest on this host). */
-static int check_secret_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_secret_file(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 	struct stat st;
 
 	if (!*s)
@@ -314,17 +415,19 @@ int cfg_root_only_file(const char *path, char *why, size_t whylen)
 }
 
 /* pool_key, pool_password_file: what proves this host to etcd. */
-static int check_root_only_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_root_only_file(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	return *s ? cfg_root_only_file(s, why, whylen) : 0;
 }
 
 /* pool_cacert, pool_cert: PEM files anyone may read ("": none). */
-static int check_pem_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_pem_file(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 	struct stat st;
 
 	if (!*s)
@@ -341,9 +444,10 @@ static int check_pem_file(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i
 }
 
 /* ADDR:PORT, with [v6]:PORT for IPv6. */
-static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_listen(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i), *colon = strrchr(s, ':');
+	const char *s = v->s, *colon = strrchr(s, ':');
 	char *end;
 	long port;
 
@@ -357,9 +461,10 @@ static int check_listen(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 
 /* template_mirror = "http://HOST[:PORT]/PATH" (or https): a Debian mirror,
  * one word of printable ASCII, as apt's sources take it ("": none). */
-static int check_mirror(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_mirror(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i), *host;
+	const char *s = v->s, *host;
 	size_t n;
 
 	if (!*s)
@@ -376,9 +481,10 @@ static int check_mirror(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 }
 
 /* control_group = "lodge" or "1234": a group that exists, or a number ("": none). */
-static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_group(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (!*s)
 		return 0;                 /* none: root only */
@@ -390,9 +496,10 @@ static int check_group(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, c
 }
 
 /* storage_dirs, kernel_dirs: absolute directories. */
-static int check_abs_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_abs_dir(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (s[0] != '/' || strlen(s) >= HOST_LIST_ITEM_MAX) {
 		snprintf(why, whylen, "'%.64s' is not an absolute path of fewer than %d bytes", s, HOST_LIST_ITEM_MAX);
@@ -402,11 +509,12 @@ static int check_abs_dir(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i,
 }
 
 /* storage_devices: absolute shell patterns under /dev ("/dev/vg0/\*"). */
-static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_dev_pattern(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
-	if (check_abs_dir(ctx, opt, i, why, whylen))
+	if (check_abs_dir(ctx, k, v, why, whylen))
 		return -EINVAL;
 	if (strncmp(s, "/dev/", 5) != 0 || strstr(s, "/../") || strstr(s, "/./")) {
 		snprintf(why, whylen, "'%s' is not a pattern of block devices under /dev/, like /dev/vg0/*", s);
@@ -416,9 +524,10 @@ static int check_dev_pattern(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 }
 
 /* on_host_shutdown = "save" or "shutdown". */
-static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_host_shutdown(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (strcmp(s, "save") && strcmp(s, "shutdown")) {
 		snprintf(why, whylen, "'%.64s' is neither save nor shutdown", s);
@@ -429,9 +538,10 @@ static int check_host_shutdown(const struct load_ctx *ctx, cfg_opt_t *opt, unsig
 
 /* pool_etcd = "http://10.0.0.1:2379,http://10.0.0.2:2379": etcd's client
  * URLs ("": no pool), http or https (then pool_cacert: etcd.c). */
-static int check_pool_etcd(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_pool_etcd(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i), *p = s;
+	const char *s = v->s, *p = s;
 
 	if (strlen(s) >= POOL_ETCD_MAX) {
 		snprintf(why, whylen, "longer than %d bytes", POOL_ETCD_MAX - 1);
@@ -453,9 +563,10 @@ static int check_pool_etcd(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned 
 }
 
 /* pool_host = "NAME": this host's name in the pool ("": its hostname). */
-static int check_pool_host(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_pool_host(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (*s && !domain_name_valid(s)) {
 		snprintf(why, whylen, "'%.64s' is not a host name: %s", s, domain_name_rule());
@@ -465,9 +576,10 @@ static int check_pool_host(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned 
 }
 
 /* pool_prefix = "/lodge/pool": where the pool's keys are in etcd. */
-static int check_pool_prefix(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_pool_prefix(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
 	if (!pool_prefix_valid(s)) {
 		snprintf(why, whylen, "'%.64s' is not a key prefix like /lodge/pool (%s)", s, pool_prefix_rule());
@@ -478,11 +590,13 @@ static int check_pool_prefix(const struct load_ctx *ctx, cfg_opt_t *opt, unsigne
 
 /* bootloader = "lodge": Lodge reads the kernel from the guest's disk
  * itself (bootdisk.h); xl's pygrub does that job in Xen. */
-static int check_bootloader(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_bootloader(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 
-	if (!s[0] || strcmp(s, BOOTLOADER_LODGE) == 0)
+	ctx->draft->dc.bootloader = strcmp(s, BOOTLOADER_LODGE) == 0;
+	if (!s[0] || ctx->draft->dc.bootloader)
 		return 0;
 	if (strstr(s, "pygrub"))
 		snprintf(why, whylen, "'%.64s' is Xen's: Lodge reads the kernel, initrd and command line from the "
@@ -495,49 +609,59 @@ static int check_bootloader(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned
 
 /* ---- the tables ------------------------------------------------------------- */
 
-/* Rows, by type: NAME, default, (range,) check, help. */
-#define KEY_STR(n, d, chk, h)            { .name = n, .type = KT_STR, .def = d, .check = chk, .help = h }
-#define KEY_REQUIRED(n, why, chk, h)     { .name = n, .type = KT_STR, .required = why, .check = chk, .help = h }
-#define KEY_TEXT(n, maxlen, h)           { .name = n, .type = KT_STR, .max = maxlen, .help = h }
-#define KEY_INT(n, d, lo, hi, u, z, chk, h) \
-	{ .name = n, .type = KT_INT, .idef = d, .min = lo, .max = hi, .unit = u, .zero = z, .check = chk, .help = h }
-#define KEY_BOOL(n, d, h)                { .name = n, .type = KT_BOOL, .def = d, .help = h }
+/* Rows, by type: NAME, default, (range,) check, help, then a domain
+ * row's field (AT) and other designators. */
+#define KEY_STR(n, d, chk, h, ...)       { .name = n, .type = KT_STR, .def = d, .check = chk, .help = h, __VA_ARGS__ }
+#define KEY_REQUIRED(n, why, chk, h, ...) \
+	{ .name = n, .type = KT_STR, .required = why, .check = chk, .help = h, __VA_ARGS__ }
+#define KEY_TEXT(n, maxlen, h, ...)      { .name = n, .type = KT_STR, .max = maxlen, .help = h, __VA_ARGS__ }
+#define KEY_INT(n, d, lo, hi, u, z, chk, h, ...) \
+	{ .name = n, .type = KT_INT, .idef = d, .min = lo, .max = hi, .unit = u, .zero = z, .check = chk, .help = h, \
+	  __VA_ARGS__ }
+#define KEY_BOOL(n, d, h, ...)           { .name = n, .type = KT_BOOL, .def = d, .help = h, __VA_ARGS__ }
 #define KEY_LIST(n, most, what, chk, h)  { .name = n, .type = KT_LIST, .max = most, .unit = what, .check = chk, .help = h }
 
+/* A domain row's field in the draft: where cfg_check_value stores its
+ * value as it is (AT), or where its check stores what it parsed of it
+ * (PARSED_AT); the lists' checks store by index. */
+#define AT(field)        .off = offsetof(struct domain_draft, field), .size = sizeof(((struct domain_draft *)0)->field)
+#define PARSED_AT(field) .off = offsetof(struct domain_draft, field)
+
 const struct cfg_key domain_keys[] = {
-	KEY_REQUIRED("name", "every domain needs a name", check_name, "the domain's name"),
+	KEY_REQUIRED("name", "every domain needs a name", check_name, "the domain's name", AT(dc.name)),
 	KEY_INT("memory", DOMAIN_MEMORY_DEFAULT_MIB, DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB, " MiB", NULL,
-		check_memory, "guest RAM"),
+		  check_memory, "guest RAM", AT(dc.memory_mib)),
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
-		"the ceiling the balloon may grow to, not below memory"),
-	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs"),
+		  "the ceiling the balloon may grow to, not below memory", AT(dc.maxmem_mib)),
+	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs", AT(dc.vcpus)),
 	KEY_INT("maxvcpus", 0, 0, DOMAIN_VCPUS_MAX, NULL, "the same as vcpus", NULL,
-		"the most vCPUs vcpu-set may bring online, not below vcpus"),
+		  "the most vCPUs vcpu-set may bring online, not below vcpus", AT(dc.maxvcpus)),
 	{ .name = "kernel", .type = KT_STR, .required = "nothing to boot (a kernel, or bootloader = \"lodge\")",
-	  .unless = "bootloader", .check = check_readable, .help = "ELF (PVH) or bzImage to boot" },
-	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel"),
+	  .unless = "bootloader", .check = check_readable, .help = "ELF (PVH) or bzImage to boot", AT(dc.kernel),
+	  .resolve = true },
+	KEY_STR("ramdisk", NULL, check_readable, "initrd loaded beside the kernel", AT(dc.ramdisk), .resolve = true),
 	KEY_STR("bootloader", "", check_bootloader,
 		"\"lodge\": kernel, initrd and command line from the ext4 filesystem on the first disk, at each boot"),
-	KEY_TEXT("cmdline", DOMAIN_CMDLINE_MAX - 1, "kernel command line; overrides root and extra"),
-	KEY_TEXT("root", DOMAIN_CMDLINE_MAX - 1, "becomes root=ROOT on the command line"),
-	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root="),
+	KEY_TEXT("cmdline", DOMAIN_CMDLINE_MAX - 1, "kernel command line; overrides root and extra", AT(dc.cmdline)),
+	KEY_TEXT("root", DOMAIN_CMDLINE_MAX - 1, "becomes root=ROOT on the command line", AT(root)),
+	KEY_TEXT("extra", DOMAIN_CMDLINE_MAX - 1, "appended to the command line after root=", AT(extra)),
 	KEY_LIST("disk", DOMAIN_DISKS_MAX, "disks", check_disk,
 		 "disk specs: 'file:PATH,VDEV,ACCESS' or 'TARGET,FORMAT,VDEV,ACCESS'"),
 	KEY_LIST("vif", DOMAIN_VIFS_MAX, "vifs", check_vif, "network interfaces: 'bridge=BR,mac=MAC,vifname=NAME', or network=NET (lodge network-create) for bridge="),
-	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off"),
-	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots"),
-	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)"),
-	KEY_BOOL("autostart", "false", "lodge autostart starts it at boot"),
+	KEY_STR("on_poweroff", "destroy", check_action, "when the guest powers off", PARSED_AT(dc.on_poweroff)),
+	KEY_STR("on_reboot", "restart", check_action, "when the guest reboots", PARSED_AT(dc.on_reboot)),
+	KEY_STR("on_crash", "destroy", check_action, "when the guest crashes (triple fault)", PARSED_AT(dc.on_crash)),
+	KEY_BOOL("autostart", "false", "lodge autostart starts it at boot", AT(dc.autostart)),
 	KEY_LIST("cpus", DOMAIN_VCPUS_MAX, "CPU lists (one per vCPU at most)", check_cpus,
 		 "host CPUs the vCPUs may run on: '0-1', '0,2', 'all', or one list per vCPU"),
 	KEY_INT("cpu_weight", DOMAIN_CPU_WEIGHT_DEFAULT, DOMAIN_CPU_WEIGHT_MIN, DOMAIN_CPU_WEIGHT_MAX, NULL, NULL,
-		NULL, "share of CPU time against other domains"),
+		  NULL, "share of CPU time against other domains", AT(dc.cpu_weight)),
 	KEY_INT("cap", 0, 0, DOMAIN_CAP_MAX(DOMAIN_VCPUS_MAX), "%", "no cap", NULL,
-		"most CPU it may use, in percent of one CPU, per vCPU at most all of one"),
-	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)"),
-	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages"),
+		  "most CPU it may use, in percent of one CPU, per vCPU at most all of one", AT(dc.cap)),
+	KEY_BOOL("ksm", "false", "let the host merge identical pages of guest RAM (KSM)", AT(dc.ksm)),
+	KEY_BOOL("hugepages", "false", "back guest RAM with transparent huge pages", AT(dc.hugepages)),
 	KEY_INT("ha", 0, 0, 1, NULL, NULL, NULL,
-		"in a pool: 1 restarts it on another host when its host is lost (src/pool/README.md)"),
+		  "in a pool: 1 restarts it on another host when its host is lost (src/pool/README.md)", AT(dc.ha)),
 	{ .name = NULL }
 };
 
@@ -658,19 +782,19 @@ const struct cfg_key *cfg_find_key(const struct cfg_key *keys, const char *name)
 	return NULL;
 }
 
-/* xl writes 1 and 0; libconfuse knows only the words. */
+/* xl writes 1 and 0; libconfuse knows only the words: cfg_value_parse's. */
 static int parse_bool(cfg_t *cfg, cfg_opt_t *opt, const char *value, void *result)
 {
-	static const char *const yes[] = { "1", "true", "yes", "on" }, *const no[] = { "0", "false", "no", "off" };
-	unsigned i;
+	const struct cfg_key bool_key = { .type = KT_BOOL };
+	struct cfg_value v;
+	char why[16];
 
-	for (i = 0; i < 4; i++)
-		if (strcasecmp(value, yes[i]) == 0 || strcasecmp(value, no[i]) == 0) {
-			*(cfg_bool_t *)result = strcasecmp(value, yes[i]) == 0 ? cfg_true : cfg_false;
-			return 0;
-		}
-	cfg_error(cfg, "'%s' is not true or false for option '%s'", value, opt->name);
-	return -1;
+	if (cfg_value_parse(&bool_key, value, &v, why, sizeof(why))) {
+		cfg_error(cfg, "'%s' is not true or false for option '%s'", value, opt->name);
+		return -1;
+	}
+	*(cfg_bool_t *)result = v.n ? cfg_true : cfg_false;
+	return 0;
 }
 
 unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts)

@@ -1,11 +1,13 @@
-/* Private to config.c and config-keys.c: the key tables that drive both
- * libconfuse's options and the checks, and the state of one parse. */
+/* Private to the config folder: the key tables that drive both
+ * libconfuse's options and the checks, and the state of one read (a
+ * file's through libconfuse, or a form's key by key: config-domain.c). */
 #ifndef LODGE_CONFIG_KEYS_H
 #define LODGE_CONFIG_KEYS_H
 
 #include "config.h"
 
 #include <confuse.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #define MAX_KEYS     32      /* per table */
@@ -17,6 +19,21 @@
 enum key_type { KT_STR, KT_INT, KT_BOOL, KT_LIST };
 
 struct load_ctx;
+
+/* One value of a key, typed: what libconfuse read from a file, or what
+ * cfg_value_parse read from a person's text. */
+struct cfg_value {
+	const char *s;          /* KT_STR, KT_LIST: the text */
+	long n;                 /* KT_INT: the number; KT_BOOL: 0 or 1 */
+	unsigned index;         /* KT_LIST: which value of the list */
+};
+
+/* A domain being read: its config as each key stores it, and what only
+ * cfg_domain_finish joins (root and extra into the command line). */
+struct domain_draft {
+	struct domain_config dc;
+	char root[DOMAIN_CMDLINE_MAX], extra[DOMAIN_CMDLINE_MAX];
+};
 
 /* One key of a file: a row of the schema.  libconfuse's option, the
  * checks every value gets (no control characters; an integer's range, a
@@ -36,9 +53,17 @@ struct cfg_key {
 	const char *zero;       /* KT_INT: what 0 means when it is special ("no cap") */
 	const char *required;   /* a file must set it, and why: "nothing to boot" */
 	const char *unless;     /* ... unless it sets this key instead ("bootloader") */
-	/* Check value index of the option beyond the generic checks: 0, or
-	 * -errno with why set. */
-	int (*check)(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned index, char *why, size_t whylen);
+	/* Check the value beyond the generic checks: 0, or -errno with why
+	 * set.  A domain key's check that parses a value of its own language
+	 * (a disk spec, an action) stores what it parsed in ctx->draft. */
+	int (*check)(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+		     size_t whylen);
+	/* A domain key whose value is stored as it is: where in the draft
+	 * (size 0: none, or its check stores it).  KT_INT: an unsigned, or a
+	 * bool if the field is one; KT_BOOL: a bool; KT_STR: the text, or
+	 * with resolve the path from the file's directory. */
+	size_t off, size;
+	bool resolve;
 	const char *help;
 };
 
@@ -68,6 +93,9 @@ struct load_ctx {
 	const struct cfg_key *keys;
 	const struct host_config *hc;      /* domains: the default bridge */
 	bool check_host;                   /* bridges exist, memory is available */
+	struct domain_draft *draft;        /* domain_keys: where the values go */
+	bool set[MAX_KEYS];                /* per key of keys: a value was given */
+	unsigned nvalues_of[MAX_KEYS];     /* per key: values checked (a list's count) */
 	struct key_site sites[MAX_SITES];
 	unsigned nsites;
 	struct value_site values[MAX_VALUES];
@@ -77,6 +105,7 @@ struct load_ctx {
 	size_t errlen;
 	int err_line;                      /* 0: no error yet */
 	const char *err_what;              /* in err: the message after "FILE:LINE: KEY: " */
+	char err_key[MAX_KEY_LEN];         /* and that KEY */
 	/* The error's message quotes nothing of the file but names from
 	 * Lodge's own tables (so it may be shown for a file that is not
 	 * known to be a config). */
@@ -87,10 +116,25 @@ struct load_ctx {
 const struct cfg_key *cfg_find_key(const struct cfg_key *keys, const char *name);
 /* libconfuse options for the table, ended by CFG_END; returns their count. */
 unsigned cfg_build_opts(const struct cfg_key *keys, cfg_opt_t *opts);
-/* The generic checks of a value by its row (range, length, count), then
- * the row's own: 0, or -errno with why set. */
-int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
-		    char *why, size_t whylen);
+/* THE check of one value of key k, wherever it comes from: no control
+ * characters in text, the generic checks by its row (range, length,
+ * count), the row's own; then a domain key's value stored in ctx->draft.
+ * 0, or -errno with why set. */
+int cfg_check_value(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+		    size_t whylen);
+/* A person's text as key k's typed value, read as libconfuse reads a
+ * file's (integers in C's bases, xl's booleans): 0, or -EINVAL with why
+ * in libconfuse's words as a file's message gives them. */
+int cfg_value_parse(const struct cfg_key *k, const char *text, struct cfg_value *v, char *why, size_t whylen);
+/* The keys not given (only: that one): a required one is missing (line
+ * 1), a default goes through cfg_check_value as a written value would
+ * (as some depend on the host, and a domain's is stored). */
+int cfg_check_unset(struct load_ctx *ctx, const char *only);
+
+/* config-domain.c: the rules of two keys or more, once the keys are all
+ * read (a file's or a form's): maxmem against memory, the command line
+ * from root and extra, and so on; errors by cfg_fail naming the key. */
+int cfg_domain_finish(struct load_ctx *ctx);
 /* A row in words for a form's hint: "guest RAM, 4 to 4194304 MiB, default 128 MiB". */
 void cfg_key_describe(const struct cfg_key *k, char *out, size_t len);
 

@@ -2,10 +2,12 @@
  *
  * A Xen user writes  disk = [ 'file:/img,vda,w' ]  while libconfuse wants
  * disk = { "file:/img,vda,w" }, so the text is rewritten first, noting
- * where each key and value sits (config-text.c).  Per-key checks run as
- * libconfuse validate callbacks, so the first error in the file is the
- * one reported; checks that need two keys run after the parse.  The table
- * of keys is in config-keys.c. */
+ * where each key and value sits (config-text.c).  Each value gets its
+ * key's one check (cfg_check_value, config-keys.c: the table of keys) in
+ * libconfuse's validate callback, so the first error in the file is the
+ * one reported, and a domain's value is stored there, in its draft; the
+ * rules of two keys run after the parse (cfg_domain_finish, config-domain.c,
+ * which a create form's values reach without any text). */
 #include "config-keys.h"
 #include "log.h"
 #include "paths.h"
@@ -73,6 +75,7 @@ void cfg_fail(struct load_ctx *ctx, int line, const char *key, const char *fmt, 
 	n = strlen(ctx->err);
 	text_escape(ctx->err + n, ctx->errlen - n, what);
 	ctx->err_what = ctx->err + n;
+	snprintf(ctx->err_key, sizeof(ctx->err_key), "%s", key);
 	ctx->err_line = line;
 	ctx->err_quotes_nothing = false;
 }
@@ -160,39 +163,31 @@ int cfg_ctx_init(struct load_ctx *ctx, const char *file, char *err, size_t errle
 	return rc;
 }
 
-/* One check for every string value before its row's: no control
- * characters.  A newline in a path would end a line of the control
- * protocol or of a listing; an ESC would reach a terminal. */
-static int check_value(const struct load_ctx *ctx, const struct cfg_key *k, cfg_opt_t *opt, unsigned i,
-		       char *why, size_t whylen)
-{
-	const char *s = k->type == KT_STR || k->type == KT_LIST ? cfg_opt_getnstr(opt, i) : NULL;
-	const char *bad = s ? text_find_control(s) : NULL;
-	char shown[16];
-
-	if (bad) {
-		snprintf(why, whylen, "contains a control character (%s)",
-			 text_escape_n(shown, sizeof(shown), bad, text_control_len(bad)));
-		return -EINVAL;
-	}
-	return cfg_check_value(ctx, k, opt, i, why, whylen);
-}
-
-/* One per key: check every value (all of a list, as libconfuse calls
- * this after each element too; the checks are pure). */
+/* One per key: check every value not checked yet (libconfuse calls this
+ * after each element of a list too), each by cfg_check_value, the one
+ * check a value of its key gets, which stores a domain's. */
 static int validate_key(cfg_t *cfg, cfg_opt_t *opt)
 {
 	struct load_ctx *ctx = current_ctx;
 	const struct cfg_key *k = cfg_find_key(ctx->keys, opt->name);
+	struct cfg_value v = { 0 };
+	unsigned n = cfg_opt_size(opt), *done;
 	char why[1024];
-	unsigned i, n = cfg_opt_size(opt);
 	int line;
 
-	for (i = 0; k && i < n; i++) {
+	if (!k)
+		return 0;
+	done = &ctx->nvalues_of[k - ctx->keys];
+	ctx->set[k - ctx->keys] = true;
+	for (; *done < n; ++*done) {
+		v.index = *done;
+		v.s = k->type == KT_STR || k->type == KT_LIST ? cfg_opt_getnstr(opt, v.index) : NULL;
+		v.n = k->type == KT_INT ? cfg_opt_getnint(opt, v.index)
+					: k->type == KT_BOOL ? cfg_opt_getnbool(opt, v.index) == cfg_true : 0;
 		why[0] = '\0';
-		if (check_value(ctx, k, opt, i, why, sizeof(why)) == 0)
+		if (cfg_check_value(ctx, k, &v, why, sizeof(why)) == 0)
 			continue;
-		line = k->type == KT_LIST ? cfg_value_line(ctx, opt->name, i, cfg->line)
+		line = k->type == KT_LIST ? cfg_value_line(ctx, opt->name, v.index, cfg->line)
 					  : cfg_key_line(ctx, opt->name, cfg->line);
 		cfg_fail(ctx, line, opt->name, "%s", why);
 		return -1;
@@ -324,29 +319,20 @@ cfg_t *cfg_parse_file(struct load_ctx *ctx, const struct cfg_key *keys)
 	return cfg;
 }
 
-/* ---- a domain ---------------------------------------------------------------- */
+/* ---- keys left out, and a domain ------------------------------------------ */
 
-static int parse_action_key(cfg_t *cfg, const char *key, enum domain_action *act)
-{
-	char why[256];
-
-	return cfg_parse_action(cfg_getstr(cfg, key), act, why, sizeof(why));
-}
-
-/* The keys the file leaves out (only, if not NULL): a required one is an
- * error on line 1, and a default gets the checks a written value would,
- * as some depend on the host (128 MiB of memory may be more than it has
- * available). */
-static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
+int cfg_check_unset(struct load_ctx *ctx, const char *only)
 {
 	const struct cfg_key *k;
+	struct cfg_value v;
 	char why[1024];
 	int rc;
 
 	for (k = ctx->keys; k->name; k++) {
-		if ((only && strcmp(k->name, only)) || cfg_key_site(ctx, k->name, 0) >= 0)
+		if ((only && strcmp(k->name, only)) || ctx->set[k - ctx->keys] || cfg_key_site(ctx, k->name, 0) >= 0)
 			continue;
-		if (k->required && !(k->unless && cfg_key_site(ctx, k->unless, 0) >= 0)) {
+		if (k->required && !(k->unless && (ctx->set[cfg_find_key(ctx->keys, k->unless) - ctx->keys] ||
+						   cfg_key_site(ctx, k->unless, 0) >= 0))) {
 			cfg_fail(ctx, 1, k->name, "missing: %s", k->required);
 			return -EINVAL;
 		}
@@ -354,7 +340,8 @@ static int check_unset(struct load_ctx *ctx, cfg_t *cfg, const char *only)
 			continue;
 		if (k->type == KT_LIST || (k->type != KT_INT && !k->def))
 			continue;
-		if ((rc = cfg_check_value(ctx, k, cfg_getopt(cfg, k->name), 0, why, sizeof(why)))) {
+		v = (struct cfg_value){ .s = k->def, .n = k->type == KT_INT ? k->idef : k->def && !strcmp(k->def, "true") };
+		if ((rc = cfg_check_value(ctx, k, &v, why, sizeof(why)))) {
 			cfg_fail(ctx, 1, k->name, "%s", why);
 			return rc;
 		}
@@ -368,128 +355,39 @@ cfg_t *cfg_load_file(struct load_ctx *ctx, const char *file, const struct cfg_ke
 
 	if (cfg_ctx_init(ctx, file, err, errlen) || !(cfg = cfg_parse_file(ctx, keys)))
 		return NULL;
-	if (check_unset(ctx, cfg, NULL)) {
+	if (cfg_check_unset(ctx, NULL)) {
 		cfg_free(cfg);
 		return NULL;
 	}
 	return cfg;
 }
 
-/* What the validate callbacks cannot see alone: keys left out, maxmem
- * against memory, cmdline from root and extra.  Fills dc. */
-static int fill_domain(struct load_ctx *ctx, cfg_t *cfg, struct domain_config *dc)
-{
-	const char *cmdline = cfg_getstr(cfg, "cmdline"), *root = cfg_getstr(cfg, "root");
-	const char *extra = cfg_getstr(cfg, "extra");
-	char why[1024];
-	unsigned i;
-	int len, rc;
-
-	if ((rc = check_unset(ctx, cfg, NULL)))
-		return rc;
-	snprintf(dc->name, sizeof(dc->name), "%s", cfg_getstr(cfg, "name"));
-	dc->memory_mib = (unsigned)cfg_getint(cfg, "memory");
-	dc->maxmem_mib = (unsigned)cfg_getint(cfg, "maxmem");
-	if (dc->maxmem_mib && dc->maxmem_mib < dc->memory_mib) {
-		cfg_fail(ctx, cfg_key_line(ctx, "maxmem", 0), "maxmem",
-			 "%u MiB is below memory (%u MiB)", dc->maxmem_mib, dc->memory_mib);
-		return -EINVAL;
-	}
-	dc->vcpus = (unsigned)cfg_getint(cfg, "vcpus");
-	dc->maxvcpus = (unsigned)cfg_getint(cfg, "maxvcpus");
-	if (dc->maxvcpus && dc->maxvcpus < dc->vcpus) {
-		cfg_fail(ctx, cfg_key_line(ctx, "maxvcpus", 0), "maxvcpus",
-			 "%u is below vcpus (%u)", dc->maxvcpus, dc->vcpus);
-		return -EINVAL;
-	}
-	/* Paths fit: the validate callbacks resolved them already. */
-	if (cfg_getstr(cfg, "kernel"))
-		cfg_resolve(ctx, cfg_getstr(cfg, "kernel"), dc->kernel, sizeof(dc->kernel));
-	if (cfg_getstr(cfg, "ramdisk"))
-		cfg_resolve(ctx, cfg_getstr(cfg, "ramdisk"), dc->ramdisk, sizeof(dc->ramdisk));
-	dc->bootloader = strcmp(cfg_getstr(cfg, "bootloader"), BOOTLOADER_LODGE) == 0;
-	/* The kernel comes from the disk, or from the host: not both. */
-	if (dc->bootloader && (dc->kernel[0] || dc->ramdisk[0])) {
-		const char *key = dc->kernel[0] ? "kernel" : "ramdisk";
-
-		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "not with bootloader = \"%s\", which reads the kernel "
-			 "and initrd from the guest's disk", BOOTLOADER_LODGE);
-		return -EINVAL;
-	}
-	/* As xl: cmdline wins; else "root=ROOT EXTRA". */
-	if (cmdline)
-		len = snprintf(dc->cmdline, sizeof(dc->cmdline), "%s", cmdline);
-	else
-		len = snprintf(dc->cmdline, sizeof(dc->cmdline), "%s%s%s%s", root ? "root=" : "",
-			       root ? root : "", root && extra ? " " : "", extra ? extra : "");
-	if (len >= (int)sizeof(dc->cmdline)) {
-		const char *key = cmdline ? "cmdline" : extra ? "extra" : "root";
-
-		cfg_fail(ctx, cfg_key_line(ctx, key, 0), key, "the command line is longer than %zu bytes",
-			 sizeof(dc->cmdline) - 1);
-		return -EINVAL;
-	}
-	dc->ndisks = cfg_size(cfg, "disk");
-	for (i = 0; i < dc->ndisks; i++)
-		if (cfg_parse_disk(ctx, cfg_getnstr(cfg, "disk", i), &dc->disks[i], why, sizeof(why)))
-			return -EINVAL;        /* cannot happen: validated */
-	if (dc->bootloader && !dc->ndisks) {
-		cfg_fail(ctx, cfg_key_line(ctx, "bootloader", 0), "bootloader",
-			 "\"%s\" boots from the first disk, and there is none (disk =)", BOOTLOADER_LODGE);
-		return -EINVAL;
-	}
-	dc->nvifs = cfg_size(cfg, "vif");
-	for (i = 0; i < dc->nvifs; i++)
-		if (cfg_parse_vif(cfg_getnstr(cfg, "vif", i), &dc->vifs[i], why, sizeof(why)))
-			return -EINVAL;
-	if (parse_action_key(cfg, "on_poweroff", &dc->on_poweroff) ||
-	    parse_action_key(cfg, "on_reboot", &dc->on_reboot) ||
-	    parse_action_key(cfg, "on_crash", &dc->on_crash))
-		return -EINVAL;
-	dc->autostart = cfg_getbool(cfg, "autostart");
-	dc->ncpus = cfg_size(cfg, "cpus");
-	/* One list per vCPU there may be: up to maxvcpus. */
-	unsigned most = dc->maxvcpus > dc->vcpus ? dc->maxvcpus : dc->vcpus;
-
-	if (dc->ncpus > 1 && dc->ncpus > most) {
-		cfg_fail(ctx, cfg_value_line(ctx, "cpus", most, 0), "cpus",
-			 "%u CPU lists for %u vCPU%s (one for all, or one per vCPU)", dc->ncpus, most,
-			 most == 1 ? "" : "s");
-		return -EINVAL;
-	}
-	for (i = 0; i < dc->ncpus; i++)
-		snprintf(dc->cpus[i], sizeof(dc->cpus[i]), "%s", cfg_getnstr(cfg, "cpus", i));
-	dc->cpu_weight = (unsigned)cfg_getint(cfg, "cpu_weight");
-	dc->cap = (unsigned)cfg_getint(cfg, "cap");
-	/* As xl: a cap may exceed 100 with several vCPUs, but not what
-	 * they could use together. */
-	if (dc->cap > DOMAIN_CAP_MAX(dc->vcpus)) {
-		cfg_fail(ctx, cfg_key_line(ctx, "cap", 0), "cap", "%u%% is more than %u vCPU%s can use (0 to %u)",
-			 dc->cap, dc->vcpus, dc->vcpus == 1 ? "" : "s", DOMAIN_CAP_MAX(dc->vcpus));
-		return -EINVAL;
-	}
-	dc->ksm = cfg_getbool(cfg, "ksm");
-	dc->hugepages = cfg_getbool(cfg, "hugepages");
-	dc->ha = cfg_getint(cfg, "ha") == 1;
-	return 0;
-}
-
-/* Read a domain from text (a file's, or NULL: read ctx->file). */
+/* Read a domain from text (a file's, or NULL: read ctx->file): each value
+ * checked and stored as libconfuse reads it, then the rules of two keys. */
 static int load_domain(struct load_ctx *ctx, const char *text, size_t len, const struct host_config *hc,
 		       bool check_host, struct domain_config *dc)
 {
+	struct domain_draft *draft = calloc(1, sizeof(*draft));
 	cfg_t *cfg;
-	int rc;
+	int rc = -EINVAL;
 
+	memset(dc, 0, sizeof(*dc));
+	if (!draft) {
+		snprintf(ctx->err, ctx->errlen, "out of memory");
+		return -ENOMEM;
+	}
 	ctx->hc = hc;
 	ctx->check_host = check_host;
-	memset(dc, 0, sizeof(*dc));
-	snprintf(dc->file, sizeof(dc->file), "%s", ctx->file);
+	ctx->draft = draft;
+	snprintf(draft->dc.file, sizeof(draft->dc.file), "%s", ctx->file);
 	cfg = text ? cfg_parse_text(ctx, domain_keys, text, len) : cfg_parse_file(ctx, domain_keys);
-	if (!cfg)
-		return -EINVAL;
-	rc = fill_domain(ctx, cfg, dc);
-	cfg_free(cfg);
+	if (cfg) {
+		cfg_free(cfg);                  /* every value is in the draft */
+		if ((rc = cfg_domain_finish(ctx)) == 0)
+			*dc = draft->dc;
+	}
+	ctx->draft = NULL;
+	free(draft);
 	return rc;
 }
 
@@ -687,49 +585,6 @@ int domain_config_load_overrides(const char *path, char *const *overrides, unsig
 		free(all);
 	}
 	free(text);
-	return rc;
-}
-
-int domain_key_check(const char *key, const char *value, const struct host_config *hc, bool check_host,
-		     char *why, size_t whylen)
-{
-	const struct cfg_key *k = cfg_find_key(domain_keys, key);
-	char err[2048], *text = NULL;
-	struct load_ctx ctx;
-	size_t len = 0;
-	cfg_t *cfg;
-	FILE *f;
-	int rc;
-
-	if (!k) {
-		snprintf(why, whylen, "unknown key (see lodge.conf(5))");
-		return -ENOENT;
-	}
-	if (!(f = open_memstream(&text, &len))) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	if (value[0]) {         /* "": as a file that leaves the key out */
-		fprintf(f, "%s = %s", key, k->type == KT_LIST ? "[ " : "");
-		cfg_put_string(f, value);
-		fprintf(f, "%s\n", k->type == KT_LIST ? " ]" : "");
-	}
-	if (fclose(f) != 0 || !text) {
-		free(text);
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	if ((rc = cfg_ctx_init(&ctx, "value", err, sizeof(err))) == 0) {
-		ctx.hc = hc;
-		ctx.check_host = check_host;
-		cfg = cfg_parse_text(&ctx, domain_keys, text, len);
-		rc = cfg ? check_unset(&ctx, cfg, key) : -EINVAL;
-		if (cfg)
-			cfg_free(cfg);
-	}
-	free(text);
-	if (rc)
-		snprintf(why, whylen, "%s", ctx.err_what ? ctx.err_what : err);
 	return rc;
 }
 

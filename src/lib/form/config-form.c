@@ -1,6 +1,6 @@
-/* A create form, read by the loader of domain files (config-form.h). */
+/* A create form: each field checked and stored by its key's one check, the
+ * one a domain file's value gets (config-form.h). */
 #include "config-form.h"
-#include "config-keys.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -51,6 +51,21 @@ static size_t vif_spec(const char *v, char *spec, size_t len)
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
+/* A bridge's name, made or used, is the interface-name rule's whole
+ * (before it is cut into a vif spec at its ',' and '='), in the words a
+ * file's vif = [ "bridge=..." ] gets: 0, or -EINVAL with why. */
+static int bridge_name_check(const char *v, char *why, size_t whylen)
+{
+	char what[256];
+
+	if (strncmp(v, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX)) &&
+	    ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, what, sizeof(what))) {
+		snprintf(why, whylen, "bridge: %s", what);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 bool domain_form_new(const char *value)
 {
 	return strncmp(value, FORM_NEW_PREFIX, strlen(FORM_NEW_PREFIX)) == 0;
@@ -90,14 +105,8 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 	case FORM_BRIDGE:
 		if (!v[0])
 			return 0;
-		/* A bridge's name, made or used, is the interface-name rule's
-		 * whole (before it is cut into a vif spec at its ',' and '='),
-		 * in the words a file's vif = [ "bridge=..." ] gets. */
-		if (strncmp(v, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX)) &&
-		    ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, spec, sizeof(spec))) {
-			snprintf(why, whylen, "bridge: %s", spec);
+		if (bridge_name_check(v, why, whylen))
 			return -EINVAL;
-		}
 		/* A bridge to be made: its name alone (it is not there yet). */
 		if (domain_form_new(v)) {
 			snprintf(spec, sizeof(spec), "bridge=%s", v + strlen(FORM_NEW_PREFIX));
@@ -119,56 +128,92 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 	}
 }
 
-char *domain_form_text(const struct domain_form *form)
+/* The field a key of the form's came from: the vif's is the bridge's. */
+static int key_field(const char *key)
 {
-	char *text = NULL, spec[2 * FORM_VALUE_MAX + 32];
-	size_t len = 0;
-	unsigned i;
-	FILE *f = open_memstream(&text, &len);
+	unsigned f;
 
-	if (!f)
-		return NULL;
-	fprintf(f, "# made by a create form\n");
-	for (i = 0; i <= FORM_CMDLINE; i++) {
-		if (!form->value[i][0])
-			continue;         /* as a file that leaves the key out */
-		fprintf(f, "%s = ", field_keys[i]);
-		cfg_put_string(f, form->value[i]);
-		fputc('\n', f);
-	}
-	if (form->value[FORM_DISK][0]) {
-		snprintf(spec, sizeof(spec), FORM_DISK_SPEC, form->value[FORM_DISK]);
-		fprintf(f, "disk = [ ");
-		cfg_put_string(f, spec);
-		fprintf(f, " ]\n");
-	}
-	if (form->value[FORM_BRIDGE][0]) {
-		size_t n = vif_spec(form->value[FORM_BRIDGE], spec, sizeof(spec));
-
-		snprintf(spec + n, sizeof(spec) - n, "%s%s", mac_given(form) ? ",mac=" : "",
-			 mac_given(form) ? form->value[FORM_MAC] : "");
-		fprintf(f, "vif = [ ");
-		cfg_put_string(f, spec);
-		fprintf(f, " ]\n");
-	}
-	if (fclose(f) != 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	for (f = 0; f < FORM_FIELDS; f++)
+		if (!strcmp(field_keys[f], key))
+			return (int)f;
+	return -1;
 }
 
-int domain_form_load(const struct domain_form *form, const struct host_config *hc, struct domain_config *dc,
-		     char *err, size_t errlen)
+int domain_form_to_config(const struct domain_form *form, const struct host_config *hc, bool check_host,
+			  struct domain_config *dc, int *field, char *why, size_t whylen)
 {
-	char *text = domain_form_text(form);
-	int rc;
+	struct domain_build *b = domain_build_new(FORM_LABEL, hc, check_host);
+	const char *v, *key;
+	char spec[2 * FORM_VALUE_MAX + 32], what[1024];
+	unsigned long mib;
+	unsigned f;
+	size_t n;
+	int rc = 0;
 
-	if (!text) {
-		snprintf(err, errlen, "%s: out of memory", FORM_LABEL);
+	*field = -1;
+	if (!b) {
+		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = domain_config_load_text(FORM_LABEL, text, strlen(text), hc, true, dc, err, errlen);
-	free(text);
+	/* Each field once, in the form's order: its key's value, or the key
+	 * left out ("": the default). */
+	for (f = 0; f <= FORM_CMDLINE && !rc; f++) {
+		v = form->value[f];
+		rc = v[0] ? domain_build_set(b, field_keys[f], v, check_host, why, whylen)
+			  : domain_build_default(b, field_keys[f], why, whylen);
+		*field = (int)f;
+	}
+	/* The guest's vda; a new:SIZE disk is not made yet (domain_form_add_disk). */
+	v = form->value[FORM_DISK];
+	if (!rc && v[0]) {
+		*field = FORM_DISK;
+		if (domain_form_new(v)) {
+			rc = domain_form_new_disk_mib(v, &mib, why, whylen);
+		} else {
+			snprintf(spec, sizeof(spec), FORM_DISK_SPEC, v);
+			rc = domain_build_set(b, "disk", spec, check_host, why, whylen);
+		}
+	}
+	/* One vif: the bridge field's bridge or network, with the MAC field's
+	 * MAC; a MAC with no bridge is checked alone, as it is typed. */
+	v = form->value[FORM_BRIDGE];
+	if (!rc && v[0]) {
+		*field = FORM_BRIDGE;
+		if (!(rc = bridge_name_check(v, why, whylen))) {
+			n = vif_spec(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, spec, sizeof(spec));
+			snprintf(spec + n, sizeof(spec) - n, "%s%s", mac_given(form) ? ",mac=" : "",
+				 mac_given(form) ? form->value[FORM_MAC] : "");
+			/* A bridge still to be made is not there yet. */
+			rc = domain_build_set(b, "vif", spec, check_host && !domain_form_new(v) && !form->make_bridge,
+					      why, whylen);
+			if (rc && mac_given(form) && !strncmp(why, "mac ", 4))
+				*field = FORM_MAC;      /* the vif rule's words for its mac= */
+		}
+	} else if (!rc && mac_given(form)) {
+		*field = FORM_MAC;
+		rc = domain_form_check(form, FORM_MAC, hc, why, whylen);
+	}
+	if (!rc) {
+		*field = -1;
+		if ((rc = domain_build_finish(b, dc, &key, what, sizeof(what))) && (*field = key_field(key)) < 0)
+			snprintf(why, whylen, "%s: %s", key, what);
+		else if (rc)
+			snprintf(why, whylen, "%s", what);
+	}
+	domain_build_free(b);
 	return rc;
+}
+
+int domain_form_add_disk(struct domain_config *dc, const char *path, char *why, size_t whylen)
+{
+	char spec[CFG_PATH_MAX + 16];
+
+	if (dc->ndisks >= DOMAIN_DISKS_MAX || (size_t)snprintf(spec, sizeof(spec), FORM_DISK_SPEC, path) >= sizeof(spec)) {
+		snprintf(why, whylen, "%s: no room for the disk", path);
+		return -E2BIG;
+	}
+	if (domain_disk_spec_parse(FORM_LABEL, spec, &dc->disks[dc->ndisks], why, whylen))
+		return -EINVAL;
+	dc->ndisks++;
+	return 0;
 }

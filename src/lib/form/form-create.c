@@ -48,26 +48,40 @@ static const int part_field[] = {
 	[INCOMING_RAMDISK] = FORM_RAMDISK, [INCOMING_VIF] = FORM_BRIDGE,
 };
 
-int lodge_form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
-		     struct lodge_form_result *res, struct lodge_err *err)
+/* What the caller may use (o->lent_only), with the bridge the create
+ * makes for it lent: 0, or the refusal beside the field that named it. */
+static int admit(const struct lodge *lg, const struct domain_form *form, struct domain_config *dc,
+		 struct lodge_form_result *res, struct lodge_err *err)
 {
-	static struct domain_form now;          /* the form without what is still to be made */
-	static struct domain_config dc;
+	static struct host_config lent;
+	const char *bridge = new_bridge(form);
+	char why[LODGE_ERR_MAX];
+	enum incoming_part part;
+	int rc;
+
+	lent = lg->hc;
+	if (bridge && lent.bridges.n < HOST_LIST_MAX)
+		snprintf(lent.bridges.item[lent.bridges.n++], HOST_LIST_ITEM_MAX, "%s", bridge);
+	if ((rc = incoming_admit_part(dc, &lent, &part, why, sizeof(why))))
+		return field_fail(res, part_field[part], err, rc == -EACCES ? rc : -EINVAL, why);
+	return 0;
+}
+
+/* lodge_form_check, with the domain config the form makes (all but a
+ * new:SIZE disk, which lodge_form_create adds once made). */
+static int form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		      struct lodge_form_result *res, struct domain_config *dc, struct lodge_err *err)
+{
 	static struct lodge_status st;
 	const char *name = form->value[FORM_NAME], *bridge = new_bridge(form);
 	char why[LODGE_ERR_MAX], img[FORM_VALUE_MAX];
-	enum incoming_part part;
 	struct lodge_err ignored;
-	unsigned f;
-	int rc;
+	int rc, field;
 
 	memset(res, 0, sizeof(*res));
 	res->field = -1;
-	for (f = 0; f < FORM_FIELDS; f++)
-		if (domain_form_check(form, f, &lg->hc, why, sizeof(why)))
-			return field_fail(res, (int)f, err, -EINVAL, why);
-	if (!name[0])
-		return field_fail(res, FORM_NAME, err, -EINVAL, "a domain needs a name");
+	if ((rc = domain_form_to_config(form, &lg->hc, true, dc, &field, why, sizeof(why))))
+		return field_fail(res, field, err, rc == -ENOMEM ? rc : -EINVAL, why);
 	snprintf(res->config, sizeof(res->config), "%s/%.*s.cfg", lg->hc.domains_dir, DOMAIN_NAME_MAX - 1,
 		 name);                         /* checked: a name fits */
 	if (lodge_status(lg, name, &st, &ignored) == 0 || access(res->config, F_OK) == 0)
@@ -92,17 +106,15 @@ int lodge_form_check(const struct lodge *lg, const struct domain_form *form, con
 			 bridge, bridge);
 		return field_fail(res, FORM_BRIDGE, err, -EEXIST, why);
 	}
-	/* The rest read whole as a domain file, and what the caller may use. */
-	now = *form;
-	if (lodge_form_new_disk(form))
-		now.value[FORM_DISK][0] = '\0';
-	if (bridge)
-		now.value[FORM_BRIDGE][0] = now.value[FORM_MAC][0] = '\0';
-	if (domain_form_load(&now, &lg->hc, &dc, why, sizeof(why)))
-		return field_fail(res, -1, err, -EINVAL, why);
-	if (o->lent_only && (rc = incoming_admit_part(&dc, &lg->hc, &part, why, sizeof(why))))
-		return field_fail(res, part_field[part], err, rc == -EACCES ? rc : -EINVAL, why);
-	return 0;
+	return o->lent_only ? admit(lg, form, dc, res, err) : 0;
+}
+
+int lodge_form_check(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
+		     struct lodge_form_result *res, struct lodge_err *err)
+{
+	static struct domain_config dc;
+
+	return form_check(lg, form, o, res, &dc, err);
 }
 
 /* The new disk, sparse, ext4 if asked: 0 with its path in img, or -errno
@@ -111,7 +123,7 @@ static int make_disk(const struct lodge *lg, const struct domain_form *form, con
 		     char img[FORM_VALUE_MAX], struct lodge_err *err)
 {
 	const char *argv[] = { "mkfs.ext4", "-q", "-F", img, NULL };
-	struct tool_run mkfs = { .argv = argv, .keep_fd = -1 };
+	struct tool_run mkfs = { .argv = argv };
 	char why[LODGE_ERR_MAX], at[CFG_PATH_MAX];
 	unsigned long mib;
 	int fd, rc;
@@ -167,48 +179,36 @@ static int save_new_config(const char *path, const struct domain_config *dc, str
 int lodge_form_create(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
 		      struct lodge_form_result *res, struct lodge_err *err)
 {
-	static struct domain_form made;         /* the form naming what was made */
-	static struct domain_config dc;
-	static struct host_config lent;
+	static struct domain_config dc;         /* the form's, then with what was made */
 	const char *bridge = new_bridge(form), *name = form->value[FORM_NAME];
 	bool made_bridge = false, made_config = false;
 	char why[LODGE_ERR_MAX], nic[IFNAMSIZ];
-	enum incoming_part part;
 	struct lodge_err undo_err;
 	int rc;
 
-	if ((rc = lodge_form_check(lg, form, o, res, err)))
+	if ((rc = form_check(lg, form, o, res, &dc, err)))
 		return rc;
-	made = *form;
 	if (lodge_form_new_disk(form)) {
 		if ((rc = make_disk(lg, form, o, res->disk, err))) {
 			res->field = FORM_DISK;
 			goto undo;
 		}
-		snprintf(made.value[FORM_DISK], FORM_VALUE_MAX, "%s", res->disk);
+		if ((rc = domain_form_add_disk(&dc, res->disk, why, sizeof(why)))) {
+			rc = field_fail(res, FORM_DISK, err, rc, why);
+			goto undo;
+		}
 	}
+	/* The config names the bridge already (its vif, not looked for). */
 	if (bridge) {
-		snprintf(made.value[FORM_BRIDGE], FORM_VALUE_MAX, "%s", bridge);
 		if ((rc = lodge_bridge_create(bridge, NULL, false, err))) {
 			res->field = FORM_BRIDGE;
 			goto undo;
 		}
 		made_bridge = true;
 	}
-	if ((rc = domain_form_load(&made, &lg->hc, &dc, why, sizeof(why)))) {
-		rc = field_fail(res, -1, err, -EINVAL, why);
+	/* The disk made for it, in the storage the caller may use. */
+	if (o->lent_only && res->disk[0] && (rc = admit(lg, form, &dc, res, err)))
 		goto undo;
-	}
-	if (o->lent_only) {
-		/* The bridge made for it is the caller's to use. */
-		lent = lg->hc;
-		if (made_bridge && lent.bridges.n < HOST_LIST_MAX)
-			snprintf(lent.bridges.item[lent.bridges.n++], HOST_LIST_ITEM_MAX, "%s", bridge);
-		if ((rc = incoming_admit_part(&dc, &lent, &part, why, sizeof(why)))) {
-			rc = field_fail(res, part_field[part], err, rc == -EACCES ? rc : -EINVAL, why);
-			goto undo;
-		}
-	}
 	if ((rc = mkdirs(lg->hc.domains_dir, DIR_MODE_PUBLIC, why, sizeof(why)))) {
 		lodge_fail(err, rc, "cannot make the domains directory %s (at %s): %s", lg->hc.domains_dir, why,
 			   strerror(-rc));

@@ -1,7 +1,8 @@
 /* A create form: the few fields a person fills in to make a domain.  Each
- * field is checked as it is typed by the code that reads a domain file,
- * and refused with that code's message; the whole form is read as that
- * file would be.  The dashboard's form (src/tui/create.c) is one face of
+ * field is checked as it is typed by its key's check, the one a domain
+ * file's value gets, and refused with a file's message; the whole form
+ * becomes a domain config by those checks and a file's rules of two keys
+ * (domain_build_*, config.h), never by way of a file's text.  The dashboard's form (src/tui/create.c) is one face of
  * it; any other face that makes domains from fields uses it too. */
 #ifndef LODGE_CONFIG_FORM_H
 #define LODGE_CONFIG_FORM_H
@@ -47,13 +48,17 @@ void domain_form_hint(enum form_field f, char *out, size_t len);
  * it gives after "FILE:LINE: KEY: ". */
 int domain_form_check(const struct domain_form *form, enum form_field f, const struct host_config *hc,
 		      char *why, size_t whylen);
-/* The form as the text of a domain file: malloc'd, or NULL. */
-char *domain_form_text(const struct domain_form *form);
-/* Read the whole form as domain_config_load_text reads a file, for a
- * domain to run on this host; messages name it FORM_LABEL, and relative
- * paths are from the current directory, as they were typed. */
+/* The whole form as a domain config, each field checked and stored once:
+ * 0 with dc, or -errno with *field the field at fault (-1: none, then why
+ * names the key) and why a file's message after "FILE:LINE: KEY: ".
+ * check_host: for a domain to run on this host (a bridge to be made,
+ * new:NAME or make_bridge, is not looked for).  A new:SIZE disk is left
+ * out, for domain_form_add_disk once it is made.  dc->file is FORM_LABEL;
+ * relative paths are from the current directory, as they were typed. */
 #define FORM_LABEL "create form"
-int domain_form_load(const struct domain_form *form, const struct host_config *hc, struct domain_config *dc,
-		     char *err, size_t errlen);
+int domain_form_to_config(const struct domain_form *form, const struct host_config *hc, bool check_host,
+			  struct domain_config *dc, int *field, char *why, size_t whylen);
+/* The disk made for a new:SIZE field, as the guest's vda, writable. */
+int domain_form_add_disk(struct domain_config *dc, const char *path, char *why, size_t whylen);
 
 #endif

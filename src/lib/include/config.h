@@ -145,9 +145,29 @@ int domain_config_load_text(const char *label, const char *text, size_t len, con
 int domain_config_load_overrides(const char *path, char *const *overrides, unsigned n,
 				 const struct host_config *hc, bool check_host, struct domain_config *dc,
 				 char **text_out, size_t *len_out, char *err, size_t errlen);
-/* Check one key of a domain config as domain_config_load checks it in a
- * file, alone: value as a person types it (not quoted; for disk and vif
- * one spec), "" as a file that leaves the key out (a required key is
+/* A domain config built from values as a person types them (not quoted;
+ * for disk and vif one spec, appended): each checked and stored by its
+ * key's one check, the check a file's value gets (config-keys.c), with no
+ * config text and no libconfuse between; then the rules of two keys, the
+ * ones a file gets.  Messages are a file's after "FILE:LINE: KEY: ".
+ * label: dc->file; relative paths are from the current directory.
+ * check_host: the domain is to run here (domain_config_load's), for the
+ * defaults; each value says its own (a bridge still to be made: false). */
+struct domain_build;
+struct domain_build *domain_build_new(const char *label, const struct host_config *hc, bool check_host);
+/* 0, or -errno with why. */
+int domain_build_set(struct domain_build *b, const char *key, const char *value, bool check_host, char *why,
+		     size_t whylen);
+/* key left out, as a file leaves it out: a required key missing (-EINVAL
+ * with why), else its default checked and stored as a value would be. */
+int domain_build_default(struct domain_build *b, const char *key, char *why, size_t whylen);
+/* The keys not set at their defaults (a required one missing), the rules
+ * of two keys: 0 with dc, or -errno with the key that failed and why. */
+int domain_build_finish(struct domain_build *b, struct domain_config *dc, const char **key, char *why,
+			size_t whylen);
+void domain_build_free(struct domain_build *b);
+/* Check one key of a domain config alone, as a domain_build_set on a
+ * scratch build: "" as a file that leaves the key out (a required key is
  * missing; a default is checked as written).  0, or -errno with why set
  * to what domain_config_load says after "FILE:LINE: KEY: ".  Keys that
  * depend on each other (maxmem and memory, cap and vcpus) are checked by

@@ -193,7 +193,7 @@ static int copy_sparse(struct copy *k, off_t size)
  * e2fsck's 1 (errors fixed) is success. */
 static int e2fs_tool(const char *const *argv, struct job *j, bool fsck, char *why, size_t whylen)
 {
-	struct tool_run run = { .argv = argv, .keep_fd = -1, .tick = job_tick, .arg = j };
+	struct tool_run run = { .argv = argv, .tick = job_tick, .arg = j };
 	int rc = tool_run(&run);
 
 	if (rc == 0 || (fsck && rc == 1))

@@ -7,14 +7,15 @@
  * as /proc/self/fd/N, and the image gets its name (linkat, rename) only
  * once fsynced.  A failure, a Ctrl-C or a kill leaves nothing behind.
  *
- * The tools are run as children with an argv (never a shell), found in
- * the system's sbin and bin directories only, with an environment of
- * their own (no HOME: no ~/.mtoolsrc), their output kept for the message
- * if they fail; each is waited for before this returns. */
+ * The tools are run by tool.c's runner with an argv (never a shell),
+ * found in the system's sbin and bin directories only, with an
+ * environment of their own (no HOME: no ~/.mtoolsrc), their output kept
+ * for the message if they fail; each is waited for before this returns. */
 #include "seed.h"
 #include "internal.h"
 #include "log.h"
 #include "schema.h"
+#include "tool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,19 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define TOOL_OUTPUT_MAX 1024        /* of a tool's words kept for the message */
 #define SEED_IMAGE_MIN  (1u << 20)  /* vfat (FAT12) wants room for its tables */
 #define SEED_IMAGE_ALIGN (64u << 10)
-
-static const char *const tool_dirs[] = { "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
-#define NTOOL_DIRS (sizeof(tool_dirs) / sizeof(tool_dirs[0]))
 
 /* Each tool and the Debian package it comes in, for the message when it is missing. */
 static const char *tool_package(const char *tool)
@@ -50,107 +45,40 @@ static const char *tool_package(const char *tool)
 	return tool;
 }
 
-/* Run argv[0] (by name, from tool_dirs), with keep[nkeep] open in it, its
- * stdin /dev/null and its stdout and stderr into out (the first
- * TOOL_OUTPUT_MAX bytes, one line: newlines as "; ").  0 if it exited 0;
- * -ENOENT if it is not installed; -EIO if it failed (out says how);
- * another -errno if it could not be run. */
+/* A tool's words, kept for the message if it fails. */
+struct words {
+	char *out;
+	size_t len, n;
+};
+
+static void keep_words(const char *line, void *arg)
+{
+	struct words *w = arg;
+
+	if (w->n + 1 < w->len)
+		w->n += (size_t)snprintf(w->out + w->n, w->len - w->n, "%s%s", w->n ? "; " : "", line);
+	if (w->n >= w->len)
+		w->n = w->len - 1;
+}
+
+/* Run argv[0] (tool.c: from the system's sbin and bin, PATH and LC_ALL
+ * its whole environment), with keep[nkeep] open in it and its stdout and
+ * stderr into out (the first outlen bytes, its lines joined by "; ").  0
+ * if it exited 0; -ENOENT if it is not installed; -EIO if it failed (out
+ * says how); another -errno if it could not be run. */
 static int run_tool(const char *const *argv, const int *keep, unsigned nkeep, char *out, size_t outlen)
 {
-	static const char *const env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
-	char paths[NTOOL_DIRS][256];
-	int outp[2], execp[2], null, wst, exec_errno = 0;
-	size_t n = 0, i;
-	pid_t pid, parent;
+	struct words w = { out, outlen, 0 };
+	struct tool_run t = { .argv = argv, .keep = keep, .nkeep = nkeep, .bare_env = true, .line = keep_words, .arg = &w };
+	int rc;
 
 	out[0] = '\0';
-	for (i = 0; i < NTOOL_DIRS; i++)
-		snprintf(paths[i], sizeof(paths[i]), "%s/%s", tool_dirs[i], argv[0]);
-	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (pipe2(outp, O_CLOEXEC) < 0) {
-		int e = errno;
-
-		close(null);
-		return -e;
-	}
-	if (pipe2(execp, O_CLOEXEC) < 0) {
-		int e = errno;
-
-		close(null); close(outp[0]); close(outp[1]);
-		return -e;
-	}
-	parent = getpid();
-	pid = fork();
-	if (pid == 0) {
-		/* Only async-signal-safe calls from here: the caller may have threads. */
-		int e = ENOENT;
-
-		/* A Ctrl-C or a kill of the caller ends the tool too: nothing of
-		 * the seed's goes on being made for no one. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		dup2(null, STDIN_FILENO);
-		dup2(outp[1], STDOUT_FILENO);
-		dup2(outp[1], STDERR_FILENO);
-		for (i = 0; i < nkeep; i++)
-			fcntl(keep[i], F_SETFD, 0);
-		for (i = 0; i < NTOOL_DIRS; i++) {
-			execve(paths[i], (char *const *)argv, (char *const *)env);
-			if (errno != ENOENT && errno != ENOTDIR)
-				e = errno;
-		}
-		if (write(execp[1], &e, sizeof(e)) < 0) {
-			/* the parent sees EOF and status 127 */
-		}
-		_exit(127);
-	}
-	close(null);
-	close(outp[1]);
-	close(execp[1]);
-	if (pid < 0) {
-		int e = errno;
-
-		close(outp[0]);
-		close(execp[0]);
-		return -e;
-	}
-	for (;;) {
-		char buf[512];
-		ssize_t r = read(outp[0], buf, sizeof(buf));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		for (i = 0; i < (size_t)r && n + 3 < outlen; i++) {
-			if (buf[i] != '\n')
-				out[n++] = buf[i];
-			else if (n && out[n - 1] != ' ')
-				n += (size_t)snprintf(out + n, outlen - n, "; ");
-		}
-	}
-	close(outp[0]);
-	while (n && (out[n - 1] == ' ' || out[n - 1] == ';'))
-		n--;
-	out[n] = '\0';
-	while (waitpid(pid, &wst, 0) < 0)
-		if (errno != EINTR) {
-			close(execp[0]);
-			return -errno;
-		}
-	if (read(execp[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
-		exec_errno = 0;
-	close(execp[0]);
-	if (exec_errno)
-		return -exec_errno;
-	if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
-		return 0;
-	if (!out[0] && WIFSIGNALED(wst))
-		snprintf(out, outlen, "killed by signal %d", WTERMSIG(wst));
+	if ((rc = tool_run(&t)) <= 0)
+		return rc;
+	if (!out[0] && rc > 128)
+		snprintf(out, outlen, "killed by signal %d", rc - 128);
 	else if (!out[0])
-		snprintf(out, outlen, "exit status %d", WEXITSTATUS(wst));
+		snprintf(out, outlen, "exit status %d", rc);
 	return -EIO;
 }
 

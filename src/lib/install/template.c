@@ -483,7 +483,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 	char name[LODGE_DIST_MAX + 16], dest[CFG_PATH_MAX + 80], why[1024], size_arg[32];
 	static struct template_cmd cmd;
 	struct build b = { .j = j, .image = image };
-	struct tool_run run = { .keep_fd = -1 };
+	struct tool_run run = { .argv = NULL };
 	struct lodge_template made = { .built = (long long)time(NULL) };
 	long t0 = lodge_now_ms();
 	uint64_t bytes;
@@ -501,7 +501,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 	if ((rc = template_cmd(&cmd, dist, tree, cache, mirror, why, sizeof(why))))
 		return lodge_fail(err, rc, "%s", why);
 	job_report(j, LODGE_PHASE_UPDATE, 0, NULL);
-	run = (struct tool_run){ .argv = cmd.argv, .pty = true, .own_mounts = true, .keep_fd = lockfd,
+	run = (struct tool_run){ .argv = cmd.argv, .pty = true, .own_mounts = true, .keep = &lockfd, .nkeep = 1,
 				 .line = on_mmdebstrap_line, .tick = build_tick, .arg = &b };
 	if ((rc = tool_run(&run))) {
 		if (rc == -ECANCELED)
@@ -533,7 +533,7 @@ static int build(const char *dir, const char *work, const struct dist_info *dist
 		const char *argv[] = { "mkfs.ext4", "-q", "-F", "-b", "4096", "-O", "metadata_csum_seed",
 				       "-d", tree, image, size_arg, NULL };
 
-		run = (struct tool_run){ .argv = argv, .keep_fd = -1, .tick = mkfs_tick, .arg = &b };
+		run = (struct tool_run){ .argv = argv, .tick = mkfs_tick, .arg = &b };
 		if ((rc = tool_run(&run))) {
 			if (rc == -ECANCELED)
 				return job_cancelled(err);

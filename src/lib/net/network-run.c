@@ -160,7 +160,7 @@ static int dnsmasq_start(const struct lodge_network *n, const struct net_paths *
 {
 	char arg[CFG_PATH_MAX + 100], why[TOOL_LAST_MAX + 128];
 	const char *argv[] = { "dnsmasq", arg, NULL };
-	struct tool_run t = { .argv = argv, .keep_fd = -1 };
+	struct tool_run t = { .argv = argv };
 	int rc;
 
 	snprintf(arg, sizeof(arg), "--conf-file=%s", p->conf);

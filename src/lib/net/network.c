@@ -165,28 +165,31 @@ bool net_dns_label_ok(const char *name)
 
 /* ---- the file: its key table ---------------------------------------------------- */
 
-static int check_subnet(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_subnet(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
 	uint32_t net;
 	unsigned prefix;
 
-	return net_parse_cidr(cfg_opt_getnstr(opt, i), &net, &prefix, why, whylen);
+	return net_parse_cidr(v->s, &net, &prefix, why, whylen);
 }
 
-static int check_mode(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_mode(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
 	enum lodge_net_mode m;
 
-	if (lodge_net_mode_parse(cfg_opt_getnstr(opt, i), &m)) {
-		snprintf(why, whylen, "'%.32s' is not nat, routed or isolated", cfg_opt_getnstr(opt, i));
+	if (lodge_net_mode_parse(v->s, &m)) {
+		snprintf(why, whylen, "'%.32s' is not nat, routed or isolated", v->s);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int check_range_text(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_range_text(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *s = cfg_opt_getnstr(opt, i);
+	const char *s = v->s;
 	uint32_t lo, hi;
 	int rc;
 
@@ -197,9 +200,10 @@ static int check_range_text(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned
 	return rc;
 }
 
-static int check_domain(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_domain(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *d = cfg_opt_getnstr(opt, i);
+	const char *d = v->s;
 
 	if (*d && !dns_domain_ok(d)) {
 		snprintf(why, whylen, "'%.64s' is not a DNS domain (labels of a-z 0-9 - joined by dots)", d);
@@ -208,9 +212,10 @@ static int check_domain(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, 
 	return 0;
 }
 
-static int check_bridge(const struct load_ctx *ctx, cfg_opt_t *opt, unsigned i, char *why, size_t whylen)
+static int check_bridge(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
+			size_t whylen)
 {
-	const char *b = cfg_opt_getnstr(opt, i);
+	const char *b = v->s;
 
 	if (*b && ifname_check(b, why, whylen))
 		return -EINVAL;

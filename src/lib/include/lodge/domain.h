@@ -22,9 +22,12 @@ int lodge_config_find_with(const struct lodge *lg, const char *file_or_name, cha
  * was started (a reboot restarts it so), the next create takes it. */
 int lodge_config_update(const struct lodge *lg, const char *name, const char *from, char *const *overrides,
 			unsigned n, struct lodge_err *err);
-/* xl rename, for a domain not running: its config file and name key;
- * refused while it (or another of the new name) runs, or a config of
- * the new name exists. */
+/* xl rename: a running domain (by name or ID) renamed as it runs (its
+ * runtime directory, cgroup, runtime config and lodge-hyp's name, in one
+ * step as a face sees it), and its config file in domains_dir and that
+ * file's name key, if it has one; refused while another domain of the
+ * new name runs or is defined (a config of that name), for Domain-0, and
+ * with nothing changed if any step fails. */
 int lodge_rename(const struct lodge *lg, const char *old, const char *new_name, struct lodge_err *err);
 /* The resolved config a running domain was started with. */
 int lodge_running_config(const struct lodge *lg, const char *domain, struct domain_config *dc,

@@ -9,8 +9,11 @@
 /* Which face this process is ("dashboard"): each request to a lodge-hyp
  * and each domain started says it, and the event log shows it beside the
  * uid and pid the kernel gives (which alone are trusted).  0, or -EINVAL
- * for a word other than 1 to 16 of a-z and '-'. */
+ * for a word other than 1 to 16 of a-z and '-'; "" says none again (a
+ * pool agent names each stop's asker only for that stop). */
 int lodge_set_face(const char *face);
+/* The face set, "" none. */
+const char *lodge_face(void);
 
 /* A line of a log, without its newline; nonzero stops the reading. */
 typedef int lodge_line_fn(const char *line, void *arg);
