@@ -201,7 +201,7 @@ struct host_row {
 };
 
 OUT_GETTER(get_host, struct host_row, out_str(v, r->h->name))
-OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state(r->h)))
+OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state_name(pool_host_state(r->h))))
 OUT_GETTER(get_cpus, struct host_row, r->h->live ? out_uint(v, r->h->cpus) : out_null(v))
 OUT_GETTER(get_total, struct host_row, r->h->live ? out_uint(v, r->h->mem_total_mib) : out_null(v))
 OUT_GETTER(get_free, struct host_row, r->h->live ? out_uint(v, r->free_mib) : out_null(v))

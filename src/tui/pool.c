@@ -32,11 +32,10 @@ static int pool_work(void *arg, struct lodge_job_end *end)
 	if ((rc = pool_domains(&t->hc, &d, end->error, sizeof(end->error))))
 		return rc;
 	for (i = 0; i < d.n && i < TUI_POOL_MAX && rc == 0; i++) {
-		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib };
+		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib, .state = d.row[i].state };
 
 		snprintf(r.name, sizeof(r.name), "%s", d.row[i].name);
 		snprintf(r.host, sizeof(r.host), "%s", d.row[i].host);
-		snprintf(r.state, sizeof(r.state), "%s", d.row[i].state);
 		if (!lodge_job_record(&r, sizeof(r)))
 			rc = -ECANCELED;
 	}
@@ -57,7 +56,8 @@ static int pool_take_row(void *arg, const void *rec, size_t len)
 	memcpy(r, rec, sizeof(*r));
 	r->name[sizeof(r->name) - 1] = '\0';
 	r->host[sizeof(r->host) - 1] = '\0';
-	r->state[sizeof(r->state) - 1] = '\0';
+	if ((unsigned)r->state >= DOMAIN_STATE_COUNT)
+		r->state = DOMAIN_STATE_UNKNOWN;
 	return 0;
 }
 
@@ -145,8 +145,7 @@ static void pool_apply(struct tui *t)
 			d->remote = true;
 		}
 		/* what the pool says of it, for the row's columns */
-		memcpy(d->st.state, r->state, sizeof(d->st.state) < sizeof(r->state) ? sizeof(d->st.state) : sizeof(r->state));
-		d->st.state[sizeof(d->st.state) - 1] = '\0';
+		d->st.state = r->state;
 		d->st.target_mib = d->st.memory_mib = r->memory_mib;
 	}
 	sample_sort(t);

@@ -87,9 +87,9 @@ struct dom_sample {
 	struct tui_install *install;   /* a Debian guest the form is installing, or installed and
 					* not yet started: not a running domain (install.c) */
 	bool remote;                   /* a domain of the pool that runs on another host (pool.c):
-					* st has its name, the pool's state word and memory only */
+					* st has its name, the pool's state and memory only */
 	/* A domain defined in domains_dir that is not running (defined.c):
-	 * st has its name, state "off", its config's memory and vCPUs. */
+	 * st has its name, state DOMAIN_STATE_OFF, its config's memory and vCPUs. */
 	bool off, autostart, loads;
 	char why[512];                 /* its config does not load: why */
 };
@@ -99,7 +99,7 @@ struct dom_sample {
 struct tui_pool_row {
 	char name[DOMAIN_NAME_MAX];
 	char host[DOMAIN_NAME_MAX];        /* "": none (a stopped domain) */
-	char state[16];                    /* the pool's word: running, lost, stopped, ... */
+	enum domain_state state;           /* the pool's: running, lost, stopped, ... */
 	unsigned long memory_mib;
 };
 struct tui_pool {

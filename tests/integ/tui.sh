@@ -95,6 +95,19 @@ select_dom() { press / Escape /; type_text "$1"; press Enter Home Down; }
 select_dom beta
 press p
 if shows 5 'PAUSE' && lodge list -o tsv | grep -q $'\tpaused\t'; then pass "p pauses the selected domain"; else fail "pause from the keyboard" "$(screen | sed -n 4,7p)"; fi
+# Sort by state: running before paused (as xentop and htop put the live
+# first), not the words' alphabet: alpha (running) above beta (paused).
+press /
+shows 5 'filter: ' && press Escape && hides 5 'filter( /|: )'
+press M '<' '<' '<'
+if shows 5 'sort STATE' && shows 5 ' beta +PAUSE' &&
+   [ "$(screen | grep -Eo '^ +[0-9]+ (alpha|beta) ' | awk '{ print $2 }' | paste -sd,)" = alpha,beta ]; then
+	pass "sort by state puts the running above the paused"
+else
+	fail "sort by state" "$(screen | sed -n 2,7p)"
+fi
+press '<' '<'
+select_dom beta
 press p
 if shows 5 'unpause .*: done' && ! lodge list -o tsv | grep -q $'\tpaused\t'; then pass "p again unpauses it"; else fail "unpause from the keyboard" "$(screen | tail -2)"; fi
 
