@@ -335,7 +335,7 @@ int cmd_pool_destroy(struct cli *c)
  * the pool's (shut down here as a local one). */
 int cmd_pool_shutdown(struct cli *c)
 {
-	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : 60) : 0;
+	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : CLI_WAIT_DEFAULT_S) : 0;
 	char why[ETCD_WHY_MAX];
 
 	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why,

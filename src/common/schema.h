@@ -17,6 +17,7 @@
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
 #define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */
 #define DOMAIN_MEMORY_DEFAULT_MIB 128      /* xl's */
+#define DOMAIN_VCPUS_MIN       1
 #define DOMAIN_VCPUS_MAX       64
 #define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16

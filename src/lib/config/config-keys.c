@@ -653,7 +653,7 @@ const struct cfg_key domain_keys[] = {
 		  check_memory, "guest RAM", AT(dc.memory_mib)),
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
 		  "the ceiling the balloon may grow to, not below memory", AT(dc.maxmem_mib)),
-	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs", AT(dc.vcpus)),
+	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, DOMAIN_VCPUS_MIN, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs", AT(dc.vcpus)),
 	KEY_INT("maxvcpus", 0, 0, DOMAIN_VCPUS_MAX, NULL, "the same as vcpus", NULL,
 		  "the most vCPUs vcpu-set may bring online, not below vcpus", AT(dc.maxvcpus)),
 	{ .name = "kernel", .type = KT_STR, .required = "nothing to boot (a kernel, or bootloader = \"lodge\")",
