@@ -17,16 +17,13 @@ fi
 integ_begin pool-tui-stale root cmd:tmux
 pool_etcd_up own
 pool_test_prefix
-S=lodge-pooltuistale-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-tmux new-session -d -s keeper "sleep 86400"
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-pooltuistale-$$"
 
 # members SIG: SIG to each member of this test's cluster, by its pid, only
 # a pid whose command line is an etcd of this cluster's data dir.
 members() {
 	local i p
-	for i in $(seq 1 $POOL_ETCD_MEMBERS); do
+	for i in $(seq 1 "$POOL_ETCD_MEMBERS"); do
 		p=${POOL_ETCD_PIDS[$((i - 1))]:-}
 		case $p in ''|*[!0-9]*) continue ;; esac
 		[ "$p" -gt 1 ] || continue
@@ -41,12 +38,10 @@ pool_hosts_up --no-agents a 3 2 1
 printf 'put %s stopped\nput %s far\n' "$PREFIX/domains/st1/desired" "$PREFIX/domains/st1/placement" |
 	{ echo; cat; echo; echo; } | pool_etcdctl txn >/dev/null || { fail pool-tui-stale "etcdctl txn"; exit 1; }
 
-screen() { tmux capture-pane -p -t "$S"; }
-has() { screen | grep -Eq -- "$1"; }
 row='^ +- st1 +far +stopp'
 stale='^pool as of [0-9]+ (s|min) ago: '
-tmux new-session -d -s "$S" -x 80 -y 24 "TERM=vt100 $LODGE --root $(pool_root a) -d 0.5; sleep 30"
-if wait_until 20 has "$row" && ! has 'pool as of|pool not read'; then
+tmux_open dash 80 24 "TERM=vt100 $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+if shows 20 "$row" && lacks 'pool as of|pool not read'; then
 	pass "a pool host's dashboard at 80x24: st1's row from etcd, on far, stopped; no word of an old sample"
 else
 	fail "pool-tui-stale: first sample" "$(screen | sed -n 3,8p | tr '\n' '|')"
@@ -57,13 +52,13 @@ fi
 members STOP
 # first the job out and waiting (etcd's client waits 5 s, then asks
 # whether any member answers at all, 2 s more)
-if wait_until 20 has "${stale}etcd has not answered for [0-9]+ s"; then
+if shows 20 "${stale}etcd has not answered for [0-9]+ s"; then
 	pass "etcd stopped: while the dashboard's question is out, how old the sample is and how long etcd has not answered: '$(screen | grep -E "$stale")'"
 else
 	fail "pool-tui-stale: etcd slow" "$(screen | tail -n 5 | tr '\n' '|')"
 fi
 age() { screen | sed -nE 's/^pool as of ([0-9]+) s ago: .*/\1/p' | head -n 1; }
-if wait_until 30 has "${stale}the pool's etcd cannot be reached"; then
+if shows 30 "${stale}the pool's etcd cannot be reached"; then
 	line=$(screen | grep -E "$stale")
 	if has "$row" && [ "$(screen | wc -L)" -le 80 ] && [ "$(screen | grep -nE "$stale" | cut -d: -f1)" -lt 23 ]; then
 		pass "etcd stopped: the last sample stays (st1's row) with how old it is and why, above the status line, within 80 columns: '$line'"
@@ -83,9 +78,9 @@ fi
 
 # ---- etcd answers again: the line goes, the rows are the pool's again
 members CONT
-if wait_until 30 eval '! has "pool as of|pool not read"' && has "$row"; then
+if hides 30 'pool as of|pool not read' && has "$row"; then
 	pass "etcd answering again: the line is gone and st1's row is fresh"
 else
 	fail "pool-tui-stale: etcd back" "$(screen | tail -n 5 | tr '\n' '|')"
 fi
-tmux send-keys -t "$S" q
+press q
