@@ -331,3 +331,5 @@ trap integ_exit EXIT
 cleanup_tmp() { rm -rf "$TMPDIR_TEST"; }
 # The pool's fixture (etcd cluster): tests/pool-lib.sh.
 . "$TOP/tests/pool-lib.sh"
+# The dashboard in tmux (screen, has, shows, press...): tests/tmux.sh.
+. "$TOP/tests/tmux.sh"

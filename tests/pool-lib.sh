@@ -181,7 +181,7 @@ pool_member_kill() {
 # (POOL_ETCD_PIDS updated).
 pool_member_start() {
 	pool_member_run "$POOL_ETCD_DIR" "$1"
-	POOL_ETCD_PIDS[$(($1 - 1))]=$(cat "$POOL_ETCD_DIR/m$1.pid")
+	POOL_ETCD_PIDS[$1 - 1]=$(cat "$POOL_ETCD_DIR/m$1.pid")
 	sed -i "s/^POOL_ETCD_PIDS=.*/POOL_ETCD_PIDS=(${POOL_ETCD_PIDS[*]})/" "$POOL_ETCD_DIR/env"
 }
 
@@ -255,8 +255,8 @@ pool_dom_field() { pool_lh a list --pool -o tsv -H 2>/dev/null | awk -F'\t' -v d
 
 # pool_all_up [HOST...]: every HOST (default: $POOL_HOSTS) is up.
 pool_all_up() {
-	local h
-	[ $# -gt 0 ] || set -- $POOL_HOSTS
+	local h all
+	if [ $# -eq 0 ]; then read -ra all <<<"$POOL_HOSTS"; set -- "${all[@]}"; fi
 	for h in "$@"; do [ "$(pool_host_state "$h")" = up ] || return 1; done
 }
 
@@ -331,8 +331,9 @@ pool_host_timing() {
 # pool_wait_agents "HOSTS" [CHECK]: every one of HOSTS up within 20 s (or
 # CHECK true), else the test fails with the agents' logs and ends.
 pool_wait_agents() {
-	local hosts=$1 check=${2:-}
-	if [ -n "$check" ]; then wait_until 20 "$check"; else wait_until 20 pool_all_up $hosts; fi ||
+	local hosts check=${2:-}
+	read -ra hosts <<<"$1"
+	if [ -n "$check" ]; then wait_until 20 "$check"; else wait_until 20 pool_all_up "${hosts[@]}"; fi ||
 		{ fail "$INTEG_LABEL" "agents not up: $(cat "$T"/agent-*.log | tr '\n' '|')"; exit 1; }
 }
 

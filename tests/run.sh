@@ -8,6 +8,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 export TOP BUILD
+# T=PATTERN (make check T=net): only the tests whose label (e.g. "integ
+# net", "unit test-virtio") matches the extended regular expression.
+FILTER=${T:-}
 results=$(mktemp)
 # One etcd cluster for every pool test of the run (tests/pool-lib.sh),
 # started by the first that needs it, stopped here at the end.
@@ -26,9 +29,6 @@ if [ "${SANITIZE:-}" = 1 ]; then
 	export UBSAN_OPTIONS="print_stacktrace=1:log_path=$san/ubsan"
 fi
 
-# T=PATTERN (make check T=net): only the tests whose label (e.g. "integ
-# net", "unit test-virtio") matches the extended regular expression.
-FILTER=${T:-}
 # A test that hangs names itself and fails instead of holding CI until its
 # limit: TEST_TIMEOUT seconds each (the slowest, an install from a cold
 # template cache, takes about 6 minutes on a loaded machine).  timeout(1)

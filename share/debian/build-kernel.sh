@@ -76,7 +76,7 @@ start=$(( (sects + 1) * 512 + $(u32 "$z" $((0x248))) ))
 length=$(u32 "$z" $((0x24c)))
 magic=$(od -An -tx1 -j "$start" -N4 "$z" | tr -d ' ')
 # Every compressor but gzip has the uncompressed size appended (4 bytes).
-payload() { dd if="$z" iflag=skip_bytes,count_bytes skip="$start" count="$(($length - $1))" bs=1M status=none; }
+payload() { dd if="$z" iflag=skip_bytes,count_bytes skip="$start" count="$((length - $1))" bs=1M status=none; }
 case $magic in
 	1f8b*)    comp=gzip; payload 0 | gzip -dc ;;
 	fd377a58) comp=xz;   payload 4 | xz -dc ;;
@@ -89,7 +89,7 @@ esac >"$out/vmlinux.new" || die "cannot decompress the $comp payload of vmlinuz"
 # XEN_ELFNOTE_PHYS32_ENTRY (18): the PVH entry point.
 pvh=$(LC_ALL=C readelf -n "$out/vmlinux.new" | awk '$1 == "Xen" && /\(0x00000012\)|PHYS32_ENTRY/ { getline; print $3$4$5$6; exit }')
 [ -n "$pvh" ] || die "vmlinux has no Xen PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)"
-pvh=0x$(echo "$pvh" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4\3\2\1/')
+pvh=0x${pvh:6:2}${pvh:4:2}${pvh:2:2}${pvh:0:2}   # the note's bytes, little-endian
 
 # ---- modules ---------------------------------------------------------------
 # The package ships no modules.dep (its postinst runs depmod); busybox's
@@ -108,9 +108,10 @@ modpath() {
 }
 # visit PATH: add PATH after everything modules.dep says it needs.
 visit() {
-	local p=$1 d
+	local p=$1 d deps
 	case " ${order[*]} " in *" $p "*) return ;; esac
-	for d in $(awk -F: -v p="$p" '$1 == p { print $2; exit }' "$moddir/modules.dep"); do
+	read -ra deps < <(awk -F: -v p="$p" '$1 == p { print $2; exit }' "$moddir/modules.dep") || true   # a module modules.dep does not name needs nothing
+	for d in "${deps[@]}"; do
 		visit "$d"
 	done
 	order+=("$p")

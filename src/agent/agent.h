@@ -6,6 +6,10 @@
 #ifndef LODGE_AGENT_H
 #define LODGE_AGENT_H
 
+/* The CLI's own defaults, printed in its help from these numbers. */
+#define CLI_WAIT_DEFAULT_S 60          /* --wait without --timeout */
+#define CLI_LOG_LINES_DEFAULT 20       /* lodge log without --lines */
+
 #include "cli.h"
 #include "lodge.h"
 

@@ -53,7 +53,7 @@ int cmd_unpause(struct cli *c)
 /* --wait's seconds: --timeout's, else a minute. */
 static int wait_seconds(const struct cli *c)
 {
-	return c->set['w'] ? (c->set['t'] ? (int)c->num['t'] : 60) : 0;
+	return c->set['w'] ? (c->set['t'] ? (int)c->num['t'] : CLI_WAIT_DEFAULT_S) : 0;
 }
 
 int cmd_reboot(struct cli *c)

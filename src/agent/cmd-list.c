@@ -154,7 +154,7 @@ int cmd_list(struct cli *c)
 	/* A domain kept after its crash (on_crash = "preserve"): why, after
 	 * the table (a KVM internal error names the instruction). */
 	for (i = 0; i < l.n; i++)
-		if (domain_state_of(l.dom[i].state) == DOMAIN_STATE_CRASHED && l.dom[i].end_reason[0] && strcmp(l.dom[i].end_reason, "-"))
+		if (l.dom[i].state == DOMAIN_STATE_CRASHED && l.dom[i].end_reason[0] && strcmp(l.dom[i].end_reason, "-"))
 			log_warn("%s crashed: %s", l.dom[i].name, l.dom[i].end_reason);
 	/* Two domains on one bridge claiming an address: after the table, on stderr. */
 	if (c->set['l']) {

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LOG_LINES_DEFAULT 20
 
 /* Each line as it comes: a follower's reader sees it at once.  Stop once
  * nobody reads (a closed pipe). */
@@ -20,7 +19,7 @@ static int print_line(const char *line, void *arg)
 int cmd_log(struct cli *c)
 {
 	struct lodge_err err;
-	unsigned last = c->set['n'] ? (unsigned)c->num['n'] : LOG_LINES_DEFAULT;
+	unsigned last = c->set['n'] ? (unsigned)c->num['n'] : CLI_LOG_LINES_DEFAULT;
 
 	if (lodge_log_read(&c->lg, c->argc ? c->argv[0] : NULL, last, c->set['f'], print_line, NULL, &err))
 		return cli_fail(&err);

@@ -201,7 +201,7 @@ struct host_row {
 };
 
 OUT_GETTER(get_host, struct host_row, out_str(v, r->h->name))
-OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state(r->h)))
+OUT_GETTER(get_state, struct host_row, out_str(v, pool_host_state_name(pool_host_state(r->h))))
 OUT_GETTER(get_cpus, struct host_row, r->h->live ? out_uint(v, r->h->cpus) : out_null(v))
 OUT_GETTER(get_total, struct host_row, r->h->live ? out_uint(v, r->h->mem_total_mib) : out_null(v))
 OUT_GETTER(get_free, struct host_row, r->h->live ? out_uint(v, r->free_mib) : out_null(v))
@@ -335,7 +335,7 @@ int cmd_pool_destroy(struct cli *c)
  * the pool's (shut down here as a local one). */
 int cmd_pool_shutdown(struct cli *c)
 {
-	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : 60) : 0;
+	unsigned wait_s = c->set['w'] ? (c->set['t'] ? (unsigned)c->num['t'] : CLI_WAIT_DEFAULT_S) : 0;
 	char why[ETCD_WHY_MAX];
 
 	return stop_unrecorded(c, pool_stop_domain(&c->lg, c->argv[0], POOL_STOP_SHUTDOWN, wait_s * 1000, why,

@@ -47,12 +47,12 @@ static const struct cli_option console_opts[] = {
 static const struct cli_option shutdown_opts[] = {
 	FLAG('a', "all", "every running domain of this host"),
 	FLAG('w', "wait", "return once the domain (each of them) has gone"),
-	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default 60)"),
+	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default " SCHEMA_TEXT(CLI_WAIT_DEFAULT_S) ")"),
 	{ 0 },
 };
 static const struct cli_option reboot_opts[] = {
 	FLAG('w', "wait", "return once the domain runs again"),
-	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default 60)"),
+	NUMBER('t', "timeout", "SECS", 1, 86400, "how long --wait waits (default " SCHEMA_TEXT(CLI_WAIT_DEFAULT_S) ")"),
 	{ 0 },
 };
 static const struct cli_option save_opts[] = {
@@ -116,7 +116,7 @@ static const struct cli_option pool_join_opts[] = {
 };
 static const struct cli_option log_opts[] = {
 	FLAG('f', "follow", "then print each event as it is written"),
-	NUMBER('n', "lines", "N", 0, 1000000, "the last N events (default 20)"),
+	NUMBER('n', "lines", "N", 0, 1000000, "the last N events (default " SCHEMA_TEXT(CLI_LOG_LINES_DEFAULT) ")"),
 	{ 0 },
 };
 static const struct cli_option seed_opts[] = {
@@ -135,7 +135,7 @@ static const struct cli_option install_opts[] = {
 	     "directory's NAME.img)"),
 	NUMBER('m', "memory", "MiB", DOMAIN_MEMORY_MIN_MIB, DOMAIN_MEMORY_MAX_MIB,
 	       "guest RAM (default " SCHEMA_TEXT(LODGE_INSTALL_MEMORY_DEFAULT) ")"),
-	NUMBER('c', "vcpus", "N", 1, DOMAIN_VCPUS_MAX, "virtual CPUs (default " SCHEMA_TEXT(DOMAIN_VCPUS_DEFAULT) ")"),
+	NUMBER('c', "vcpus", "N", DOMAIN_VCPUS_MIN, DOMAIN_VCPUS_MAX, "virtual CPUs (default " SCHEMA_TEXT(DOMAIN_VCPUS_DEFAULT) ")"),
 	TEXT('b', "bridge", "BRIDGE", "an existing bridge for its vif (default: the network \"default\")"),
 	TEXT('N', "network", "NETWORK", "an existing Lodge network for its vif (default: \"default\", made on first use)"),
 	TEXT('P', "packages", "A,B", "packages cloud-init installs at its first boot"),
@@ -151,7 +151,7 @@ static const struct cli_option template_update_opts[] = {
 };
 static const struct cli_option detach_opts[] = {
 	FLAG('f', "force", "remove the disk even if the guest does not give it up (it was not asked)"),
-	NUMBER('t', "timeout", "SECS", 1, 3600, "how long the guest has to give it up (default 10)"),
+	NUMBER('t', "timeout", "SECS", 1, 3600, "how long the guest has to give it up (default " SCHEMA_TEXT(LODGE_DETACH_TIMEOUT_S) ")"),
 	{ 0 },
 };
 static const struct cli_option network_create_opts[] = {

@@ -55,6 +55,16 @@ const char *evlog_event_name(unsigned ev)
 	return ev < EV_COUNT ? event_names[ev] : NULL;
 }
 
+enum evlog_event evlog_event_of(const char *word)
+{
+	unsigned i;
+
+	for (i = 0; i < EV_COUNT; i++)
+		if (strcmp(word, event_names[i]) == 0)
+			break;
+	return (enum evlog_event)i;
+}
+
 size_t evlog_format(char *out, size_t len, const struct timespec *when, const char *domain, unsigned ev,
 		    const char *who, const char *detail)
 {

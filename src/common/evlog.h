@@ -48,6 +48,8 @@ enum evlog_event {
 
 /* Its word in the log; NULL for a number that is none. */
 const char *evlog_event_name(unsigned ev);
+/* The event a word of the log names, or EV_COUNT for none. */
+enum evlog_event evlog_event_of(const char *word);
 
 /* WHO and DETAIL come from other processes: who keeps only the bytes a
  * WHO may have ([A-Za-z0-9=,._-]), others become '?'. */

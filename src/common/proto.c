@@ -60,25 +60,43 @@ int proto_command_find(const char *name)
 	return -1;
 }
 
-static const char *const state_names[DOMAIN_STATE_COUNT] = {
-	[DOMAIN_STATE_RUNNING] = "running",
-	[DOMAIN_STATE_PAUSED] = "paused",
-	[DOMAIN_STATE_SHUTDOWN] = "shutdown",
-	[DOMAIN_STATE_CRASHED] = "crashed",
-	[DOMAIN_STATE_UNKNOWN] = "?",
+#define HYP (DOMAIN_STATE_FROM_HYP | DOMAIN_STATE_FROM_AGENT)     /* an agent reports what lodge-hyp says */
+#define AGENT DOMAIN_STATE_FROM_AGENT
+#define FACE DOMAIN_STATE_FROM_FACE
+static const struct {
+	const char *word;
+	unsigned from;
+} domain_states[DOMAIN_STATE_COUNT] = {
+	[DOMAIN_STATE_RUNNING]    = { "running",    HYP },
+	[DOMAIN_STATE_PAUSED]     = { "paused",     HYP },
+	[DOMAIN_STATE_STARTING]   = { "starting",   FACE },
+	[DOMAIN_STATE_RESTARTING] = { "restarting", AGENT },
+	[DOMAIN_STATE_INSTALLING] = { "installing", FACE },
+	[DOMAIN_STATE_PLACED]     = { "placed",     FACE },
+	[DOMAIN_STATE_STOPPING]   = { "stopping",   AGENT },
+	[DOMAIN_STATE_SHUTDOWN]   = { "shutdown",   HYP },
+	[DOMAIN_STATE_CRASHED]    = { "crashed",    HYP },
+	[DOMAIN_STATE_FAILED]     = { "failed",     AGENT },
+	[DOMAIN_STATE_LOST]       = { "lost",       FACE },
+	[DOMAIN_STATE_STOPPED]    = { "stopped",    FACE },
+	[DOMAIN_STATE_OFF]        = { "off",        FACE },
+	[DOMAIN_STATE_UNKNOWN]    = { "?",          FACE },   /* read from no word: any other is unknown */
 };
+#undef HYP
+#undef AGENT
+#undef FACE
 
 const char *domain_state_name(enum domain_state s)
 {
-	return (unsigned)s < DOMAIN_STATE_COUNT ? state_names[s] : state_names[DOMAIN_STATE_UNKNOWN];
+	return (unsigned)s < DOMAIN_STATE_COUNT ? domain_states[s].word : domain_states[DOMAIN_STATE_UNKNOWN].word;
 }
 
-enum domain_state domain_state_of(const char *word)
+enum domain_state domain_state_of(const char *word, unsigned from)
 {
 	unsigned i;
 
-	for (i = 0; i < DOMAIN_STATE_UNKNOWN; i++)
-		if (strcmp(word, state_names[i]) == 0)
+	for (i = 0; i < DOMAIN_STATE_COUNT; i++)
+		if ((domain_states[i].from & from) && strcmp(word, domain_states[i].word) == 0)
 			return (enum domain_state)i;
 	return DOMAIN_STATE_UNKNOWN;
 }

@@ -196,22 +196,47 @@ const struct proto_command_rule *proto_command_rule(enum proto_command c);
 /* The command a word names: its enum, or -1. */
 int proto_command_find(const char *name);
 
-/* A domain's state, status's "state" key: the words lodge-hyp sends and
- * every face compares by this enum, never by the text.  UNKNOWN is "?":
- * the domain could not be asked (its status's end_reason says why), or a
- * word not of the protocol (a pool's rows carry their own: lost, failed). */
+/* A domain's state: every word any face shows for a domain, as one enum
+ * and one table (proto.c), compared by the enum, never by the text.  The
+ * enum's order is the dashboard's sort by state (as xentop and htop sort
+ * theirs: the live first): running, paused, those on their way (starting,
+ * restarting, installing, placed, stopping), those that ended (shutdown,
+ * crashed, failed, lost), those not running (stopped, off), and
+ * unknown last.  Who may say each word is the table's (enum
+ * domain_state_from): lodge-hyp's status key "state" says its own
+ * words; a pool agent's report in etcd (src/pool) those and its own; the
+ * pool's keys and the faces the rest.  UNKNOWN is "?": the domain could
+ * not be asked (its status's end_reason says why), or a word its sayer
+ * may not say (a newer lodge-hyp's, a forged etcd record's). */
 enum domain_state {
 	DOMAIN_STATE_RUNNING,
 	DOMAIN_STATE_PAUSED,
+	DOMAIN_STATE_STARTING,          /* the pool: owned, not reported yet */
+	DOMAIN_STATE_RESTARTING,        /* the pool: an HA restart waits for its backoff */
+	DOMAIN_STATE_INSTALLING,        /* the dashboard: its install runs */
+	DOMAIN_STATE_PLACED,            /* the pool: waiting for its host's agent */
+	DOMAIN_STATE_STOPPING,          /* the pool: its owner stops it */
 	DOMAIN_STATE_SHUTDOWN,
 	DOMAIN_STATE_CRASHED,
+	DOMAIN_STATE_FAILED,            /* the pool: its owner could not start it */
+	DOMAIN_STATE_LOST,              /* the pool: placed on a host that is not up, nobody owns it */
+	DOMAIN_STATE_STOPPED,           /* the pool: desired stopped */
+	DOMAIN_STATE_OFF,               /* defined (domains_dir), not running */
 	DOMAIN_STATE_UNKNOWN,
 	DOMAIN_STATE_COUNT
 };
-/* "running", "paused", "shutdown", "crashed", "?". */
+/* Who may say a state (a mask): what a reader of that sayer's words
+ * takes; any other word is DOMAIN_STATE_UNKNOWN. */
+enum domain_state_from {
+	DOMAIN_STATE_FROM_HYP = 1,      /* lodge-hyp's status */
+	DOMAIN_STATE_FROM_AGENT = 2,    /* a pool agent's report (domains/D/state) */
+	DOMAIN_STATE_FROM_FACE = 4,     /* a face or the pool's keys: never read from a word */
+};
+/* Its word: "running", "paused", ..., "?". */
 const char *domain_state_name(enum domain_state s);
-/* The state a word names; DOMAIN_STATE_UNKNOWN for any other word. */
-enum domain_state domain_state_of(const char *word);
+/* The state a word names if one of from (a mask) may say it, else
+ * DOMAIN_STATE_UNKNOWN. */
+enum domain_state domain_state_of(const char *word, unsigned from);
 
 /* status's keys, as a table (proto.c) both sides read: lodge-hyp's
  * ctl-status.c writes them, liblodge's status.c reads them.  A key of one

@@ -141,18 +141,35 @@ const char *ifname_rule(void)
 	return rule;
 }
 
+/* A name as given, cut, with what a terminal or log would take as its
+ * own shown as '?'. */
+static void name_shown(const char *name, char *shown, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len - 4 && name[i]; i++)
+		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
+	snprintf(shown + i, len - i, "%s", name[i] ? "..." : "");
+}
+
 int ifname_check(const char *name, char *why, size_t whylen)
 {
 	char shown[40];
-	size_t i;
 
 	if (ifname_valid(name))
 		return 0;
-	/* The name as given, cut, with what a terminal or log would take as
-	 * its own shown as '?'. */
-	for (i = 0; i < sizeof(shown) - 4 && name[i]; i++)
-		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
-	snprintf(shown + i, sizeof(shown) - i, "%s", name[i] ? "..." : "");
+	name_shown(name, shown, sizeof(shown));
 	snprintf(why, whylen, "'%s' is not an interface name (%s)", shown, ifname_rule());
+	return -EINVAL;
+}
+
+int network_name_check(const char *name, char *why, size_t whylen)
+{
+	char shown[44];
+
+	if (network_name_valid(name))
+		return 0;
+	name_shown(name, shown, sizeof(shown));
+	snprintf(why, whylen, "'%s' is not a network name (%s)", shown, network_name_rule());
 	return -EINVAL;
 }

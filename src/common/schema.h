@@ -17,6 +17,7 @@
 #define DOMAIN_MEMORY_MIN_MIB  4           /* the least a guest boots in */
 #define DOMAIN_MEMORY_MAX_MIB  (4u << 20)  /* 4 TiB: a typo guard; the host's own size is checked too */
 #define DOMAIN_MEMORY_DEFAULT_MIB 128      /* xl's */
+#define DOMAIN_VCPUS_MIN       1
 #define DOMAIN_VCPUS_MAX       64
 #define DOMAIN_VCPUS_DEFAULT   1
 #define DOMAIN_DISKS_MAX       16
@@ -128,6 +129,8 @@ const char *domain_name_rule(void);
 #define NETWORK_NAME_MAX       32          /* bytes, with the NUL */
 bool network_name_valid(const char *name);
 const char *network_name_rule(void);
+/* 0, or -EINVAL with why: "'NAME' is not a network name (RULE)". */
+int network_name_check(const char *name, char *why, size_t whylen);
 /* An interface's name, the one rule for every bridge, tap, vifname and
  * NIC name that enters (lodge's commands, configs' vif= and bridges =,
  * the dashboard's and the web's create forms, network-create --bridge,

@@ -11,16 +11,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* xl's six-letter state: r b p s c d. */
-static const char *state_letters(const char *state)
+/* xl's six-letter state: r b p s c d; "------" for the words xl has no
+ * letter for. */
+static const char *state_letters(enum domain_state state)
 {
 	static const char *const letters[DOMAIN_STATE_COUNT] = {
 		[DOMAIN_STATE_RUNNING] = "r-----", [DOMAIN_STATE_PAUSED] = "--p---",
 		[DOMAIN_STATE_SHUTDOWN] = "---s--", [DOMAIN_STATE_CRASHED] = "----c-",
-		[DOMAIN_STATE_UNKNOWN] = "------",
 	};
 
-	return letters[domain_state_of(state)];
+	return (unsigned)state < DOMAIN_STATE_COUNT && letters[state] ? letters[state] : "------";
 }
 
 #define KNOWN(fn, call) OUT_GETTER(fn, struct list_row, if (r->st) { const struct lodge_status *st = r->st; (void)st; call; } else out_null(v))
@@ -32,8 +32,11 @@ OUT_GETTER(get_mem, struct list_row, if (r->st) out_uint(v, r->st->target_mib);
 	   else if (OFF(r) && r->def->loads) out_uint(v, r->def->memory_mib); else out_null(v))
 OUT_GETTER(get_vcpus, struct list_row, if (r->st) out_uint(v, r->st->vcpus);
 	   else if (OFF(r) && r->def->loads) out_uint(v, r->def->vcpus); else out_null(v))
-OUT_GETTER(get_letters, struct list_row, out_str(v, r->st ? state_letters(r->st->state) : OFF(r) ? "off" : "?"))
-OUT_GETTER(get_state, struct list_row, out_str(v, r->st ? r->st->state : OFF(r) ? "off" : "?"))
+/* A row without a status is off (defined) or unknown (not answering):
+ * its word, not letters. */
+#define ROW_STATE(r) ((r)->st ? (r)->st->state : OFF(r) ? DOMAIN_STATE_OFF : DOMAIN_STATE_UNKNOWN)
+OUT_GETTER(get_letters, struct list_row, out_str(v, r->st ? state_letters(r->st->state) : domain_state_name(ROW_STATE(r))))
+OUT_GETTER(get_state, struct list_row, out_str(v, domain_state_name(ROW_STATE(r))))
 OUT_GETTER(get_autostart, struct list_row, if (r->def && r->def->loads) out_bool(v, r->def->autostart);
 	   else out_null(v))
 KNOWN(get_cpu, out_real(v, st->cpu_ns / 1e9))

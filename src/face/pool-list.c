@@ -4,7 +4,7 @@
 
 OUT_GETTER(get_name, struct pool_domain_row, out_str(v, r->name))
 OUT_GETTER(get_host, struct pool_domain_row, r->host[0] ? out_str(v, r->host) : out_null(v))
-OUT_GETTER(get_state, struct pool_domain_row, out_str(v, r->state))
+OUT_GETTER(get_state, struct pool_domain_row, out_str(v, domain_state_name(r->state)))
 OUT_GETTER(get_memory, struct pool_domain_row, out_uint(v, r->memory_mib))
 OUT_GETTER(get_ha, struct pool_domain_row, out_uint(v, r->ha))
 OUT_GETTER(get_note, struct pool_domain_row, r->note[0] ? out_str(v, r->note) : out_null(v))

@@ -68,7 +68,7 @@ static void host_record(const struct agent *a, struct pool_host *h)
 	memset(h, 0, sizeof(*h));
 	lodge_host_info(&hi);
 	snprintf(h->name, sizeof(h->name), "%s", a->p->host);
-	snprintf(h->state, sizeof(h->state), "%s", a->rejoining ? "fenced" : a->leaving ? "leaving" : "up");
+	h->state = a->rejoining ? POOL_HOST_FENCED : a->leaving ? POOL_HOST_LEAVING : POOL_HOST_UP;
 	h->cpus = hi.ncpus;
 	h->mem_total_mib = hi.mem_total_mib;
 	h->mem_avail_mib = hi.mem_avail_mib;
@@ -178,7 +178,7 @@ static void on_event(const struct etcd_event *ev, void *arg)
 		struct pool_host h;
 
 		if (pool_host_parse(ev->value, &h) == 0 && !a->rejoining)
-			a->leaving = strcmp(h.state, "leaving") == 0;
+			a->leaving = h.state == POOL_HOST_LEAVING;
 	}
 	a->dirty = true;
 }

@@ -146,11 +146,11 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 		/* The name free in the pool, the host still up: then all at once
 		 * (an earlier stop's way forgotten). */
 		struct etcd_cmp cmp[2] = { ETCD_ABSENT(kconfig), ETCD_PRESENT(khost) };
-		struct etcd_op put[5] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, "running", 0),
+		struct etcd_op put[5] = { ETCD_PUT_OP(kconfig, spec, 0), ETCD_PUT_OP(kdesired, pool_desired_name(POOL_DESIRED_RUNNING), 0),
 					  ETCD_PUT_OP(kplace, host, 0), ETCD_DEL_OP(kstop), ETCD_DEL_OP(kstopby) };
 		/* A domain of the pool that was stopped starts again, its config
 		 * as the file says now: only if still stopped and owned by none. */
-		struct etcd_cmp again[3] = { ETCD_VALUE_IS(kdesired, "stopped"), ETCD_ABSENT(kowner),
+		struct etcd_cmp again[3] = { ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_STOPPED)), ETCD_ABSENT(kowner),
 					     ETCD_PRESENT(khost) };
 
 		rc = etcd_txn(p->etcd, cmp, 2, put, 5, NULL, 0, &ok, why, whylen);
@@ -166,7 +166,7 @@ int pool_domain_place(struct pool *p, const struct host_config *hc, const char *
 		if (pool_domain_known(p, name, why, whylen) == 1) {
 			if (key_value(p, kowner, owner, sizeof(owner)) == 1)
 				snprintf(why, whylen, "a domain %s is in the pool already (on host %s%s)", name, owner,
-					 key_is(p, kdesired, "stopped") ? ", stopping: try again once it has stopped" : "");
+					 key_is(p, kdesired, pool_desired_name(POOL_DESIRED_STOPPED)) ? ", stopping: try again once it has stopped" : "");
 			else
 				snprintf(why, whylen, "a domain %s is in the pool already (not stopped)", name);
 			return -EEXIST;
@@ -229,19 +229,17 @@ int pool_domain_wait(struct pool *p, const char *name, unsigned timeout_ms, char
 		if ((rc = etcd_range(p->etcd, key, false, &kvs, why, whylen)))
 			return rc;
 		if (kvs.n == 1) {
-			json_t *o = json_loads(kvs.kv[0].value, 0, NULL), *s = json_object_get(o, "state");
+			json_t *o = json_loads(kvs.kv[0].value, 0, NULL), *w = json_object_get(o, "why");
+			enum domain_state s = pool_reported_state(o, DOMAIN_STATE_UNKNOWN);
 
-			snprintf(state, statelen, "%s", json_is_string(s) ? json_string_value(s) : "?");
-			if (strncmp(state, "failed", 6) == 0) {
-				json_t *w = json_object_get(o, "why");
-
+			snprintf(state, statelen, "%s", domain_state_name(s));
+			if (s == DOMAIN_STATE_FAILED)
 				snprintf(why, whylen, "%s", json_is_string(w) ? json_string_value(w) : state);
-			}
 			json_decref(o);
 			etcd_kvs_free(&kvs);
-			if (domain_state_of(state) == DOMAIN_STATE_RUNNING || domain_state_of(state) == DOMAIN_STATE_PAUSED)
+			if (s == DOMAIN_STATE_RUNNING || s == DOMAIN_STATE_PAUSED)
 				return 0;
-			if (strncmp(state, "failed", 6) == 0)
+			if (s == DOMAIN_STATE_FAILED)
 				return -EIO;
 		} else {
 			etcd_kvs_free(&kvs);
@@ -313,8 +311,8 @@ int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned
 	{
 		/* The admin's word first, in the pool: from then on no agent
 		 * starts it again, HA or not (README.md, "Stopping"). */
-		struct etcd_cmp cmp[2] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "running") };
-		struct etcd_op put[3] = { ETCD_PUT_OP(kdesired, "stopped", 0), ETCD_PUT_OP(kstop, how, 0),
+		struct etcd_cmp cmp[2] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_RUNNING)) };
+		struct etcd_op put[3] = { ETCD_PUT_OP(kdesired, pool_desired_name(POOL_DESIRED_STOPPED), 0), ETCD_PUT_OP(kstop, how, 0),
 					  ETCD_PUT_OP(kstopby, by, 0) };
 
 		if (etcd_txn(p->etcd, cmp, 2, put, 3, NULL, 0, &ok, why, whylen)) {
@@ -332,7 +330,7 @@ int pool_domain_stop(struct pool *p, const char *name, const char *how, unsigned
 		rc = 0;
 		if (destroy) {
 			/* a destroy hastens a shutdown under way */
-			struct etcd_cmp cmp[2] = { ETCD_PRESENT(kowner), ETCD_VALUE_IS(kdesired, "stopped") };
+			struct etcd_cmp cmp[2] = { ETCD_PRESENT(kowner), ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_STOPPED)) };
 			struct etcd_op put[2] = { ETCD_PUT_OP(kstop, POOL_STOP_DESTROY, 0), ETCD_PUT_OP(kstopby, by, 0) };
 
 			rc = etcd_txn(p->etcd, cmp, 2, put, 2, NULL, 0, &ok, why, whylen);
@@ -378,7 +376,7 @@ int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen)
 	pool_key(p, kdomain, "domains/%s/", name);
 	{
 		/* stopped and nobody's, at the revision the keys go */
-		struct etcd_cmp cmp[3] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, "stopped"),
+		struct etcd_cmp cmp[3] = { ETCD_PRESENT(kconfig), ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_STOPPED)),
 					   ETCD_ABSENT(kowner) };
 		struct etcd_op del = ETCD_DEL_PREFIX(kdomain);
 
@@ -389,9 +387,9 @@ int pool_domain_drop(struct pool *p, const char *name, char *why, size_t whylen)
 		return 0;
 	if (key_value(p, kowner, owner, sizeof(owner)) == 1)
 		snprintf(why, whylen, "%s runs on host %s%s", name, owner,
-			 key_is(p, kdesired, "stopped") ? " (stopping: try again once it has stopped)" :
+			 key_is(p, kdesired, pool_desired_name(POOL_DESIRED_STOPPED)) ? " (stopping: try again once it has stopped)" :
 			 ": lodge shutdown or destroy it first");
-	else if (key_is(p, kdesired, "running") && key_value(p, kplace, place, sizeof(place)) == 1)
+	else if (key_is(p, kdesired, pool_desired_name(POOL_DESIRED_RUNNING)) && key_value(p, kplace, place, sizeof(place)) == 1)
 		snprintf(why, whylen, "%s is to run on host %s: lodge shutdown or destroy it first", name, place);
 	else if (pool_domain_known(p, name, why, whylen) == 0)
 		snprintf(why, whylen, "no domain %s in the pool", name);

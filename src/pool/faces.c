@@ -132,13 +132,14 @@ static size_t leave_migrate(struct pool *p, struct pool_view *v, pool_leave_prog
 		const struct pool_host *to;
 		char from[DOMAIN_NAME_MAX], mwhy[ETCD_WHY_MAX];
 		bool owned = strcmp(d->owner, p->host) == 0,
-		     placed = !d->owner[0] && strcmp(d->placement, p->host) == 0 && strcmp(d->desired, "running") == 0;
+		     placed = !d->owner[0] && strcmp(d->placement, p->host) == 0 &&
+			       d->desired == POOL_DESIRED_RUNNING;
 
 		if (!owned && !placed)
 			continue;
 		if (!owned)
 			snprintf(mwhy, sizeof(mwhy), "placed here, not started yet");
-		else if (strcmp(d->desired, "running"))
+		else if (d->desired != POOL_DESIRED_RUNNING)
 			snprintf(mwhy, sizeof(mwhy), "still stopping here");
 		else if (!(to = pool_choose(v, d->memory_mib, NULL, p->host, mwhy, sizeof(mwhy))))
 			;                          /* mwhy: no host has room */
@@ -168,7 +169,7 @@ int pool_leave(const struct host_config *hc, pool_leave_progress *progress, void
 	if ((rc = pool_open(&p, hc, NULL, NULL, NULL, why, whylen)))
 		return rc;
 	/* leaving first: no create places a domain here meanwhile */
-	if ((rc = pool_host_set_state(&p, "leaving", &live, why, whylen)) ||
+	if ((rc = pool_host_set_state(&p, POOL_HOST_LEAVING, &live, why, whylen)) ||
 	    (rc = pool_view_read(&p, &v, why, whylen))) {
 		pool_close(&p);
 		return rc;
@@ -176,7 +177,7 @@ int pool_leave(const struct host_config *hc, pool_leave_progress *progress, void
 	rc = leave_migrate(&p, &v, progress, arg, stuck, sizeof(stuck)) ? -EBUSY : 0;
 	pool_view_free(&v);
 	if (rc) {
-		if (live && pool_host_set_state(&p, "up", &live, err, sizeof(err)) == 0)
+		if (live && pool_host_set_state(&p, POOL_HOST_UP, &live, err, sizeof(err)) == 0)
 			err[0] = '\0';
 		snprintf(why, whylen, "host %s stays in the pool%s%.200s%s: %s could not be migrated away (see above); "
 			 "stop or migrate %s and leave again", p.host, err[0] ? " (shown leaving: " : "", err,
@@ -225,15 +226,15 @@ int pool_domains(const struct host_config *hc, struct pool_domains *out, char *w
 	for (i = 0; i < v.ndomains; i++) {
 		const struct pool_domain *d = &v.domain[i];
 		struct pool_domain_row *r = &out->row[out->n];
-		/* an owner's words from etcd (its state and note): escaped for
-		 * whoever shows them */
-		char note[sizeof(r->note)], word[64];
+		/* an owner's note from etcd: escaped for whoever shows it (its
+		 * state is read as one of proto.h's) */
+		char note[sizeof(r->note)];
 
-		if (!d->desired[0])
+		if (d->desired == POOL_DESIRED_NONE)
 			continue;          /* a half-written or foreign key: not a domain */
 		snprintf(r->name, sizeof(r->name), "%s", d->name);
 		snprintf(r->host, sizeof(r->host), "%s", d->owner[0] ? d->owner : d->placement);
-		lodge_text_shown(r->state, sizeof(r->state), pool_domain_word(&v, d, word, sizeof(word)));
+		r->state = pool_domain_state(&v, d);
 		r->memory_mib = d->memory_mib;
 		r->ha = d->ha;
 		lodge_text_shown(r->note, sizeof(r->note), pool_domain_note(d, note, sizeof(note)));

@@ -39,7 +39,7 @@ int pool_leave(const struct host_config *hc, pool_leave_progress *progress, void
 struct pool_domain_row {
 	char name[DOMAIN_NAME_MAX];
 	char host[DOMAIN_NAME_MAX];        /* its owner, else where it is placed; "" none */
-	char state[16];                    /* (escaped) running, paused, starting, stopped, lost, placed, failed, ... */
+	enum domain_state state;           /* as pool_domain_state says (pool.h) */
 	unsigned long memory_mib;
 	bool ha;
 	char note[512];                    /* why it failed or how it last ended, escaped for a terminal; "" none */

@@ -46,13 +46,13 @@ int pool_domain_migrate(struct pool *p, const char *name, const char *to, char f
 	if ((rc = pool_view_read(p, &v, why, whylen)))
 		return rc;
 	for (i = 0; i < v.ndomains && !d; i++)
-		if (strcmp(v.domain[i].name, name) == 0 && v.domain[i].desired[0])
+		if (strcmp(v.domain[i].name, name) == 0 && v.domain[i].desired != POOL_DESIRED_NONE)
 			d = &v.domain[i];
 	rc = 0;
 	if (!d) {
 		rc = -ENOENT;                  /* not the pool's: a local domain */
-	} else if (!d->owner[0] || strcmp(d->desired, "running")) {
-		snprintf(why, whylen, "%s does not run in the pool (%s)", name, d->desired);
+	} else if (!d->owner[0] || d->desired != POOL_DESIRED_RUNNING) {
+		snprintf(why, whylen, "%s does not run in the pool (%s)", name, pool_desired_name(d->desired));
 		rc = -EINVAL;
 	} else if (strcmp(d->owner, to) == 0) {
 		snprintf(why, whylen, "%s runs on %s already", name, to);
@@ -104,7 +104,8 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
 
 	for (;;) {
 		const struct etcd_kv *owner, *migrate, *state;
-		const char *s_host, *s_word, *came, *w;
+		const char *s_host, *came, *w;
+		enum domain_state s_state;
 		char key[POOL_KEY_MAX];
 		json_t *o;
 
@@ -115,13 +116,13 @@ int pool_migrate_wait(struct pool *p, const char *name, const char *to, unsigned
 		state = etcd_kvs_find(&kvs, pool_key(p, key, "domains/%s/state", name));
 		o = state ? json_loads(state->value, 0, NULL) : NULL;
 		s_host = json_string_value(json_object_get(o, "host"));
-		s_word = json_string_value(json_object_get(o, "state"));
+		s_state = pool_reported_state(o, DOMAIN_STATE_UNKNOWN);
 		came = json_string_value(json_object_get(o, "came"));
 		w = json_string_value(json_object_get(o, "why"));
 		/* Migrated: owned by TO, its running copy there handed over
 		 * or claimed; never a fresh boot of an HA restart. */
-		if (owner && strcmp(owner->value, to) == 0 && s_host && strcmp(s_host, to) == 0 && s_word &&
-		    (strcmp(s_word, "running") == 0 || strcmp(s_word, "paused") == 0)) {
+		if (owner && strcmp(owner->value, to) == 0 && s_host && strcmp(s_host, to) == 0 &&
+		    (s_state == DOMAIN_STATE_RUNNING || s_state == DOMAIN_STATE_PAUSED)) {
 			if (came && strcmp(came, POOL_CAME_MIGRATION) == 0)
 				rc = 0;
 			else
@@ -235,7 +236,7 @@ int pool_migrate_end(struct pool *p, const char *name, const char *to, bool move
 	if (!moved) {
 		struct etcd_cmp mine = ETCD_VALUE_IS(kowner, p->host);
 		struct etcd_op ops[2] = { ETCD_DEL_OP(kmigrate) };
-		json_t *o = json_pack("{s:s, s:s, s:s}", "state", "running", "host", p->host, "why",
+		json_t *o = json_pack("{s:s, s:s, s:s}", "state", domain_state_name(DOMAIN_STATE_RUNNING), "host", p->host, "why",
 				      failed && failed[0] ? failed : "the migration failed");
 		char *state = o ? json_dumps(o, JSON_COMPACT) : NULL;
 

@@ -123,9 +123,65 @@ const char *pool_key(const struct pool *p, char buf[POOL_KEY_MAX], const char *f
 
 /* ---- records -------------------------------------------------------------------------- */
 
+static const char *const desired_words[POOL_DESIRED_COUNT] = {
+	[POOL_DESIRED_NONE] = "",
+	[POOL_DESIRED_RUNNING] = "running",
+	[POOL_DESIRED_STOPPED] = "stopped",
+	[POOL_DESIRED_UNKNOWN] = "?",
+};
+
+const char *pool_desired_name(enum pool_desired d)
+{
+	return (unsigned)d < POOL_DESIRED_COUNT ? desired_words[d] : desired_words[POOL_DESIRED_UNKNOWN];
+}
+
+/* domains/D/desired's word (from etcd: anyone's): running or stopped as
+ * the commands write them, any other unknown. */
+static enum pool_desired desired_of(const char *word)
+{
+	if (strcmp(word, desired_words[POOL_DESIRED_RUNNING]) == 0)
+		return POOL_DESIRED_RUNNING;
+	if (strcmp(word, desired_words[POOL_DESIRED_STOPPED]) == 0)
+		return POOL_DESIRED_STOPPED;
+	return POOL_DESIRED_UNKNOWN;
+}
+
+/* in_record: a word hosts/H may hold (its agent's, pool-leave's); lost
+ * is the key gone, never a record's word. */
+static const struct {
+	const char *word;
+	bool in_record;
+} host_states[POOL_HOST_NSTATES] = {
+	[POOL_HOST_UP] = { "up", true },
+	[POOL_HOST_FENCED] = { "fenced", true },
+	[POOL_HOST_LEAVING] = { "leaving", true },
+	[POOL_HOST_LOST] = { "lost", false },
+	[POOL_HOST_UNKNOWN] = { "?", false },
+};
+
+const char *pool_host_state_name(enum pool_host_state s)
+{
+	return (unsigned)s < POOL_HOST_NSTATES ? host_states[s].word : host_states[POOL_HOST_UNKNOWN].word;
+}
+
+/* hosts/H's word (from etcd: anyone's): one a record may hold, up if none
+ * (as an agent's record before it said), else unknown. */
+static enum pool_host_state host_state_of(const json_t *word)
+{
+	unsigned i;
+
+	if (!json_is_string(word) || !json_string_value(word)[0])
+		return POOL_HOST_UP;
+	for (i = 0; i < POOL_HOST_NSTATES; i++)
+		if (host_states[i].in_record && strcmp(json_string_value(word), host_states[i].word) == 0)
+			return (enum pool_host_state)i;
+	return POOL_HOST_UNKNOWN;
+}
+
 char *pool_host_json(const struct pool_host *h)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "name", h->name, "state", h->state,
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "name", h->name, "state",
+			      pool_host_state_name(h->state),
 			      "cpus", (json_int_t)h->cpus, "mem_total_mib", (json_int_t)h->mem_total_mib,
 			      "mem_avail_mib", (json_int_t)h->mem_avail_mib, "migrate", h->migrate,
 			      "version", h->version);
@@ -158,7 +214,7 @@ int pool_host_parse(const char *text, struct pool_host *h)
 		return -EPROTO;
 	}
 	copy_str(o, "name", h->name, sizeof(h->name));
-	copy_str(o, "state", h->state, sizeof(h->state));
+	h->state = host_state_of(json_object_get(o, "state"));
 	copy_str(o, "migrate", h->migrate, sizeof(h->migrate));
 	copy_str(o, "version", h->version, sizeof(h->version));
 	h->cpus = (unsigned)get_ulong(o, "cpus");
@@ -168,25 +224,29 @@ int pool_host_parse(const char *text, struct pool_host *h)
 	return 0;
 }
 
-const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len)
+enum domain_state pool_reported_state(const json_t *report, enum domain_state none)
 {
+	const json_t *s = json_object_get(report, "state");
+
+	return json_is_string(s) ? domain_state_of(json_string_value(s), DOMAIN_STATE_FROM_AGENT) : none;
+}
+
+enum domain_state pool_domain_state(struct pool_view *v, const struct pool_domain *d)
+{
+	json_t *report = json_loads(d->state, 0, NULL);
+	enum domain_state s = pool_reported_state(report, DOMAIN_STATE_STARTING);
 	const struct pool_host *h;
 
-	if (d->owner[0]) {
-		json_t *o = json_loads(d->state, 0, NULL), *s = json_object_get(o, "state");
-
-		snprintf(buf, len, "%s", json_is_string(s) ? json_string_value(s) : "starting");
-		json_decref(o);
-		return buf;
-	}
-	if (strcmp(d->desired, "running"))
-		return "stopped";
+	json_decref(report);
+	if (d->owner[0])
+		return s;
+	if (d->desired != POOL_DESIRED_RUNNING)
+		return DOMAIN_STATE_STOPPED;
 	h = pool_view_host(v, d->placement);
 	if (!h || !h->live)
-		return "lost";
-	if (strstr(d->state, "\"failed\""))
-		return "failed";
-	return "placed";
+		return DOMAIN_STATE_LOST;
+	/* its last owner could not start it, and let go */
+	return s == DOMAIN_STATE_FAILED ? DOMAIN_STATE_FAILED : DOMAIN_STATE_PLACED;
 }
 
 const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len)
@@ -259,17 +319,15 @@ void pool_unanswered(struct pool *p, const struct host_config *hc, char *why, si
 		 hc->pool_fence_deadline_s);
 }
 
-const char *pool_host_state(const struct pool_host *h)
+enum pool_host_state pool_host_state(const struct pool_host *h)
 {
-	if (!h->live)
-		return "lost";
-	return h->state[0] ? h->state : "up";
+	return h->live ? h->state : POOL_HOST_LOST;
 }
 
 /* hosts/H's state rewritten by another process than H's agent (pool-leave),
  * under the record's own lease, if the record is unchanged meanwhile (the
  * agent republishes it): tried a few times. */
-int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen)
+int pool_host_set_state(struct pool *p, enum pool_host_state state, bool *live, char *why, size_t whylen)
 {
 	char key[POOL_KEY_MAX];
 	unsigned tries;
@@ -279,7 +337,7 @@ int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why
 	*live = false;
 	for (tries = 0; tries < 5; tries++) {
 		struct etcd_kvs kvs;
-		struct pool_host h = { .state = "" };
+		struct pool_host h = { .state = POOL_HOST_UP };
 		struct etcd_cmp same = { .key = key, .target = ETCD_MOD };
 		struct etcd_op put;
 		char *json;
@@ -297,7 +355,7 @@ int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why
 			snprintf(why, whylen, "%s is not a host record", key);
 			return -EPROTO;
 		}
-		snprintf(h.state, sizeof(h.state), "%s", state);
+		h.state = state;
 		same.number = kvs.kv[0].mod_revision;
 		json = pool_host_json(&h);
 		put = ETCD_PUT_OP(key, json, kvs.kv[0].lease);
@@ -419,7 +477,7 @@ static void view_add(struct pool_view *v, const char *rel, const struct etcd_kv 
 		if (strcmp(what, "config") == 0)
 			domain_spec(d, kv->value);
 		else if (strcmp(what, "desired") == 0)
-			snprintf(d->desired, sizeof(d->desired), "%s", kv->value);
+			d->desired = desired_of(kv->value);
 		else if (strcmp(what, "placement") == 0)
 			snprintf(d->placement, sizeof(d->placement), "%s", kv->value);
 		else if (strcmp(what, "owner") == 0)
@@ -469,7 +527,7 @@ int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen
 	etcd_kvs_free(&kvs);
 	for (i = 0; i < v->ndomains; i++)
 		for (k = 0; k < v->nhosts; k++)
-			if (strcmp(v->domain[i].placement, v->host[k].name) == 0 && strcmp(v->domain[i].desired, "stopped"))
+			if (strcmp(v->domain[i].placement, v->host[k].name) == 0 && v->domain[i].desired != POOL_DESIRED_STOPPED)
 				v->host[k].committed_mib += v->domain[i].memory_mib;
 	qsort(v->domain, v->ndomains, sizeof(*v->domain), by_name);
 	qsort(v->host, v->nhosts, sizeof(*v->host), host_by_name);
@@ -496,9 +554,10 @@ const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib
 
 		if ((on && strcmp(h->name, on)) || (except && strcmp(h->name, except) == 0))
 			continue;
-		if (strcmp(pool_host_state(h), "up")) {
+		if (pool_host_state(h) != POOL_HOST_UP) {
 			if (on) {
-				snprintf(why, whylen, "host %s is not up in the pool (%s)", on, pool_host_state(h));
+				snprintf(why, whylen, "host %s is not up in the pool (%s)", on,
+					 pool_host_state_name(pool_host_state(h)));
 				return NULL;
 			}
 			continue;

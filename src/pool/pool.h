@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "etcd.h"
 #include "lodge.h"
 
@@ -36,11 +38,25 @@ void pool_close(struct pool *p);
 const char *pool_key(const struct pool *p, char buf[POOL_KEY_MAX], const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A host's state in the pool, a table of its own (pool.c), apart from
+ * its domains' (proto.h): what hosts/H says (up, fenced, leaving), lost
+ * when that key is gone (its lease ended), unknown ("?") for a word no
+ * agent writes.  Only an up host takes domains and migrations. */
+enum pool_host_state {
+	POOL_HOST_UP,
+	POOL_HOST_FENCED,                  /* back from a cut-off, its HA domains still fenced */
+	POOL_HOST_LEAVING,                 /* pool-leave migrates its domains away */
+	POOL_HOST_LOST,
+	POOL_HOST_UNKNOWN,
+	POOL_HOST_NSTATES
+};
+const char *pool_host_state_name(enum pool_host_state s);
+
 /* A host as hosts/H says (live: the key exists, bound to its lease) and
  * members/H (member: it joined and has not left). */
 struct pool_host {
 	char name[DOMAIN_NAME_MAX];
-	char state[16];                    /* up, fenced, leaving; "lost" when not live */
+	enum pool_host_state state;        /* as hosts/H says: up (no word too), fenced, leaving, unknown */
 	bool live, member;
 	unsigned cpus;
 	unsigned long mem_total_mib;       /* what the host has for guests */
@@ -55,10 +71,19 @@ char *pool_host_json(const struct pool_host *h);
 /* The other way: 0, or -EPROTO if text is not such a record. */
 int pool_host_parse(const char *text, struct pool_host *h);
 
+/* domains/D/desired: what the pool wants of a domain, a table of its
+ * own (pool.c).  NONE: no such key (half written, or another tool's
+ * keys: no domain of Lodge's); UNKNOWN: a word no command writes, held
+ * as not running. */
+enum pool_desired { POOL_DESIRED_NONE, POOL_DESIRED_RUNNING, POOL_DESIRED_STOPPED, POOL_DESIRED_UNKNOWN,
+		    POOL_DESIRED_COUNT };
+/* Its word, as etcd holds it: running, stopped ("" none, "?" unknown). */
+const char *pool_desired_name(enum pool_desired d);
+
 /* A domain of the pool as its keys say. */
 struct pool_domain {
 	char name[DOMAIN_NAME_MAX];
-	char desired[16];                  /* running, stopped */
+	enum pool_desired desired;
 	char placement[DOMAIN_NAME_MAX];   /* "" none */
 	char owner[DOMAIN_NAME_MAX];       /* "" none: nobody may run it now */
 	char migrate[DOMAIN_NAME_MAX];     /* lodge migrate asked for it to move there, "" none */
@@ -82,11 +107,16 @@ struct pool_view {
 int pool_view_read(struct pool *p, struct pool_view *v, char *why, size_t whylen);
 void pool_view_free(struct pool_view *v);
 struct pool_host *pool_view_host(struct pool_view *v, const char *name);
-/* A domain in words, as lodge list --pool shows it: the owner's word
- * (running, paused, fenced, failed), "starting" (owned, not reported
- * yet), "stopped", "lost" (placed on a host that is not up, nobody owns
- * it), "placed" (waiting for its host's agent). */
-const char *pool_domain_word(struct pool_view *v, const struct pool_domain *d, char *buf, size_t len);
+/* The owner's word in a domains/D/state record (report, parsed; from
+ * etcd, so anyone's): the state if a pool agent may say that word
+ * (proto.h's table), DOMAIN_STATE_UNKNOWN for any other, none if the
+ * record has no word.  The one place a reported word is read. */
+enum domain_state pool_reported_state(const json_t *report, enum domain_state none);
+/* A domain's state, as lodge list --pool shows it: the owner's report
+ * (running, paused, restarting, stopping, failed, ...), starting (owned,
+ * not reported yet), stopped, lost (placed on a host that is not up,
+ * nobody owns it), failed or placed (waiting for its host's agent). */
+enum domain_state pool_domain_state(struct pool_view *v, const struct pool_domain *d);
 /* Its owner's note beside the word: why it failed, or how its last boot
  * ended ("last end: ..."), from etcd, not yet fit for a terminal; "" none. */
 const char *pool_domain_note(const struct pool_domain *d, char *buf, size_t len);
@@ -98,9 +128,9 @@ const struct pool_host *pool_choose(const struct pool_view *v, unsigned long mib
 /* This host's hosts/H record given state (up, leaving) by another process
  * than its agent, under the record's lease; *live false: no record (no
  * agent runs), nothing written. */
-int pool_host_set_state(struct pool *p, const char *state, bool *live, char *why, size_t whylen);
-/* In words: up, fenced, leaving, lost. */
-const char *pool_host_state(const struct pool_host *h);
+int pool_host_set_state(struct pool *p, enum pool_host_state state, bool *live, char *why, size_t whylen);
+/* Its state now: lost when not live, else what its record says. */
+enum pool_host_state pool_host_state(const struct pool_host *h);
 
 /* Since when this host's agent cannot renew its lease (the time of the
  * last renewal etcd granted), in the runtime directory's pool-cut-off
@@ -168,12 +198,13 @@ int pool_config_admit(const struct lodge *lg, const char *name, const char *file
 int pool_domain_spec(struct pool *p, const char *name, char **text, char *file, size_t filelen, char *why,
 		     size_t whylen);
 
-/* How a domain's last boot on this host ended (boot-end.c): the word its
- * supervisor wrote in the event log after the boot's own start ("" for
- * none: it died with its supervisor), whether an HA domain that ended so
- * is started again, and what happened in an operator's words. */
+/* How a domain's last boot on this host ended (boot-end.c): the event its
+ * supervisor wrote in the event log after the boot's own start (enum
+ * evlog_event; EV_COUNT for none: it died with its supervisor), whether
+ * an HA domain that ended so is started again, and what happened in an
+ * operator's words. */
 struct pool_boot_end {
-	const char *word;
+	unsigned event;
 	bool restart;
 	const char *says;
 };

@@ -31,7 +31,8 @@ struct seen {
 	char name[DOMAIN_NAME_MAX];
 	bool started;                      /* this agent started it and saw it run */
 	uint64_t retry_at;                 /* its start failed: not before then */
-	char reported[64];                 /* the state last written to etcd */
+	bool reported;                     /* a state was written to etcd under this boot's watch: */
+	enum domain_state reported_state;  /* the last */
 	int64_t reported_lease;            /* ... under this lease (a new one: written again) */
 	uint64_t lost_since;               /* HA, its host lost: when this agent saw it */
 	bool ha;                           /* as its config in the pool says */
@@ -104,15 +105,15 @@ static const struct lodge_status *running_here(const struct lodge_list *l, const
 }
 
 /* domains/D/state under the lease: {"state": word, "host": H[, "why": ...]} */
-static void report(struct pool *p, struct seen *s, int64_t lease, const char *state, const char *why_text)
+static void report(struct pool *p, struct seen *s, int64_t lease, enum domain_state state, const char *why_text)
 {
 	char key[POOL_KEY_MAX], why[ETCD_WHY_MAX], *text;
 	json_t *o;
 
-	if (!why_text && strcmp(s->reported, state) == 0 && s->reported_lease == lease &&
+	if (!why_text && s->reported && s->reported_state == state && s->reported_lease == lease &&
 	    strcmp(s->reported_ended, s->ended) == 0 && strcmp(s->reported_came, s->came) == 0)
 		return;
-	o = json_pack("{s:s, s:s}", "state", state, "host", p->host);
+	o = json_pack("{s:s, s:s}", "state", domain_state_name(state), "host", p->host);
 	if (o && why_text)
 		json_object_set_new(o, "why", json_string(why_text));
 	if (o && s->ended[0])
@@ -125,9 +126,10 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 		return;
 	pool_key(p, key, "domains/%s/state", s->name);
 	if (etcd_put(p->etcd, key, text, lease, why, sizeof(why)))
-		log_warn("%s: cannot report it %s: %s", s->name, state, why);
+		log_warn("%s: cannot report it %s: %s", s->name, domain_state_name(state), why);
 	else {
-		snprintf(s->reported, sizeof(s->reported), "%s", state);
+		s->reported = true;
+		s->reported_state = state;
 		snprintf(s->reported_ended, sizeof(s->reported_ended), "%s", s->ended);
 		snprintf(s->reported_came, sizeof(s->reported_came), "%s", s->came);
 		s->reported_lease = lease;
@@ -137,7 +139,7 @@ static void report(struct pool *p, struct seen *s, int64_t lease, const char *st
 
 /* Owner no more: the owner key (if still ours), the state unless kept
  * (a failure for lodge create to read) and desired if given, at once. */
-static void release(struct pool *p, const char *name, const char *desired, bool keep_state)
+static void release(struct pool *p, const char *name, enum pool_desired desired, bool keep_state)
 {
 	char kowner[POOL_KEY_MAX], kstate[POOL_KEY_MAX], kdesired[POOL_KEY_MAX], why[ETCD_WHY_MAX];
 	struct etcd_cmp mine;
@@ -152,8 +154,8 @@ static void release(struct pool *p, const char *name, const char *desired, bool 
 	ops[n++] = (struct etcd_op)ETCD_DEL_OP(kowner);
 	if (!keep_state)
 		ops[n++] = (struct etcd_op)ETCD_DEL_OP(kstate);
-	if (desired)
-		ops[n++] = (struct etcd_op)ETCD_PUT_OP(kdesired, desired, 0);
+	if (desired != POOL_DESIRED_NONE)
+		ops[n++] = (struct etcd_op)ETCD_PUT_OP(kdesired, pool_desired_name(desired), 0);
 	if (etcd_txn(p->etcd, &mine, 1, ops, n, NULL, 0, &ok, why, sizeof(why)))
 		log_warn("%s: cannot give up its ownership: %s", name, why);
 }
@@ -172,7 +174,7 @@ static bool claim(struct pool *p, const struct pool_domain *d, int64_t lease)
 	pool_key(p, kdesired, "domains/%s/desired", d->name);
 	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
 	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, p->host);
-	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_RUNNING));
 	put = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
 	if (etcd_txn(p->etcd, cmp, 3, &put, 1, NULL, 0, &ok, why, sizeof(why))) {
 		log_warn("%s: cannot claim it: %s", d->name, why);
@@ -202,7 +204,7 @@ static bool take_over(struct pool *p, const struct pool_domain *d, int64_t lease
 	pool_key(p, kmigrate, "domains/%s/migrate", d->name);
 	cmp[0] = (struct etcd_cmp)ETCD_ABSENT(kowner);
 	cmp[1] = (struct etcd_cmp)ETCD_VALUE_IS(kplace, d->placement);
-	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, "running");
+	cmp[2] = (struct etcd_cmp)ETCD_VALUE_IS(kdesired, pool_desired_name(POOL_DESIRED_RUNNING));
 	put[0] = (struct etcd_op)ETCD_PUT_OP(kplace, p->host, 0);
 	put[1] = (struct etcd_op)ETCD_PUT_OP(kowner, p->host, lease);
 	put[2] = (struct etcd_op)ETCD_DEL_OP(kmigrate);     /* a migration its old host never ended */
@@ -246,7 +248,7 @@ static void migrate_out(struct pool_view *v, const struct lodge *lg, struct pool
 	const struct pool_host *h = pool_view_host(v, d->migrate);
 	char why[ETCD_WHY_MAX];
 
-	if (h && h->live && strcmp(pool_host_state(h), "up") == 0 && h->migrate[0] &&
+	if (h && pool_host_state(h) == POOL_HOST_UP && h->migrate[0] &&
 	    (s->migrating = pool_migrate_start(lg, d->name, h->migrate, &s->why_fd)) > 0) {
 		log_info("%s: migrating to %s at %s", d->name, d->migrate, h->migrate);
 		snprintf(s->migrate_to, sizeof(s->migrate_to), "%s", d->migrate);
@@ -299,7 +301,7 @@ bool pool_migrations_poll(struct pool_reconciler *r, struct pool *p, int64_t lea
 				/* gone from here: neither fed nor reported as ended */
 				s->started = false;
 				s->fence_paused = false;
-				s->reported[0] = '\0';
+				s->reported = false;
 			}
 		} else if (!s->migrate_to[0]) {
 			continue;
@@ -334,7 +336,7 @@ static bool ha_restart(struct pool_reconciler *r, struct pool_view *v, const str
 	char why[ETCD_WHY_MAX];
 	uint64_t now = now_ms(), due;
 
-	if (!d->ha || d->owner[0] || strcmp(d->desired, "running") || !d->placement[0] ||
+	if (!d->ha || d->owner[0] || d->desired != POOL_DESIRED_RUNNING || !d->placement[0] ||
 	    strcmp(d->placement, p->host) == 0 || (h && h->live)) {
 		s->lost_since = 0;
 		return false;
@@ -376,8 +378,8 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	}
 	if (rc) {
 		log_warn("%s: cannot start it here: %s", s->name, err);
-		report(p, s, lease, "failed", err);
-		release(p, s->name, NULL, true);
+		report(p, s, lease, DOMAIN_STATE_FAILED, err);
+		release(p, s->name, POOL_DESIRED_NONE, true);
 		s->retry_at = now_ms() + RETRY_MS;
 		return;
 	}
@@ -385,7 +387,7 @@ static void start(struct pool *p, const struct lodge *lg, struct seen *s, int64_
 	s->started = true;
 	s->boot_at = now_ms();
 	s->restart_at = 0;
-	report(p, s, lease, "running", NULL);
+	report(p, s, lease, DOMAIN_STATE_RUNNING, NULL);
 }
 
 /* The HA domain ended by a crash or death: started again now, or after
@@ -417,7 +419,7 @@ static void start_when_due(struct pool_reconciler *r, struct pool *p, const stru
 	if (s->restart_at > now_ms()) {
 		if (!r->wake_at || s->restart_at < r->wake_at)
 			r->wake_at = s->restart_at;
-		report(p, s, lease, "restarting", NULL);
+		report(p, s, lease, DOMAIN_STATE_RESTARTING, NULL);
 		return;
 	}
 	start(p, lg, s, lease);
@@ -461,7 +463,7 @@ static bool stopping(struct pool_reconciler *r, const struct lodge *lg, struct p
 			log_info("%s: asked to power off on %s (%s; destroyed in %u s if it has not)", d->name, p->host,
 				 asked_by(d, by, sizeof(by)), lg->hc.shutdown_timeout_s);
 			s->started = true;         /* its end wakes the loop (pool_reconcile_needed) */
-			report(p, s, lease, "stopping", NULL);
+			report(p, s, lease, DOMAIN_STATE_STOPPING, NULL);
 		}
 	}
 	end = s->shutdown_at + lg->hc.shutdown_timeout_s * 1000ull;
@@ -515,7 +517,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 					 "in time); nothing left to fence here", s->name);
 				s->started = false;
 				s->incoming = false;
-				s->reported[0] = '\0';
+				s->reported = false;
 				break;
 			} else
 				log_warn("fence: %s paused: this host cannot renew its lease", s->name);
@@ -538,7 +540,7 @@ void pool_fence(struct pool_reconciler *r, const struct lodge *lg, enum pool_fen
 			s->started = false;
 			s->incoming = false;
 			s->fence_paused = false;
-			s->reported[0] = '\0';
+			s->reported = false;
 			break;
 		case POOL_FENCE_RESUME:
 			if (!s->fence_paused)
@@ -620,7 +622,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 
 		/* keys without a desired state are no domain of Lodge's (half
 		 * written, or another tool's): left alone */
-		if (!s || !d->desired[0])
+		if (!s || d->desired == POOL_DESIRED_NONE)
 			continue;
 		s->ha = d->ha;
 		/* A migration under way, or its hand-over still to write:
@@ -655,7 +657,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			s->started = false;
 			continue;
 		}
-		if (!mine && !d->owner[0] && strcmp(d->desired, "running") == 0 &&
+		if (!mine && !d->owner[0] && d->desired == POOL_DESIRED_RUNNING &&
 		    strcmp(d->placement, p->host) == 0 && now_ms() >= s->retry_at &&
 		    (mine = claim(p, d, lease)))
 			snprintf(s->came, sizeof(s->came), "%s", POOL_CAME_START);
@@ -665,9 +667,9 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		 * placed elsewhere or wants stopped goes (a claim that failed
 		 * for want of an answer is no reason: it is tried again). */
 		if (!mine && st && ((d->placement[0] && strcmp(d->placement, p->host)) ||
-				    strcmp(d->desired, "running"))) {
+				    d->desired != POOL_DESIRED_RUNNING)) {
 			log_warn("%s: %s, not owned here: destroyed here", d->name,
-				 strcmp(d->desired, "running") ? "to be stopped" : "placed on another host");
+				 d->desired != POOL_DESIRED_RUNNING ? "to be stopped" : "placed on another host");
 			if (lodge_destroy(lg, d->name, &err))
 				log_warn("%s", err.msg);
 			s->started = false;
@@ -675,7 +677,7 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 		}
 		if (!mine)
 			continue;
-		if (d->migrate[0] && strcmp(d->desired, "running") == 0) {
+		if (d->migrate[0] && d->desired == POOL_DESIRED_RUNNING) {
 			if (st)
 				migrate_out(&v, lg, p, d, s, lease);
 			else if (!s->told_gone)   /* moved or not: never started again here */
@@ -683,14 +685,14 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			s->told_gone = !st;
 			continue;
 		}
-		if (strcmp(d->desired, "running")) {
+		if (d->desired != POOL_DESIRED_RUNNING) {
 			if (st && stopping(r, lg, p, d, st, s, lease))
 				continue;
 			log_info("%s: stopped on %s", d->name, p->host);
-			release(p, d->name, NULL, false);
+			release(p, d->name, POOL_DESIRED_NONE, false);
 			s->started = false;
 			s->shutdown_at = 0;
-			s->reported[0] = '\0';
+			s->reported = false;
 			s->ended[0] = '\0';
 			s->restart_at = 0;
 			s->restarts = 0;
@@ -719,8 +721,8 @@ int pool_reconcile(struct pool_reconciler *r, const struct lodge *lg, struct poo
 			snprintf(s->ended, sizeof(s->ended), "%s at %s", e->says, when);
 			log_info("%s: ended on %s: %s; %s", d->name, p->host, e->says,
 				 d->ha ? "recorded stopped (HA restarts follow crashes, not stops)" : "recorded stopped");
-			release(p, d->name, "stopped", false);
-			s->reported[0] = '\0';
+			release(p, d->name, POOL_DESIRED_STOPPED, false);
+			s->reported = false;
 			s->restarts = 0;
 		} else if (!st) {
 			start_when_due(r, p, lg, s, lease);

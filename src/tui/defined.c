@@ -40,7 +40,7 @@ void defined_sample(struct tui *t, struct dom_sample *(*add)(struct tui *t, cons
 		d->off = true;
 		d->autostart = def->autostart;
 		d->loads = def->loads;
-		snprintf(d->st.state, sizeof(d->st.state), "off");
+		d->st.state = DOMAIN_STATE_OFF;
 		d->st.memory_mib = d->st.target_mib = def->loads ? def->memory_mib : 0;
 		d->st.vcpus = def->loads ? def->vcpus : 0;
 		snprintf(d->why, sizeof(d->why), "%.500s", def->why);

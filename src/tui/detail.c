@@ -65,7 +65,7 @@ static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, 
 
 	fmt_uptime(up, sizeof(up), d->st.uptime_s);
 	snprintf(line, sizeof(line), "%s (id %u, pid %d): %s, up %s, %u vCPUs, %lu MiB, %lu MiB resident",
-		 d->st.name, d->st.id, d->st.pid, d->st.state, up, d->st.vcpus, d->st.target_mib,
+		 d->st.name, d->st.id, d->st.pid, domain_state_name(d->st.state), up, d->st.vcpus, d->st.target_mib,
 		 d->st.rss_kib / 1024);
 	y = put_line(t, y, 0, DETAIL_INDENT, line);
 	if (sample_stale(t, d, now)) {
@@ -76,7 +76,7 @@ static int draw_status(struct tui *t, const struct dom_sample *d, uint64_t now, 
 		y = put_line(t, y, 0, DETAIL_INDENT, line);
 		attroff(A_BOLD);
 	}
-	if (strcmp(d->st.state, domain_state_name(DOMAIN_STATE_UNKNOWN)) == 0) {
+	if (d->st.state == DOMAIN_STATE_UNKNOWN) {
 		snprintf(line, sizeof(line), "state ?  cannot ask its status: %s (figures: the last it gave, if any)",
 			 d->st.end_reason);
 		y = put_line(t, y, 0, DETAIL_INDENT, line);

@@ -98,7 +98,18 @@ void fmt_uptime(char *buf, size_t len, unsigned long s)
  * figures are stale (the detail view says since when). */
 static const char *state_word(const struct lodge_status *st, bool stale, attr_t *attr)
 {
-	const char *state = st->state, *job = lodge_save_word(st);
+	/* the table's short words; a state without one is "shut": ended, or
+	 * not yet a domain (installing) */
+	static const struct {
+		const char *word;
+		attr_t attr;
+	} shown[DOMAIN_STATE_COUNT] = {
+		[DOMAIN_STATE_RUNNING] = { "run", A_NORMAL },
+		[DOMAIN_STATE_PAUSED] = { "PAUSE", A_BOLD },
+		[DOMAIN_STATE_CRASHED] = { "CRASH", A_BOLD | A_UNDERLINE },
+		[DOMAIN_STATE_UNKNOWN] = { "?", A_BOLD },   /* it would not say: the detail view has why */
+	};
+	const char *job = lodge_save_word(st);
 
 	*attr = A_NORMAL;
 	if (stale) {
@@ -107,23 +118,10 @@ static const char *state_word(const struct lodge_status *st, bool stale, attr_t 
 	}
 	if (job)
 		return job;
-	switch (domain_state_of(state)) {
-	case DOMAIN_STATE_RUNNING:
-		return "run";
-	case DOMAIN_STATE_PAUSED:
-		*attr = A_BOLD;
-		return "PAUSE";
-	case DOMAIN_STATE_CRASHED:
-		*attr = A_BOLD | A_UNDERLINE;
-		return "CRASH";
-	case DOMAIN_STATE_UNKNOWN:
-		if (strcmp(state, domain_state_name(DOMAIN_STATE_UNKNOWN)) != 0)
-			return "shut";   /* a word of the dashboard's own (installing) */
-		*attr = A_BOLD;
-		return "?";              /* it would not say: the detail view has why */
-	default:
+	if ((unsigned)st->state >= DOMAIN_STATE_COUNT || !shown[st->state].word)
 		return "shut";
-	}
+	*attr = shown[st->state].attr;
+	return shown[st->state].word;
 }
 
 int put_wrapped(int y, int x, int indent, int bottom, const char *text)
@@ -173,11 +171,9 @@ static void draw_header(struct tui *t)
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	for (i = 0; i < t->ndoms; i++) {
-		const char *s = t->doms[i].st.state;
-
 		if (t->doms[i].install && t->doms[i].install->state != INSTALL_DONE)
 			continue;           /* not yet a domain: the installing count */
-		switch (domain_state_of(s)) {
+		switch (t->doms[i].st.state) {
 		case DOMAIN_STATE_RUNNING: counts[0]++; break;
 		case DOMAIN_STATE_PAUSED: counts[1]++; break;
 		case DOMAIN_STATE_CRASHED: counts[3]++; break;
@@ -579,9 +575,9 @@ static void draw_remote_row(const struct table_layout *l, int y, const struct do
 		if (c == COL_HOST)
 			snprintf(cell, sizeof(cell), "%s", host && host[0] ? host : "-");
 		else if (c == COL_STATE && d->off)   /* defined here, not running; * autostarts */
-			snprintf(cell, sizeof(cell), "%s", d->autostart ? "off*" : "off");
+			snprintf(cell, sizeof(cell), "%s%s", domain_state_name(DOMAIN_STATE_OFF), d->autostart ? "*" : "");
 		else if (c == COL_STATE)   /* running elsewhere; lost, stopped, failed... as the pool says */
-			snprintf(cell, sizeof(cell), "%.5s", domain_state_of(d->st.state) == DOMAIN_STATE_RUNNING ? "run" : d->st.state);
+			snprintf(cell, sizeof(cell), "%.5s", d->st.state == DOMAIN_STATE_RUNNING ? "run" : domain_state_name(d->st.state));
 		else if (c == COL_MEM && d->off && !d->loads)
 			snprintf(cell, sizeof(cell), "?");
 		else if (c == COL_MEM)
@@ -604,14 +600,29 @@ static const char *host_of(const struct tui *t, const char *name)
 	return r ? r->host : "";
 }
 
+/* The pool's sample, when it is old: how old and why, on a line of its
+ * own above the status line (bold: no colour needed to see it). */
+static void draw_pool_stale(const struct tui *t, const char *text)
+{
+	size_t width = COLS > 1 ? (size_t)COLS - 1 : 1;
+
+	move(LINES - 1 - bars_rows(t), 0);
+	attron(A_BOLD);
+	printw("%.*s", (int)width, text);
+	attroff(A_BOLD);
+	clrtoeol();
+}
+
 void draw_table(struct tui *t)
 {
-	int rows = LINES - 3 - bars_rows(t), y = 3, i;
+	uint64_t now = tui_now_ns();
+	char stale[sizeof(t->pool.why) + 96];
+	bool old = pool_stale(t, now, stale, sizeof(stale));
+	int rows = LINES - 3 - bars_rows(t) - (old ? 1 : 0), y = 3, i;
 	struct table_layout l;
 	char spk[256];
 	struct lodge_status dom0;
 	static const struct row_rates no_rates;
-	uint64_t now = tui_now_ns();
 	unsigned c, name_need = 8;         /* Domain-0 */
 
 	for (c = 0; c < t->ndoms; c++)
@@ -640,7 +651,7 @@ void draw_table(struct tui *t)
 		if (row == 0) {
 			memset(&dom0, 0, sizeof(dom0));
 			snprintf(dom0.name, sizeof(dom0.name), "%s", DOMAIN_HOST_NAME);
-			snprintf(dom0.state, sizeof(dom0.state), "%s", domain_state_name(DOMAIN_STATE_RUNNING));
+			dom0.state = DOMAIN_STATE_RUNNING;
 			dom0.vcpus = t->host.ncpus;
 			dom0.memory_mib = dom0.target_mib = t->host.mem_total_mib;
 			dom0.rss_kib = (t->host.mem_total_mib - t->host.mem_avail_mib) * 1024;
@@ -669,5 +680,7 @@ void draw_table(struct tui *t)
 			clrtoeol();
 		}
 	}
+	if (old)
+		draw_pool_stale(t, stale);
 	draw_bars(t);
 }

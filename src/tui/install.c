@@ -181,7 +181,7 @@ int install_start(struct tui *t, const struct lodge_install_opts *o, struct lodg
 	d = &t->doms[t->ndoms++];
 	memset(d, 0, sizeof(*d));
 	snprintf(d->st.name, sizeof(d->st.name), "%s", o->name);
-	snprintf(d->st.state, sizeof(d->st.state), "installing");
+	d->st.state = DOMAIN_STATE_INSTALLING;
 	d->st.target_mib = in->memory_mib;
 	d->st.vcpus = in->vcpus;
 	d->install = in;
@@ -249,7 +249,7 @@ static void on_end(struct tui *t, struct tui_install *in, const struct lodge_job
 		 m.dist, in->disk, m.disk_bytes / 1073741824.0, took, tmpl);
 	tui_status(t, false, "installed %s: %s; S starts it", in->name, in->result);
 	if (d)
-		snprintf(d->st.state, sizeof(d->st.state), "shutdown");
+		d->st.state = DOMAIN_STATE_SHUTDOWN;
 }
 
 /* What has come from one install's job; its end once the job is over

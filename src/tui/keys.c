@@ -104,7 +104,7 @@ static void k_pause(struct tui *t, int c)
 
 	if (install_key(t, d, c))
 		return;
-	action_request(t, d && domain_state_of(d->st.state) == DOMAIN_STATE_PAUSED ? LODGE_UNPAUSE : LODGE_PAUSE);
+	action_request(t, d && d->st.state == DOMAIN_STATE_PAUSED ? LODGE_UNPAUSE : LODGE_PAUSE);
 }
 
 static void confirm_then(struct tui *t, const char *what, enum lodge_verb v)

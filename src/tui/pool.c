@@ -32,11 +32,10 @@ static int pool_work(void *arg, struct lodge_job_end *end)
 	if ((rc = pool_domains(&t->hc, &d, end->error, sizeof(end->error))))
 		return rc;
 	for (i = 0; i < d.n && i < TUI_POOL_MAX && rc == 0; i++) {
-		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib };
+		struct tui_pool_row r = { .memory_mib = d.row[i].memory_mib, .state = d.row[i].state };
 
 		snprintf(r.name, sizeof(r.name), "%s", d.row[i].name);
 		snprintf(r.host, sizeof(r.host), "%s", d.row[i].host);
-		snprintf(r.state, sizeof(r.state), "%s", d.row[i].state);
 		if (!lodge_job_record(&r, sizeof(r)))
 			rc = -ECANCELED;
 	}
@@ -57,7 +56,8 @@ static int pool_take_row(void *arg, const void *rec, size_t len)
 	memcpy(r, rec, sizeof(*r));
 	r->name[sizeof(r->name) - 1] = '\0';
 	r->host[sizeof(r->host) - 1] = '\0';
-	r->state[sizeof(r->state) - 1] = '\0';
+	if ((unsigned)r->state >= DOMAIN_STATE_COUNT)
+		r->state = DOMAIN_STATE_UNKNOWN;
 	return 0;
 }
 
@@ -72,6 +72,7 @@ void pool_sample_start(struct tui *t)
 	p->next_n = 0;
 	if (lodge_job_start(&p->job, pool_work, t, LODGE_JOB_DETACH, why, sizeof(why))) {
 		p->failed = true;
+		lodge_text_shown(p->why, sizeof(p->why), why);
 		return;
 	}
 	lodge_job_records(&p->job, pool_take_row, p, sizeof(p->next));
@@ -145,8 +146,7 @@ static void pool_apply(struct tui *t)
 			d->remote = true;
 		}
 		/* what the pool says of it, for the row's columns */
-		memcpy(d->st.state, r->state, sizeof(d->st.state) < sizeof(r->state) ? sizeof(d->st.state) : sizeof(r->state));
-		d->st.state[sizeof(d->st.state) - 1] = '\0';
+		d->st.state = r->state;
 		d->st.target_mib = d->st.memory_mib = r->memory_mib;
 	}
 	sample_sort(t);
@@ -161,13 +161,50 @@ bool pool_collect(struct tui *t)
 	p->out = false;
 	if (p->job.end.rc) {
 		p->failed = true;              /* the last sample stays, with its age */
+		lodge_text_shown(p->why, sizeof(p->why), p->job.end.error[0] ? p->job.end.error : strerror(-p->job.end.rc));
 		return true;
 	}
 	p->failed = false;
+	p->why[0] = '\0';
 	p->got_ns = tui_now_ns();
 	memcpy(p->row, p->next, p->next_n * sizeof(p->row[0]));
 	p->n = p->next_n;
 	pool_apply(t);
+	return true;
+}
+
+/* An age in words: "14 s", "3 min". */
+static void age_words(uint64_t ns, char *out, size_t len)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	if (s < 120)
+		snprintf(out, len, "%llu s", (unsigned long long)s);
+	else
+		snprintf(out, len, "%llu min", (unsigned long long)(s / 60));
+}
+
+bool pool_stale(const struct tui *t, uint64_t now, char *out, size_t len)
+{
+	const struct tui_pool *p = &t->pool;
+	char age[32], waited[32];
+	bool slow = p->out && now > p->asked_ns && now - p->asked_ns >= (uint64_t)TUI_POOL_SLOW_MS * 1000000;
+	int n;
+
+	if (!pool_in_use(t) || (!p->failed && !slow))
+		return false;
+	if (p->got_ns)
+		age_words(now > p->got_ns ? now - p->got_ns : 0, age, sizeof(age));
+	n = p->got_ns ? snprintf(out, len, "pool as of %s ago: ", age) : snprintf(out, len, "pool not read yet: ");
+	if (n < 0 || (size_t)n >= len)
+		return true;
+	/* A failure says why; a job still out says how long it has waited. */
+	if (p->failed) {
+		snprintf(out + n, len - (size_t)n, "%s", p->why);
+	} else {
+		age_words(now - p->asked_ns, waited, sizeof(waited));
+		snprintf(out + n, len - (size_t)n, "etcd has not answered for %s", waited);
+	}
 	return true;
 }
 

@@ -111,7 +111,7 @@ static void on_unasked(const char *name, const char *why, void *arg)
 
 	if (!d)
 		return;
-	snprintf(d->st.state, sizeof(d->st.state), "%s", domain_state_name(DOMAIN_STATE_UNKNOWN));
+	d->st.state = DOMAIN_STATE_UNKNOWN;
 	snprintf(d->st.end_reason, sizeof(d->st.end_reason), "%s", why);
 	t->replies++;
 }
@@ -386,7 +386,7 @@ static int cmp(const void *a, const void *b)
 	switch (sort_tui->sort) {
 	case SORT_ID: d = (double)x->st.id - y->st.id; break;
 	case SORT_NAME: d = strcmp(x->st.name, y->st.name); break;
-	case SORT_STATE: d = strcmp(x->st.state, y->st.state); break;
+	case SORT_STATE: d = (double)x->st.state - y->st.state; break;    /* the enum's order: live first (proto.h) */
 	case SORT_CPU: d = y->cpu_pct - x->cpu_pct; break;         /* busiest first */
 	case SORT_MEM: d = (double)y->st.target_mib - x->st.target_mib; break;
 	case SORT_RSS: d = (double)y->st.rss_kib - x->st.rss_kib; break;

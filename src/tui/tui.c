@@ -111,22 +111,23 @@ static void follow_detail(struct tui *t)
  * shorter): a rate needs two samples, and -n1 must not print zeros. */
 #define BATCH_FIRST_MS 250
 
-/* xentop -b's header: the time, the domains by state, the host. */
+/* xentop -b's header: the time, the domains by state, the host; on a
+ * pool host whose sample is old, how old and why. */
 static void batch_header(const struct tui *t)
 {
 	unsigned k, running = 0, paused = 0, shutdown = 0, crashed = 0;
 	const struct lodge_host *h = &t->host;
 	time_t now = time(NULL);
-	char when[64];
+	char when[64], pool_line[sizeof(t->pool.why) + 96];
 
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	for (k = 0; k < t->nshown; k++) {
-		const char *state = t->doms[t->order[k]].st.state;
+		enum domain_state state = t->doms[t->order[k]].st.state;
 
-		running += domain_state_of(state) == DOMAIN_STATE_RUNNING;
-		paused += domain_state_of(state) == DOMAIN_STATE_PAUSED;
-		shutdown += domain_state_of(state) == DOMAIN_STATE_SHUTDOWN;
-		crashed += domain_state_of(state) == DOMAIN_STATE_CRASHED;
+		running += state == DOMAIN_STATE_RUNNING;
+		paused += state == DOMAIN_STATE_PAUSED;
+		shutdown += state == DOMAIN_STATE_SHUTDOWN;
+		crashed += state == DOMAIN_STATE_CRASHED;
 	}
 	printf("lodge top - %s\n", when);
 	printf("%u domains: %u running, %u paused, %u shutdown, %u crashed\n", t->nshown, running, paused,
@@ -134,6 +135,8 @@ static void batch_header(const struct tui *t)
 	printf("Mem: %lu MiB total, %lu MiB used, %lu MiB free   CPUs: %u, %.1f%% busy   Load: %.2f %.2f %.2f\n",
 	       h->mem_total_mib, h->mem_total_mib - h->mem_avail_mib, h->mem_avail_mib, h->ncpus, h->cpu_pct,
 	       h->load1, h->load5, h->load15);
+	if (pool_stale(t, tui_now_ns(), pool_line, sizeof(pool_line)))
+		printf("%s\n", pool_line);
 }
 
 /* lodge top -b [-n N] [-d SECONDS]: the table as text, for scripts. */
@@ -163,7 +166,8 @@ static int batch(struct tui *t, int iterations)
 		printf("%4u %-16s ", 0, DOMAIN_HOST_NAME);
 		if (pool)
 			printf("%-16s ", t->hc.pool_host[0] ? t->hc.pool_host : "-");
-		printf("%-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n", "running", t->host.cpu_pct,
+		printf("%-8s %6.1f %7lu %7lu %5u %9s %10s %10s %10s %10s\n",
+		       domain_state_name(DOMAIN_STATE_RUNNING), t->host.cpu_pct,
 		       t->host.mem_total_mib, t->host.mem_total_mib - t->host.mem_avail_mib, t->host.ncpus, "-", "-",
 		       "-", "-", "-");
 		for (k = 0; k < t->nshown; k++) {
@@ -172,14 +176,14 @@ static int batch(struct tui *t, int iterations)
 
 			if (d->remote) {
 				printf("%4s %-16s %-16s %-8s %6s %7lu %7s %5s %9s %10s %10s %10s %10s\n", "-", d->st.name,
-				       r && r->host[0] ? r->host : "-", d->st.state, "-", d->st.target_mib, "-", "-", "-",
+				       r && r->host[0] ? r->host : "-", domain_state_name(d->st.state), "-", d->st.target_mib, "-", "-", "-",
 				       "-", "-", "-", "-");
 				continue;
 			}
 			printf("%4u %-16s ", d->st.id, d->st.name);
 			if (pool)
 				printf("%-16s ", r && r->host[0] ? r->host : "-");
-			printf("%-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", d->st.state, d->cpu_pct,
+			printf("%-8s %6.1f %7lu %7lu %5u %9lu %10.0f %10.0f %10.0f %10.0f\n", domain_state_name(d->st.state), d->cpu_pct,
 			       d->st.target_mib, d->st.rss_kib / 1024, d->st.vcpus, d->st.uptime_s, d->net_rx_bps,
 			       d->net_tx_bps, d->disk_rd_bps, d->disk_wr_bps);
 		}

@@ -87,9 +87,9 @@ struct dom_sample {
 	struct tui_install *install;   /* a Debian guest the form is installing, or installed and
 					* not yet started: not a running domain (install.c) */
 	bool remote;                   /* a domain of the pool that runs on another host (pool.c):
-					* st has its name, the pool's state word and memory only */
+					* st has its name, the pool's state and memory only */
 	/* A domain defined in domains_dir that is not running (defined.c):
-	 * st has its name, state "off", its config's memory and vCPUs. */
+	 * st has its name, state DOMAIN_STATE_OFF, its config's memory and vCPUs. */
 	bool off, autostart, loads;
 	char why[512];                 /* its config does not load: why */
 };
@@ -99,7 +99,7 @@ struct dom_sample {
 struct tui_pool_row {
 	char name[DOMAIN_NAME_MAX];
 	char host[DOMAIN_NAME_MAX];        /* "": none (a stopped domain) */
-	char state[16];                    /* the pool's word: running, lost, stopped, ... */
+	enum domain_state state;           /* the pool's: running, lost, stopped, ... */
 	unsigned long memory_mib;
 };
 struct tui_pool {
@@ -111,7 +111,10 @@ struct tui_pool {
 	unsigned next_n;
 	uint64_t asked_ns, got_ns;         /* got_ns 0: no sample yet */
 	bool failed;                       /* the last job failed (etcd not answering, ...) */
+	char why[512];                     /* ... and why, as its end said (escaped) */
 };
+/* A job out longer than this, the shown sample is said to be old. */
+#define TUI_POOL_SLOW_MS 2000
 
 /* An install from the create form (install.c): lodge_install in a child
  * process whose progress hook writes records to a pipe the main loop
@@ -240,6 +243,10 @@ unsigned pool_pollfds(const struct tui *t, struct pollfd *fds, unsigned max);
 /* Take in what the child wrote: true once a sample came whole (or failed). */
 bool pool_collect(struct tui *t);
 bool pool_waiting(const struct tui *t);
+/* The shown sample is old (the last job failed, or one has been out
+ * TUI_POOL_SLOW_MS): true with a line saying how old and why ("pool as
+ * of 14 s ago: ..."); false when it is fresh or there is no pool. */
+bool pool_stale(const struct tui *t, uint64_t now, char *out, size_t len);
 /* name's row in the last sample, NULL if the pool has no such domain. */
 const struct tui_pool_row *pool_row(const struct tui *t, const char *name);
 void pool_free(struct tui *t);

@@ -80,10 +80,17 @@ void web_api_openlog(void)
 
 /* ---- the session ------------------------------------------------------------------------ */
 
+/* The session, and the order the dashboard sorts states in (proto.h's
+ * enum): the page sorts its State column by it, not by the words. */
 static void session_json(struct web_response *resp, unsigned status, const struct web_session *s)
 {
-	web_reply_json(resp, status, json_pack("{s:s,s:s,s:s}", "user", s->user, "role", web_role_name(s->role), "csrf",
-					   s->csrf));
+	json_t *order = json_array();
+	unsigned i;
+
+	for (i = 0; i < DOMAIN_STATE_COUNT; i++)
+		json_array_append_new(order, json_string(domain_state_name((enum domain_state)i)));
+	web_reply_json(resp, status, json_pack("{s:s,s:s,s:s,s:o}", "user", s->user, "role", web_role_name(s->role),
+					   "csrf", s->csrf, "state_order", order));
 }
 
 /* The body read and the limits passed, the password is checked on

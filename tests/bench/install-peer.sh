@@ -35,7 +35,8 @@ mount -t sysfs sys "$mnt/sys"
 mount --bind /dev "$mnt/dev"
 mount --bind "$cache" "$mnt/var/cache/apt/archives"
 chroot "$mnt" apt-get -q update >>"$log" 2>&1
-DEBIAN_FRONTEND=noninteractive chroot "$mnt" apt-get -q -y install ${packages//,/ } >>"$log" 2>&1
+IFS=, read -ra package_list <<<"$packages"
+DEBIAN_FRONTEND=noninteractive chroot "$mnt" apt-get -q -y install "${package_list[@]}" >>"$log" 2>&1
 chroot "$mnt" dpkg-query -W -f '${db:Status-Abbrev}\n' | grep -c '^ii' >"$work/$name.packages"
 umount "$mnt/var/cache/apt/archives" "$mnt/dev" "$mnt/sys" "$mnt/proc"
 uuid=$(blkid -o value -s UUID "$img")

@@ -65,9 +65,9 @@ pm=$(median "${pool_ms[@]}") lm=$(median "${local_ms[@]}")
 # ---- a host's death to its HA domain running elsewhere
 cfg "$(host_root a)/etc/lodge/domains" hab 1
 lh a create hab --on c >/dev/null
-pids=$(ps -eo pid=,args= | awk -v r="--runtime-dir $(host_root c)/run/lodge " '$0 ~ /lodge-hyp / && index($0, r) && $1 > 1 { print $1 }')
+mapfile -t hyps < <(ps -eo pid=,args= | awk -v r="--runtime-dir $(host_root c)/run/lodge " '$0 ~ /lodge-hyp / && index($0, r) && $1 > 1 { print $1 }')
 { kill -KILL "${AGENT[c]}"; wait "${AGENT[c]}"; } 2>/dev/null
-[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+[ ${#hyps[@]} -gt 0 ] && kill -KILL "${hyps[@]}" 2>/dev/null
 t0=$(now_us)
 wait_until $((5 * TTL)) eval 'w=$(runs_on hab); [ -n "$w" ] && [ "$w" != c ]'
 ha_ms=$((($(now_us) - t0) / 1000))

@@ -19,7 +19,7 @@ fi
 integ_netns
 NSD=lodge-dhcpd-$$
 R=$ROOT
-at_exit 'tmux kill-session -t "lodge-addr-tui-$$" 2>/dev/null; ip netns del "$NSD" 2>/dev/null'
+at_exit 'ip netns del "$NSD" 2>/dev/null'
 
 # The bridge in $NS; the DHCP server on a veth in $NSD, a host of its own.
 in_ns ip link set lo up
@@ -202,16 +202,14 @@ else
 	fail "traffic view peers" "$(lodge addr -t st 2>&1 | tr '\n' '|')"
 fi
 if command -v tmux >/dev/null; then
-	S=lodge-addr-tui-$$
-	tmux new-session -d -s "$S" -x 100 -y 40 "ip netns exec $NS $LODGE --root $R -d 0.5; sleep 30"
-	screen() { tmux capture-pane -p -t "$S"; }
-	keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
+	tmux_begin "lodge-addr-tui-$$"
+	tmux_open dashboard 100 40 "ip netns exec $NS $LODGE --root $R -d 0.5; sleep 30"
 	# The detail view's peer line: "    10.79.0.1   ...   40 pkts ...".
 	screen_peer() { screen | awk -v n=$N '$1 == "10.79.0.1" && $3 == "pkts" && $2 >= n { ok = 1 } END { exit !ok }'; }
-	wait_until 10 sh -c "tmux capture-pane -p -t $S | grep -q ' st '"
-	keys '/'; tmux send-keys -t "$S" -l st; keys Enter; keys Home; keys Down; keys Enter
+	shows 10 ' st '
+	press /; type_text st; press Enter Home Down Enter
 	ok=
-	if wait_until 10 sh -c "tmux capture-pane -p -t $S | grep -q 'console (last lines)'"; then
+	if shows 10 'console \(last lines\)'; then
 		for try in 1 2 3 4 5; do
 			say st "ping 10.79.0.1 $N" 0.3 &
 			wait_until 5 screen_peer && ok=1
@@ -224,7 +222,7 @@ if command -v tmux >/dev/null; then
 	else
 		fail "dashboard traffic view" "$(screen | tr '\n' '|')"
 	fi
-	tmux kill-session -t "$S" 2>/dev/null
+	tmux kill-server 2>/dev/null
 else
 	skip "dashboard traffic view" "tmux not installed"
 fi

@@ -15,7 +15,7 @@ state_is() { [ "$(field "$1" 5)" = "$2" ]; }
 mkfifo "$TMPDIR_TEST/in"
 exec 7<>"$TMPDIR_TEST/in"
 console_bg() {  # OUT ERR NAME [--force]
-	timeout 120 "$LODGE" --root "$ROOT" console $4 "$3" <&7 >"$1" 2>"$2" &
+	timeout 120 "$LODGE" --root "$ROOT" console ${4:+"$4"} "$3" <&7 >"$1" 2>"$2" &
 	bg=$!
 }
 
@@ -46,8 +46,8 @@ if lodge create crash && wait_until 30 booted crash; then
 	else
 		fail "crashed domain's console log kept" "$(console_log crash | tail -3)"
 	fi
-	msg=$(lodge pause crash 2>&1)
-	if [ $? -ne 0 ] && grep -q 'domain crash is not running' <<<"$msg"; then
+	msg=$(lodge pause crash 2>&1); rc=$?
+	if [ $rc -ne 0 ] && grep -q 'domain crash is not running' <<<"$msg"; then
 		pass "a crashed domain refuses pause, saying why"
 	else
 		fail "crashed domain refuses pause" "$msg"

@@ -44,7 +44,7 @@ image() { rm -f "$T/$1.img"; truncate -s "$2" "$T/$1.img"; }
 mkext4() {
 	local extra=()
 	[ -z "${4:-}" ] || extra=(-E "offset=$4")
-	mkfs.ext4 -q -F -U "$2" "${extra[@]}" -d "$3" "$1" ${5:-} >"$T/mkfs.log" 2>&1 ||
+	mkfs.ext4 -q -F -U "$2" "${extra[@]}" -d "$3" "$1" ${5:+"$5"} >"$T/mkfs.log" 2>&1 ||
 		{ fail "mkfs.ext4 $1" "$(tail -1 "$T/mkfs.log")"; exit 0; }
 }
 image whole 64M && mkext4 "$T/whole.img" $U_WHOLE "$G"

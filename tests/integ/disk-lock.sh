@@ -156,9 +156,9 @@ locked_by_one() {
 	dev=$(printf '%02x:%02x' $((0x$(stat -c %D "$T/store/one.img") >> 8)) $((0x$(stat -c %D "$T/store/one.img") & 0xff)))
 	pid=$(lfield one 9 "${1:-$ROOT}")
 	[ -n "$pid" ] || return 1
-	for p in $(awk -v k="$dev:$ino" '$2 == "FLOCK" && $4 == "WRITE" && $6 == k { print $5 }' /proc/locks); do
+	while read -r p; do
 		[ "$p" = "$pid" ] || [ "$(awk '/^PPid:/ { print $2 }' /proc/"$p"/status 2>/dev/null)" = "$pid" ] && return 0
-	done
+	done < <(awk -v k="$dev:$ino" '$2 == "FLOCK" && $4 == "WRITE" && $6 == k { print $5 }' /proc/locks)
 	return 1
 }
 # second_refused HOW: domain two, its disk one.img by the names above,

@@ -72,7 +72,7 @@ lodge unpause dc
 # one_message RC OUT: a non-zero exit and exactly one line said
 one_message() { [ "$1" -ne 0 ] && [ "$(grep -c . <<<"$2")" -eq 1 ]; }
 out=$(lodge dump-core nosuch "$T/nosuch.core" 2>&1); rc=$?
-if one_message $rc "$out" && grep -qi 'nosuch' <<<"$out" && [ ! -e "$T/nosuch.core" ] && [ -z "$(ls -A "$T" | grep -v -e '^root$' -e 'core$' -e '^in$')" ]; then
+if one_message $rc "$out" && grep -qi 'nosuch' <<<"$out" && [ ! -e "$T/nosuch.core" ] && ! ls -A "$T" | grep -qv -e '^root$' -e 'core$' -e '^in$'; then
 	pass "a domain that does not exist: one message ($out), no file"
 else
 	fail "a domain that does not exist" "rc $rc: $out; $(ls "$T")"

@@ -119,20 +119,17 @@ fi
 lodge unpause pw
 # The dashboard itself: p on the domain's row; the pane's process is it.
 if command -v tmux >/dev/null; then
-	S=lodge-evlog-$$
-	tmx() { command tmux -L "$S" -f /dev/null "$@"; }
-	at_exit 'command tmux -L "$S" -f /dev/null kill-server 2>/dev/null'
-	tmx new-session -d -s "$S" -x 100 -y 24 "TERM=xterm exec $LODGE --root $R -d 0.5"
-	P_TUI=$(tmx display -p -t "$S" '#{pane_pid}')
-	shown() { tmx capture-pane -p -t "$S" | grep -Eq -- "$1"; }
-	if wait_until 10 shown ' pw ' && tmx send-keys -t "$S" / && tmx send-keys -t "$S" -l pw &&
-	   tmx send-keys -t "$S" Enter Home Down && wait_until 5 shown '^ *[0-9]+ pw .*' &&
-	   tmx send-keys -t "$S" p && wait_until 10 logged " pw paused uid=0,pid=$P_TUI,via=dashboard -$"; then
+	tmux_begin "lodge-evlog-$$"
+	tmux_open dashboard 100 24 "TERM=xterm exec $LODGE --root $R -d 0.5"
+	P_TUI=$(pane pane_pid)
+	if shows 10 ' pw ' && press / && type_text pw &&
+	   press Enter Home Down && shows 5 '^ *[0-9]+ pw .*' &&
+	   press p && wait_until 10 logged " pw paused uid=0,pid=$P_TUI,via=dashboard -$"; then
 		pass "the dashboard's pause is logged with its pid and via=dashboard"
 	else
-		fail "dashboard in the event log" "$(grep ' pw ' "$LOG" | tail -2); $(tmx capture-pane -p -t "$S" | tail -3)"
+		fail "dashboard in the event log" "$(grep ' pw ' "$LOG" | tail -2); $(screen | tail -3)"
 	fi
-	tmx kill-server 2>/dev/null
+	tmux kill-server 2>/dev/null
 	lodge unpause pw
 else
 	skip "the dashboard in the event log" "tmux not installed"

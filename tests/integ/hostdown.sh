@@ -263,7 +263,7 @@ else
 	dom=$(lodge_at "$ROOT" "" list -o tsv 2>/dev/null | awk -F'\t' '$1 == "s" { print $9 }')
 	sup=$(awk '$1 == "PPid:" { print $2 }' "/proc/$dom/status" 2>/dev/null)
 	cg=$(cat "$RUN/s/cgroup" 2>/dev/null)
-	left=$(cat "$UNITCG/cgroup.procs" 2>/dev/null | tr '\n' ' ')
+	left=$(tr '\n' ' ' 2>/dev/null <"$UNITCG/cgroup.procs")
 	if [ -n "$dom" ] && [ -n "$cg" ] && [ -z "$left" ] && grep -qx "$dom" "$cg/cgroup.procs" && grep -qx "$sup" "$cg/cgroup.procs"; then
 		pass "started from another cgroup, the supervisor ($sup) and the domain ($dom) are both in ${cg#"$MNT"/}, none left behind"
 	else
@@ -273,7 +273,7 @@ else
 	if [ -n "$cg" ] && wait_until 10 test ! -e "$cg"; then
 		pass "the domain's cgroup goes with it (its supervisor left it first)"
 	else
-		fail "the domain's cgroup goes" "$cg: $(cat "$cg/cgroup.procs" 2>&1 | tr '\n' ' ')"
+		fail "the domain's cgroup goes" "$cg: $(tr '\n' ' ' 2>&1 <"$cg/cgroup.procs")"
 	fi
 fi
 

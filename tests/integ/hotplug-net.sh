@@ -89,7 +89,7 @@ for i in $(seq 1 20); do
 	ok=$i
 done
 fds1=$(ls "/proc/$dp/fd" | wc -l); tasks1=$(ls "/proc/$dp/task" | wc -l)
-[ $ok -eq 20 ] && pass "20 attaches and detaches, the guest answering ping each time" ||
+[ "$ok" -eq 20 ] && pass "20 attaches and detaches, the guest answering ping each time" ||
 	fail "20 vif rounds" "stopped at $((ok + 1)): $(conlog n | tail -3)"
 [ "$fds1" -eq "$fds0" ] && [ "$tasks1" -eq "$tasks0" ] &&
 	pass "no descriptor or thread leaked ($fds0/$tasks0 before, $fds1/$tasks1 after)" ||

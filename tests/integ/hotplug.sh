@@ -158,7 +158,7 @@ fi
 n=0
 for i in $(seq 1 28); do
 	truncate -s 1M "$T/fill$i.img"
-	lodge block-attach h "$T/fill$i.img,raw,xvd$(printf "\\x$(printf %x $((96 + i)))"),rw" >/dev/null 2>&1 && n=$((n + 1))
+	lodge block-attach h "$T/fill$i.img,raw,xvd$(printf '%b' "\\x$(printf %x $((96 + i)))"),rw" >/dev/null 2>&1 && n=$((n + 1))
 done
 before=$(listed)
 truncate -s 1M "$T/fill29.img"
@@ -247,10 +247,10 @@ for i in $(seq 1 50); do
 	ok=$i
 done
 fds1=$(ls "/proc/$dp/fd" | wc -l); tasks1=$(ls "/proc/$dp/task" | wc -l)
-[ $ok -eq 50 ] && pass "50 attaches and detaches, the guest reading the pattern each time" ||
+[ "$ok" -eq 50 ] && pass "50 attaches and detaches, the guest reading the pattern each time" ||
 	fail "50 attach/detach" "stopped at $((ok + 1)): $(conlog h | tail -3)"
 [ "$fds1" -eq "$fds0" ] && pass "no descriptor leaked in lodge-hyp ($fds0 before, $fds1 after)" ||
-	fail "descriptors after 50 rounds" "$fds0 before, $fds1 after: $(ls -l /proc/$dp/fd | tail -5)"
+	fail "descriptors after 50 rounds" "$fds0 before, $fds1 after: $(ls -l "/proc/$dp/fd" | tail -5)"
 [ "$tasks1" -eq "$tasks0" ] && pass "no thread leaked in lodge-hyp ($tasks0 before, $tasks1 after)" ||
 	fail "threads after 50 rounds" "$tasks0 before, $tasks1 after"
 flock -n -x "$STORE/data.img" true && pass "the disk is free after the 50th detach" || fail "lock after 50" "held"

@@ -64,31 +64,27 @@ done
 # The dashboard's create form, in tmux (a server of the test's own): the
 # bridge field's message under the form is the same.
 if command -v tmux >/dev/null; then
-	S=lodge-ifname-$$
-	tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-	at_exit 'tmux kill-server 2>/dev/null'
-	screen() { tmux capture-pane -p -t "$S"; }
-	has() { screen | grep -qF -- "$1"; }
-	tmux new-session -d -s "$S" -x 200 -y 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
+	tmux_begin "lodge-ifname-$$"
+	tmux_open dashboard 200 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
 	want="'atk\"x' is not an interface name ($RULE)"
 	# to_bridge: Down until the field the cursor is on is Bridge (the
 	# form's fields differ by host): a mark typed shows on its line.
-	on_bridge() { screen | grep -Eq '^Bridge +zq( |$)'; }
+	on_bridge() { has '^Bridge +zq( |$)'; }
 	to_bridge() {
 		local i
 		for i in $(seq 14); do
-			tmux send-keys -t "$S" Down
-			tmux send-keys -t "$S" -l zq
-			wait_until 5 has zq || return 1
-			on_bridge && { tmux send-keys -t "$S" BSpace BSpace; return 0; }
-			tmux send-keys -t "$S" BSpace BSpace
-			wait_until 5 eval '! has zq' || return 1
+			press Down
+			type_text zq
+			shows 5 zq || return 1
+			on_bridge && { press BSpace BSpace; return 0; }
+			press BSpace BSpace
+			hides 5 zq || return 1
 		done
 		return 1
 	}
-	if wait_until 10 has Domain-0 && tmux send-keys -t "$S" n && wait_until 5 has 'Create a domain' &&
-	   tmux send-keys -t "$S" -l ifdash && wait_until 5 has ifdash && to_bridge &&
-	   tmux send-keys -t "$S" -l 'new:atk"x' && wait_until 10 has "$want"; then
+	if shows 10 Domain-0 && press n && shows 5 'Create a domain' &&
+	   type_text ifdash && shows 5 ifdash && to_bridge &&
+	   type_text 'new:atk"x' && wait_until 10 has_text "$want"; then
 		pass "the dashboard's create form, bridge new:atk\"x: $want"
 	else
 		fail "dashboard form" "$(screen | sed -n 1,25p | tr '\n' '|')"

@@ -31,7 +31,7 @@ CONF=$ROOT/etc/lodge/lodge.conf
 # one_error FILE: lodge's stderr there has exactly one error line.
 one_error() { [ "$(grep -c '^lodge: error: ' "$1")" = 1 ]; }
 # no_leftovers: nothing in the templates' directory but the lock and bookworm's.
-no_leftovers() { [ -z "$(ls -A "$TPLDIR" | grep -Ev '^(\.lock|bookworm-[a-z0-9]+\.(img|info))$')" ]; }
+no_leftovers() { ! ls -A "$TPLDIR" | grep -qEv '^(\.lock|bookworm-[a-z0-9]+\.(img|info))$'; }
 tpl_intact() { [ "$(sha256sum <"$TPL")" = "$tpl_sum" ] && lodge template-list | grep -q '^bookworm-'; }
 
 # ---- a bad template_mirror -----------------------------------------------------------------------
@@ -135,5 +135,5 @@ if [ $rc -eq 0 ] && [ "${lists:-0}" -gt 0 ] && [ -z "$twice" ] && [ "$built1" !=
    [ -z "$(comm -23 "$T/cache.before" "$T/cache.after")" ]; then
 	pass "a template rebuild with the cache warm ($((SECONDS - t0)) s): apt's $requests requests went through the proxy ($lists InRelease), none for any of the $(wc -l <"$T/cache.before") cached packages ($(wc -l <"$T/fetched") .debs new since the cache was filled)"
 else
-	fail "a rebuild fetches no package twice" "exit $rc, $requests requests ($lists InRelease); fetched again: $(echo $twice | head -c 300); gone from the cache: $(comm -23 "$T/cache.before" "$T/cache.after" | head -5 | tr '\n' ' '); $(tail -2 "$T/rebuild.out")"
+	fail "a rebuild fetches no package twice" "exit $rc, $requests requests ($lists InRelease); fetched again: $(tr '\n' ' ' <<<"$twice" | head -c 300); gone from the cache: $(comm -23 "$T/cache.before" "$T/cache.after" | head -5 | tr '\n' ' '); $(tail -2 "$T/rebuild.out")"
 fi

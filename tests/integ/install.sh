@@ -302,7 +302,7 @@ done <"$T/cc.fifo"
 wait "$pid"
 rc=$?
 if [ -n "$sent" ] && [ $rc -ne 0 ] && grep -q "cancelled" "$T/cc.err" && nothing_left cc &&
-   [ -z "$(ls -A "$IMAGES" | grep -Ev '^(web2?|web2?-seed|part-seed)\.img$')" ]; then
+   ! ls -A "$IMAGES" | grep -qEv '^(web2?|web2?-seed|part-seed)\.img$'; then
 	pass "Ctrl-C mid-clone: $(grep cancelled "$T/cc.err" | head -1)"
 else
 	fail "Ctrl-C mid-clone" "exit $rc, signal sent: ${sent:-no}; $(cat "$T/cc.err"); images: $(ls "$IMAGES")"

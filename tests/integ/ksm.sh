@@ -19,14 +19,14 @@ saved=()
 for k in run pages_to_scan sleep_millisecs advisor_mode; do
 	[ -r "$KSM/$k" ] || continue
 	v=$(cat "$KSM/$k")
-	[ "$k" = advisor_mode ] && v=$(sed 's/.*\[\(.*\)\].*/\1/' <<<"$v")
+	[ "$k" = advisor_mode ] && v=${v#*\[} v=${v%%\]*}   # the [chosen] one
 	saved+=("$k=$v")
 done
 restore_ksm() {
 	local kv
 	for kv in "${saved[@]}"; do echo "${kv#*=}" >"$KSM/${kv%%=*}" 2>/dev/null; done
 }
-at_exit 'tmux kill-session -t "lodge-ksm-$$" 2>/dev/null; restore_ksm'
+at_exit restore_ksm
 
 mkcfg() {  # NAME EXTRA-LINES
 	cat >"$ROOT/etc/lodge/domains/$1.cfg" <<CFG
@@ -53,22 +53,18 @@ kib_mib() { echo $(( ${1:-0} / 1024 )); }
 
 # dashboard_ksm: the detail view of ka shows the KSM figure (tmux runs the
 # dashboard, as in tui.sh).
-S=lodge-ksm-$$
-screen() { tmux capture-pane -p -t "$S"; }
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
 dashboard_ksm() {
-	local i=0
 	if ! command -v tmux >/dev/null; then skip "the detail view shows the KSM figure" "tmux not installed"; return; fi
-	tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30"
-	sleep 2
-	keys '/'; tmux send-keys -t "$S" -l ka; keys Enter; keys Home; keys Down; keys Enter
-	while [ $i -lt 50 ] && ! screen | grep -Eq 'KSM shared ([4-9][0-9]|[0-9]{3,}) MiB'; do sleep 0.2; i=$((i + 1)); done
-	if screen | grep -Eq 'KSM shared ([4-9][0-9]|[0-9]{3,}) MiB'; then
+	tmux_begin "lodge-ksm-$$"
+	tmux_open dashboard 80 24 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30"
+	shows 10 'Domain-0'
+	press /; type_text ka; press Enter Home Down Enter
+	if shows 10 'KSM shared ([4-9][0-9]|[0-9]{3,}) MiB'; then
 		pass "the dashboard's detail view shows the KSM figure ($(screen | grep -o 'resident.*THP [0-9]* MiB'))"
 	else
 		fail "detail view KSM figure" "$(screen | head -6 | tr '\n' '|')"
 	fi
-	tmux kill-session -t "$S" 2>/dev/null
+	tmux kill-server 2>/dev/null
 }
 
 # ---- KSM ------------------------------------------------------------------
@@ -143,7 +139,7 @@ else
 	fi
 	for d in ka kb kc; do lodge destroy $d >/dev/null 2>&1; done
 	restore_ksm
-	now=$(for kv in "${saved[@]}"; do k=${kv%%=*}; v=$(cat "$KSM/$k"); [ $k = advisor_mode ] && v=$(sed 's/.*\[\(.*\)\].*/\1/' <<<"$v"); echo "$k=$v"; done)
+	now=$(for kv in "${saved[@]}"; do k=${kv%%=*}; v=$(cat "$KSM/$k"); [ "$k" = advisor_mode ] && v=${v#*\[} v=${v%%\]*}; echo "$k=$v"; done)
 	if [ "$now" = "$(printf '%s\n' "${saved[@]}")" ]; then
 		pass "ksmd's settings are as they were ($(tr '\n' ' ' <<<"$now"))"
 	else

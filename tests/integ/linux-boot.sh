@@ -73,7 +73,7 @@ while [ ${#running[@]} -gt 0 ]; do
 	sleep 0.5
 	left=()
 	for k in "${running[@]}"; do
-		if all_seen "$k" || [ $SECONDS -ge ${deadline[$k]} ]; then
+		if all_seen "$k" || [ "$SECONDS" -ge "${deadline[$k]}" ]; then
 			kill "${pid[$k]}" 2>/dev/null
 			wait "${pid[$k]}" 2>/dev/null
 			status[$k]=stopped

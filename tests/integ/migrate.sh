@@ -45,9 +45,9 @@ hyp_pids() {
 }
 descendants() {  # PID: its children, grandchildren, ...
 	local c
-	for c in $(awk -v p="$1" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null); do
+	while read -r c; do
 		echo "$c"; descendants "$c"
-	done
+	done < <(awk -v p="$1" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null)
 }
 # What destroy left of either host: found by command line, so only ours.
 at_exit 'for p in $(hyp_pids "$RA") $(hyp_pids "$RB"); do kill -9 "$p" 2>/dev/null; done'
@@ -217,7 +217,7 @@ if boot idle '^counter 5$'; then
 	   [ -z "$(state "$RA" idle)" ]; then
 		pass "lodge list on hostA no longer shows it; its lodge-hyp ended cleanly and removed its runtime dir"
 	elif [ -n "$src_log" ]; then
-		fail "source lodge-hyp ends cleanly after the hand-over" "runtime dir left behind ($(echo $src_dir)); lodge list on hostA: '$list_err'; its lodge-hyp.log: $src_log"
+		fail "source lodge-hyp ends cleanly after the hand-over" "runtime dir left behind (${src_dir//$'\n'/ }); lodge list on hostA: '$list_err'; its lodge-hyp.log: $src_log"
 	else
 		fail "gone from hostA" "state '$(state "$RA" idle)'; lodge list: '$list_err'; hyp: $(hyp_pids "$RA" idle | one_line)"
 	fi

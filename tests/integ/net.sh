@@ -24,7 +24,7 @@ guest() {
 	pids+=($!)
 	eval "exec {fd_$name}>\"$T/$name.in\""
 }
-say() { local fd; eval "fd=\$fd_$1"; echo "$2" >&$fd; }
+say() { local fd; eval "fd=\$fd_$1"; echo "$2" >&"$fd"; }
 
 guest a 10.77.0.2 vif-a.0 02:4c:00:00:00:0a
 guest b 10.77.0.3 vif-b.0
@@ -112,8 +112,8 @@ expect_bad "bridge name over IFNAMSIZ refused" "is not an interface name (1 to 1
 expect_bad "malformed MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=02:00:zz:00:00:01"
 expect_bad "multicast MAC refused" "malformed MAC address" "tap=vif-bad.0,bridge=lbr0,mac=01:00:5e:00:00:01"
 expect_bad "bridge that does not exist refused, no tap left" "no bridge named nosuchbr" "tap=vif-bad.0,bridge=nosuchbr"
-msg=$(in_ns "$LODGE" bridge-create a-very-long-bridge-name 2>&1)
-if [ $? -ne 0 ] && grep -q "is not an interface name (1 to 15 characters" <<<"$msg"; then
+msg=$(in_ns "$LODGE" bridge-create a-very-long-bridge-name 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q "is not an interface name (1 to 15 characters" <<<"$msg"; then
 	pass "bridge-create refuses a name over IFNAMSIZ"
 else
 	fail "bridge-create long name" "$msg"

@@ -161,18 +161,15 @@ fi
 # The dashboard's networks view (N): the network, its dnsmasq, leases and
 # vifs, and each lease.
 if command -v tmux >/dev/null; then
-	S=lodge-nettui-$$
-	tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-	at_exit 'command tmux -L "lodge-nettui-$$" -f /dev/null kill-server 2>/dev/null'
-	tmux new-session -d -s "$S" -x 100 -y 30 "ip netns exec $NS env TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30" \
+	tmux_begin "lodge-nettui-$$"
+	tmux_open dashboard 100 30 "ip netns exec $NS env TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 30" \
 		</dev/null >/dev/null 2>&1
-	on_screen() { tmux capture-pane -p -t "$S" | grep -Eq -- "$1"; }
-	if wait_until 10 on_screen 'Domain-0' && tmux send-keys -t "$S" N &&
-	   wait_until 10 on_screen '^nat0 +nat +lnet-nat0 +10\.77\.0\.0/24 +running +2 +2 ' &&
-	   wait_until 5 on_screen "^nat0 +[0-9a-f:]{17} +$A1 +g1\$"; then
+	if shows 10 'Domain-0' && press N &&
+	   shows 10 '^nat0 +nat +lnet-nat0 +10\.77\.0\.0/24 +running +2 +2 ' &&
+	   shows 5 "^nat0 +[0-9a-f:]{17} +$A1 +g1\$"; then
 		pass "the dashboard's networks view shows the network, its dnsmasq, leases, vifs and each lease"
 	else
-		fail "dashboard networks view" "$(tmux capture-pane -p -t "$S" | head -12)"
+		fail "dashboard networks view" "$(screen | head -12)"
 	fi
 	tmux kill-server 2>/dev/null
 else
@@ -332,15 +329,15 @@ else
 	fail "delete a bad file" "$(cat "$T/badf.out")"
 fi
 printf 'name = "g5"\nmemory = 32\nkernel = "%s"\nvif = [ "network=nat0,bridge=lnet-nat0" ]\n' "$MINIOS" >"$DOMS/g5.cfg"
-out=$(lodge create g5 2>&1)
-if [ $? -ne 0 ] && printf '%s' "$out" | grep -q "both a bridge and a network"; then
+out=$(lodge create g5 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "both a bridge and a network"; then
 	pass "a vif naming a bridge and a network is refused"
 else
 	fail "vif bridge and network" "$out"
 fi
 printf 'name = "g5"\nmemory = 32\nkernel = "%s"\nvif = [ "network=nonet" ]\n' "$MINIOS" >"$DOMS/g5.cfg"
-out=$(lodge create g5 2>&1)
-if [ $? -ne 0 ] && printf '%s' "$out" | grep -q "no network named nonet"; then
+out=$(lodge create g5 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "no network named nonet"; then
 	pass "a vif on a network that does not exist is refused"
 else
 	fail "vif on no network" "$out"

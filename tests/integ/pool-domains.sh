@@ -101,8 +101,8 @@ hyp_pids() {
 		case " $args " in *"lodge-hyp "*"--name $2 "*"--runtime-dir $1/run/lodge "*) echo "$pid" ;; esac
 	done < <(ps -eo pid=,args=)
 }
-pids=$(hyp_pids "$(pool_root c)" q1)
-[ -n "$pids" ] && kill -KILL $pids
+mapfile -t pids < <(hyp_pids "$(pool_root c)" q1)
+[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}"
 wait_until $((2 * TTL + 5)) eval '[ "$(pool_dom_field q1 3)" = stopped ]' &&
 	[ -z "$(pool_etcdctl get "$PREFIX/domains/q1/owner" --keys-only)" ] && [ -z "$(pool_runs_on q1)" ] &&
 	pass "pool: a domain whose lodge-hyp ended is shown stopped, its ownership released" ||

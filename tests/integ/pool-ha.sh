@@ -53,10 +53,10 @@ for line in sys.stdin:
                 owned.setdefault(d, kv["mod_revision"])
 print(gone, owned.get("ha1", 0), owned.get("ha2", 0))' "$PREFIX"
 }
-pids=$(root_hyps "$(pool_root c)")
+mapfile -t pids < <(root_hyps "$(pool_root c)")
 rev=$(pool_rev)
 pool_agent_kill c
-[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
 t0=$(now_us)
 ha_elsewhere() {
 	local a1 a2

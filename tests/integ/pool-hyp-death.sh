@@ -35,9 +35,9 @@ dom_hyps() {
 }
 kill_hyps() {   # NAME: its lodge-hyps killed -9, all at once; their pids echoed
 	local pids
-	pids=$(dom_hyps "$1")
-	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-	echo $pids
+	mapfile -t pids < <(dom_hyps "$1")
+	[ ${#pids[@]} -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
+	echo "${pids[*]}"
 }
 why() { pool_dom_field "$1" 6; }
 # runs_again NAME OLDPIDS: NAME runs on b under lodge-hyps that are not OLDPIDS
@@ -45,7 +45,7 @@ runs_again() {
 	local now p
 	now=$(dom_hyps "$1")
 	[ -n "$now" ] && [ "$(pool_runs_on "$1")" = b ] && [ "$(pool_dom_field "$1" 3)" = running ] || return 1
-	for p in $2; do case " $(echo $now) " in *" $p "*) return 1 ;; esac; done
+	for p in $2; do case " ${now//$'\n'/ } " in *" $p "*) return 1 ;; esac; done
 }
 
 # ---- h1 (HA) killed -9: started again on b, its row says why

@@ -18,7 +18,7 @@ pool_test_prefix
 TTL=3 FENCE=2 PORT=8003
 
 owner() { pool_etcdctl get --print-value-only "$PREFIX/domains/$1/owner"; }
-migrate_ok() { [ -n "$(pool_etcdctl get --print-value-only "$PREFIX/hosts/$1" | grep -o '"migrate":"[^"]')" ]; }
+migrate_ok() { pool_etcdctl get --print-value-only "$PREFIX/hosts/$1" | grep -q '"migrate":"[^"]'; }
 both_up() { pool_all_up && migrate_ok a && migrate_ok b; }
 head -c 32 /dev/urandom | base64 >"$T/secret" && chmod 600 "$T/secret"
 pool_hosts_up --ns --no-agents "a b" $TTL $FENCE 1

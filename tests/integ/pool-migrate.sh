@@ -18,7 +18,7 @@ TTL=3 FENCE=2 PORT=8002
 owner() { pool_etcdctl get --print-value-only "$PREFIX/domains/$1/owner"; }
 owner_lease() { pool_etcdctl get -w json "$PREFIX/domains/$1/owner" | python3 -c 'import json,sys; print(json.load(sys.stdin)["kvs"][0].get("lease", 0))' 2>/dev/null; }
 host_lease() { pool_etcdctl get -w json "$PREFIX/hosts/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["kvs"][0].get("lease", 0))' 2>/dev/null; }
-migrate_ok() { [ -n "$(pool_etcdctl get --print-value-only "$PREFIX/hosts/$1" | grep -o '"migrate":"[^"]')" ]; }
+migrate_ok() { pool_etcdctl get --print-value-only "$PREFIX/hosts/$1" | grep -q '"migrate":"[^"]'; }
 
 # ---- the lan, and two hosts with a bridge each on it
 NSL=lp-lan-$$

@@ -88,7 +88,7 @@ fi
 
 if two_passes && [ -z "$(pool_runs_on s1)$(pool_runs_on s2)" ] && [ "$(pool_hyps s1)$(pool_hyps s2)" = 00 ] &&
    [ "$(pool_dom_field s1 3)$(pool_dom_field s2 3)" = stoppedstopped ] &&
-   [ -z "$(pool_etcdctl get --prefix "$PREFIX/domains/s" --keys-only | grep -E '/(owner|state)$')" ]; then
+   ! pool_etcdctl get --prefix "$PREFIX/domains/s" --keys-only | grep -qE '/(owner|state)$'; then
 	pass "pool-stop: both stay stopped across two reconcile passes of each agent (no owner, listed stopped, no lodge-hyp)"
 else
 	fail "pool-stop: stays stopped" "s1 $(pool_dom_field s1 3) on '$(pool_runs_on s1)', s2 $(pool_dom_field s2 3) on '$(pool_runs_on s2)'; $(tail -n 5 "$T/agent-a.log" | tr '\n' '|')"

@@ -131,8 +131,8 @@ pool_agent_kill a
 wait_until 15 eval '[ -z "$(ectl get --keys-only "$PREFIX/hosts/a")" ]'
 
 # ---- etcd's own authentication: a user whose role may use the prefix alone
-R="--user root:rootpw"
-ectl user add root:rootpw >/dev/null && ectl $R role add root >/dev/null 2>&1; ectl user grant-role root root >/dev/null &&
+R=(--user root:rootpw)
+ectl user add root:rootpw >/dev/null && ectl "${R[@]}" role add root >/dev/null 2>&1; ectl user grant-role root root >/dev/null &&
 	ectl user add lodge-a:a-secret >/dev/null && ectl role add lodgepool >/dev/null &&
 	ectl role grant-permission lodgepool --prefix=true readwrite "$PREFIX/" >/dev/null &&
 	ectl user grant-role lodge-a lodgepool >/dev/null && ectl auth enable >/dev/null ||
@@ -166,12 +166,12 @@ pool_wait_agents a
 # host that could not renew would be lost by then), and a domain placed
 # after that runs.
 printf 'new-secret\n' >"$T/pw"
-ectl $R user passwd lodge-a --interactive=false <<<new-secret >/dev/null ||
+ectl "${R[@]}" user passwd lodge-a --interactive=false <<<new-secret >/dev/null ||
 	fail "pool-tls: etcdctl user passwd" "refused"
 start_s=$SECONDS
 wait_until 30 eval '[ $((SECONDS - start_s)) -ge 6 ]'
 out=$(pool_lh a create t1 2>&1) && [ "$(pool_runs_on t1)" = a ] && pool_all_up a &&
-	[ "$(ectl $R get --print-value-only "$PREFIX/hosts/a" | grep -o '"state":"[a-z]*"')" = '"state":"up"' ] &&
+	[ "$(ectl "${R[@]}" get --print-value-only "$PREFIX/hosts/a" | grep -o '"state":"[a-z]*"')" = '"state":"up"' ] &&
 	pass "pool-tls: with etcd's authentication, the agent keeps its host up across a password change (its token asked for again) and runs a domain" ||
 	fail "pool-tls: domain with auth" "$out; $(tail -n 4 "$T/agent-a.log" | tr '\n' '|')"
 # ---- --user without --password-file, on a terminal: asked without echo,
@@ -216,7 +216,7 @@ out=$(ask_join new-secret 2>&1); rc=$?
 	[ "$(cat "$PWF")" = new-secret ] && grep -qx "pool_password_file = \"$PWF\"" "$(pool_root b)/etc/lodge/lodge.conf" &&
 	pass "pool-tls: --user alone asks the password on the terminal (not echoed), keeps it root's (600) in $PWF" ||
 	fail "pool-tls: prompt" "rc $rc: $out; $(stat -c %a:%u "$PWF" 2>&1)"
-pool_etcdctl() { ectl $R "$@"; }
+pool_etcdctl() { ectl "${R[@]}" "$@"; }
 pool_lh b pool-leave >/dev/null 2>&1
 
 out=$(curl -sS --max-time 5 --cacert "$D/ca.pem" --cert "$D/host.pem" --key "$D/host.key" -X POST "$URL/v3/kv/range" \

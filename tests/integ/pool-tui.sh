@@ -14,10 +14,7 @@
 integ_begin pool-tui kvm root minios cmd:tmux
 pool_etcd_up
 pool_test_prefix
-S=lodge-pooltui-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-tmux new-session -d -s keeper "sleep 86400"
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-pooltui-$$"
 
 pool_hosts_up "a b" 3 2 1
 for d in d1:a:48 d2:b:40 d3:b:32; do
@@ -36,13 +33,7 @@ echo "$hdr" | grep -Eq '^ +ID +NAME +HOST +STATE' && echo "$d1" | grep -Eq '^ +[
 	fail "pool-tui: top -b" "$(echo "$out" | tail -n 4 | tr '\n' '|')"
 
 # ---- the dashboard in tmux
-screen() { tmux capture-pane -p -t "$S"; }
-shows() {
-	local i=0
-	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" && return 0; sleep 0.2; i=$((i + 1)); done
-	return 1
-}
-tmux new-session -d -s "$S" -x 100 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+tmux_open dashboard 100 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && shows 10 '^ +- d2 +b +run ' && screen | sed -n 3p | grep -q 'ID.*NAME.*HOST.*ST'; then
 	pass "the dashboard on a pool host: a HOST column, d1 on a with its figures, d2's row on b"
 else
@@ -56,8 +47,7 @@ else
 	fail "pool-tui: follows" "$(screen | sed -n 3,8p | tr '\n' '|')"
 fi
 # 80 columns: the names give way (down to 10), every column still fits
-tmux kill-session -t "$S"
-tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+tmux_open dashboard 80 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 if shows 10 '^ +[0-9]+ d1 +a +run ' && screen | sed -n 3p | grep -q 'ID NAME.*HOST.*DISK/s' && [ "$(screen | wc -L)" -le 80 ]; then
 	pass "the dashboard on a pool host at 80x24: every column fits, HOST among them"
 else
@@ -66,10 +56,9 @@ fi
 # destroy from the dashboard goes through the pool, as lodge destroy does:
 # d3, which b runs, destroyed from a's dashboard (desired stopped and how
 # in etcd first; b's agent ends it)
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
-keys '/'; tmux send-keys -t "$S" -l d3; keys Enter; keys Home; keys Down
+press /; type_text d3; press Enter Home Down
 if shows 10 '^ +- d3 +b +run '; then
-	keys D; shows 5 'Destroy d3\?' && keys y
+	press D; shows 5 'Destroy d3\?' && press y
 	stopped() { [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/desired")" = stopped ] && [ -z "$(pool_runs_on d3)" ]; }
 	wait_until 20 stopped && [ "$(pool_etcdctl get --print-value-only "$PREFIX/domains/d3/stop")" = destroy ] &&
 		pass "the dashboard's destroy of a pool domain goes through the pool: d3 (on b) destroyed from a's dashboard, etcd says desired stopped by destroy" ||
@@ -96,13 +85,12 @@ if wait_until 20 far_all && far_rows | grep -q ' far00 ' && far_rows | grep -q '
 else
 	fail "pool-tui: many rows, top -b" "$(far_rows | wc -l) of $FAR far rows: $(far_rows | tail -n 2 | tr '\n' '|')"
 fi
-tmux kill-session -t "$S"
-tmux new-session -d -s "$S" -x 100 -y 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
+tmux_open dashboard 100 24 "TERM=xterm $LODGE --root $(pool_root a) -d 0.5; sleep 30"
 # all counted in the header (d1, d2, d3 and the 80), then the last found
-shows 10 "domains $((FAR + 3)):" && keys '/' && tmux send-keys -t "$S" -l far79 && keys Enter
+shows 10 "domains $((FAR + 3)):" && press / && type_text far79 && press Enter
 if shows 10 '^ +- far79 +far +stopp'; then
 	pass "the dashboard: all $((FAR + 3)) of the pool's domains counted, the last of them (past 8 KiB of rows) shown, far79 on far, stopped"
 else
 	fail "pool-tui: many rows, dashboard" "$(screen | sed -n 2,6p | tr '\n' '|')"
 fi
-tmux send-keys -t "$S" q
+press q

@@ -15,7 +15,7 @@ pool_hosts_up "a b c" $TTL 2 1
 pool_create_on c hac:1 plainc:0
 
 # Armed from the start: lodge started c's HA domain with the fence deadline.
-args=$(ps -eo args= | grep -F -- "--runtime-dir $(pool_root c)/run/lodge " | grep -F -- '--name hac ' | head -n1)
+args=$(ps -eo args= | awk -v r="--runtime-dir $(pool_root c)/run/lodge " 'index($0, r) && index($0, "--name hac ")' | head -n1)
 case "$args" in *"--watchdog 2 "*) pass "pool-watchdog: an HA domain of the pool starts with its watchdog armed (--watchdog 2)" ;;
 *) fail "pool-watchdog: armed at start" "lodge-hyp: $args" ;; esac
 
@@ -47,7 +47,7 @@ if wait_until 10 gone && grep -q '^[^ ]* wdt destroyed watchdog ' "$T/wd/log/lod
 	[ $ms -ge 900 ] && pass "lodge-hyp --watchdog 1, never fed: the domain ended by its watchdog after ${ms} ms" ||
 		fail "lodge-hyp --watchdog" "ended after $ms ms, before its second"
 else
-	fail "lodge-hyp --watchdog" "still there: $(cat "$T/wd/log/lodge.log" 2>/dev/null | tr '\n' '|')"
+	fail "lodge-hyp --watchdog" "still there: $(tr '\n' '|' 2>/dev/null <"$T/wd/log/lodge.log")"
 fi
 out=$("$HYP" --kernel "$MINIOS" --name wdx --runtime-dir "$T/wd/run" --watchdog 0 --detach 2>&1); rc=$?
 [ $rc -ne 0 ] && echo "$out" | grep -q -- '--watchdog 0 is out of range' && pass "lodge-hyp --watchdog 0 is refused" ||

@@ -19,7 +19,7 @@ CG=lodge-test-$$
 echo "cgroup = \"$CG\"" >"$ROOT/etc/lodge/lodge.conf"
 rmdir_cg() {
 	local m
-	for m in $(awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo); do rmdir "$m/$CG" 2>/dev/null; done
+	awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo | while read -r m; do rmdir "$m/$CG" 2>/dev/null; done
 }
 at_exit rmdir_cg
 cgdir() { cat "$RUN/$1/cgroup" 2>/dev/null; }

@@ -34,7 +34,7 @@ confined() {
 		done
 		[ "$(awk '$1 == "Uid:" { print $2 $3 $4 $5 }' "/proc/$pid/task/$t/status")" != 0000 ] || why+="thread $t uid 0; "
 	done
-	[ "$(awk '$1 == "Groups:" { print NF }' "/proc/$pid/status")" = 1 ] || why+="supplementary groups: $(grep Groups: /proc/$pid/status); "
+	[ "$(awk '$1 == "Groups:" { print NF }' "/proc/$pid/status")" = 1 ] || why+="supplementary groups: $(grep Groups: "/proc/$pid/status"); "
 	echo "$why"
 }
 # The root: not the host's (another file system), and empty.  readlink
@@ -119,7 +119,7 @@ else
 	   err=$(lodge list 2>&1 >/dev/null) && grep -q 'domain bad is gone' <<<"$err"; then
 		pass "a forbidden system call kills it, naming the call in lodge-hyp.log"
 	else
-		fail "a forbidden system call" "$(cat "$RUN/bad/lodge-hyp.log" 2>&1 | tr '\n' '|')"
+		fail "a forbidden system call" "$(tr '\n' '|' 2>&1 <"$RUN/bad/lodge-hyp.log")"
 	fi
 fi
 
@@ -132,7 +132,7 @@ if grep -q 'THE SANDBOX IS OFF' <<<"$msg" && grep -q 'THE SANDBOX IS OFF' "$RUN/
    [ -n "$pid" ] && [ "$(field "$pid" Seccomp)" = 0 ] && [ "$(field "$pid" Uid)" = 0 ]; then
 	pass "--no-sandbox runs unconfined and warns on the terminal and in lodge-hyp.log"
 else
-	fail "--no-sandbox warns" "$msg; pid '$pid'; $(cat "$RUN/open/lodge-hyp.log" 2>&1 | tr '\n' '|')"
+	fail "--no-sandbox warns" "$msg; pid '$pid'; $(tr '\n' '|' 2>&1 <"$RUN/open/lodge-hyp.log")"
 fi
 lodge destroy open >/dev/null 2>&1
 

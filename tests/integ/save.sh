@@ -241,7 +241,7 @@ if lodge create big >/dev/null 2>&1 && wait_until 40 shows big '^counter 2$'; th
 	zip=
 	mid_stream() {
 		local n
-		zip=$(pgrep -P $saver | head -1)
+		zip=$(pgrep -P "$saver" | head -1)
 		n=$(awk '$1 == "rchar:" { print $2 }' "/proc/$zip/io" 2>/dev/null)
 		[ -n "$zip" ] && [ "${n:-0}" -ge $((16 << 20)) ]
 	}
@@ -269,7 +269,7 @@ if lodge create big >/dev/null 2>&1 && wait_until 40 shows big '^counter 2$'; th
 		else
 			fail "a save killed mid-save: the save ends at the broken stream, the domain runs again" "state $(field big 5) after $took ms; $COUNTED; lodge-hyp.log: $(grep -i save "$hyplog" | tail -2 | tr '\n' '|')"
 		fi
-		if [ -z "$(ls -A "$T" | grep -E '^big\.bz')" ]; then
+		if ! ls -A "$T" | grep -qE '^big\.bz'; then
 			pass "a save killed mid-save leaves no file"
 		else
 			fail "a save killed mid-save leaves no file" "$(ls -la "$T" | grep big)"

@@ -28,9 +28,9 @@ else
 fi
 ids=$(lodge list -o tsv | awk -F'\t' '$1 ~ /^s[0-9]+$/ { print $2 }' | sort -n)
 if [ "$(wc -w <<<"$ids")" = $N ] && [ "$(uniq <<<"$ids" | wc -l)" = $N ] && ! grep -qx 0 <<<"$ids"; then
-	pass "the $N domains created at once have $N distinct ids ($(echo $ids))"
+	pass "the $N domains created at once have $N distinct ids (${ids//$'\n'/ }))"
 else
-	fail "distinct ids for creates at once" "ids: $(echo $ids)"
+	fail "distinct ids for creates at once" "ids: ${ids//$'\n'/ }"
 fi
 
 # gone PID: no such process, or only a zombie (it has ended; its reaper
@@ -57,8 +57,8 @@ destroy_checked() {
 }
 left=
 for i in $(seq 1 $N); do
-	child[$i]=$(field "s$i" 9)
-	super[$i]=$(awk '$1 == "PPid:" { print $2 }' "/proc/${child[$i]}/status" 2>/dev/null)
+	child[i]=$(field "s$i" 9)
+	super[i]=$(awk '$1 == "PPid:" { print $2 }' "/proc/${child[$i]}/status" 2>/dev/null)
 	if [ -z "${child[$i]}" ] || [ -z "${super[$i]}" ] ||
 	   ! tr '\0' ' ' <"/proc/${super[$i]}/cmdline" | grep -q -- "--runtime-dir $RUN "; then
 		left+=" s$i: no domain process (pid '${child[$i]}') or supervisor (pid '${super[$i]}') of this test's root"
@@ -70,7 +70,7 @@ if [ -z "$left" ]; then
 	done
 	for i in $(seq $((N / 2 + 1)) $N); do
 		destroy_checked "s$i" "${child[$i]}" "${super[$i]}" >"$TMPDIR_TEST/destroyed$i" &
-		pids[$i]=$!
+		pids[i]=$!
 	done
 	for i in $(seq $((N / 2 + 1)) $N); do wait "${pids[$i]}"; cat "$TMPDIR_TEST/destroyed$i" >>"$TMPDIR_TEST/destroyed"; done
 	left=$(grep -v ': checked$' "$TMPDIR_TEST/destroyed")

@@ -20,7 +20,7 @@ cgdir() { cat "$RUN/$1/cgroup" 2>/dev/null; }
 # when empty, this the parent a domain killed outright left behind.
 rmdir_cg() {
 	local m
-	for m in $(awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo); do rmdir "$m/$CG" 2>/dev/null; done
+	awk '$0 ~ / - cgroup2? / { print $5 }' /proc/self/mountinfo | while read -r m; do rmdir "$m/$CG" 2>/dev/null; done
 }
 at_exit rmdir_cg
 

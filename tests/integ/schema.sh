@@ -123,58 +123,58 @@ row() {
 
 K=$MINIOS
 # Good: created, listed running, destroyed.
-row "a minimal domain" ok "" "" name=sch-min kernel=$K memory=32
-row "every field of the form" ok "" "" name=sch-full memory=32 vcpus=2 kernel=$K cmdline=console=ttyS0 \
-	disk=$IMG bridge=$BR mac=02:4c:00:00:5c:01
-row "defaults: 128 MiB, one vCPU" ok "" "" name=sch-def kernel=$K
+row "a minimal domain" ok "" "" name=sch-min "kernel=$K" memory=32
+row "every field of the form" ok "" "" name=sch-full memory=32 vcpus=2 "kernel=$K" cmdline=console=ttyS0 \
+	"disk=$IMG" "bridge=$BR" mac=02:4c:00:00:5c:01
+row "defaults: 128 MiB, one vCPU" ok "" "" name=sch-def "kernel=$K"
 # Bad, each with one fault, through all three.
 row "memory below the minimum" "memory: 3 MiB is out of range (4 to 4194304 MiB, default 128 MiB)" "" "" \
-	name=bad kernel=$K memory=3
+	name=bad "kernel=$K" memory=3
 row "memory above what the host has available" "memory: $big MiB is more than this host has available (" "" "" \
-	name=bad kernel=$K memory=$big
+	name=bad "kernel=$K" "memory=$big"
 row "memory above the maximum" "memory: 4194305 MiB is out of range (4 to 4194304 MiB" "" "" \
-	name=bad kernel=$K memory=4194305
-row "memory not a number" "memory: not a number" "" "" name=bad kernel=$K memory=lots
-row "vcpus 0" "vcpus: 0 is out of range (1 to 64, default 1)" "" "" name=bad kernel=$K vcpus=0
-row "vcpus 65" "vcpus: 65 is out of range (1 to 64, default 1)" "" "" name=bad kernel=$K vcpus=65
-row "vcpus 1.5" "vcpus: not a number" "" "" name=bad kernel=$K vcpus=1.5
-row "a name with a space" "name: 'web server' is not a name: 1 to 63 characters" "" "" "name=web server" kernel=$K
-row "the host's name, Domain-0" "name: 'Domain-0' is the host's name" "" "" name=Domain-0 kernel=$K
-row "Domain-0 in capitals" "name: 'DOMAIN-0' is the host's name" "" "" name=DOMAIN-0 kernel=$K
-row "no name" "name: missing: every domain needs a name" "" "" name= kernel=$K
+	name=bad "kernel=$K" memory=4194305
+row "memory not a number" "memory: not a number" "" "" name=bad "kernel=$K" memory=lots
+row "vcpus 0" "vcpus: 0 is out of range (1 to 64, default 1)" "" "" name=bad "kernel=$K" vcpus=0
+row "vcpus 65" "vcpus: 65 is out of range (1 to 64, default 1)" "" "" name=bad "kernel=$K" vcpus=65
+row "vcpus 1.5" "vcpus: not a number" "" "" name=bad "kernel=$K" vcpus=1.5
+row "a name with a space" "name: 'web server' is not a name: 1 to 63 characters" "" "" "name=web server" "kernel=$K"
+row "the host's name, Domain-0" "name: 'Domain-0' is the host's name" "" "" name=Domain-0 "kernel=$K"
+row "Domain-0 in capitals" "name: 'DOMAIN-0' is the host's name" "" "" name=DOMAIN-0 "kernel=$K"
+row "no name" "name: missing: every domain needs a name" "" "" name= "kernel=$K"
 row "no kernel" "kernel: missing: nothing to boot" "" "" name=bad kernel=
 row "a kernel that is not there" "kernel: cannot read '/nonexistent/vmlinuz': No such file or directory" "" "" \
 	name=bad kernel=/nonexistent/vmlinuz
-row "a kernel that is a directory" "kernel: '$TMPDIR_TEST' is a directory" "" "" name=bad kernel=$TMPDIR_TEST
+row "a kernel that is a directory" "kernel: '$TMPDIR_TEST' is a directory" "" "" name=bad "kernel=$TMPDIR_TEST"
 row "a ramdisk that is not there" "ramdisk: cannot read '/nonexistent/initrd'" "" "" \
-	name=bad kernel=$K ramdisk=/nonexistent/initrd
+	name=bad "kernel=$K" ramdisk=/nonexistent/initrd
 row "a disk that is not there" "disk: /nonexistent/disk.img: No such file or directory" "" "" \
-	name=bad kernel=$K disk=/nonexistent/disk.img
+	name=bad "kernel=$K" disk=/nonexistent/disk.img
 row "a bridge that is not there" "vif: bridge 'lodge-nosuch0' does not exist (lodge bridge-create lodge-nosuch0)" \
-	"" "" name=bad kernel=$K bridge=lodge-nosuch0
+	"" "" name=bad "kernel=$K" bridge=lodge-nosuch0
 row "a multicast MAC" "vif: mac '01:00:5e:00:00:01' is a multicast address" "" "" \
-	name=bad kernel=$K bridge=$BR mac=01:00:5e:00:00:01
+	name=bad "kernel=$K" "bridge=$BR" mac=01:00:5e:00:00:01
 row "a MAC that is not hex" "vif: mac '02:4c:zz:00:00:01' is not six hex pairs" "" "" \
-	name=bad kernel=$K bridge=$BR mac=02:4c:zz:00:00:01
+	name=bad "kernel=$K" "bridge=$BR" mac=02:4c:zz:00:00:01
 # Bad in keys the form has no field for: check and create.
 row "two disks on one vdev" "disk: two disks are xvda (disks 1 and 2)" "" \
-	"disk = [ '$IMG,xvda,w', '$IMG,xvda,r' ]" name=bad kernel=$K
+	"disk = [ '$IMG,xvda,w', '$IMG,xvda,r' ]" name=bad "kernel=$K"
 row "an action Lodge does not know" \
 	"on_crash: unknown action 'reboot' (destroy, restart, preserve, coredump-destroy, coredump-restart)" "" \
-	"on_crash = 'reboot'" name=bad kernel=$K
+	"on_crash = 'reboot'" name=bad "kernel=$K"
 row "a core dump on anything but a crash" "on_poweroff: 'coredump-destroy' is for on_crash only" "" \
-	"on_poweroff = 'coredump-destroy'" name=bad kernel=$K
+	"on_poweroff = 'coredump-destroy'" name=bad "kernel=$K"
 row "an xl action Lodge does not support" "on_reboot: 'rename-restart' is not supported by Lodge" "" \
-	"on_reboot = 'rename-restart'" name=bad kernel=$K
-row "an unknown key" "colour: unknown key (see lodge.conf(5))" "" "colour = 'blue'" name=bad kernel=$K
+	"on_reboot = 'rename-restart'" name=bad "kernel=$K"
+row "an unknown key" "colour: unknown key (see lodge.conf(5))" "" "colour = 'blue'" name=bad "kernel=$K"
 row "a Xen key Lodge does not implement, first in the file" \
-	"builder: a Xen key Lodge does not implement (see lodge.conf(5))" "builder = 'hvm'" "" name=bad kernel=$K
+	"builder: a Xen key Lodge does not implement (see lodge.conf(5))" "builder = 'hvm'" "" name=bad "kernel=$K"
 xl_first=$last
 row "a cap above what the vCPUs can use" "cap: 150% is more than 1 vCPU can use (0 to 100)" "" "cap = 150" \
-	name=bad kernel=$K vcpus=1
-row "maxmem below memory" "maxmem: 16 MiB is below memory (32 MiB)" "" "maxmem = 16" name=bad kernel=$K memory=32
+	name=bad "kernel=$K" vcpus=1
+row "maxmem below memory" "maxmem: 16 MiB is below memory (32 MiB)" "" "maxmem = 16" name=bad "kernel=$K" memory=32
 row "a file that is no config: nothing of it quoted" "not a Lodge config (no known key" \
-	"password = 'hunter2'" "" name=bad kernel=$K
+	"password = 'hunter2'" "" name=bad "kernel=$K"
 not_config=$last
 
 # The xl key on line 1 is named there, from Lodge's table: the rest of the

@@ -24,7 +24,7 @@ printf 'name = "sk"\nmemory = 32\nkernel = "%s"\n' "$MINIOS" >"$ROOT/etc/lodge/d
 # from the cgroup at exit, so this test's), then the cgroup and its parent.
 rm_cg() {
 	local p
-	for p in $(cat "$MNT/$CG/sk/cgroup.procs" 2>/dev/null); do kill -9 "$p"; done
+	while read -r p; do kill -9 "$p"; done 2>/dev/null <"$MNT/$CG/sk/cgroup.procs"
 	rmdir "$MNT/$CG/sk" "$MNT/$CG" 2>/dev/null
 }
 at_exit rm_cg
@@ -87,7 +87,7 @@ if start_stopped; then
 	why=$(left)
 	if [ $rc -ne 0 ] && grep -q 'domain sk ended during start-up without a word (killed by a signal?)' <<<"$msg" &&
 	   [ "$(wc -l <<<"$msg")" = 1 ] && [ -z "$why" ]; then
-		pass "supervisor killed during start-up: one line ($(sed 's/;.*//' <<<"$msg")), no runtime directory, no cgroup"
+		pass "supervisor killed during start-up: one line (${msg%%;*}), no runtime directory, no cgroup"
 	else
 		fail "supervisor killed during start-up" "rc $rc: $msg; left: $why"
 	fi
@@ -109,7 +109,7 @@ if start_stopped; then
 	why=$(left)
 	if [ $rc -ne 0 ] && grep -q "domain sk: its lodge-hyp (pid $child) was killed by signal Killed during start-up" <<<"$msg" &&
 	   [ "$(wc -l <<<"$msg")" = 1 ] && grep -q "pid $child) was killed by signal Killed" "$T/hyp.log" && [ -z "$why" ]; then
-		pass "domain process killed during start-up: $(sed 's/;.*//' <<<"$msg" | cut -c1-100); nothing left"
+		pass "domain process killed during start-up: $(cut -c1-100 <<<"${msg%%;*}"); nothing left"
 	else
 		fail "domain process killed during start-up" "rc $rc: $msg; log: $(tr '\n' '|' <"$T/hyp.log"); left: $why"
 	fi

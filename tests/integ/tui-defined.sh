@@ -12,20 +12,10 @@
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "dashboard: defined domains and keys" kvm minios cmd:tmux
-S=lodge-tui-defined-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-tmux new-session -d -s keeper "sleep 86400"
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-tui-defined-$$"
 mkdir -p "$ROOT/var/lib/lodge/images"
 IMAGES=$ROOT/var/lib/lodge/images
 
-screen() { tmux capture-pane -p -t "$S"; }
-has() { screen | grep -Eq -- "$1"; }
-lacks() { ! has "$1"; }
-shows() { wait_until "$1" has "$2"; }
-hides() { wait_until "$1" lacks "$2"; }
-press() { tmux send-keys -t "$S" "$@"; }
-type_text() { tmux send-keys -t "$S" -l "$1"; }
 running() { lodge list -o tsv 2>/dev/null | awk -F'\t' -v n="$1" '$1 == n' | grep -q .; }
 # The editor the dashboard runs: each call does what the next line of
 # $T/edits says to the file (a sed script), as a user would in vi.
@@ -37,8 +27,7 @@ sed -i -e "\$(sed -n "\${n}p" "$T/edits")" "\$1"
 ED
 chmod +x "$T/editor"
 start() {
-	tmux kill-session -t "$S" 2>/dev/null
-	tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm EDITOR=$T/editor $LODGE --root $ROOT -d 0.5; sleep 120"
+	tmux_open dashboard 80 24 "TERM=xterm EDITOR=$T/editor $LODGE --root $ROOT -d 0.5; sleep 120"
 	shows 10 'Domain-0'
 }
 rows() { screen | awk '$1 ~ /^([0-9]+|-)$/ && $2 != "Domain-0" { print $2 }' | tr '\n' ' '; }

@@ -9,14 +9,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "dashboard hot-plug" kvm root minios cmd:tmux
-S=lodge-tuihp-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-at_exit 'tmux kill-server 2>/dev/null'
-screen() { tmux capture-pane -p -t "$S"; }
-has() { screen | grep -Eq -- "$1"; }
-shows() { wait_until "$1" has "$2"; }
-press() { tmux send-keys -t "$S" "$@"; }
-type_text() { tmux send-keys -t "$S" -l "$1"; }
+tmux_begin "lodge-tuihp-$$"
 conlog() { lodge console --log th 2>/dev/null | tr -d '\r'; }
 guest_shows() { conlog | grep -Eq -- "$1"; }
 guest() { lodge console th <<<"$1" >/dev/null 2>&1; }
@@ -31,7 +24,7 @@ if ! lodge create th >/dev/null 2>&1 || ! wait_until 30 guest_shows 'hotplug: PC
 	exit 0
 fi
 track_pid "$(field th 9)" $(pgrep -P "$(field th 9)")
-tmux new-session -d -s "$S" -x 120 -y 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
+tmux_open dashboard 120 30 "TERM=xterm $LODGE --root $ROOT -d 0.5; sleep 120"
 if ! shows 10 'Domain-0' || ! { press Down; shows 5 ' th +run'; }; then
 	fail "dashboard hot-plug" "no table: $(screen | head -5)"
 fi
@@ -148,7 +141,7 @@ fi
 # job could end at any time.  The dashboard must have ended and reaped it:
 # no child of the dashboard is left, running or a zombie.
 hyp=$(field th 9)
-dash=$(pgrep -P "$(tmux display -p -t "$S" '#{pane_pid}')" -x lodge)
+dash=$(pgrep -P "$(pane pane_pid)" -x lodge)
 dash_children() { ps -o pid=,stat= --ppid "$dash" 2>/dev/null; }
 children_settled() { ! dash_children | grep -qv ' Z'; }
 press a

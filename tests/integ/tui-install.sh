@@ -25,20 +25,11 @@ lodge bridge-create lodgebr0 >/dev/null
 # An install with the bridge field empty joins the default network, made by the first.
 at_exit 'lodge network-delete default >/dev/null 2>&1'
 IMAGES=$ROOT/var/lib/lodge/images
-S=lodge-tui-install-$$
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-at_exit 'tmux kill-server 2>/dev/null'
+tmux_begin "lodge-tui-install-$$"
 
-screen() { tmux capture-pane -p -t "$S"; }
-has() { screen | grep -Eq -- "$1"; }
-lacks() { ! has "$1"; }
-shows() { wait_until "$1" has "$2"; }
-hides() { wait_until "$1" lacks "$2"; }
 # squeezed: the screen (or stdin) without blanks: text wrapped at any width compares whole.
 squeezed() { tr -d ' \n\t'; }
-press() { tmux send-keys -t "$S" "$@"; }
-type_text() { tmux send-keys -t "$S" -l "$1"; }
-cursor_y() { tmux display -p -t "$S" '#{cursor_y}'; }
+cursor_y() { pane cursor_y; }
 # on_field LABEL: the form's cursor is on the field's line.
 on_field() { [ "$(screen | grep -n -m1 -E "^$1( |$)" | cut -d: -f1)" = "$(($(cursor_y) + 1))" ]; }
 # goto_field LABEL: Down until the cursor is on it.
@@ -63,12 +54,12 @@ set_field() {
 	type_text "$2"
 	shows 5 "^$1 +$(printf '%s' "$2" | sed 's/[][\.*^$/]/\\&/g')( |$)"
 }
-dashboard_pid() { pgrep -P "$(tmux display -p -t "$S" '#{pane_pid}')" -x lodge | head -1; }
+dashboard_pid() { pgrep -P "$(pane pane_pid)" -x lodge | head -1; }
 install_pid() { pgrep -P "$(dashboard_pid)" -x lodge-install | head -1; }
+# shellcheck disable=SC2153 # DOMS is lib.sh's (integ_begin), not a misspelt doms
 nothing_left() { [ ! -e "$DOMS/$1.cfg" ] && [ ! -e "$IMAGES/$1.img" ] && [ ! -e "$IMAGES/$1-seed.img" ]; }
 start() {
-	tmux kill-session -t "$S" 2>/dev/null
-	tmux new-session -d -s "$S" -x 80 -y 24 "TERM=xterm ip netns exec $NS $LODGE --root $ROOT -d 0.5; sleep 120"
+	tmux_open dashboard 80 24 "TERM=xterm ip netns exec $NS $LODGE --root $ROOT -d 0.5; sleep 120"
 	shows 10 'Domain-0'
 }
 # debian_form KIND: the form open, its guest set to KIND (file or

@@ -14,7 +14,6 @@ SRC=$TMPDIR_TEST/src
 DST=$TMPDIR_TEST/dst
 integ_root "$SRC"
 integ_root "$DST"
-S=lodge-tuimig-$$
 NAME=mig$$
 # A TCP listener needs the shared secret, even on loopback.
 head -c 32 /dev/urandom | base64 >"$TMPDIR_TEST/secret" && chmod 600 "$TMPDIR_TEST/secret"
@@ -25,7 +24,7 @@ for r in "$SRC" "$DST"; do
 		"$NAME" "$MINIOS" >"$r/etc/lodge/domains/$NAME.cfg"
 done
 lodge() { local root=$1; shift; timeout 30 "$LODGE" --root "$root" "$@"; }
-at_exit 'tmux kill-session -t "$S" 2>/dev/null'
+tmux_begin "lodge-tuimig-$$"
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # listening PORT: something listens on 127.0.0.1:PORT (from /proc, so a
@@ -74,22 +73,14 @@ PY
 	RELAY_PID=$!
 }
 
-screen() { tmux capture-pane -p -t "$S"; }
-keys() { tmux send-keys -t "$S" "$@"; sleep 0.4; }
-shows() {
-	local i=0
-	while [ $i -lt $(($1 * 5)) ]; do screen | grep -Eq -- "$2" && return 0; sleep 0.2; i=$((i + 1)); done
-	return 1
-}
-
 lodge "$SRC" create "$NAME" >/dev/null || { fail "dashboard migration" "could not create $NAME"; exit 0; }
 if ! wait_for "$SRC/run/lodge/$NAME/console.log" 'dirty: pass' 20; then
 	fail "dashboard migration" "the guest never started dirtying memory: $(tail -3 "$SRC/run/lodge/$NAME/console.log")"
 	exit 0
 fi
-tmux new-session -d -s "$S" -x 80 -y 24 "TERM=vt100 $LODGE --root $SRC -d 0.2; sleep 30"
+tmux_open dashboard 80 24 "TERM=vt100 $LODGE --root $SRC -d 0.2; sleep 30"
 if ! shows 10 " $NAME +run "; then fail "dashboard migration" "the table does not list $NAME: $(screen | sed -n 3,5p)"; exit 0; fi
-keys Down; keys Enter
+press Down Enter
 shows 5 'vcpu0' || { fail "dashboard migration" "no detail view: $(screen | head -5)"; exit 0; }
 
 RPORT=$(free_port)
@@ -119,7 +110,7 @@ if "$LODGE" --root "$SRC" list -l | awk -v n="$NAME" '$1 == n && $13 ~ /^migr:[0
 else
 	fail "list -l during a migration" "$("$LODGE" --root "$SRC" list -l | tr '\n' '|')"
 fi
-keys Escape
+press Escape
 if shows 5 "^ +[0-9]+ $NAME +migr "; then
 	pass "the table's state column says migr (vt100, 80x24)"
 else
@@ -136,7 +127,7 @@ else
 	fail "a cut migration" "$(tail -2 "$TMPDIR_TEST/mig.out" | tr '\n' '|')"
 fi
 if shows 10 "^ +[0-9]+ $NAME +run "; then pass "the table shows run again after the failed migration"; else fail "state after a failed migration" "$(screen | grep -E " $NAME ")"; fi
-keys Enter
+press Enter
 if shows 5 '^Migration: failed after [0-9]+ rounds'; then
 	pass "the detail view says how the migration ended ($(screen | grep -E '^Migration:'))"
 else

@@ -10,32 +10,13 @@
 . "$(dirname "$0")/../lib.sh"
 
 integ_begin "dashboard at 80 columns" kvm minios cmd:tmux
-S=lodge-tui80-$$
-# A tmux server of our own: other tests may start or kill the default one.
-tmux() { command tmux -L "$S" -f /dev/null "$@"; }
-at_exit 'tmux kill-server 2>/dev/null'
-
-W=                                  # the session of the dashboard now shown
-screen() { tmux capture-pane -p -t "$W"; }
-has() { screen | grep -Eq -- "$1"; }
-lacks() { ! has "$1"; }
-shows() { wait_until "$1" has "$2"; }
-hides() { wait_until "$1" lacks "$2"; }
-press() { tmux send-keys -t "$W" "$@"; }
-type_text() { tmux send-keys -t "$W" -l "$1"; }
+tmux_begin "lodge-tui80-$$"
 # squeezed: the screen (or stdin) without any blank, so that text wrapped
 # at any width compares with the text itself.
 squeezed() { tr -d ' \n\t'; }
-# start ROOT COLS ROWS: the dashboard alone in a pane of that size, in a
-# new session before the last is closed (closing a server's last session
-# ends the server, which a new session at once may still reach).
-SESSIONS=0
+# start ROOT COLS ROWS: the dashboard alone in a pane of that size.
 start() {
-	local old=$W
-	SESSIONS=$((SESSIONS + 1))
-	W=$S-$SESSIONS
-	tmux new-session -d -s "$W" -x "$2" -y "$3" "TERM=xterm $LODGE --root $1 -d 0.5; sleep 120"
-	[ -n "$old" ] && tmux kill-session -t "$old"
+	tmux_open dashboard "$2" "$3" "TERM=xterm $LODGE --root $1 -d 0.5; sleep 120"
 	shows 10 'Domain-0'
 }
 # names: the NAME column of the domains' rows, in the order shown.
@@ -78,7 +59,7 @@ foot=$(perl -0ne 'print join "", $1 =~ /"([^"]*)"/g if /help_foot =\s*((?:"[^"]*
 press '?'
 if shows 5 'Lodge dashboard keys'; then
 	missing=()
-	for d in "${descs[@]}"; do screen | grep -qF -- "$d" || missing+=("$d"); done
+	for d in "${descs[@]}"; do has_text "$d" || missing+=("$d"); done
 	if [ "${#descs[@]}" -ge 20 ] && [ ${#missing[@]} = 0 ]; then
 		pass "the help at 80x24 shows all ${#descs[@]} keys' descriptions of the key table whole"
 	else

@@ -162,6 +162,15 @@ try:
         ok("sort by name", False, str(shown_names()))
     shot("5a-sorted")
     click('#domains th[data-sort="name"]')
+    # State sorts as the dashboard's does (the session's state_order:
+    # running before paused), not by the words (paused < running).
+    click('#domains th[data-sort="state"]')
+    try:
+        wait.until(lambda d: shown_names() == ["Domain-0", "wbnew", "wb1"])
+        ok("State clicked sorts running (wbnew) above paused (wb1), as the dashboard does", True)
+    except Exception:
+        ok("sort by state", False, str(shown_names()))
+    click('#domains th[data-sort="name"]')
 
     click('tr[data-name="wbnew"] button[data-action="console"]')
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#terminal .xterm-rows")))

@@ -2,7 +2,9 @@
  * tests/integ/pool-faces.sh as  domains-check URLS PREFIX DEADPORT.  It
  * writes a pool's domain keys under PREFIX itself, as the commands and
  * agents would, and checks that every face's one call returns what etcd
- * holds: each domain with its host, word, memory, HA and note. */
+ * holds: each domain with its host, state, memory, HA and note; a word
+ * no pool agent says is read as unknown ("?"), never shown as it came.
+ * A host record's state is read by its own table alike. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "config.h"
 #include "etcd.h"
 #include "lodge-pool.h"
+#include "pool.h"
 
 static int failed;
 
@@ -28,10 +31,11 @@ static int failed;
 
 /* What the keys below say, as lodge list --pool shows it. */
 static const struct pool_domain_row want[] = {
-	{ "bad4", "h1", "failed", 64, false, "no disk \\e[31m here" },
-	{ "db2", "h2", "stopped", 512, false, "last end: powered off" },
-	{ "lost3", "h9", "lost", 128, true, "" },
-	{ "web1", "h1", "running", 256, true, "" },
+	{ "bad4", "h1", DOMAIN_STATE_FAILED, 64, false, "no disk \\e[31m here" },
+	{ "db2", "h2", DOMAIN_STATE_STOPPED, 512, false, "last end: powered off" },
+	{ "lost3", "h9", DOMAIN_STATE_LOST, 128, true, "" },
+	{ "odd5", "h1", DOMAIN_STATE_UNKNOWN, 32, false, "" },
+	{ "web1", "h1", DOMAIN_STATE_RUNNING, 256, true, "" },
 };
 
 static const char *const keys[][2] = {
@@ -53,6 +57,12 @@ static const char *const keys[][2] = {
 	{ "domains/bad4/placement", "h1" },
 	{ "domains/bad4/owner", "h1" },
 	{ "domains/bad4/state", "{\"host\":\"h1\",\"state\":\"failed\",\"why\":\"no disk \\u001b[31m here\"}" },
+	/* a word no agent says (a newer one's, or forged): unknown */
+	{ "domains/odd5/config", "{\"text\":\"\",\"file\":\"/x/odd5.cfg\",\"memory_mib\":32,\"ha\":false}" },
+	{ "domains/odd5/desired", "running" },
+	{ "domains/odd5/placement", "h1" },
+	{ "domains/odd5/owner", "h1" },
+	{ "domains/odd5/state", "{\"host\":\"h1\",\"state\":\"\\u001b[31mrunning\"}" },
 	/* half-written: no desired, not a domain */
 	{ "domains/junk/placement", "h1" },
 };
@@ -60,7 +70,7 @@ static const char *const keys[][2] = {
 static bool row_is(const struct pool_domain_row *got, const struct pool_domain_row *w)
 {
 	return strcmp(got->name, w->name) == 0 && strcmp(got->host, w->host) == 0 &&
-	       strcmp(got->state, w->state) == 0 && got->memory_mib == w->memory_mib && got->ha == w->ha &&
+	       got->state == w->state && got->memory_mib == w->memory_mib && got->ha == w->ha &&
 	       strcmp(got->note, w->note) == 0;
 }
 
@@ -73,6 +83,37 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc;
 
+	{
+		static const struct { const char *record; enum pool_host_state want; } hosts[] = {
+			{ "{\"name\":\"h1\",\"state\":\"up\"}", POOL_HOST_UP },
+			{ "{\"name\":\"h1\"}", POOL_HOST_UP },
+			{ "{\"name\":\"h1\",\"state\":\"leaving\"}", POOL_HOST_LEAVING },
+			{ "{\"name\":\"h1\",\"state\":\"fenced\"}", POOL_HOST_FENCED },
+			{ "{\"name\":\"h1\",\"state\":\"lost\"}", POOL_HOST_UNKNOWN },
+			{ "{\"name\":\"h1\",\"state\":\"\\u001b[31mup\"}", POOL_HOST_UNKNOWN },
+			{ "{\"name\":\"h1\",\"state\":7}", POOL_HOST_UP },
+		};
+		struct pool_host h;
+		bool ok = true;
+
+		for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+			memset(&h, 0, sizeof(h));
+			h.live = true;
+			if (pool_host_parse(hosts[i].record, &h) || pool_host_state(&h) != hosts[i].want) {
+				printf("FAIL: pool_domains: host record %s: %s, not %s\n", hosts[i].record,
+				       pool_host_state_name(pool_host_state(&h)), pool_host_state_name(hosts[i].want));
+				ok = false;
+				failed = 1;
+			}
+		}
+		h.live = false;
+		if (ok && pool_host_state(&h) == POOL_HOST_LOST && strcmp(pool_host_state_name(POOL_HOST_UNKNOWN), "?") == 0)
+			printf("PASS: pool_domains: a host record's state: up, leaving, fenced as written, up without one, "
+			       "any other word unknown (lost is no record's word); lost once its key is gone\n");
+		else if (ok && (failed = 1))
+			printf("FAIL: pool_domains: a host whose key is gone is %s, not lost\n",
+			       pool_host_state_name(pool_host_state(&h)));
+	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: domains-check URLS PREFIX DEADPORT\n");
 		return 2;
@@ -107,7 +148,7 @@ int main(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "%.64s: host, state, memory, HA and note as etcd says", want[i].name);
 		CHECK(name, row_is(&d.row[i], &want[i]), "got %s|%s|%s|%lu|%d|%s", d.row[i].name, d.row[i].host,
-		      d.row[i].state, d.row[i].memory_mib, d.row[i].ha, d.row[i].note);
+		      domain_state_name(d.row[i].state), d.row[i].memory_mib, d.row[i].ha, d.row[i].note);
 	}
 	pool_domains_free(&d);
 
@@ -118,8 +159,8 @@ int main(int argc, char **argv)
 	etcd_put(e, key, "stopped", 0, why, sizeof(why));
 	rc = pool_domains(&hc, &d, why, sizeof(why));
 	CHECK("a domain stopped in etcd is stopped at the next call",
-	      rc == 0 && d.n == 4 && strcmp(d.row[3].name, "web1") == 0 && strcmp(d.row[3].state, "stopped") == 0,
-	      "rc %d: %s", rc, d.n == 4 ? d.row[3].state : why);
+	      rc == 0 && d.n == 5 && strcmp(d.row[4].name, "web1") == 0 && d.row[4].state == DOMAIN_STATE_STOPPED,
+	      "rc %d: %s", rc, d.n == 5 ? domain_state_name(d.row[4].state) : why);
 	pool_domains_free(&d);
 	snprintf(key, sizeof(key), "%s/", argv[2]);
 	etcd_delete(e, key, true, NULL, why, sizeof(why));

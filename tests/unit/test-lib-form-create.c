@@ -71,6 +71,7 @@ int main(void)
 	fill(&form, "new:4");
 	CHECK("a good form checks, with nothing made", lodge_form_check(&lg, &form, &mine, &res, &err) == 0 &&
 	      !exists(img) && !exists(lg.hc.image_dir));
+	CHECK("... and the new disk's size as the check read it, for the create", res.disk_mib == 4);
 
 	/* A web user: the image directory is not under storage_dirs. */
 	snprintf(cmd, sizeof(cmd), "mkdir -p %.500s", lg.hc.image_dir);

@@ -91,8 +91,12 @@ static void file_of(const struct domain_form *form, char *text, size_t len)
 		n += (size_t)snprintf(text + n, len - n, "disk = [ %s ]\n", q);
 	}
 	if (form->value[FORM_BRIDGE][0]) {
-		snprintf(spec, sizeof(spec), "bridge=%s%s%s", form->value[FORM_BRIDGE],
-			 form->value[FORM_MAC][0] ? ",mac=" : "", form->value[FORM_MAC]);
+		const char *b = form->value[FORM_BRIDGE];
+		bool net = !strncmp(b, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX));
+
+		snprintf(spec, sizeof(spec), "%s=%s%s%s", net ? "network" : "bridge",
+			 net ? b + strlen(FORM_NETWORK_PREFIX) : b, form->value[FORM_MAC][0] ? ",mac=" : "",
+			 form->value[FORM_MAC]);
 		put_quoted(q, sizeof(q), spec);
 		snprintf(text + n, len - n, "vif = [ %s ]\n", q);
 	}
@@ -139,6 +143,22 @@ static const struct pair bad[] = {
 			       [FORM_MAC] = "01:00:5e:00:00:01" }, FORM_MAC },
 	{ "a MAC not hex", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL", [FORM_BRIDGE] = "lo",
 			     [FORM_MAC] = "02:4c:zz:00:00:01" }, FORM_MAC },
+	/* The vif rule names the part of the spec at fault; the form puts it
+	 * beside that part's field, whatever the other field holds. */
+	{ "a bridge not there, the MAC good", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
+						[FORM_BRIDGE] = "lodge-nosuch0", [FORM_MAC] = "02:4c:00:00:00:09" },
+	  FORM_BRIDGE },
+	{ "a MAC not hex, the bridge not there either", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
+							  [FORM_BRIDGE] = "lodge-nosuch0",
+							  [FORM_MAC] = "02:4c:zz:00:00:01" }, FORM_MAC },
+	{ "an all-zero MAC", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL", [FORM_BRIDGE] = "lo",
+			       [FORM_MAC] = "00:00:00:00:00:00" }, FORM_MAC },
+	{ "a network not there, the MAC good", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
+						 [FORM_BRIDGE] = "net:nosuch", [FORM_MAC] = "02:4c:00:00:00:09" },
+	  FORM_BRIDGE },
+	{ "a network's name no network has, the MAC good", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
+							     [FORM_BRIDGE] = "net:9lives",
+							     [FORM_MAC] = "02:4c:00:00:00:09" }, FORM_BRIDGE },
 };
 
 static void test_same(void)
@@ -154,7 +174,7 @@ static void test_same(void)
 		file_of(&form, text, sizeof(text));
 		memset(&by_form, 0xa5, sizeof(by_form));
 		calls = confuse_calls;
-		rf = domain_form_to_config(&form, &hc, true, &by_form, &field, why, sizeof(why));
+		rf = domain_form_to_config(&form, &hc, true, &by_form, NULL, &field, why, sizeof(why));
 		snprintf(name, sizeof(name), "%s: the form's config, libconfuse never called", same[i].what);
 		CHECK(name, rf == 0 && confuse_calls == calls);
 		if (rf)
@@ -184,7 +204,7 @@ static void test_bad(void)
 		form_of(&bad[i], &form);
 		file_of(&form, text, sizeof(text));
 		calls = confuse_calls;
-		rc = domain_form_to_config(&form, &hc, true, &dc, &field, why, sizeof(why));
+		rc = domain_form_to_config(&form, &hc, true, &dc, NULL, &field, why, sizeof(why));
 		snprintf(name, sizeof(name), "%s: refused by the form, libconfuse never called", bad[i].what);
 		CHECK(name, rc && confuse_calls == calls);
 		if (domain_config_load_text("t.cfg", text, strlen(text), &hc, true, &dc, err, sizeof(err)) == 0) {
@@ -211,6 +231,95 @@ static void test_bad(void)
 	}
 }
 
+/* The vif rule says which part of a spec it refuses: the word the form
+ * puts its message beside a field by. */
+static void test_vif_parts(void)
+{
+	static const struct {
+		const char *spec[2];       /* the second: a second vif after the first */
+		enum vif_part part;
+		const char *name;
+	} cases[] = {
+		{ { "bridge=lo,mac=01:00:5e:00:00:01" }, VIF_PART_MAC, "a multicast mac" },
+		{ { "bridge=lodge-nosuch0,mac=02:4c:00:00:00:09" }, VIF_PART_BRIDGE, "a bridge not there" },
+		{ { "bridge=a/b" }, VIF_PART_BRIDGE, "a bridge no interface could be" },
+		{ { "network=nosuch,mac=02:4c:00:00:00:09" }, VIF_PART_NETWORK, "a network not there" },
+		{ { "network=9lives" }, VIF_PART_NETWORK, "a network's name no network has" },
+		{ { "bridge=lo,vifname=a/b" }, VIF_PART_VIFNAME, "a vifname no interface could be" },
+		{ { "bridge=lo,slot=99" }, VIF_PART_SLOT, "a slot no PCI slot is" },
+		{ { "bridge=lo,mac=02:4c:00:00:00:09", "bridge=lo,mac=02:4c:00:00:00:09" }, VIF_PART_MAC,
+		  "a second vif with the first's mac" },
+		{ { "bridge=lo,colour=red" }, VIF_PART_SPEC, "a key no vif has" },
+		{ { "bridge=lo,network=default" }, VIF_PART_SPEC, "a bridge and a network both" },
+	};
+	char why[1024], name[256];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct domain_build *b = domain_build_new("t", &hc, true);
+		bool two = cases[i].spec[1] != NULL;
+
+		rc = domain_build_set(b, "vif", cases[i].spec[0], true, why, sizeof(why));
+		if (two && !rc)
+			rc = domain_build_set(b, "vif", cases[i].spec[1], true, why, sizeof(why));
+		snprintf(name, sizeof(name), "the vif rule: %s: refused, and the part at fault named", cases[i].name);
+		CHECK(name, rc && domain_build_vif_part(b) == cases[i].part);
+		if (!rc || domain_build_vif_part(b) != cases[i].part)
+			printf("      rc %d part %d: %s\n", rc, domain_build_vif_part(b), why);
+		domain_build_free(b);
+	}
+}
+
+/* The MAC field holds one MAC: what follows a ',' in it is no key of the
+ * vif's (a file's "mac=M,vifname=X" is two; the form's MAC field, one). */
+static void test_mac_alone(void)
+{
+	static const char *const bridges[] = { "lo", "" };
+	static struct domain_form form;
+	static struct domain_config dc;
+	char why[1024], name[256];
+	unsigned i;
+	int field, rc;
+
+	for (i = 0; i < sizeof(bridges) / sizeof(bridges[0]); i++) {
+		form_of(&(struct pair){ "", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL",
+					      [FORM_BRIDGE] = bridges[i], [FORM_MAC] = "02:4c:00:00:00:09,vifname=lodgex0" }, FORM_MAC },
+			&form);
+		rc = domain_form_to_config(&form, &hc, true, &dc, NULL, &field, why, sizeof(why));
+		snprintf(name, sizeof(name), "a MAC field with ',vifname=' after the MAC, bridge '%s': refused beside "
+			 "the MAC field", bridges[i]);
+		CHECK(name, rc == -EINVAL && field == FORM_MAC && strstr(why, "is not six hex pairs"));
+		if (!(rc == -EINVAL && field == FORM_MAC))
+			printf("      the form says %d at field %d: '%s' (vifname '%s')\n", rc, field, why,
+			       rc ? "" : dc.vifs[0].vifname);
+	}
+	rc = domain_form_check(&form, FORM_MAC, &hc, why, sizeof(why));
+	CHECK("the MAC field alone with ',vifname=': refused as it is typed", rc == -EINVAL &&
+	      strstr(why, "is not six hex pairs"));
+}
+
+/* The bridge field's "net:NAME" is one network's name: what follows a
+ * ',' in it is no key of the vif's either. */
+static void test_network_alone(void)
+{
+	static struct domain_form form;
+	static struct domain_config dc;
+	char why[1024];
+	int field, rc;
+
+	form_of(&(struct pair){ "", { [FORM_NAME] = "web", [FORM_KERNEL] = "KERNEL", [FORM_BRIDGE] = "net:web,slot=5" },
+				FORM_BRIDGE }, &form);
+	rc = domain_form_to_config(&form, &hc, false, &dc, NULL, &field, why, sizeof(why));
+	CHECK("a bridge field 'net:web,slot=5': refused beside the bridge field, by the network-name rule",
+	      rc == -EINVAL && field == FORM_BRIDGE && strstr(why, "network: 'web,slot=5' is not a network name"));
+	if (rc != -EINVAL || field != FORM_BRIDGE)
+		printf("      the form says %d at field %d: '%s' (slot %u)\n", rc, field, why, rc ? 0 : dc.vifs[0].slot);
+	form.make_bridge = true;
+	rc = domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why));
+	CHECK("... and as it is typed", rc == -EINVAL && strstr(why, "network: 'web,slot=5' is not a network name"));
+}
+
 int main(void)
 {
 	char err[1024], top[CFG_PATH_MAX];
@@ -228,5 +337,8 @@ int main(void)
 	CHECK("host defaults", host_config_load(&hc, err, sizeof(err)) == 0);
 	test_same();
 	test_bad();
+	test_vif_parts();
+	test_mac_alone();
+	test_network_alone();
 	UNIT_EXIT();
 }

@@ -153,7 +153,7 @@ static void test_form(void)
 	for (f = 0; f < FORM_FIELDS; f++)
 		bad += domain_form_check(&form, f, &hc, why, sizeof(why)) != 0;
 	CHECK("a valid form: every field passes", bad == 0);
-	CHECK("... and it makes a domain config", domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0);
+	CHECK("... and it makes a domain config", domain_form_to_config(&form, &hc, true, &dc, NULL, &field, err, sizeof(err)) == 0);
 	CHECK("... with its values", !strcmp(dc.name, "web") && dc.memory_mib == 64 && dc.vcpus == 2 &&
 	      !strcmp(dc.kernel, kernel) && !strcmp(dc.cmdline, "console=ttyS0 \"quoted\" back\\slash $HOME"));
 	CHECK("... its disk the guest's vda, writable", dc.ndisks == 1 && !strcmp(dc.disks[0].path, disk) &&
@@ -167,7 +167,7 @@ static void test_form(void)
 	snprintf(form.value[FORM_MAC], FORM_VALUE_MAX, "auto");
 	CHECK("an empty field is a key left out: memory's default",
 	      domain_form_check(&form, FORM_MEMORY, &hc, why, sizeof(why)) == 0 &&
-	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0 &&
+	      domain_form_to_config(&form, &hc, true, &dc, NULL, &field, err, sizeof(err)) == 0 &&
 	      dc.memory_mib == DOMAIN_MEMORY_DEFAULT_MIB);
 	CHECK("MAC auto: Lodge's own", dc.nvifs == 1 && !dc.vifs[0].mac_set);
 
@@ -176,11 +176,11 @@ static void test_form(void)
 	CHECK("a bridge the dashboard will make: only its name is checked",
 	      domain_form_check(&form, FORM_BRIDGE, &hc, why, sizeof(why)) == 0);
 	CHECK("... and the config names it",
-	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) == 0 && dc.nvifs == 1 &&
+	      domain_form_to_config(&form, &hc, true, &dc, NULL, &field, err, sizeof(err)) == 0 && dc.nvifs == 1 &&
 	      !strcmp(dc.vifs[0].bridge, "lodge-nosuch0"));
 	form.make_bridge = false;
 	CHECK("... but a bridge to use must exist, beside the bridge field",
-	      domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err)) < 0 && field == FORM_BRIDGE &&
+	      domain_form_to_config(&form, &hc, true, &dc, NULL, &field, err, sizeof(err)) < 0 && field == FORM_BRIDGE &&
 	      !strncmp(err, "bridge 'lodge-nosuch0' does not exist", 37));
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "new:lodge-nosuch0");
 	CHECK("new:NAME, a bridge the create makes: only its name is checked",
@@ -213,6 +213,16 @@ static void test_form(void)
 		      domain_form_check(&form, FORM_DISK, &hc, why, sizeof(why)) == 0 &&
 		      domain_form_new_disk_mib(form.value[FORM_DISK], &mib, why, sizeof(why)) == 0 &&
 		      mib == DOMAIN_NEW_DISK_MAX_MIB);
+		mib = 1;
+		snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "%s", "");
+		snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "new:512");
+		CHECK("the form's config leaves a new:SIZE disk out, its size read once for the create",
+		      domain_form_to_config(&form, &hc, true, &dc, &mib, &field, err, sizeof(err)) == 0 && mib == 512 &&
+		      dc.ndisks == 0);
+		snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "new:0");
+		CHECK("... none when the size is refused",
+		      domain_form_to_config(&form, &hc, true, &dc, &mib, &field, err, sizeof(err)) == -EINVAL &&
+		      mib == 0 && field == FORM_DISK);
 		snprintf(form.value[FORM_DISK], FORM_VALUE_MAX, "%s", disk);
 	}
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, "%s", "");
@@ -264,7 +274,7 @@ static int drive(int argc, char **argv)
 			printf("%s: %s\n", domain_form_key(f), why);
 			return 1;
 		}
-	if (domain_form_to_config(&form, &hc, true, &dc, &field, err, sizeof(err))) {     /* as its Create */
+	if (domain_form_to_config(&form, &hc, true, &dc, NULL, &field, err, sizeof(err))) {     /* as its Create */
 		printf("%s%s%s\n", field >= 0 ? domain_form_key(field) : "", field >= 0 ? ": " : "", err);
 		return 1;
 	}

@@ -157,7 +157,7 @@ static void test_form(void)
 	snprintf(form.value[FORM_NAME], FORM_VALUE_MAX, "web");
 	snprintf(form.value[FORM_KERNEL], FORM_VALUE_MAX, "/dev/null");
 	CHECK("... its config a vif on it",
-	      domain_form_to_config(&form, &lg.hc, true, &dc, &field, why, sizeof(why)) == 0 && dc.nvifs == 1 &&
+	      domain_form_to_config(&form, &lg.hc, true, &dc, NULL, &field, why, sizeof(why)) == 0 && dc.nvifs == 1 &&
 	      !strcmp(dc.vifs[0].network, "nat0") && !dc.vifs[0].bridge[0]);
 	snprintf(form.value[FORM_BRIDGE], FORM_VALUE_MAX, FORM_NETWORK_PREFIX "nonet");
 	CHECK("net: of no network is refused with its name",

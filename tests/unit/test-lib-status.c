@@ -1,7 +1,9 @@
 /* status's keys (src/common/proto.c's table): a reply written key by key
  * as lodge-hyp writes it (proto_key_printf) reads back into every field
  * of lodge_status (src/lib/status.c); the names are distinct, and the
- * save words round-trip. */
+ * save words round-trip.  The state is read from lodge-hyp's word once:
+ * its own words only, any other (a newer one's, a face's, the pool's)
+ * unknown. */
 #include "client.h"
 #include "internal.h"
 #include "proto.h"
@@ -58,7 +60,7 @@ int main(void)
 	lodge_status_from_reply(&r, "web", &st);
 	CHECK("status: name, id, pid, state, vcpus read back",
 	      strcmp(st.name, "web") == 0 && st.id == 7 && st.pid == 4242 &&
-	      domain_state_of(st.state) == DOMAIN_STATE_PAUSED && st.vcpus == 2);
+	      st.state == DOMAIN_STATE_PAUSED && st.vcpus == 2);
 	CHECK("status: memory read back; maxmem absent is memory_mib", st.memory_mib == 256 && st.target_mib == 200 &&
 	      st.maxmem_mib == 256);
 	CHECK("status: a guest's free figure means it reports", st.guest_stats && st.guest_free_kib == 1000);
@@ -69,5 +71,40 @@ int main(void)
 	      st.disk_sum.in_ops == 4 && st.disk_sum.out_bytes == 1024);
 	CHECK("status: the migration's kind, phase and round",
 	      st.save_kind == LODGE_SAVE_MIGRATE && st.save_phase == LODGE_SAVE_STOPCOPY && st.save_round == 3);
+
+	for (i = 0, k = 1; i < DOMAIN_STATE_COUNT; i++) {
+		k &= domain_state_name(i)[0] != '\0';
+		k &= i == DOMAIN_STATE_UNKNOWN || domain_state_of(domain_state_name(i), ~0u) == i;
+	}
+	CHECK("state: every state has a word, and the word reads back", k);
+	CHECK("state: lodge-hyp's words read as its", domain_state_of("running", DOMAIN_STATE_FROM_HYP) ==
+	      DOMAIN_STATE_RUNNING && domain_state_of("crashed", DOMAIN_STATE_FROM_HYP) == DOMAIN_STATE_CRASHED);
+	CHECK("state: a pool's or a face's word is not lodge-hyp's",
+	      domain_state_of("failed", DOMAIN_STATE_FROM_HYP) == DOMAIN_STATE_UNKNOWN &&
+	      domain_state_of("off", DOMAIN_STATE_FROM_HYP) == DOMAIN_STATE_UNKNOWN &&
+	      domain_state_of("placed", DOMAIN_STATE_FROM_AGENT) == DOMAIN_STATE_UNKNOWN);
+	CHECK("state: an agent reports lodge-hyp's words and its own",
+	      domain_state_of("paused", DOMAIN_STATE_FROM_AGENT) == DOMAIN_STATE_PAUSED &&
+	      domain_state_of("failed", DOMAIN_STATE_FROM_AGENT) == DOMAIN_STATE_FAILED);
+	CHECK("state: sorted live first, unknown last",
+	      DOMAIN_STATE_RUNNING < DOMAIN_STATE_PAUSED && DOMAIN_STATE_PAUSED < DOMAIN_STATE_SHUTDOWN &&
+	      DOMAIN_STATE_SHUTDOWN < DOMAIN_STATE_OFF && DOMAIN_STATE_OFF < DOMAIN_STATE_UNKNOWN);
+
+	/* a word a newer lodge-hyp might send: unknown, never a face's */
+	for (i = 0; i < 2; i++) {
+		static const char *const words[] = { "suspended", "off" };
+
+		n = (size_t)snprintf(buf, sizeof(buf), "ok\n");
+		n = proto_key_printf(buf, sizeof(buf), n, PROTO_KEY_STATE, 0, "%s", words[i]);
+		snprintf(buf + n, sizeof(buf) - n, "\n");
+		client_parse_reply(buf, &r);
+		lodge_status_from_reply(&r, "web", &st);
+		CHECK(i ? "state: a face's word from lodge-hyp is unknown" : "state: a word not of the protocol is unknown",
+		      st.state == DOMAIN_STATE_UNKNOWN && strcmp(domain_state_name(st.state), "?") == 0);
+	}
+	n = (size_t)snprintf(buf, sizeof(buf), "ok\n\n");
+	client_parse_reply(buf, &r);
+	lodge_status_from_reply(&r, "web", &st);
+	CHECK("state: a reply without one is unknown", st.state == DOMAIN_STATE_UNKNOWN);
 	UNIT_EXIT();
 }

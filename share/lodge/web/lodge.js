@@ -93,7 +93,7 @@ function showLogin() {
 }
 
 function loggedIn(j) {
-  app.csrf = j.csrf; app.role = j.role; app.user = j.user;
+  app.csrf = j.csrf; app.role = j.role; app.user = j.user; app.stateOrder = j.state_order || [];
   $("user").textContent = j.user + " (" + j.role + ")";
   $("who").hidden = false;
   document.body.classList.toggle("viewer", j.role !== "admin");
@@ -193,6 +193,7 @@ function arrange(tbody) {
   const value = (tr) => {
     const d = byName[tr.dataset.name] || {};
     if (key === "cpu") { const h = app.hist[tr.dataset.name] || []; return h.length ? h[h.length - 1] : -1; }
+    if (key === "state") return app.stateOrder.indexOf(d.state);      // the dashboard's order, not the words
     return d[key] === null || d[key] === undefined ? -1 : d[key];
   };
   const rows = [...tbody.rows].sort((a, b) => {

@@ -139,7 +139,7 @@ void lodge_save_describe(const struct lodge_status *st, char *buf, size_t len)
 }
 
 /* The keys that are one field of lodge_status each, read alike. */
-enum field_kind { FIELD_UINT, FIELD_INT, FIELD_ULONG, FIELD_U64, FIELD_U64_LIST, FIELD_TEXT };
+enum field_kind { FIELD_UINT, FIELD_INT, FIELD_ULONG, FIELD_U64, FIELD_U64_LIST, FIELD_TEXT, FIELD_STATE };
 static const struct status_field {
 	enum proto_status_key key;
 	enum field_kind kind;
@@ -148,7 +148,7 @@ static const struct status_field {
 #define FIELD(k, kind, member) { k, kind, offsetof(struct lodge_status, member), sizeof(((struct lodge_status *)0)->member) }
 	FIELD(PROTO_KEY_ID, FIELD_UINT, id),
 	FIELD(PROTO_KEY_PID, FIELD_INT, pid),
-	FIELD(PROTO_KEY_STATE, FIELD_TEXT, state),
+	FIELD(PROTO_KEY_STATE, FIELD_STATE, state),
 	FIELD(PROTO_KEY_VCPUS, FIELD_UINT, vcpus),
 	FIELD(PROTO_KEY_MAX_VCPUS, FIELD_UINT, max_vcpus),
 	FIELD(PROTO_KEY_MEMORY_MIB, FIELD_ULONG, memory_mib),
@@ -188,6 +188,7 @@ static void field_from_text(const struct status_field *f, const char *v, struct 
 	case FIELD_U64: *(uint64_t *)to = strtoull(v, NULL, 10); break;
 	case FIELD_U64_LIST: lodge_parse_list(v, to, (unsigned)(f->size / sizeof(uint64_t))); break;
 	case FIELD_TEXT: snprintf(to, f->size, "%s", v); break;
+	case FIELD_STATE: *(enum domain_state *)to = domain_state_of(v, DOMAIN_STATE_FROM_HYP); break;
 	}
 }
 
@@ -201,6 +202,7 @@ void lodge_status_from_reply(const struct reply *r, const char *name, struct lod
 	_Static_assert(PROTO_NKEYS <= 64, "seen has a bit per key");
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "%s", name);
+	st->state = DOMAIN_STATE_UNKNOWN;          /* a reply without one */
 	for (i = 0; i < sizeof(status_fields) / sizeof(status_fields[0]); i++)
 		if ((v = reply_get(r, proto_status_key(status_fields[i].key)))) {
 			field_from_text(&status_fields[i], v, st);

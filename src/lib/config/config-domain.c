@@ -104,6 +104,11 @@ struct domain_build *domain_build_new(const char *label, const struct host_confi
 	return b;
 }
 
+enum vif_part domain_build_vif_part(const struct domain_build *b)
+{
+	return b->draft.vif_part;
+}
+
 void domain_build_free(struct domain_build *b)
 {
 	free(b);

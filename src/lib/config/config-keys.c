@@ -247,8 +247,10 @@ static int check_disk(const struct load_ctx *ctx, const struct cfg_key *k, const
 	return 0;
 }
 
-/* A vif's bridge or network is there, when the domain is to run here. */
-static int check_vif_host(const struct load_ctx *ctx, const struct cfg_vif *vif, char *why, size_t whylen)
+/* A vif's bridge or network is there, when the domain is to run here:
+ * 0, or -ENODEV with why and *part the one missing. */
+static int check_vif_host(const struct load_ctx *ctx, const struct cfg_vif *vif, enum vif_part *part, char *why,
+			  size_t whylen)
 {
 	const char *bridge;
 
@@ -260,6 +262,7 @@ static int check_vif_host(const struct load_ctx *ctx, const struct cfg_vif *vif,
 		snprintf(cfg, sizeof(cfg), "%s/etc/lodge/networks/%s.cfg", cfg_root(), vif->network);
 		if (ctx->check_host && access(cfg, F_OK)) {
 			snprintf(why, whylen, "no network named %s (lodge network-create %s)", vif->network, vif->network);
+			*part = VIF_PART_NETWORK;
 			return -ENODEV;
 		}
 		return 0;
@@ -267,39 +270,56 @@ static int check_vif_host(const struct load_ctx *ctx, const struct cfg_vif *vif,
 	bridge = vif->bridge[0] ? vif->bridge : ctx->hc ? ctx->hc->default_bridge : "";
 	if (ctx->check_host && bridge[0] && !nl_link_exists(bridge)) {
 		snprintf(why, whylen, "bridge '%s' does not exist (lodge bridge-create %s)", bridge, bridge);
+		*part = VIF_PART_BRIDGE;
 		return -ENODEV;
 	}
 	return 0;
 }
 
+/* A vif against the vifs before it, as they were stored: 0, or -EEXIST
+ * with why and *part the one they share. */
+static int check_vif_unique(const struct domain_config *dc, const struct cfg_vif *vif, unsigned i,
+			    enum vif_part *part, char *why, size_t whylen)
+{
+	const struct cfg_vif *other;
+	unsigned j;
+
+	for (j = 0; j < i; j++) {
+		other = &dc->vifs[j];
+		if (vif->mac_set && other->mac_set && !memcmp(vif->mac, other->mac, 6)) {
+			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
+			*part = VIF_PART_MAC;
+			return -EEXIST;
+		}
+		if (vif->slot && vif->slot == other->slot) {
+			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif->slot);
+			*part = VIF_PART_SLOT;
+			return -EEXIST;
+		}
+		if (vif->vifname[0] && !strcmp(vif->vifname, other->vifname)) {
+			snprintf(why, whylen, "vifs %u and %u are both named %s", j + 1, i + 1, vif->vifname);
+			*part = VIF_PART_VIFNAME;
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/* A refusal says which part of the spec it is about (the draft's
+ * vif_part), for a form that shows the parts as fields of their own. */
 static int check_vif(const struct load_ctx *ctx, const struct cfg_key *k, const struct cfg_value *v, char *why,
 			size_t whylen)
 {
 	struct domain_config *dc = &ctx->draft->dc;
+	enum vif_part *part = &ctx->draft->vif_part;
 	struct cfg_vif vif;
-	const struct cfg_vif *other;
-	unsigned j, i = v->index;
+	unsigned i = v->index;
 	int rc;
 
-	if (cfg_parse_vif(v->s, &vif, why, whylen))
+	*part = VIF_PART_SPEC;
+	if (cfg_parse_vif(v->s, &vif, part, why, whylen))
 		return -EINVAL;
-	/* Against the vifs before it, as they were stored. */
-	for (j = 0; j < i; j++) {
-		other = &dc->vifs[j];
-		if (vif.mac_set && other->mac_set && !memcmp(vif.mac, other->mac, 6)) {
-			snprintf(why, whylen, "vifs %u and %u have the same mac", j + 1, i + 1);
-			return -EEXIST;
-		}
-		if (vif.slot && vif.slot == other->slot) {
-			snprintf(why, whylen, "vifs %u and %u are both in slot %u", j + 1, i + 1, vif.slot);
-			return -EEXIST;
-		}
-		if (vif.vifname[0] && !strcmp(vif.vifname, other->vifname)) {
-			snprintf(why, whylen, "vifs %u and %u are both named %s", j + 1, i + 1, vif.vifname);
-			return -EEXIST;
-		}
-	}
-	if ((rc = check_vif_host(ctx, &vif, why, whylen)))
+	if ((rc = check_vif_unique(dc, &vif, i, part, why, whylen)) || (rc = check_vif_host(ctx, &vif, part, why, whylen)))
 		return rc;
 	dc->vifs[i] = vif;                              /* in range: the row's count */
 	dc->nvifs = i + 1;
@@ -633,7 +653,7 @@ const struct cfg_key domain_keys[] = {
 		  check_memory, "guest RAM", AT(dc.memory_mib)),
 	KEY_INT("maxmem", 0, 0, DOMAIN_MEMORY_MAX_MIB, " MiB", "the same as memory", check_memory,
 		  "the ceiling the balloon may grow to, not below memory", AT(dc.maxmem_mib)),
-	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, 1, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs", AT(dc.vcpus)),
+	KEY_INT("vcpus", DOMAIN_VCPUS_DEFAULT, DOMAIN_VCPUS_MIN, DOMAIN_VCPUS_MAX, NULL, NULL, NULL, "virtual CPUs", AT(dc.vcpus)),
 	KEY_INT("maxvcpus", 0, 0, DOMAIN_VCPUS_MAX, NULL, "the same as vcpus", NULL,
 		  "the most vCPUs vcpu-set may bring online, not below vcpus", AT(dc.maxvcpus)),
 	{ .name = "kernel", .type = KT_STR, .required = "nothing to boot (a kernel, or bootloader = \"lodge\")",

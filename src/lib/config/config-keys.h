@@ -33,6 +33,7 @@ struct cfg_value {
 struct domain_draft {
 	struct domain_config dc;
 	char root[DOMAIN_CMDLINE_MAX], extra[DOMAIN_CMDLINE_MAX];
+	enum vif_part vif_part;     /* a vif value refused: the part of its spec at fault */
 };
 
 /* One key of a file: a row of the schema.  libconfuse's option, the
@@ -140,7 +141,8 @@ void cfg_key_describe(const struct cfg_key *k, char *out, size_t len);
 
 /* config-specs.c: disk and vif specs, MACs, actions */
 int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
-int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen);
+/* A vif spec: 0, or -EINVAL with why and *part (may be NULL) the part at fault. */
+int cfg_parse_vif(const char *spec, struct cfg_vif *v, enum vif_part *part, char *why, size_t whylen);
 int cfg_parse_mac(const char *text, uint8_t mac[6], char *why, size_t whylen);
 int cfg_parse_action(const char *text, enum domain_action *act, char *why, size_t whylen);
 

@@ -211,17 +211,34 @@ int cfg_parse_disk(const struct load_ctx *ctx, const char *spec, struct cfg_disk
 	return 0;
 }
 
+/* A vif spec's keys, each with the part it is (enum vif_part). */
+static const struct {
+	const char *key;
+	enum vif_part part;
+} vif_keys[] = {
+	{ "bridge", VIF_PART_BRIDGE }, { "network", VIF_PART_NETWORK }, { "mac", VIF_PART_MAC },
+	{ "vifname", VIF_PART_VIFNAME }, { "slot", VIF_PART_SLOT },
+};
+
+static int vif_fail(enum vif_part *part, enum vif_part which)
+{
+	if (part)
+		*part = which;
+	return -EINVAL;
+}
+
 /* "bridge=br0,mac=02:4c:..,vifname=web0" or "network=NAT,..."; every key
  * optional, bridge and network not both. */
-int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
+int cfg_parse_vif(const char *spec, struct cfg_vif *v, enum vif_part *part, char *why, size_t whylen)
 {
 	char buf[256], *f[8], err[128];
+	unsigned k;
 	int n, i;
 
 	memset(v, 0, sizeof(*v));
 	if (strlen(spec) >= sizeof(buf) || (n = split_fields(strcpy(buf, spec), f, 8)) < 0) {
 		snprintf(why, whylen, "vif '%.64s' is too long", spec);
-		return -EINVAL;
+		return vif_fail(part, VIF_PART_SPEC);
 	}
 	for (i = 0; i < n; i++) {
 		char *eq = strchr(f[i], '='), *val;
@@ -230,43 +247,44 @@ int cfg_parse_vif(const char *spec, struct cfg_vif *v, char *why, size_t whylen)
 			break;                  /* vif = [ '' ]: all defaults, as xl */
 		if (!eq) {
 			snprintf(why, whylen, "'%s' in vif '%s' is not KEY=VALUE", f[i], spec);
-			return -EINVAL;
+			return vif_fail(part, VIF_PART_SPEC);
 		}
 		*eq = '\0';
 		val = eq + 1;
-		if (!strcmp(f[i], "mac")) {
+		for (k = 0; k < sizeof(vif_keys) / sizeof(vif_keys[0]) && strcmp(f[i], vif_keys[k].key); k++)
+			;
+		if (k == sizeof(vif_keys) / sizeof(vif_keys[0])) {
+			snprintf(why, whylen, "unknown vif key '%s' (bridge, network, mac, vifname, slot)", f[i]);
+			return vif_fail(part, VIF_PART_SPEC);
+		}
+		switch (vif_keys[k].part) {
+		case VIF_PART_MAC:
 			if (cfg_parse_mac(val, v->mac, why, whylen))
-				return -EINVAL;
+				return vif_fail(part, VIF_PART_MAC);
 			v->mac_set = true;
-			continue;
-		}
-		if (!strcmp(f[i], "slot")) {
+			break;
+		case VIF_PART_SLOT:
 			if (parse_pci_slot(val, &v->slot, why, whylen))
-				return -EINVAL;
-			continue;
-		}
-		if (!strcmp(f[i], "network")) {
-			if (!network_name_valid(val)) {
-				snprintf(why, whylen, "network: '%.40s' is not a network name (%s)", val,
-					 network_name_rule());
-				return -EINVAL;
+				return vif_fail(part, VIF_PART_SLOT);
+			break;
+		case VIF_PART_NETWORK:
+			if (network_name_check(val, err, sizeof(err))) {
+				snprintf(why, whylen, "network: %s", err);
+				return vif_fail(part, VIF_PART_NETWORK);
 			}
 			snprintf(v->network, sizeof(v->network), "%s", val);
-			continue;
+			break;
+		default:                        /* bridge, vifname: an interface's name */
+			if (netif_name_check(val, err, sizeof(err))) {
+				snprintf(why, whylen, "%s: %s", f[i], err);
+				return vif_fail(part, vif_keys[k].part);
+			}
+			snprintf(vif_keys[k].part == VIF_PART_BRIDGE ? v->bridge : v->vifname, IFNAMSIZ, "%s", val);
 		}
-		if (strcmp(f[i], "bridge") && strcmp(f[i], "vifname")) {
-			snprintf(why, whylen, "unknown vif key '%s' (bridge, network, mac, vifname, slot)", f[i]);
-			return -EINVAL;
-		}
-		if (netif_name_check(val, err, sizeof(err))) {
-			snprintf(why, whylen, "%s: %s", f[i], err);
-			return -EINVAL;
-		}
-		snprintf(!strcmp(f[i], "bridge") ? v->bridge : v->vifname, IFNAMSIZ, "%s", val);
 	}
 	if (v->network[0] && v->bridge[0]) {
 		snprintf(why, whylen, "vif '%.64s' names both a bridge and a network (one or the other)", spec);
-		return -EINVAL;
+		return vif_fail(part, VIF_PART_SPEC);
 	}
 	return 0;
 }
@@ -278,4 +296,9 @@ int domain_disk_spec_parse(const char *label, const char *spec, struct cfg_disk 
 	struct load_ctx ctx = { .file = label, .dir = "." };
 
 	return cfg_parse_disk(&ctx, spec, d, why, whylen);
+}
+
+int domain_mac_parse(const char *text, uint8_t mac[6], char *why, size_t whylen)
+{
+	return cfg_parse_mac(text, mac, why, whylen);
 }

@@ -352,7 +352,7 @@ int lodge_network_attach(const struct lodge *lg, const char *domain, const char 
 	if ((rc = lodge_resolve(lg, domain, name, err)) || (rc = lodge_running_config(lg, name, &dc, err)) ||
 	    (rc = may_keep_config(lg, name, err)))
 		return rc;
-	if ((rc = cfg_parse_vif(spec, &v, why, sizeof(why))))
+	if ((rc = cfg_parse_vif(spec, &v, NULL, why, sizeof(why))))
 		return lodge_fail(err, rc, "vif '%s': %s", spec, why);
 	if (dc.nvifs == DOMAIN_VIFS_MAX)
 		return lodge_fail(err, -ENOSPC, "domain %s has %d vifs, the most it may have", name, DOMAIN_VIFS_MAX);

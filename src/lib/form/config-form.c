@@ -51,19 +51,31 @@ static size_t vif_spec(const char *v, char *spec, size_t len)
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-/* A bridge's name, made or used, is the interface-name rule's whole
- * (before it is cut into a vif spec at its ',' and '='), in the words a
- * file's vif = [ "bridge=..." ] gets: 0, or -EINVAL with why. */
+/* A bridge's name, made or used, is the interface-name rule's whole, and
+ * a network's ("net:NAME") the network-name rule's (before either is cut
+ * into a vif spec at its ',' and '='), in the words a file's vif = [
+ * "bridge=..." ] or [ "network=..." ] gets: 0, or -EINVAL with why. */
 static int bridge_name_check(const char *v, char *why, size_t whylen)
 {
+	size_t net = strlen(FORM_NETWORK_PREFIX);
+	bool network = !strncmp(v, FORM_NETWORK_PREFIX, net);
 	char what[256];
+	int rc = network ? network_name_check(v + net, what, sizeof(what))
+			 : ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, what, sizeof(what));
 
-	if (strncmp(v, FORM_NETWORK_PREFIX, strlen(FORM_NETWORK_PREFIX)) &&
-	    ifname_check(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, what, sizeof(what))) {
-		snprintf(why, whylen, "bridge: %s", what);
-		return -EINVAL;
-	}
-	return 0;
+	if (rc)
+		snprintf(why, whylen, "%s: %s", network ? "network" : "bridge", what);
+	return rc;
+}
+
+/* The MAC field is one MAC, whole (before it is put into a vif spec,
+ * where a ',' in it would start a key of the vif's own): 0, or -EINVAL
+ * with the vif rule's words for a bad mac=. */
+static int mac_check(const struct domain_form *form, char *why, size_t whylen)
+{
+	uint8_t mac[6];
+
+	return mac_given(form) ? domain_mac_parse(form->value[FORM_MAC], mac, why, whylen) : 0;
 }
 
 bool domain_form_new(const char *value)
@@ -115,11 +127,8 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 		vif_spec(v, spec, sizeof(spec));
 		return domain_key_check("vif", spec, hc, !form->make_bridge, why, whylen);
 	case FORM_MAC:
-		if (!mac_given(form))
-			return 0;
 		/* The MAC alone: whether its bridge exists is the bridge field's. */
-		snprintf(spec, sizeof(spec), "mac=%s", v);
-		return domain_key_check("vif", spec, hc, false, why, whylen);
+		return mac_check(form, why, whylen);
 	case FORM_FIELDS:
 		snprintf(why, whylen, "no such field");
 		return -EINVAL;
@@ -127,6 +136,14 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
 		return domain_key_check(domain_form_key(f), v, hc, true, why, whylen);
 	}
 }
+
+/* The field a refused vif belongs beside, by the part of its spec at
+ * fault (the vif rule's own word for it): the MAC field's mac=, the
+ * bridge field's all else. */
+static const enum form_field vif_part_field[] = {
+	[VIF_PART_SPEC] = FORM_BRIDGE, [VIF_PART_BRIDGE] = FORM_BRIDGE, [VIF_PART_NETWORK] = FORM_BRIDGE,
+	[VIF_PART_MAC] = FORM_MAC, [VIF_PART_VIFNAME] = FORM_BRIDGE, [VIF_PART_SLOT] = FORM_BRIDGE,
+};
 
 /* The field a key of the form's came from: the vif's is the bridge's. */
 static int key_field(const char *key)
@@ -140,12 +157,13 @@ static int key_field(const char *key)
 }
 
 int domain_form_to_config(const struct domain_form *form, const struct host_config *hc, bool check_host,
-			  struct domain_config *dc, int *field, char *why, size_t whylen)
+			  struct domain_config *dc, unsigned long *new_disk_mib, int *field, char *why,
+			  size_t whylen)
 {
 	struct domain_build *b = domain_build_new(FORM_LABEL, hc, check_host);
 	const char *v, *key;
 	char spec[2 * FORM_VALUE_MAX + 32], what[1024];
-	unsigned long mib;
+	unsigned long mib = 0;
 	unsigned f;
 	size_t n;
 	int rc = 0;
@@ -179,19 +197,21 @@ int domain_form_to_config(const struct domain_form *form, const struct host_conf
 	v = form->value[FORM_BRIDGE];
 	if (!rc && v[0]) {
 		*field = FORM_BRIDGE;
-		if (!(rc = bridge_name_check(v, why, whylen))) {
+		if (!(rc = bridge_name_check(v, why, whylen)) && (rc = mac_check(form, why, whylen)))
+			*field = FORM_MAC;
+		if (!rc) {
 			n = vif_spec(domain_form_new(v) ? v + strlen(FORM_NEW_PREFIX) : v, spec, sizeof(spec));
 			snprintf(spec + n, sizeof(spec) - n, "%s%s", mac_given(form) ? ",mac=" : "",
 				 mac_given(form) ? form->value[FORM_MAC] : "");
 			/* A bridge still to be made is not there yet. */
 			rc = domain_build_set(b, "vif", spec, check_host && !domain_form_new(v) && !form->make_bridge,
 					      why, whylen);
-			if (rc && mac_given(form) && !strncmp(why, "mac ", 4))
-				*field = FORM_MAC;      /* the vif rule's words for its mac= */
+			if (rc && (unsigned)domain_build_vif_part(b) < sizeof(vif_part_field) / sizeof(vif_part_field[0]))
+				*field = vif_part_field[domain_build_vif_part(b)];
 		}
 	} else if (!rc && mac_given(form)) {
 		*field = FORM_MAC;
-		rc = domain_form_check(form, FORM_MAC, hc, why, whylen);
+		rc = mac_check(form, why, whylen);
 	}
 	if (!rc) {
 		*field = -1;
@@ -201,6 +221,8 @@ int domain_form_to_config(const struct domain_form *form, const struct host_conf
 			snprintf(why, whylen, "%s", what);
 	}
 	domain_build_free(b);
+	if (new_disk_mib)
+		*new_disk_mib = rc ? 0 : mib;
 	return rc;
 }
 

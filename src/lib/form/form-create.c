@@ -80,7 +80,7 @@ static int form_check(const struct lodge *lg, const struct domain_form *form, co
 
 	memset(res, 0, sizeof(*res));
 	res->field = -1;
-	if ((rc = domain_form_to_config(form, &lg->hc, true, dc, &field, why, sizeof(why))))
+	if ((rc = domain_form_to_config(form, &lg->hc, true, dc, &res->disk_mib, &field, why, sizeof(why))))
 		return field_fail(res, field, err, rc == -ENOMEM ? rc : -EINVAL, why);
 	snprintf(res->config, sizeof(res->config), "%s/%.*s.cfg", lg->hc.domains_dir, DOMAIN_NAME_MAX - 1,
 		 name);                         /* checked: a name fits */
@@ -117,19 +117,18 @@ int lodge_form_check(const struct lodge *lg, const struct domain_form *form, con
 	return form_check(lg, form, o, res, &dc, err);
 }
 
-/* The new disk, sparse, ext4 if asked: 0 with its path in img, or -errno
- * with nothing left (img ""). */
+/* The new disk of mib MiB (the check's reading of new:SIZE), sparse,
+ * ext4 if asked: 0 with its path in img, or -errno with nothing left
+ * (img ""). */
 static int make_disk(const struct lodge *lg, const struct domain_form *form, const struct lodge_form_opts *o,
-		     char img[FORM_VALUE_MAX], struct lodge_err *err)
+		     unsigned long mib, char img[FORM_VALUE_MAX], struct lodge_err *err)
 {
 	const char *argv[] = { "mkfs.ext4", "-q", "-F", img, NULL };
 	struct tool_run mkfs = { .argv = argv };
 	char why[LODGE_ERR_MAX], at[CFG_PATH_MAX];
-	unsigned long mib;
 	int fd, rc;
 
 	img[0] = '\0';
-	domain_form_new_disk_mib(form->value[FORM_DISK], &mib, why, sizeof(why));      /* checked */
 	if ((rc = mkdirs(lg->hc.image_dir, DIR_MODE_PUBLIC, at, sizeof(at))))
 		return lodge_fail(err, rc, "cannot make the image directory %s (at %s): %s", lg->hc.image_dir, at,
 				  strerror(-rc));
@@ -189,7 +188,7 @@ int lodge_form_create(const struct lodge *lg, const struct domain_form *form, co
 	if ((rc = form_check(lg, form, o, res, &dc, err)))
 		return rc;
 	if (lodge_form_new_disk(form)) {
-		if ((rc = make_disk(lg, form, o, res->disk, err))) {
+		if ((rc = make_disk(lg, form, o, res->disk_mib, res->disk, err))) {
 			res->field = FORM_DISK;
 			goto undo;
 		}

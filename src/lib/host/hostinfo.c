@@ -31,7 +31,7 @@ void lodge_host_status(struct lodge_status *st)
 
 	memset(st, 0, sizeof(*st));
 	snprintf(st->name, sizeof(st->name), "%s", DOMAIN_HOST_NAME);
-	snprintf(st->state, sizeof(st->state), "%s", domain_state_name(DOMAIN_STATE_RUNNING));
+	st->state = DOMAIN_STATE_RUNNING;
 	st->vcpus = sysconf(_SC_NPROCESSORS_ONLN);
 	st->memory_mib = (unsigned long)((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 20);
 	st->target_mib = st->maxmem_mib = st->memory_mib;

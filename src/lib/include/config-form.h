@@ -53,11 +53,14 @@ int domain_form_check(const struct domain_form *form, enum form_field f, const s
  * names the key) and why a file's message after "FILE:LINE: KEY: ".
  * check_host: for a domain to run on this host (a bridge to be made,
  * new:NAME or make_bridge, is not looked for).  A new:SIZE disk is left
- * out, for domain_form_add_disk once it is made.  dc->file is FORM_LABEL;
- * relative paths are from the current directory, as they were typed. */
+ * out, for domain_form_add_disk once it is made: its size as checked goes
+ * to *new_disk_mib (0: no new disk; new_disk_mib may be NULL).  dc->file
+ * is FORM_LABEL; relative paths are from the current directory, as they
+ * were typed. */
 #define FORM_LABEL "create form"
 int domain_form_to_config(const struct domain_form *form, const struct host_config *hc, bool check_host,
-			  struct domain_config *dc, int *field, char *why, size_t whylen);
+			  struct domain_config *dc, unsigned long *new_disk_mib, int *field, char *why,
+			  size_t whylen);
 /* The disk made for a new:SIZE field, as the guest's vda, writable. */
 int domain_form_add_disk(struct domain_config *dc, const char *path, char *why, size_t whylen);
 

@@ -38,6 +38,11 @@ struct cfg_vif {
 	unsigned slot;             /* slot=N: its PCI slot; 0 any */
 };
 
+/* The part of a vif spec a refusal of it is about (domain_build_vif_part):
+ * one of its keys, or VIF_PART_SPEC for the spec whole (its syntax, an
+ * unknown key, a bridge and a network both). */
+enum vif_part { VIF_PART_SPEC, VIF_PART_BRIDGE, VIF_PART_NETWORK, VIF_PART_MAC, VIF_PART_VIFNAME, VIF_PART_SLOT };
+
 struct domain_config {
 	char file[CFG_PATH_MAX];   /* where it was read from */
 	char name[DOMAIN_NAME_MAX];
@@ -165,6 +170,10 @@ int domain_build_default(struct domain_build *b, const char *key, char *why, siz
  * of two keys: 0 with dc, or -errno with the key that failed and why. */
 int domain_build_finish(struct domain_build *b, struct domain_config *dc, const char **key, char *why,
 			size_t whylen);
+/* After domain_build_set refused a vif value: the part of its spec at
+ * fault, for a face that shows the parts apart (a create form's bridge
+ * and MAC fields). */
+enum vif_part domain_build_vif_part(const struct domain_build *b);
 void domain_build_free(struct domain_build *b);
 /* Check one key of a domain config alone, as a domain_build_set on a
  * scratch build: "" as a file that leaves the key out (a required key is
@@ -180,6 +189,9 @@ void domain_key_hint(const char *key, char *out, size_t len);
  * as in a file named label: 0, or -errno with why.  A relative path is
  * kept relative (d->path as written): the caller decides what it means. */
 int domain_disk_spec_parse(const char *label, const char *spec, struct cfg_disk *d, char *why, size_t whylen);
+/* A vif's mac= value alone, by the vif rule's MAC check: 0 with mac, or
+ * -EINVAL with why (a file's message for it). */
+int domain_mac_parse(const char *text, uint8_t mac[6], char *why, size_t whylen);
 /* Write a domain config in the same syntax (for the dashboard's create form). */
 int domain_config_save(const char *path, const struct domain_config *dc, char *err, size_t errlen);
 /* The MAC Lodge gives vif n of a domain with no mac= : locally administered

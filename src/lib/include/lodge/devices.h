@@ -81,7 +81,8 @@ int lodge_link_stats(const char *ifname, struct lodge_link *out, struct lodge_er
  * -ETIMEDOUT if it has not within timeout_ms (the disk stays), unless
  * force (the disk goes at once: the guest was not asked).  The runtime
  * config loses it, the disk's locks are free. */
-#define LODGE_DETACH_TIMEOUT_MS 10000
+#define LODGE_DETACH_TIMEOUT_S 10
+#define LODGE_DETACH_TIMEOUT_MS (LODGE_DETACH_TIMEOUT_S * 1000)
 /* lent_only: the caller is not the host's root (a web user; the server
  * is): only a disk lodge.conf lends (lodge_disk_open). */
 int lodge_block_attach(const struct lodge *lg, const char *domain, const char *spec, bool lent_only, char vdev[16],

@@ -58,6 +58,7 @@ struct lodge_form_opts {
 struct lodge_form_result {
 	char config[CFG_PATH_MAX + DOMAIN_NAME_MAX + 8];     /* domains_dir/NAME.cfg */
 	char disk[256];                /* the new disk's path; "" none */
+	unsigned long disk_mib;        /* a new disk's size (new:SIZE) as the check read it; 0 none */
 	int field;                     /* a failure's field (enum form_field); -1: the form whole */
 };
 /* Check the whole form as lodge_form_create will, with nothing made:

@@ -29,7 +29,7 @@ struct lodge_status {
 	char name[DOMAIN_NAME_MAX];
 	unsigned id;
 	int pid;
-	char state[16];                /* as sent: domain_state_of() reads it (proto.h); a face may put its own word */
+	enum domain_state state;       /* read from lodge-hyp's word once (UNKNOWN: a word it may not say); a face may set its own */
 	unsigned vcpus;                /* online (vcpu-set) */
 	unsigned max_vcpus;            /* maxvcpus: vcpu-set's ceiling (vcpus: those online) */
 	unsigned long memory_mib;      /* at boot */
