@@ -195,6 +195,20 @@ static void vcpu_handle_io(struct kvm_run *run)
 	}
 }
 
+/* An exit lodge-hyp completes for the host's KVM (emulate/): 0 when it
+ * was, and the guest goes on; else the registers logged and the domain
+ * ended as crashed, with why. */
+static int vcpu_complete(struct vcpu *v, int (*complete)(struct vcpu *v, char *why, size_t whylen))
+{
+	char why[256];
+
+	if (complete(v, why, sizeof(why)) == 0)
+		return 0;
+	vcpu_log_registers(v);
+	domain_end(v->dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
+	return 1;
+}
+
 /* Returns 0 to keep running, 1 when the domain has ended. */
 static int vcpu_handle_exit(struct vcpu *v)
 {
@@ -233,28 +247,14 @@ static int vcpu_handle_exit(struct vcpu *v)
 				   run->system_event.type);
 			return 1;
 		}
-	case KVM_EXIT_INTERNAL_ERROR: {
-		char why[256];
-
+	case KVM_EXIT_INTERNAL_ERROR:
 		/* On a PVM host, an instruction its emulator refused: finished
 		 * here, and the guest goes on. */
-		if (emulate_vcpu(v, why, sizeof(why)) == 0)
-			return 0;
-		vcpu_log_registers(v);
-		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
-		return 1;
-	}
-	case KVM_EXIT_DEBUG: {
-		char why[256];
-
+		return vcpu_complete(v, emulate_vcpu);
+	case KVM_EXIT_DEBUG:
 		/* Only lodge-hyp's own breakpoint (PVM: a system call from
 		 * user mode), never the guest's: it cannot ask for one. */
-		if (emulate_syscall_debug(v, why, sizeof(why)) == 0)
-			return 0;
-		vcpu_log_registers(v);
-		domain_end(dom, DOMAIN_CRASH, "vcpu%u %s", v->id, why);
-		return 1;
-	}
+		return vcpu_complete(v, emulate_syscall_debug);
 	case KVM_EXIT_FAIL_ENTRY:
 		vcpu_log_registers(v);
 		domain_end(dom, DOMAIN_CRASH, "vcpu%u failed to enter the guest (reason %#llx)",
