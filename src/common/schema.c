@@ -141,35 +141,30 @@ const char *ifname_rule(void)
 	return rule;
 }
 
-/* A name as given, cut, with what a terminal or log would take as its
- * own shown as '?'. */
-static void name_shown(const char *name, char *shown, size_t len)
+/* 0 if valid(name), or -EINVAL with why: "'NAME' is not a WHAT
+ * (RULE)", the name as given, cut, with what a terminal or log would take
+ * as its own shown as '?'. */
+static int name_check(const char *name, bool (*valid)(const char *), const char *what, const char *rule,
+		      char *why, size_t whylen)
 {
+	char shown[44];
 	size_t i;
 
-	for (i = 0; i < len - 4 && name[i]; i++)
+	if (valid(name))
+		return 0;
+	for (i = 0; i < sizeof(shown) - 4 && name[i]; i++)
 		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
-	snprintf(shown + i, len - i, "%s", name[i] ? "..." : "");
+	snprintf(shown + i, sizeof(shown) - i, "%s", name[i] ? "..." : "");
+	snprintf(why, whylen, "'%s' is not %s (%s)", shown, what, rule);
+	return -EINVAL;
 }
 
 int ifname_check(const char *name, char *why, size_t whylen)
 {
-	char shown[40];
-
-	if (ifname_valid(name))
-		return 0;
-	name_shown(name, shown, sizeof(shown));
-	snprintf(why, whylen, "'%s' is not an interface name (%s)", shown, ifname_rule());
-	return -EINVAL;
+	return name_check(name, ifname_valid, "an interface name", ifname_rule(), why, whylen);
 }
 
 int network_name_check(const char *name, char *why, size_t whylen)
 {
-	char shown[44];
-
-	if (network_name_valid(name))
-		return 0;
-	name_shown(name, shown, sizeof(shown));
-	snprintf(why, whylen, "'%s' is not a network name (%s)", shown, network_name_rule());
-	return -EINVAL;
+	return name_check(name, network_name_valid, "a network name", network_name_rule(), why, whylen);
 }
