@@ -135,19 +135,6 @@ int emulate_insn(struct emul_cpu *c, const uint8_t *bytes, size_t len, char *why
 
 /* ---- on a vCPU -------------------------------------------------------------- */
 
-int kvm_translate_gva(void *ctx, uint64_t gva, uint64_t *gpa)
-{
-	struct vcpu *v = ctx;
-	struct kvm_translation tr = { .linear_address = gva & ~(uint64_t)(GUEST_PAGE_SIZE - 1) };
-
-	if (ioctl(v->fd, KVM_TRANSLATE, &tr) < 0)
-		return -errno;
-	if (!tr.valid)
-		return -EFAULT;
-	*gpa = tr.physical_address + (gva & (GUEST_PAGE_SIZE - 1));
-	return 0;
-}
-
 static int kvm_get_fpu_state(void *ctx, struct kvm_fpu *fpu)
 {
 	return ioctl(((struct vcpu *)ctx)->fd, KVM_GET_FPU, fpu) < 0 ? -errno : 0;
@@ -287,16 +274,7 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen)
 	return rc;
 }
 
-/* ---- the host, and the counts ---------------------------------------------- */
-
-bool emulate_host_is_pvm(void)
-{
-	static int pvm = -1;
-
-	if (pvm < 0)
-		pvm = access("/sys/module/kvm_pvm", F_OK) == 0;
-	return pvm;
-}
+/* ---- the counts ------------------------------------------------------------- */
 
 void emulate_counts_text(char *buf, size_t len)
 {
