@@ -45,8 +45,11 @@ if wait_until "$STEP" seen '^hello from user space'; then
 else
 	fail "init writes to the console" "$(stuck)"; exit 0
 fi
+release=$(klog | grep -Eo 'Linux version [^ ]+' | head -1 | cut -d' ' -f3)
+# uname's line comes a few emulated system calls after hello's, a byte at a
+# time through the UART: wait for the whole of it.
+[ -z "$release" ] || wait_until 60 seen "^uname -r $release\$" || true
 log=$(klog)
-release=$(grep -Eo 'Linux version [^ ]+' <<<"$log" | head -1 | cut -d' ' -f3)
 if grep -qx 'pid 1' <<<"$log" && [ -n "$release" ] && grep -qx "uname -r $release" <<<"$log"; then
 	pass "getpid says 1, uname -r says $release, as the kernel's banner does"
 else
