@@ -53,6 +53,7 @@ struct pf_frame {
 };
 
 static _Atomic uint64_t syscalls_completed;
+static _Atomic bool jump_logged;
 
 static uint64_t now_ns(void)
 {
@@ -196,7 +197,18 @@ int emulate_syscall_debug(struct vcpu *v, char *why, size_t whylen)
 	    (f.error & (PF_USER | PF_FETCH)) == (PF_USER | PF_FETCH)) {
 		/* SYSCALL's entry, as the CPU would have made it: RCX and R11
 		 * as the host left them; RFLAGS masked again, for a user that
-		 * jumped to LSTAR rather than executed syscall. */
+		 * jumped to LSTAR rather than executed syscall.  Such a user
+		 * comes with flags SYSCALL masks still set (IF at least) and
+		 * with an R11 of its own choosing, which the kernel takes for
+		 * the user's flags and its sysret restores: R11 is then made
+		 * the user's own flags, as SYSCALL would have saved them. */
+		if (f.rflags & t->sfmask) {
+			r.r11 = (f.rflags & ~RFLAGS_RF) | 2;
+			if (!atomic_exchange(&jump_logged, true))
+				log_info("vcpu%u: a user jumped to the guest's LSTAR without syscall: its system "
+					 "call completed with its own flags in R11 (it had %#llx)",
+					 v->id, (unsigned long long)f.rflags);
+		}
 		r.rip = t->lstar;
 		r.rsp = f.rsp;
 		r.rflags = (f.rflags & ~t->sfmask & ~RFLAGS_RF) | 2;
