@@ -53,7 +53,7 @@ struct pf_frame {
 };
 
 static _Atomic uint64_t syscalls_completed;
-static _Atomic bool jump_logged;
+static _Atomic uint64_t jumps_to_lstar;
 
 static uint64_t now_ns(void)
 {
@@ -198,16 +198,18 @@ int emulate_syscall_debug(struct vcpu *v, char *why, size_t whylen)
 		/* SYSCALL's entry, as the CPU would have made it: RCX and R11
 		 * as the host left them; RFLAGS masked again, for a user that
 		 * jumped to LSTAR rather than executed syscall.  Such a user
-		 * comes with flags SYSCALL masks still set (IF at least) and
-		 * with an R11 of its own choosing, which the kernel takes for
-		 * the user's flags and its sysret restores: R11 is then made
-		 * the user's own flags, as SYSCALL would have saved them. */
-		if (f.rflags & t->sfmask) {
+		 * comes with flags SYSCALL masks still set (IF at least; RF
+		 * aside, which the fault itself sets) and with an R11 of its
+		 * own choosing, which the kernel takes for the user's flags
+		 * and its sysret restores: R11 is then made the user's own
+		 * flags, as SYSCALL would have saved them.  The first few such
+		 * jumps are logged. */
+		if (f.rflags & t->sfmask & ~RFLAGS_RF) {
 			r.r11 = (f.rflags & ~RFLAGS_RF) | 2;
-			if (!atomic_exchange(&jump_logged, true))
+			if (atomic_fetch_add(&jumps_to_lstar, 1) < 3)
 				log_info("vcpu%u: a user jumped to the guest's LSTAR without syscall: its system "
-					 "call completed with its own flags in R11 (it had %#llx)",
-					 v->id, (unsigned long long)f.rflags);
+					 "call completed with its own flags in R11 (%#llx)",
+					 v->id, (unsigned long long)r.r11);
 		}
 		r.rip = t->lstar;
 		r.rsp = f.rsp;
