@@ -268,7 +268,7 @@ static int load_guest(struct domain *dom, const struct options *o)
 	 * paths (pvm-args.c), unless the user set each one. */
 	if (emulate_host_is_pvm() && boot_image_is_linux(&in.kernel)) {
 		static char line[DOMAIN_CMDLINE_MAX];
-		int added = pvm_args_apply(o->cmdline, line, sizeof(line));
+		int added = pvm_args_apply(o->cmdline, o->max_vcpus > 1, line, sizeof(line));
 
 		if (added > 0) {
 			in.cmdline = line;
