@@ -7,6 +7,7 @@
  *     uname -r <release>
  *     N system calls in T us
  *     jump to LSTAR: getpid 1, IOPL 0, IF 1    (only with lstar=HEX)
+ *     on cpu C              (moved to the second CPU, if there is one)
  *     tick 1 ... tick K     (K = ticks=K, 0 if none: 1000 calls each)
  *     done
  * and calls reboot(POWER_OFF), so lodge-hyp exits 0.  N is the kernel
@@ -23,6 +24,8 @@
 #define SYS_clock_gettime  228
 #define SYS_reboot         169
 #define SYS_exit           60
+#define SYS_sched_setaffinity 203
+#define SYS_getcpu         309
 #define CLOCK_MONOTONIC    1
 #define REBOOT_MAGIC1      0xfee1deadL
 #define REBOOT_MAGIC2      672274793L
@@ -142,6 +145,8 @@ static void __attribute__((used)) start(long *sp)
 	char **envp = (char **)(sp + 1 + argc + 1);
 	unsigned long n = 1000, ticks = 0, lstar = 0, i, k;
 	long pid;
+	unsigned long cpu1 = 2;
+	unsigned cpu = 0;
 	struct utsname u;
 	long t0, t1;
 
@@ -180,6 +185,14 @@ static void __attribute__((used)) start(long *sp)
 		put_num((fl >> 12) & 3);
 		put(", IF ");
 		put_num((fl >> 9) & 1);
+		put("\n");
+	}
+	/* The rest on another vCPU than the boot one, if there is one: its
+	 * system calls must be completed there too. */
+	if (sys3(SYS_sched_setaffinity, 0, sizeof(cpu1), (long)&cpu1) == 0 &&
+	    sys3(SYS_getcpu, (long)&cpu, 0, 0) == 0) {
+		put("on cpu ");
+		put_num(cpu);
 		put("\n");
 	}
 	for (k = 1; k <= ticks; k++) {
