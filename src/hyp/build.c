@@ -93,9 +93,9 @@ int domain_probe(void)
 		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well; a stock Linux "
 		       "kernel boots in 10 to 20 minutes, lodge-hyp completing the instructions PVM's "
 		       "emulator refuses and its user space's 64-bit system calls (each an exit: "
-		       "thousands of times slower than on hardware; 32-bit int $0x80 is not completed, "
-		       "and user space is proven on 1 vCPU only); for speed, hardware KVM or a PVM "
-		       "guest kernel (CONFIG_PVM_GUEST).\n");
+		       "thousands of times slower than on hardware; 32-bit int $0x80 is not completed; "
+		       "proven on 1 and 2 vCPUs); for speed, hardware KVM or a PVM guest kernel "
+		       "(CONFIG_PVM_GUEST).\n");
 		printf("Added to a Linux kernel's command line on this host, where not set:\n");
 		for (i = 0; i < pvm_linux_nargs; i++)
 			printf("  %s\n      %s\n", pvm_linux_args[i].arg, pvm_linux_args[i].why);

@@ -27,8 +27,8 @@ const char *pvm_linux_note(enum kvm_kind kind, const char *kernel, bool bootload
 		return NULL;
 	return "this host's KVM is PVM: a Linux kernel boots here only slowly (10 to 20 minutes, "
 	       "lodge-hyp completing what PVM cannot emulate) and its user space runs thousands of "
-	       "times slower (each system call completed by lodge-hyp; 1 vCPU proven, 32-bit "
-	       "programs not); use a host with hardware KVM, a PVM guest kernel (CONFIG_PVM_GUEST), "
+	       "times slower (each system call completed by lodge-hyp; 32-bit programs do not run); "
+	       "use a host with hardware KVM, a PVM guest kernel (CONFIG_PVM_GUEST), "
 	       "or Lodge Mini-OS";
 }
 
