@@ -6,6 +6,8 @@
  *     pid 1
  *     uname -r <release>
  *     N system calls in T us
+ *     jump to LSTAR: getpid 1, IOPL 0, IF 1    (only with lstar=HEX)
+ *     on cpu C              (moved to the second CPU, if there is one)
  *     tick 1 ... tick K     (K = ticks=K, 0 if none: 1000 calls each)
  *     done
  * and calls reboot(POWER_OFF), so lodge-hyp exits 0.  N is the kernel
@@ -22,6 +24,8 @@
 #define SYS_clock_gettime  228
 #define SYS_reboot         169
 #define SYS_exit           60
+#define SYS_sched_setaffinity 203
+#define SYS_getcpu         309
 #define CLOCK_MONOTONIC    1
 #define REBOOT_MAGIC1      0xfee1deadL
 #define REBOOT_MAGIC2      672274793L
@@ -90,6 +94,43 @@ static unsigned long parse_num(const char *s)
 	return v;
 }
 
+static unsigned long parse_hex(const char *s)
+{
+	unsigned long v = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (;; s++)
+		if (*s >= '0' && *s <= '9')
+			v = v * 16 + (unsigned long)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			v = v * 16 + (unsigned long)(*s - 'a' + 10);
+		else
+			return v;
+}
+
+/* getpid reached by a jump to the kernel's entry (LSTAR: lstar=HEX, from
+ * the kernel's symbols) rather than by `syscall`: RCX and R11, which
+ * SYSCALL would set, are this program's own, R11 asking for IOPL 3 and
+ * interrupts off, which user mode cannot give itself.  Returns getpid's
+ * answer; *rflags gets the flags user mode came back with. */
+static long jump_to_lstar(unsigned long lstar, unsigned long *rflags)
+{
+	long ret;
+	unsigned long fl;
+
+	__asm__ volatile("lea 1f(%%rip), %%rcx\n\t"
+			 "mov $0x3002, %%r11\n\t"
+			 "jmp *%[entry]\n"
+			 "1:\tpushfq\n\t"
+			 "pop %[fl]"
+			 : "=a"(ret), [fl] "=r"(fl)
+			 : "a"((long)SYS_getpid), [entry] "r"(lstar)
+			 : "rcx", "r11", "memory");
+	*rflags = fl;
+	return ret;
+}
+
 static long now_us(void)
 {
 	struct timespec ts;
@@ -102,8 +143,10 @@ static void __attribute__((used)) start(long *sp)
 {
 	long argc = sp[0];
 	char **envp = (char **)(sp + 1 + argc + 1);
-	unsigned long n = 1000, ticks = 0, i, k;
+	unsigned long n = 1000, ticks = 0, lstar = 0, i, k;
 	long pid;
+	unsigned long cpu1 = 2;
+	unsigned cpu = 0;
 	struct utsname u;
 	long t0, t1;
 
@@ -112,6 +155,8 @@ static void __attribute__((used)) start(long *sp)
 			n = parse_num(*envp + 9);
 		else if (starts_with(*envp, "ticks="))
 			ticks = parse_num(*envp + 6);
+		else if (starts_with(*envp, "lstar="))
+			lstar = parse_hex(*envp + 6);
 	put("hello from user space\n");
 	put("pid ");
 	pid = sys3(SYS_getpid, 0, 0, 0);
@@ -130,6 +175,26 @@ static void __attribute__((used)) start(long *sp)
 	put(" system calls in ");
 	put_num((unsigned long)(t1 - t0));
 	put(" us\n");
+	if (lstar && pid == 1) {
+		unsigned long fl;
+		long got = jump_to_lstar(lstar, &fl);
+
+		put("jump to LSTAR: getpid ");
+		put_num((unsigned long)got);
+		put(", IOPL ");
+		put_num((fl >> 12) & 3);
+		put(", IF ");
+		put_num((fl >> 9) & 1);
+		put("\n");
+	}
+	/* The rest on another vCPU than the boot one, if there is one: its
+	 * system calls must be completed there too. */
+	if (sys3(SYS_sched_setaffinity, 0, sizeof(cpu1), (long)&cpu1) == 0 &&
+	    sys3(SYS_getcpu, (long)&cpu, 0, 0) == 0) {
+		put("on cpu ");
+		put_num(cpu);
+		put("\n");
+	}
 	for (k = 1; k <= ticks; k++) {
 		for (i = 0; i < 1000; i++)
 			sys3(SYS_getppid, 0, 0, 0);

@@ -92,8 +92,9 @@ int domain_probe(void)
 		printf("KVM backend: PVM (software, for nested clouds): guest kernel code is emulated "
 		       "at about 2,400 ns per instruction, so Lodge Mini-OS runs well; a stock Linux "
 		       "kernel boots in 10 to 20 minutes, lodge-hyp completing the instructions PVM's "
-		       "emulator refuses, but its user space does not run here (its system calls fault "
-		       "inside the guest): that needs hardware KVM or a PVM guest kernel "
+		       "emulator refuses and its user space's 64-bit system calls (each an exit: "
+		       "thousands of times slower than on hardware; 32-bit int $0x80 is not completed; "
+		       "proven on 1 and 2 vCPUs); for speed, hardware KVM or a PVM guest kernel "
 		       "(CONFIG_PVM_GUEST).\n");
 		printf("Added to a Linux kernel's command line on this host, where not set:\n");
 		for (i = 0; i < pvm_linux_nargs; i++)
@@ -267,7 +268,7 @@ static int load_guest(struct domain *dom, const struct options *o)
 	 * paths (pvm-args.c), unless the user set each one. */
 	if (emulate_host_is_pvm() && boot_image_is_linux(&in.kernel)) {
 		static char line[DOMAIN_CMDLINE_MAX];
-		int added = pvm_args_apply(o->cmdline, line, sizeof(line));
+		int added = pvm_args_apply(o->cmdline, o->max_vcpus > 1, line, sizeof(line));
 
 		if (added > 0) {
 			in.cmdline = line;

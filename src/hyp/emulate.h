@@ -11,6 +11,7 @@
 #define LODGE_EMULATE_H
 
 #include <linux/kvm.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,10 +78,12 @@ int emulate_vcpu(struct vcpu *v, char *why, size_t whylen);
  * breakpoint on the guest's #PF handler (emulate/syscall.c says how).
  * One per vCPU; none of it is guest state (not saved: re-armed). */
 struct syscall_trap {
-	bool armed;             /* the breakpoint is set on handler */
+	_Atomic bool armed;     /* the breakpoint is set on handler (read by the other vCPUs) */
 	bool stepping;          /* single-stepping into the handler, breakpoint off */
 	uint64_t lstar, sfmask, handler;   /* as the guest had them when armed */
 	uint64_t next_check;    /* CLOCK_MONOTONIC ns: look at the guest's set-up again */
+	uint64_t next_kick;     /* armed: when to kick the vCPUs not yet armed again */
+	_Atomic bool recheck;   /* kicked by an armed vCPU: look at once, not at next_check */
 };
 
 /* Before KVM_RUN: arm (or re-arm, or disarm) the breakpoint when the

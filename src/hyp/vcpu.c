@@ -315,7 +315,7 @@ static void vcpu_park(struct vcpu *v, bool io_pending)
 	v->run->immediate_exit = 0;
 }
 
-static void vcpu_kick(struct vcpu *v)
+void vcpu_kick(struct vcpu *v)
 {
 	if (v->run)
 		v->run->immediate_exit = 1;

@@ -21,13 +21,16 @@ fi
 # On PVM each kernel instruction is emulated: the boot takes minutes.
 STEP=${LINUX_STEP_TIMEOUT:-600}
 CALLS=2000 TICKS=40
+# The kernel's SYSCALL entry (no KASLR in the Lodge test kernel), for
+# init's jump to it: a user that reaches LSTAR without `syscall`.
+LSTAR=$(nm "$KDIR/vmlinux" 2>/dev/null | awk '$3 == "entry_SYSCALL_64" { print "0x" $1 }')
 cat >"$DOMS/ux.cfg" <<CFG
 name = "ux"
 memory = 128
 vcpus = 1
 kernel = "$KDIR/vmlinux"
 ramdisk = "$KDIR/initramfs-hello.img"
-cmdline = "console=ttyS0 syscalls=$CALLS ticks=$TICKS"
+cmdline = "console=ttyS0 syscalls=$CALLS ticks=$TICKS${LSTAR:+ lstar=$LSTAR}"
 on_poweroff = "preserve"
 on_crash = "preserve"
 CFG
@@ -45,8 +48,11 @@ if wait_until "$STEP" seen '^hello from user space'; then
 else
 	fail "init writes to the console" "$(stuck)"; exit 0
 fi
+release=$(klog | grep -Eo 'Linux version [^ ]+' | head -1 | cut -d' ' -f3)
+# uname's line comes a few emulated system calls after hello's, a byte at a
+# time through the UART: wait for the whole of it.
+[ -z "$release" ] || wait_until 60 seen "^uname -r $release\$" || true
 log=$(klog)
-release=$(grep -Eo 'Linux version [^ ]+' <<<"$log" | head -1 | cut -d' ' -f3)
 if grep -qx 'pid 1' <<<"$log" && [ -n "$release" ] && grep -qx "uname -r $release" <<<"$log"; then
 	pass "getpid says 1, uname -r says $release, as the kernel's banner does"
 else
@@ -57,6 +63,24 @@ if wait_until "$STEP" seen "^$CALLS system calls in [0-9]+ us"; then
 	pass "$CALLS getppid calls completed in the guest: $us us, $((CALLS * 1000000 / (us > 0 ? us : 1))) per second"
 else
 	fail "$CALLS system calls" "$(stuck)"; exit 0
+fi
+
+# A jump to LSTAR is a system call as `syscall` is, no more: R11 (the flags
+# the kernel's sysret restores) asked for IOPL 3 and interrupts off, which
+# SYSCALL never saves for user mode; lodge-hyp gives the kernel the user's
+# own flags instead.
+if [ -z "$LSTAR" ]; then
+	fail "jump to LSTAR" "no entry_SYSCALL_64 in $KDIR/vmlinux's symbols"
+elif wait_until 60 seen '^jump to LSTAR: .*IF [01]$'; then
+	line=$(klog | grep -m1 '^jump to LSTAR: ')
+	said=$(lodge dmesg ux 2>/dev/null | grep -c 'a user jumped to the guest.s LSTAR without syscall')
+	if [ "$line" = "jump to LSTAR: getpid 1, IOPL 0, IF 1" ] && [ "$said" = 1 ]; then
+		pass "a user's jump to LSTAR ($LSTAR) is a system call, with the user's own flags: '$line', lodge-hyp's log says so"
+	else
+		fail "a user's jump to LSTAR gets no more than a system call" "'$line' (want IOPL 0, IF 1); lodge-hyp's log said so $said times (want 1)"
+	fi
+else
+	fail "jump to LSTAR" "no 'jump to LSTAR' line: $(stuck)"
 fi
 
 # ---- saved and restored while its user space makes system calls -------------

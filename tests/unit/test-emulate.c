@@ -383,18 +383,25 @@ static void test_pvm_args(void)
 	static char out[4096], big[4096];
 	int n;
 
-	n = pvm_args_apply("console=ttyS0", out, sizeof(out));
+	n = pvm_args_apply("console=ttyS0", true, out, sizeof(out));
 	CHECK("every argument added to console=ttyS0", n == (int)pvm_linux_nargs &&
-	      !strncmp(out, "console=ttyS0 earlyprintk=serial,ttyS0,115200 ", 46) && strstr(out, " cryptomgr.notests"));
-	n = pvm_args_apply("earlyprintk=vga clearcpuid=sse4_2 root=/dev/vda", out, sizeof(out));
+	      !strncmp(out, "console=ttyS0 earlyprintk=serial,ttyS0,115200 ", 46) && strstr(out, " cryptomgr.notests") &&
+	      strstr(out, " nopv"));
+	n = pvm_args_apply("console=ttyS0", false, out, sizeof(out));
+	CHECK("one vCPU: all but nopv (SMP's only)", n == (int)pvm_linux_nargs - 1 && !strstr(out, "nopv") &&
+	      strstr(out, " cryptomgr.notests"));
+	n = pvm_args_apply("console=ttyS0 nopv", true, out, sizeof(out));
+	CHECK("the user's nopv: not added twice", n == (int)pvm_linux_nargs - 1 && strstr(out, "nopv") &&
+	      !strstr(strstr(out, "nopv") + 4, "nopv"));
+	n = pvm_args_apply("earlyprintk=vga clearcpuid=sse4_2 root=/dev/vda", true, out, sizeof(out));
 	CHECK("the user's earlyprintk and clearcpuid kept, ours not added",
 	      n == (int)pvm_linux_nargs - 2 && !strstr(out, "ttyS0,115200") && !strstr(out, "cx16") &&
 	      strstr(out, "cryptomgr.notests"));
-	n = pvm_args_apply("xearlyprintk=1", out, sizeof(out));
+	n = pvm_args_apply("xearlyprintk=1", true, out, sizeof(out));
 	CHECK("a longer word is not the user's setting", n == (int)pvm_linux_nargs);
 	memset(big, 'a', sizeof(big) - 100);
 	big[sizeof(big) - 100] = 0;
-	n = pvm_args_apply(big, out, sizeof(out));
+	n = pvm_args_apply(big, true, out, sizeof(out));
 	CHECK("no room: -ENAMETOOLONG, the user's line as it was", n == -ENAMETOOLONG && !strcmp(out, big));
 }
 

@@ -46,6 +46,8 @@
  * before it runs user space, with many exits (its console) in between. */
 #define CHECK_UNARMED_NS  (20ull * 1000 * 1000)
 #define CHECK_ARMED_NS    (1000ull * 1000 * 1000)
+/* How often an armed vCPU kicks the online vCPUs not yet armed (below). */
+#define KICK_UNARMED_NS   (100ull * 1000 * 1000)
 
 /* What a #PF from user mode pushes: error code, RIP, CS, RFLAGS, RSP, SS. */
 struct pf_frame {
@@ -53,6 +55,7 @@ struct pf_frame {
 };
 
 static _Atomic uint64_t syscalls_completed;
+static _Atomic uint64_t jumps_to_lstar;
 
 static uint64_t now_ns(void)
 {
@@ -133,13 +136,46 @@ static void disarm(struct vcpu *v)
 	v->syscall_trap.stepping = false;
 }
 
+/* v is armed: every other online vCPU not armed yet is kicked out of
+ * KVM_RUN to look at once, at most every KICK_UNARMED_NS.  A secondary
+ * vCPU of Linux sets LSTAR and its IDT as it comes up, then may idle, take
+ * its timers and IPIs and run user space without one exit of its own to
+ * lodge-hyp (all in the in-kernel irqchip): unarmed, its user space's
+ * first system call would fault.  A vCPU that never sets them up (one the
+ * guest did not start) is kicked on, ten times a second, while an armed
+ * vCPU exits. */
+static void kick_unarmed(struct vcpu *v, uint64_t now)
+{
+	struct domain *dom = v->dom;
+	uint64_t online;
+	unsigned i;
+
+	if (dom->nvcpus < 2 || now < v->syscall_trap.next_kick)
+		return;
+	v->syscall_trap.next_kick = now + KICK_UNARMED_NS;
+	online = atomic_load(&dom->online);
+	for (i = 0; i < dom->nvcpus; i++) {
+		struct vcpu *o = &dom->vcpus[i];
+
+		if (o == v || !(online & (1ull << i)) || atomic_load(&o->syscall_trap.armed))
+			continue;
+		atomic_store(&o->syscall_trap.recheck, true);
+		vcpu_kick(o);
+	}
+}
+
 void emulate_syscall_watch(struct vcpu *v)
 {
 	struct syscall_trap *t = &v->syscall_trap;
 	uint64_t now, lstar, sfmask, handler;
 	struct kvm_sregs s;
 
-	if (!emulate_host_is_pvm() || t->stepping || (now = now_ns()) < t->next_check)
+	if (!emulate_host_is_pvm() || t->stepping)
+		return;
+	now = now_ns();
+	if (t->armed)
+		kick_unarmed(v, now);
+	if (!atomic_exchange(&t->recheck, false) && now < t->next_check)
 		return;
 	t->next_check = now + (t->armed ? CHECK_ARMED_NS : CHECK_UNARMED_NS);
 	if (get_msrs(v, &lstar, &sfmask) || ioctl(v->fd, KVM_GET_SREGS, &s) < 0)
@@ -196,7 +232,20 @@ int emulate_syscall_debug(struct vcpu *v, char *why, size_t whylen)
 	    (f.error & (PF_USER | PF_FETCH)) == (PF_USER | PF_FETCH)) {
 		/* SYSCALL's entry, as the CPU would have made it: RCX and R11
 		 * as the host left them; RFLAGS masked again, for a user that
-		 * jumped to LSTAR rather than executed syscall. */
+		 * jumped to LSTAR rather than executed syscall.  Such a user
+		 * comes with flags SYSCALL masks still set (IF at least; RF
+		 * aside, which the fault itself sets) and with an R11 of its
+		 * own choosing, which the kernel takes for the user's flags
+		 * and its sysret restores: R11 is then made the user's own
+		 * flags, as SYSCALL would have saved them.  The first few such
+		 * jumps are logged. */
+		if (f.rflags & t->sfmask & ~RFLAGS_RF) {
+			r.r11 = (f.rflags & ~RFLAGS_RF) | 2;
+			if (atomic_fetch_add(&jumps_to_lstar, 1) < 3)
+				log_info("vcpu%u: a user jumped to the guest's LSTAR without syscall: its system "
+					 "call completed with its own flags in R11 (%#llx)",
+					 v->id, (unsigned long long)r.r11);
+		}
 		r.rip = t->lstar;
 		r.rsp = f.rsp;
 		r.rflags = (f.rflags & ~t->sfmask & ~RFLAGS_RF) | 2;

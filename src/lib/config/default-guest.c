@@ -26,8 +26,10 @@ const char *pvm_linux_note(enum kvm_kind kind, const char *kernel, bool bootload
 	if (kind != KVM_KIND_PVM || !(bootloader || (kernel && kernel_file_is_linux(kernel))))
 		return NULL;
 	return "this host's KVM is PVM: a Linux kernel boots here only slowly (10 to 20 minutes, "
-	       "lodge-hyp completing what PVM cannot emulate) and its user space cannot run; "
-	       "use a host with hardware KVM, a PVM guest kernel (CONFIG_PVM_GUEST), or Lodge Mini-OS";
+	       "lodge-hyp completing what PVM cannot emulate) and its user space runs thousands of "
+	       "times slower (each system call completed by lodge-hyp; 32-bit programs do not run); "
+	       "use a host with hardware KVM, a PVM guest kernel (CONFIG_PVM_GUEST), "
+	       "or Lodge Mini-OS";
 }
 
 const char *pvm_linux_note_here(const char *kernel, bool bootloader)
