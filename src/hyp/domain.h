@@ -170,8 +170,6 @@ int vcpu_nmi(struct domain *dom, unsigned id);
 /* Let vCPU id run (true) or hold its thread parked outside the guest. */
 void vcpu_set_online(struct domain *dom, unsigned id, bool online);
 unsigned vcpu_online_count(const struct domain *dom);
-/* Out of KVM_RUN once, back to its loop (immediate_exit and a signal). */
-void vcpu_kick(struct vcpu *v);
 /* CPU time a vCPU thread has used, in nanoseconds. */
 uint64_t vcpu_cpu_ns(struct vcpu *v);
 /* Registers of the boot vCPU, chosen by the kernel loader. */

@@ -87,9 +87,10 @@ struct syscall_trap {
 };
 
 /* Before KVM_RUN: arm (or re-arm, or disarm) the breakpoint when the
- * guest's LSTAR, SFMASK or #PF handler appeared or changed.  Nothing on
+ * guest's LSTAR, SFMASK or #PF handler appeared or changed; once armed,
+ * kick the vCPUs not armed yet out of KVM_RUN to look too.  Nothing on
  * hardware KVM. */
-void emulate_syscall_watch(struct vcpu *v);
+void emulate_syscall_watch(struct vcpu *v, void (*kick)(struct vcpu *v));
 /* The KVM_EXIT_DEBUG path of a vCPU: 0 when the breakpoint's hit was
  * handled (a system call's entry made, or a #PF let through); <0 and why
  * (after "vcpuN ") otherwise. */

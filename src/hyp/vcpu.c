@@ -315,7 +315,8 @@ static void vcpu_park(struct vcpu *v, bool io_pending)
 	v->run->immediate_exit = 0;
 }
 
-void vcpu_kick(struct vcpu *v)
+/* Out of KVM_RUN once, back to its loop (a signal; immediate_exit). */
+static void vcpu_kick(struct vcpu *v)
 {
 	if (v->run)
 		v->run->immediate_exit = 1;
@@ -426,7 +427,7 @@ static void *vcpu_thread(void *arg)
 			io_pending = false;
 			continue;      /* the domain may have ended while parked */
 		}
-		emulate_syscall_watch(v);
+		emulate_syscall_watch(v, vcpu_kick);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
 				v->run->immediate_exit = 0;

@@ -143,8 +143,8 @@ static void disarm(struct vcpu *v)
  * lodge-hyp (all in the in-kernel irqchip): unarmed, its user space's
  * first system call would fault.  A vCPU that never sets them up (one the
  * guest did not start) is kicked on, ten times a second, while an armed
- * vCPU exits. */
-static void kick_unarmed(struct vcpu *v, uint64_t now)
+ * vCPU exits.  How a vCPU thread is woken is vcpu.c's: it passes kick. */
+static void kick_unarmed(struct vcpu *v, uint64_t now, void (*kick)(struct vcpu *))
 {
 	struct domain *dom = v->dom;
 	uint64_t online;
@@ -160,11 +160,11 @@ static void kick_unarmed(struct vcpu *v, uint64_t now)
 		if (o == v || !(online & (1ull << i)) || atomic_load(&o->syscall_trap.armed))
 			continue;
 		atomic_store(&o->syscall_trap.recheck, true);
-		vcpu_kick(o);
+		kick(o);
 	}
 }
 
-void emulate_syscall_watch(struct vcpu *v)
+void emulate_syscall_watch(struct vcpu *v, void (*kick)(struct vcpu *))
 {
 	struct syscall_trap *t = &v->syscall_trap;
 	uint64_t now, lstar, sfmask, handler;
@@ -174,7 +174,7 @@ void emulate_syscall_watch(struct vcpu *v)
 		return;
 	now = now_ns();
 	if (t->armed)
-		kick_unarmed(v, now);
+		kick_unarmed(v, now, kick);
 	if (!atomic_exchange(&t->recheck, false) && now < t->next_check)
 		return;
 	t->next_check = now + (t->armed ? CHECK_ARMED_NS : CHECK_UNARMED_NS);
