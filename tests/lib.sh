@@ -31,10 +31,13 @@ kvm_backend() {
 		echo hw
 	fi
 }
+# need_hw_kvm NAME [WHY]: skip NAME (and return 1) on a PVM host, saying
+# WHY it needs hardware KVM (default: the user space reason below).
 need_hw_kvm() {
 	need_kvm "$1" || return 1
 	if [ "$(kvm_backend)" = pvm ]; then
-		skip "$1" "needs hardware KVM: it needs user space, and on this host's PVM an unmodified guest's system calls fault (what the kernel alone shows is in tests/linux/, make check-linux)"
+		local why="it needs user space, and on this host's PVM an unmodified guest's system calls fault (what the kernel alone shows is in tests/linux/, make check-linux)"
+		skip "$1" "needs hardware KVM: ${2:-$why}"
 		return 1
 	fi
 	return 0

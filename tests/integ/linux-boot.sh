@@ -119,7 +119,10 @@ done
 
 # Hardware KVM: the whole way to the initramfs's shell, and "poweroff -f"
 # typed on the console ends the domain with status 0.
-if need_hw_kvm "Debian kernel full boot to the initramfs"; then
+# On PVM it works too (README, Linux on PVM hosts: the shell after 683 s,
+# poweroff -f, status 0), but too slowly for make check.
+if need_hw_kvm "Debian kernel full boot to the initramfs" \
+	"on this host's PVM it reaches the shell and powers off with status 0 (README, Linux on PVM hosts), but after 11 minutes (17 to Run /init alone on a loaded machine), too long for make check"; then
 	if ! "$TOP/share/debian/build-initramfs.sh" "$DEB" >"$T/build.log" 2>&1; then
 		fail "Debian kernel full boot to the initramfs" "build-initramfs: $(tail -1 "$T/build.log")"
 		exit 0
