@@ -32,11 +32,11 @@ kvm_backend() {
 	fi
 }
 # need_hw_kvm NAME [WHY]: skip NAME (and return 1) on a PVM host, saying
-# WHY it needs hardware KVM (default: the user space reason below).
+# WHY it needs hardware KVM (default: the time a whole boot takes there).
 need_hw_kvm() {
 	need_kvm "$1" || return 1
 	if [ "$(kvm_backend)" = pvm ]; then
-		local why="it needs user space, and on this host's PVM an unmodified guest's system calls fault (what the kernel alone shows is in tests/linux/, make check-linux)"
+		local why="it boots a stock kernel the whole way to user space, which works on this host's PVM but takes 10 minutes or more of emulated kernel code, too long for make check (Debian's own kernel to its shell on PVM: tests/linux/debian-shell.sh, make check-linux)"
 		skip "$1" "needs hardware KVM: ${2:-$why}"
 		return 1
 	fi
