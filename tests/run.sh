@@ -31,23 +31,35 @@ fi
 
 # A test that hangs names itself and fails instead of holding CI until its
 # limit: TEST_TIMEOUT seconds each (the slowest, an install from a cold
-# template cache, takes about 6 minutes on a loaded machine).  timeout(1)
-# sends SIGTERM to the test's process group; the test's EXIT trap (lib.sh's
-# integ_exit) still ends what it started.
+# template cache, takes about 6 minutes on a loaded machine).  A test script
+# that needs longer says so in its header, on a line of its own
+#     # test-timeout: SECONDS
+# which is its limit unless TEST_TIMEOUT is higher.  The test gets its limit
+# as TEST_LIMIT, to end its own waits before it.  timeout(1) sends SIGTERM
+# to the test's process group; the test's EXIT trap (lib.sh's integ_exit)
+# still ends what it started.
 TEST_TIMEOUT=${TEST_TIMEOUT:-1200}
 
+# test_limit FILE: the seconds FILE's "# test-timeout:" line asks, if any.
+test_limit() {
+	case $1 in *.sh) sed -n 's/^# test-timeout: *\([0-9][0-9]*\).*/\1/p' "$1" | head -1 ;; esac
+}
+
 run_one() {   # run_one LABEL CMD...: run a test, echo its lines, keep its verdicts
-	local label=$1 out rc t0
+	local label=$1 out rc t0 limit own
 	shift
 	if [ -n "$FILTER" ] && ! printf '%s\n' "$label" | grep -Eq -- "$FILTER"; then return; fi
 	echo "== $label"
 	t0=$SECONDS
-	out=$(timeout --kill-after=30 "$TEST_TIMEOUT" "$@" 2>&1)
+	limit=$TEST_TIMEOUT
+	own=$(test_limit "${!#}")
+	if [ -n "$own" ] && [ "$own" -gt "$limit" ]; then limit=$own; fi
+	out=$(TEST_LIMIT=$limit timeout --kill-after=30 "$limit" "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | sed 's/^/   /'
 	printf '%s\n' "$out" | grep -E '^(PASS|FAIL|SKIP): ' >>"$results"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		echo "FAIL: $label: did not end within ${TEST_TIMEOUT} s (TEST_TIMEOUT), stopped" | tee -a "$results"
+		echo "FAIL: $label: did not end within $limit s (its limit: TEST_TIMEOUT or its test-timeout line), stopped" | tee -a "$results"
 	elif [ $rc -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^FAIL: '; then
 		echo "FAIL: $label: exited with status $rc" | tee -a "$results"
 	fi

@@ -4,12 +4,13 @@
 # protocol, boot_params) and as a PVH ELF (vmlinux, hvm_start_info): it
 # prints its banner and our command line, takes our e820 map, finds our
 # ACPI tables (OEM "LODGE") and its CPU count in our MADT.
-# On PVM hosts that early boot is as far as a stock kernel gets: it then
-# dies on an instruction PVM cannot emulate (lodge-hyp: "KVM internal
-# error", exit status 3), which is expected; the test stops lodge-hyp as
-# soon as every line is seen.  Measured on PVM (2 cores, both boots side
-# by side): the ELF prints them all within ~25 s; the bzImage first spends
-# ~120 s in its own decompressor (emulated kernel code), all seen at ~130 s.
+# On PVM hosts the whole boot works too (lodge-hyp completes what PVM's
+# emulator cannot; tests/linux/debian-shell.sh, make check-linux, takes it
+# to the initramfs's shell) but takes 10 minutes or more, so this test
+# stops lodge-hyp as soon as every line is seen.  Measured on PVM (2 cores,
+# both boots side by side): the ELF prints them all within ~25 s; the
+# bzImage first spends ~120 s in its own decompressor (emulated kernel
+# code), all seen at ~130 s.
 # On hardware KVM: the whole way to the initramfs and a clean poweroff.
 . "$(dirname "$0")/../lib.sh"
 
@@ -119,7 +120,11 @@ done
 
 # Hardware KVM: the whole way to the initramfs's shell, and "poweroff -f"
 # typed on the console ends the domain with status 0.
-if need_hw_kvm "Debian kernel full boot to the initramfs"; then
+# On PVM it works too (README, Linux on PVM hosts: the shell after 683 s,
+# poweroff -f, status 0), but too slowly for make check: make check-linux
+# runs it there (tests/linux/debian-shell.sh).
+if need_hw_kvm "Debian kernel full boot to the initramfs" \
+	"on this host's PVM it reaches the shell and powers off with status 0 (README, Linux on PVM hosts; tests/linux/debian-shell.sh in make check-linux), but after 11 minutes (17 to Run /init alone on a loaded machine), too long for make check"; then
 	if ! "$TOP/share/debian/build-initramfs.sh" "$DEB" >"$T/build.log" 2>&1; then
 		fail "Debian kernel full boot to the initramfs" "build-initramfs: $(tail -1 "$T/build.log")"
 		exit 0

@@ -54,7 +54,7 @@ why_not() {
 	local need
 	for need; do
 		case $need in
-		hw-kvm) [ "$(kvm_backend)" = pvm ] && { echo "needs hardware KVM (this host's is PVM: no stock kernel boots)"; return; } ;;
+		hw-kvm) [ "$(kvm_backend)" = pvm ] && { echo "needs hardware KVM (this host's is PVM: a stock kernel boots, but a whole Debian system takes far too long under its emulation)"; return; } ;;
 		cgroup-cpu) cgroup_cpu || { echo "needs a cgroup CPU controller (none is mounted here)"; return; } ;;
 		template) template_cached bookworm || { echo "needs bookworm's template: $TEMPLATE_WHY"; return; } ;;
 		*) echo "unknown need '$need' in README.md"; return ;;
