@@ -3,9 +3,9 @@
 # configured by `make tinyconfig` with share/linux/lodge-test.config merged
 # over it, built as a PVH ELF vmlinux (lodge-hyp boots those), and an
 # initramfs whose /init (share/linux/init-spin.c) spins in user mode and
-# never makes a system call: on a PVM host an unmodified guest's system
-# calls fault, but user mode runs natively, so the kernel stays up after its
-# boot (timers, ACPI events, hot-plug in its workqueues).  Writes
+# never makes a system call, so the kernel stays up after its boot (timers,
+# ACPI events, hot-plug in its workqueues) with no user space in the way
+# (share/linux/build-init.sh makes the initramfs of one that does).  Writes
 #   OUT/vmlinux        the kernel (ELF, Xen PVH entry note)
 #   OUT/initramfs.img  newc cpio: /init, /dev/console
 #   OUT/config         the .config it was built with
