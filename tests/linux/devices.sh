@@ -10,18 +10,16 @@
 # balloon driver gives back what mem-set asks, a disk hot-plugged with
 # block-attach is found by acpiphp and probed by virtio-blk, and block-detach
 # ends because the kernel ejected it.  /init spins in user mode without a
-# system call (share/linux/init-spin.c): user space cannot make one on a
-# PVM host, but the kernel stays up and serves hot-plug from its workqueues.
+# system call (share/linux/init-spin.c), so the kernel stays up and serves
+# hot-plug from its workqueues with no user space in the way (user-space.sh
+# and smp.sh are the tests of the guest's system calls).
 # Each step's time from create is printed (README, "Linux on PVM hosts").
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/linux-guest.sh"
 
 integ_begin "Lodge test kernel" kvm root netns
 if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then fail "Lodge test kernel" "lodge or lodge-hyp not built"; exit 0; fi
-KDIR=$BUILD/linux
-if ! "$TOP/share/linux/build-test-kernel.sh" "$KDIR" >"$T/build.log" 2>&1; then
-	fail "Lodge test kernel builds" "$(tail -1 "$T/build.log")"
-	exit 0
-fi
+linux_kernel_ready || exit 0
 pass "Lodge test kernel built ($(tail -1 "$T/build.log"))"
 
 # On PVM (every machine here) each kernel instruction is emulated: minutes.

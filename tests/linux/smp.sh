@@ -8,15 +8,11 @@
 # lodge-hyp --probe) and each vCPU needs the breakpoint that completes its
 # user space's system calls (README, "Linux on PVM hosts").
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/linux-guest.sh"
 
 integ_begin "Linux SMP user space" kvm root
 if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then fail "Linux SMP user space" "lodge or lodge-hyp not built"; exit 0; fi
-KDIR=$BUILD/linux
-if ! "$TOP/share/linux/build-test-kernel.sh" "$KDIR" >"$T/build.log" 2>&1 ||
-   ! "$TOP/share/linux/build-init.sh" hello "$KDIR" >>"$T/build.log" 2>&1; then
-	fail "Lodge test kernel and its hello initramfs build" "$(tail -1 "$T/build.log")"
-	exit 0
-fi
+linux_kernel_ready hello || exit 0
 
 STEP=${LINUX_STEP_TIMEOUT:-600}
 TICKS=10
@@ -31,12 +27,7 @@ on_poweroff = "preserve"
 on_crash = "preserve"
 CFG
 
-klog() { lodge console --log smp 2>/dev/null | tr -d '\r'; }
-seen() { klog | grep -Eq -- "$1"; }
-state() { field smp 5; }
-t0=$SECONDS
-at() { echo "$((SECONDS - t0)) s"; }
-stuck() { echo "state $(state) after $(at); last line: $(klog | grep -v '^\s*$' | tail -1 | cut -c1-160)"; }
+linux_guest smp
 
 if ! out=$(lodge create smp 2>&1); then fail "create the 2-vCPU Linux domain" "$out"; exit 0; fi
 if wait_until "$STEP" seen '^\[ *[0-9.]+\] smp: Brought up 1 node, 2 CPUs'; then

@@ -8,15 +8,11 @@
 # is saved and restored while it makes them (the restored lodge-hyp arms
 # its breakpoint again), and ends by powering itself off.
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/linux-guest.sh"
 
 integ_begin "Linux user space" kvm root
 if [ ! -x "$LODGE" ] || [ ! -x "$HYP" ]; then fail "Linux user space" "lodge or lodge-hyp not built"; exit 0; fi
-KDIR=$BUILD/linux
-if ! "$TOP/share/linux/build-test-kernel.sh" "$KDIR" >"$T/build.log" 2>&1 ||
-   ! "$TOP/share/linux/build-init.sh" hello "$KDIR" >>"$T/build.log" 2>&1; then
-	fail "Lodge test kernel and its hello initramfs build" "$(tail -1 "$T/build.log")"
-	exit 0
-fi
+linux_kernel_ready hello || exit 0
 
 # On PVM each kernel instruction is emulated: the boot takes minutes.
 STEP=${LINUX_STEP_TIMEOUT:-600}
@@ -35,12 +31,7 @@ on_poweroff = "preserve"
 on_crash = "preserve"
 CFG
 
-klog() { lodge console --log ux 2>/dev/null | tr -d '\r'; }
-seen() { klog | grep -Eq -- "$1"; }
-state() { field ux 5; }
-t0=$SECONDS
-at() { echo "$((SECONDS - t0)) s"; }
-stuck() { echo "state $(state) after $(at); last line: $(klog | grep -v '^\s*$' | tail -1 | cut -c1-160)"; }
+linux_guest ux
 
 if ! out=$(lodge create ux 2>&1); then fail "create the Linux domain" "$out"; exit 0; fi
 if wait_until "$STEP" seen '^hello from user space'; then
