@@ -68,7 +68,20 @@ struct cfg_key {
 	const char *help;
 };
 
-extern const struct cfg_key domain_keys[], host_keys[];
+extern const struct cfg_key domain_keys[];    /* config-keys.c */
+extern const struct cfg_key host_keys[];      /* config-host-keys.c */
+
+/* Rows, by type: NAME, default, (range,) check, help, then a domain
+ * row's field (AT) and other designators. */
+#define KEY_STR(n, d, chk, h, ...)       { .name = n, .type = KT_STR, .def = d, .check = chk, .help = h, __VA_ARGS__ }
+#define KEY_REQUIRED(n, why, chk, h, ...) \
+	{ .name = n, .type = KT_STR, .required = why, .check = chk, .help = h, __VA_ARGS__ }
+#define KEY_TEXT(n, maxlen, h, ...)      { .name = n, .type = KT_STR, .max = maxlen, .help = h, __VA_ARGS__ }
+#define KEY_INT(n, d, lo, hi, u, z, chk, h, ...) \
+	{ .name = n, .type = KT_INT, .idef = d, .min = lo, .max = hi, .unit = u, .zero = z, .check = chk, .help = h, \
+	  __VA_ARGS__ }
+#define KEY_BOOL(n, d, h, ...)           { .name = n, .type = KT_BOOL, .def = d, .help = h, __VA_ARGS__ }
+#define KEY_LIST(n, most, what, chk, h)  { .name = n, .type = KT_LIST, .max = most, .unit = what, .check = chk, .help = h }
 /* A network's file (network.c). */
 extern const struct cfg_key network_keys[];
 /* xl.cfg(5)'s keys that Lodge does not implement: the spelling in this
