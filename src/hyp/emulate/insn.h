@@ -57,7 +57,7 @@ struct emul_span {
 	unsigned n;
 };
 
-/* emulate.c: guest-virtual to guest-physical on a vCPU (ctx), KVM_TRANSLATE */
+/* host.c: guest-virtual to guest-physical on a vCPU (ctx), KVM_TRANSLATE */
 int kvm_translate_gva(void *ctx, uint64_t gva, uint64_t *gpa);
 
 /* operand.c: guest memory, registers and operands */

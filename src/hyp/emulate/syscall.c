@@ -20,9 +20,10 @@
  *
  * The breakpoint is lodge-hyp's, not guest state: it is not saved, and is
  * (re)armed whenever the guest's LSTAR, SFMASK or #PF handler is first
- * seen or changes (checked before KVM_RUN, at most every CHECK_ARMING_NS,
- * and at once when a vCPU thread starts, as after a restore).  On hardware
- * KVM none of this runs. */
+ * seen or changes (checked before KVM_RUN, at most every CHECK_UNARMED_NS,
+ * or CHECK_ARMED_NS once armed; at once when a vCPU thread starts, as
+ * after a restore, and when an armed vCPU kicks one not yet armed).  On
+ * hardware KVM none of this runs. */
 #include "insn.h"
 #include "domain.h"
 #include "log.h"
