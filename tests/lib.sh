@@ -43,6 +43,16 @@ need_hw_kvm() {
 	return 0
 }
 
+# Debian's cloud kernel (share/debian/build-kernel.sh: fetched once, cached
+# in $DEB).  debian_kernel_ready NAME: 0, or NAME skipped with why it could
+# not be had (no network, no package) and 1.
+DEB=$BUILD/debian
+debian_kernel_ready() {
+	"$TOP/share/debian/build-kernel.sh" "$DEB" >"$T/build.log" 2>&1 && return 0
+	skip "$1" "cannot get Debian's kernel: $(tail -1 "$T/build.log")"
+	return 1
+}
+
 # wait_until SECONDS CMD...: retry CMD every 0.1 s until it succeeds, for
 # at most SECONDS of wall time (however long each try of CMD takes).
 now_us() { echo "${EPOCHREALTIME/./}"; }

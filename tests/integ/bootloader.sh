@@ -16,11 +16,7 @@
 
 integ_begin "bootloader = lodge" kvm root cmd:mkfs.ext4:e2fsprogs cmd:debugfs:e2fsprogs cmd:sfdisk:fdisk
 if [ ! -x "$HYP" ]; then fail "bootloader = lodge" "$HYP not built"; exit 0; fi
-DEB=$BUILD/debian
-if ! "$TOP/share/debian/build-kernel.sh" "$DEB" >"$T/build.log" 2>&1; then
-	skip "bootloader = lodge" "cannot get Debian's kernel: $(tail -1 "$T/build.log")"
-	exit 0
-fi
+debian_kernel_ready "bootloader = lodge" || exit 0
 V9=6.1.0-9-cloud-amd64
 V10=6.1.0-10-cloud-amd64
 U_WHOLE=3b1f7f2e-0c5a-4d7e-9f10-0000000000a1

@@ -39,13 +39,13 @@ else
 	fi
 	exit 0
 fi
-DEB=$(ls "$BUILD"/deb/lodge_*_amd64.deb)
-VERSION=$(dpkg-deb -f "$DEB" Version)
+DEB_PKG=$(ls "$BUILD"/deb/lodge_*_amd64.deb)
+VERSION=$(dpkg-deb -f "$DEB_PKG" Version)
 
 # What its commands run (network-create: dnsmasq and nftables; install:
 # mkfs.vfat, mcopy, mmdebstrap) is depended on or recommended, and the
 # README comes with it (issue 35).
-rel=$(dpkg-deb -f "$DEB" Depends Recommends | tr ',' '\n' | sed 's/^[A-Za-z-]*: *//; s/^ *//; s/ .*//')
+rel=$(dpkg-deb -f "$DEB_PKG" Depends Recommends | tr ',' '\n' | sed 's/^[A-Za-z-]*: *//; s/^ *//; s/ .*//')
 missing=
 for p in dnsmasq-base nftables dosfstools mtools mmdebstrap e2fsprogs; do
 	grep -qx "$p" <<<"$rel" || missing+="$p "
@@ -55,10 +55,10 @@ if [ -z "$missing" ]; then
 else
 	fail "the package names what its commands run" "neither depended on nor recommended: $missing"
 fi
-if dpkg-deb -c "$DEB" | grep -E ' \./usr/share/doc/lodge/README\.md(\.gz)?$' >/dev/null; then
+if dpkg-deb -c "$DEB_PKG" | grep -E ' \./usr/share/doc/lodge/README\.md(\.gz)?$' >/dev/null; then
 	pass "the package ships README.md in /usr/share/doc/lodge"
 else
-	fail "the package ships README" "$(dpkg-deb -c "$DEB" | grep -o './usr/share/doc/lodge/.*' | tr '\n' ' ')"
+	fail "the package ships README" "$(dpkg-deb -c "$DEB_PKG" | grep -o './usr/share/doc/lodge/.*' | tr '\n' ' ')"
 fi
 
 # ---- a clean Debian 12 -------------------------------------------------------
@@ -82,7 +82,7 @@ if ! tar -x -C "$R" -f "$TARBALL" 2>"$T/tar.log"; then
 	fail "the cached clean root extracts" "$TARBALL: $(head -1 "$T/tar.log") (remove it to make it again)"
 	exit 0
 fi
-cp "$DEB" "$R/tmp/"
+cp "$DEB_PKG" "$R/tmp/"
 cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
 
 # Everything inside runs in a mount namespace of its own: its mounts (proc,
@@ -98,7 +98,7 @@ inside() {
 
 # ---- install ------------------------------------------------------------------
 if inside apt-get update -qq >"$T/apt.log" 2>&1 &&
-	inside apt-get install -y -qq --no-install-recommends "/tmp/${DEB##*/}" >>"$T/apt.log" 2>&1; then
+	inside apt-get install -y -qq --no-install-recommends "/tmp/${DEB_PKG##*/}" >>"$T/apt.log" 2>&1; then
 	pass "apt installs the package into a clean $SUITE, its dependencies from the archive"
 else
 	fail "apt installs the package into a clean $SUITE" "$(grep -E '^(E:|dpkg)' "$T/apt.log" | head -3 | tr '\n' ' ')"

@@ -87,7 +87,6 @@ if [ "$(kvm_backend)" = pvm ]; then
 	fi
 	# Debian's kernel with console=ttyS0 alone: its output from the first
 	# line (earlyprintk added), the added arguments on its command line.
-	DEB=$BUILD/debian
 	if [ -f "$DEB/vmlinux" ]; then
 		"$HYP" --kernel "$DEB/vmlinux" --memory 512 --vcpus 1 --cmdline "console=ttyS0" \
 			</dev/null >"$T/linux.out" 2>&1 &

@@ -16,11 +16,7 @@
 
 integ_begin "Debian kernel early boot" kvm
 if [ ! -x "$HYP" ]; then fail "Debian kernel early boot" "$HYP not built"; exit 0; fi
-DEB=$BUILD/debian
-if ! "$TOP/share/debian/build-kernel.sh" "$DEB" >"$T/build.log" 2>&1; then
-	skip "Debian kernel early boot" "cannot get Debian's kernel: $(tail -1 "$T/build.log")"
-	exit 0
-fi
+debian_kernel_ready "Debian kernel early boot" || exit 0
 version=$(cat "$DEB/kernel-version")
 MEM=256      # MiB: below the PCI hole, so RAM is 0-0x9FC00 and 1 MiB-256 MiB
 VCPUS=2

@@ -20,11 +20,7 @@
 
 integ_begin "Debian kernel's user space" kvm
 if [ ! -x "$HYP" ]; then fail "Debian kernel's user space" "$HYP not built"; exit 0; fi
-DEB=$BUILD/debian
-if ! "$TOP/share/debian/build-kernel.sh" "$DEB" >"$T/build.log" 2>&1; then
-	skip "Debian kernel's user space" "cannot get Debian's kernel: $(tail -1 "$T/build.log")"
-	exit 0
-fi
+debian_kernel_ready "Debian kernel's user space" || exit 0
 if ! "$TOP/share/debian/build-initramfs.sh" "$DEB" >>"$T/build.log" 2>&1; then
 	fail "Debian kernel's busybox initramfs builds" "$(tail -1 "$T/build.log")"
 	exit 0
