@@ -22,3 +22,24 @@ seen() { klog | grep -Eq -- "$1"; }
 state() { field "$LINUX_GUEST" 5; }
 at() { echo "$((SECONDS - LINUX_T0)) s"; }
 stuck() { echo "state $(state) after $(at); last line: $(klog | grep -v '^\s*$' | tail -1 | cut -c1-160)"; }
+
+# linux_hello_domain NAME VCPUS ARGS: the config of a domain NAME of the
+# test kernel with init-hello as /init (128 MiB; ARGS after console=ttyS0
+# on its command line, init-hello's syscalls=, ticks=, lstar=), kept when
+# it powers off or crashes so that its console can still be read; the
+# helpers above watch it (linux_guest).
+linux_hello_domain() {
+	cat >"$DOMS/$1.cfg" <<CFG
+name = "$1"
+memory = 128
+vcpus = $2
+kernel = "$KDIR/vmlinux"
+ramdisk = "$KDIR/initramfs-hello.img"
+cmdline = "console=ttyS0 $3"
+on_poweroff = "preserve"
+on_crash = "preserve"
+CFG
+	linux_guest "$1"
+}
+# ended: the watched domain is neither running nor paused.
+ended() { [ "$(state)" != running ] && [ "$(state)" != paused ]; }

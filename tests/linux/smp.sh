@@ -16,19 +16,7 @@ linux_kernel_ready hello || exit 0
 
 STEP=${LINUX_STEP_TIMEOUT:-600}
 TICKS=10
-cat >"$DOMS/smp.cfg" <<CFG
-name = "smp"
-memory = 128
-vcpus = 2
-kernel = "$KDIR/vmlinux"
-ramdisk = "$KDIR/initramfs-hello.img"
-cmdline = "console=ttyS0 syscalls=200 ticks=$TICKS"
-on_poweroff = "preserve"
-on_crash = "preserve"
-CFG
-
-linux_guest smp
-
+linux_hello_domain smp 2 "syscalls=200 ticks=$TICKS"
 if ! out=$(lodge create smp 2>&1); then fail "create the 2-vCPU Linux domain" "$out"; exit 0; fi
 if wait_until "$STEP" seen '^\[ *[0-9.]+\] smp: Brought up 1 node, 2 CPUs'; then
 	pass "the kernel brings up its second CPU ($(at))"
@@ -56,7 +44,6 @@ if [ "$armed" -ge 2 ] && lodge dmesg smp 2>/dev/null | grep -q "vcpu1: completin
 else
 	fail "both vCPUs armed" "$(lodge dmesg smp 2>&1 | grep -E 'completing|system calls' | tr '\n' ' ')"
 fi
-ended() { [ "$(state)" != running ] && [ "$(state)" != paused ]; }
 if wait_until 120 ended && lodge log smp 2>/dev/null | grep -q 'powered off'; then
 	pass "init calls reboot(POWER_OFF): the domain powers off ($(state), $(at))"
 else

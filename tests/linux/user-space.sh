@@ -20,19 +20,7 @@ CALLS=2000 TICKS=40
 # The kernel's SYSCALL entry (no KASLR in the Lodge test kernel), for
 # init's jump to it: a user that reaches LSTAR without `syscall`.
 LSTAR=$(nm "$KDIR/vmlinux" 2>/dev/null | awk '$3 == "entry_SYSCALL_64" { print "0x" $1 }')
-cat >"$DOMS/ux.cfg" <<CFG
-name = "ux"
-memory = 128
-vcpus = 1
-kernel = "$KDIR/vmlinux"
-ramdisk = "$KDIR/initramfs-hello.img"
-cmdline = "console=ttyS0 syscalls=$CALLS ticks=$TICKS${LSTAR:+ lstar=$LSTAR}"
-on_poweroff = "preserve"
-on_crash = "preserve"
-CFG
-
-linux_guest ux
-
+linux_hello_domain ux 1 "syscalls=$CALLS ticks=$TICKS${LSTAR:+ lstar=$LSTAR}"
 if ! out=$(lodge create ux 2>&1); then fail "create the Linux domain" "$out"; exit 0; fi
 if wait_until "$STEP" seen '^hello from user space'; then
 	pass "init's first system call, write(2) to the console: 'hello from user space' ($(at) from create)"
@@ -91,7 +79,6 @@ else
 fi
 
 # ---- it powers itself off ------------------------------------------------------
-ended() { [ "$(state)" != running ] && [ "$(state)" != paused ]; }
 if wait_until "$STEP" seen '^done$' && wait_until 60 ended && lodge log ux 2>/dev/null | grep -q 'powered off'; then
 	pass "init calls reboot(POWER_OFF): the domain powers off ($(state), $(at))"
 else
